@@ -1,0 +1,1 @@
+"""SkillKit: a Python agent SDK and terminal agent."""
