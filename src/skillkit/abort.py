@@ -42,7 +42,7 @@ class AbortSignal:
         for callback in callbacks:
             try:
                 callback()
-            except Exception:  # noqa: S112 - a failing callback must not stop the others
+            except Exception:
                 continue
 
     def on_abort(self, callback: Callable[[], None]) -> Callable[[], None]:

@@ -51,7 +51,9 @@ class LLMAdapter(ABC):
         not raise for provider failures. When ``abort`` fires the adapter stops reading
         at once and ends with ``error`` / ``stop_reason="aborted"``."""
 
-    async def chat(self, request: LLMRequest, *, abort: AbortSignal | None = None) -> AssistantMessage:
+    async def chat(
+        self, request: LLMRequest, *, abort: AbortSignal | None = None
+    ) -> AssistantMessage:
         """The whole reply as one `AssistantMessage` (derived from `chat_stream_events`)."""
         builder = MessageBuilder(provider=self.provider, model=request.model)
         async for event in self.chat_stream_events(request, abort=abort):

@@ -213,7 +213,11 @@ def to_tool_result(value: Any) -> ToolResult:
         return ToolResult.text(value)
     if isinstance(value, TextPart | ImagePart):
         return ToolResult([value])
-    if isinstance(value, list) and value and all(isinstance(v, TextPart | ImagePart) for v in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, TextPart | ImagePart) for v in value)
+    ):
         return ToolResult(list(value))
     dump = getattr(value, "model_dump", None)
     if callable(dump):
@@ -278,9 +282,7 @@ def _build(
         doc = param_docs.get(param.name)
         fields[param.name] = (annotation, Field(default, description=doc) if doc else default)
     model_name = "".join(part.title() for part in re.split(r"[^0-9a-zA-Z]+", tool_name)) + "Args"
-    args_model = create_model(  # type: ignore[call-overload]
-        model_name, __config__=ConfigDict(extra="forbid"), **fields
-    )
+    args_model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
     return FunctionTool(
         fn,
         name=tool_name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator
 
 from skillkit.tools.base import Tool
@@ -38,7 +39,7 @@ class ToolRegistry:
         self._tools.pop(name, None)
         self._sources.pop(name, None)
 
-    def unregister_by_source(self, source: str) -> list[str]:
+    def unregister_by_source(self, source: str) -> builtins.list[str]:
         """Remove every tool ``source`` registered; returns their names."""
         names = [n for n, s in self._sources.items() if s == source]
         for name in names:
@@ -51,13 +52,13 @@ class ToolRegistry:
     def source_of(self, name: str) -> str | None:
         return self._sources.get(name)
 
-    def list(self) -> list[Tool]:
+    def list(self) -> builtins.list[Tool]:
         return list(self._tools.values())
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return list(self._tools)
 
-    def tools(self) -> list[Tool]:
+    def tools(self) -> builtins.list[Tool]:
         """The tool-provider seam: the tools to offer on the next turn."""
         return list(self._tools.values())
 

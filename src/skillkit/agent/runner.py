@@ -1,0 +1,301 @@
+"""`AgentRunner`: the stateful shell around `run_loop` — transcript, queues, seams."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from skillkit.abort import AbortSignal
+from skillkit.adapters.base import LLMAdapter
+from skillkit.agent.loop import (
+    ContextTransformer,
+    ConvertToLLM,
+    CostFunction,
+    LoopContext,
+    RunState,
+    run_loop,
+)
+from skillkit.config import AgentConfig
+from skillkit.context import RendererRegistry
+from skillkit.events import EventBus, Idle, RunResume, Sink
+from skillkit.models import (
+    AgentMessage,
+    AgentResponse,
+    StreamEvent,
+    TokenUsage,
+    UserContent,
+    UserMessage,
+)
+from skillkit.tools.base import Tool, tool_schema
+from skillkit.tools.registry import ToolRegistry
+
+__all__ = ["AgentRunner", "PromptSection", "RunInProgressError", "ToolProvider"]
+
+PromptSection = Callable[[], "str | None"]
+"""A provider of one system-prompt section, called once per turn (None: nothing)."""
+
+
+class ToolProvider(Protocol):
+    """A provider of tools, asked once per turn which tools to offer."""
+
+    def tools(self) -> Sequence[Tool]: ...
+
+
+class RunInProgressError(RuntimeError):
+    """`AgentRunner.chat` was called while a run is in flight."""
+
+
+class AgentRunner:
+    """Runs an agent: holds the transcript and the queues, and calls the pure loop.
+
+    ``adapter`` is an `LLMAdapter` (or None to build one from ``config.model``, e.g.
+    ``"scripted:PATH"``). ``tools`` are always offered; ``tool_providers`` and
+    ``prompt_sections`` are asked once per turn (the seams skills, MCP servers and
+    plugins use); ``skills`` is any object with ``prompt_section()`` and ``tools()``.
+    One run at a time: `chat` during a run raises `RunInProgressError` (use `steer` or
+    `follow_up`).
+    """
+
+    def __init__(
+        self,
+        config: AgentConfig | None = None,
+        adapter: LLMAdapter | None = None,
+        tools: Iterable[Tool] = (),
+        *,
+        prompt_sections: Iterable[PromptSection] = (),
+        tool_providers: Iterable[ToolProvider] = (),
+        skills: Any = None,
+        events: EventBus | None = None,
+        sinks: Iterable[Sink] = (),
+        transformers: Iterable[ContextTransformer] = (),
+        convert_to_llm: ConvertToLLM | None = None,
+        renderers: RendererRegistry | None = None,
+        cost: CostFunction | None = None,
+        messages: Iterable[AgentMessage] = (),
+    ) -> None:
+        self.config = config if config is not None else AgentConfig()
+        if adapter is None:
+            from skillkit.adapters.factory import create_adapter
+
+            adapter = create_adapter(self.config)
+        if not isinstance(adapter, LLMAdapter):
+            raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
+        self.adapter = adapter
+        self.events = events if events is not None else EventBus(agent_id=self.config.agent_id)
+        for sink in sinks:
+            self.events.add_sink(sink)
+        self.tools = ToolRegistry(tools)
+        self.prompt_sections: list[PromptSection] = list(prompt_sections)
+        self.tool_providers: list[ToolProvider] = list(tool_providers)
+        if skills is not None:
+            self.prompt_sections.append(skills.prompt_section)
+            self.tool_providers.append(skills)
+        self.transformers = list(transformers)
+        self.convert_to_llm = convert_to_llm
+        self.renderers = renderers if renderers is not None else RendererRegistry()
+        self.cost = cost
+        self._messages: list[AgentMessage] = list(messages)
+        self._steering: list[UserMessage] = []
+        self._follow_ups: list[UserMessage] = []
+        self._abort = AbortSignal()
+        self._running = False
+        self._paused = False
+        self._state = RunState()
+        self._usage = TokenUsage()
+
+    # ----- state
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """A copy of the transcript."""
+        return list(self._messages)
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Tokens used by every run of this runner."""
+        return self._usage
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
+    def set_adapter(self, adapter: LLMAdapter) -> None:
+        """Use another adapter from the next model call on (the transcript is kept)."""
+        if not isinstance(adapter, LLMAdapter):
+            raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
+        self.adapter = adapter
+
+    def clear(self) -> None:
+        """Forget the transcript (not allowed during a run)."""
+        if self._running:
+            raise RunInProgressError("cannot clear the transcript while a run is in progress")
+        self._messages.clear()
+        self._state = RunState()
+
+    # ----- control
+
+    def abort(self, reason: str = "aborted") -> None:
+        """Stop the current run now: the model stream and running tools are cancelled,
+        the transcript stays valid. Does nothing when no run is in flight."""
+        if self._running:
+            self._abort.abort(reason)
+
+    def steer(self, message: str | list[UserContent]) -> None:
+        """Interrupt the current tool chain: the turn's remaining tool calls are skipped
+        and ``message`` is handled next turn. Without a run in flight, it is queued for
+        the next one."""
+        self._steering.append(UserMessage(content=message))
+
+    def follow_up(self, message: str | list[UserContent]) -> None:
+        """Queue ``message`` to be handled after the current run ends."""
+        self._follow_ups.append(UserMessage(content=message))
+
+    # ----- running
+
+    async def chat(self, message: str | list[UserContent]) -> AgentResponse:
+        """Run the agent on ``message`` to the end and return the outcome."""
+        async for _ in self._run(message):
+            pass
+        return self._response()
+
+    def chat_stream(self, message: str | list[UserContent]) -> AsyncIterator[str]:
+        """Run the agent, yielding only the text deltas of its replies."""
+        return self._text_only(self._run(message))
+
+    def chat_stream_events(self, message: str | list[UserContent]) -> AsyncIterator[StreamEvent]:
+        """Run the agent, yielding every `StreamEvent` (ends with one ``done``)."""
+        return self._run(message)
+
+    async def continue_(self) -> AgentResponse:
+        """Resume a run paused by ``max_iterations``, with a fresh iteration budget."""
+        async for _ in self.continue_stream_events():
+            pass
+        return self._response()
+
+    def continue_stream_events(self) -> AsyncIterator[StreamEvent]:
+        if not self._paused:
+            raise RuntimeError("nothing to continue: the last run did not stop at max_iterations")
+        return self._run(None)
+
+    async def aclose(self) -> None:
+        """Abort any run and release the adapter."""
+        self.abort("closed")
+        await self.adapter.aclose()
+
+    async def _text_only(self, events: AsyncIterator[StreamEvent]) -> AsyncIterator[str]:
+        async for event in events:
+            if event.type == "text_delta":
+                yield event.content
+
+    async def _run(self, message: str | list[UserContent] | None) -> AsyncIterator[StreamEvent]:
+        if self._running:
+            raise RunInProgressError(
+                "a run is already in progress; use steer() or follow_up() to send more input"
+            )
+        self._running = True
+        self._abort = AbortSignal()
+        start = len(self._messages)
+        self._run_start = start
+        state = RunState(cumulative_usage=self._usage, cumulative_cost=self._state.cumulative_cost)
+        self._state = state
+        bus = self.events
+        try:
+            pending: list[UserMessage] = []
+            prompt = ""
+            if message is None:
+                await bus.emit("run_resume", RunResume(from_message_index=start))
+            else:
+                content = await bus.transform_input(message)
+                if content is None:  # swallowed by an input handler
+                    state.stop_reason = "stop"
+                    yield StreamEvent("done", stop_reason="stop", usage=TokenUsage())
+                    return
+                pending.append(UserMessage(content=content))
+                prompt = content if isinstance(content, str) else ""
+            pending.extend(self._take_steering())
+            while True:
+                self._messages.extend(pending)
+                async for event in run_loop(self._messages, self._context(), state, prompt=prompt):
+                    if event.type == "done" and self._follow_ups and state.stop_reason == "stop":
+                        continue
+                    yield event
+                self._usage = state.cumulative_usage
+                if state.stop_reason != "stop" or not self._follow_ups:
+                    break
+                follow = self._follow_ups.pop(0)
+                content = await bus.transform_input(follow.content)
+                if content is None:
+                    yield StreamEvent("done", stop_reason="stop", usage=state.usage)
+                    break
+                pending = [UserMessage(content=content)]
+                prompt = content if isinstance(content, str) else ""
+                state.iterations = 0
+        finally:
+            self._usage = state.cumulative_usage
+            self._paused = state.stop_reason == "max_iterations"
+            self._running = False
+            await bus.emit("idle", Idle())
+
+    def _response(self) -> AgentResponse:
+        state = self._state
+        return AgentResponse(
+            text=state.text,
+            messages=self._messages[self._run_start :],
+            usage=state.usage,
+            stop_reason=state.stop_reason,
+            error=state.error,
+            iterations=state.iterations,
+        )
+
+    def _take_steering(self) -> list[UserMessage]:
+        taken, self._steering = self._steering, []
+        return taken
+
+    def _has_steering(self) -> bool:
+        return bool(self._steering)
+
+    def _context(self) -> LoopContext:
+        config = self.config
+        return LoopContext(
+            adapter=self.adapter,
+            bus=self.events,
+            model=config.model or getattr(self.adapter, "model", "") or "",
+            tools=self._current_tools,
+            system_prompt=self._system_prompt,
+            abort=self._abort,
+            max_iterations=config.max_iterations,
+            parallel_tools=config.tool_execution == "parallel",
+            options=config.options,
+            transformers=self.transformers,
+            convert_to_llm=self.convert_to_llm,
+            renderers=self.renderers,
+            steering=self._take_steering,
+            has_steering=self._has_steering,
+            cost=self.cost,
+            schema_of=tool_schema,
+        )
+
+    def _current_tools(self) -> list[Tool]:
+        tools = self.tools.tools()
+        if self.tool_providers:
+            seen = {t.name for t in tools}
+            for provider in self.tool_providers:
+                for t in provider.tools():
+                    if t.name not in seen:
+                        seen.add(t.name)
+                        tools.append(t)
+        return tools
+
+    def _system_prompt(self) -> str:
+        base = self.config.system_prompt
+        if not self.prompt_sections:
+            return base
+        parts = [base] if base else []
+        for section in self.prompt_sections:
+            text = section()
+            if inspect.isawaitable(text):
+                raise TypeError("prompt sections must be synchronous callables")
+            if text:
+                parts.append(text)
+        return "\n\n".join(parts)

@@ -1,0 +1,38 @@
+"""`AgentConfig`: what a runner is asked to do, as plain data."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = ["AgentConfig"]
+
+
+class AgentConfig(msgspec.Struct, frozen=True):
+    """Settings of an `AgentRunner`.
+
+    ``model`` names the model (``"scripted:PATH"`` for a script file, ``provider:model``
+    or a catalog id once provider adapters are configured). ``max_iterations`` bounds the
+    model calls of one run; when reached the run pauses with ``stop_reason
+    "max_iterations"`` and `AgentRunner.continue_` resumes it. ``tool_execution`` says
+    whether the tool calls of one turn run concurrently (results are always reported in
+    call order). ``options`` is passed to the adapter (temperature, max_tokens, ...).
+    """
+
+    model: str = ""
+    base_url: str | None = None
+    api_key: str | None = None
+    system_prompt: str = ""
+    max_iterations: int = 50
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    agent_id: str = "main"
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+        if self.tool_execution not in ("parallel", "sequential"):
+            raise ValueError(
+                f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"
+            )
