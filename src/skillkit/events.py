@@ -4,7 +4,8 @@ Every event is one `Event`: a ``type`` string, the emitting ``agent_id``, the
 ``parent_id`` of a subagent's parent (``None`` for a root agent), the wall-clock
 ``time``, the ``turn`` it belongs to (``None`` outside a turn) and exactly one typed
 ``payload`` whose class is fixed by the type (`PAYLOAD_TYPES`). Attribute access falls
-through to the payload, so ``event.tool_name`` reads ``event.payload.tool_name``.
+through to the payload, so ``event.tool_name`` reads ``event.payload.tool_name`` (the
+envelope's own fields come first: ``event.turn`` is always the envelope's turn).
 `Event.to_json` / `Event.from_json` round-trip every event losslessly.
 
 Kinds and payloads (seed 004's name, where it differs, in brackets):
@@ -268,8 +269,8 @@ class Usage(_Payload, frozen=True, kw_only=True):
     """Tokens (and cost in USD when the model's prices are known) of the last model call
     and of the whole session so far."""
 
-    turn: TokenUsage
-    cumulative: TokenUsage
+    turn_usage: TokenUsage
+    cumulative_usage: TokenUsage
     turn_cost: float | None = None
     cumulative_cost: float | None = None
 

@@ -215,6 +215,8 @@ async def run_loop(
                 )
                 break
     except Exception as exc:  # a bug in a seam: report it, leave a valid transcript
+        if bus.strict:
+            raise
         state.stop_reason = "error"
         state.error = f"{type(exc).__name__}: {exc}"
         _repair(transcript)
@@ -330,8 +332,8 @@ async def _account(ctx: LoopContext, state: RunState, message: AssistantMessage,
     await bus.emit(
         "usage",
         Usage(
-            turn=usage,
-            cumulative=state.cumulative_usage,
+            turn_usage=usage,
+            cumulative_usage=state.cumulative_usage,
             turn_cost=turn_cost,
             cumulative_cost=state.cumulative_cost,
         ),
@@ -384,12 +386,19 @@ async def _run_tools(
                 return
         return
 
-    tasks = {id(p): asyncio.ensure_future(_execute(p, ctx, turn)) for p in runnable}
-    for item in pending:
-        task = tasks.get(id(item))
-        if task is not None:
-            item.result = await task
-        yield await _finish(item, ctx, turn)
+    async def run_and_finish(item: _Pending) -> ToolResultMessage:
+        item.result = await _execute(item, ctx, turn)
+        return await _finish(item, ctx, turn)
+
+    # each call reports its end as soon as it finishes; results are yielded in call order
+    tasks = {id(p): asyncio.ensure_future(run_and_finish(p)) for p in runnable}
+    try:
+        for item in pending:
+            task = tasks.get(id(item))
+            yield (await task) if task is not None else await _finish(item, ctx, turn)
+    finally:
+        for task in tasks.values():
+            task.cancel()
 
 
 async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, turn: int) -> None:
