@@ -11,7 +11,6 @@ from typing import Any
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import Recorder
 
 from skillkit.events import (
     PAYLOAD_TYPES,
@@ -27,6 +26,7 @@ from skillkit.events import (
     TurnStart,
 )
 from skillkit.models import StreamEvent
+from tests.conftest import Recorder
 
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20)
 JSON = st.recursive(

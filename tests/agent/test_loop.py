@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.conftest import Recorder
 
 from skillkit import (
     AgentConfig,
@@ -28,6 +27,7 @@ from skillkit.models import (
     ToolResultMessage,
     UserMessage,
 )
+from tests.conftest import Recorder
 
 
 @tool

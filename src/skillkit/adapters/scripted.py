@@ -83,6 +83,7 @@ class _ScriptedBase(LLMAdapter):
         self.model = model
         self.requests: list[LLMRequest] = []
         self._call_ids = 0
+        self._sizes: list[object] = []
 
     @abstractmethod
     async def _reply_for(self, request: LLMRequest) -> Reply | str:
@@ -144,7 +145,7 @@ class _ScriptedBase(LLMAdapter):
                 "error",
                 error=reply.error,
                 stop_reason=reply.stop_reason or "error",
-                usage=reply.usage or _estimate(request, output_chars),
+                usage=reply.usage or _estimate(request, output_chars, self._sizes),
             )
             return
         for item in reply.tool_calls:
@@ -169,7 +170,7 @@ class _ScriptedBase(LLMAdapter):
             )
             output_chars += len(raw)
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "stop")
-        usage = reply.usage or _estimate(request, output_chars)
+        usage = reply.usage or _estimate(request, output_chars, self._sizes)
         yield StreamEvent("done", stop_reason=stop, usage=usage)
 
     def _as_call(self, item: tuple[str, dict[str, Any]] | ToolCall) -> ToolCall:
@@ -251,11 +252,21 @@ def _aborted() -> StreamEvent:
     return StreamEvent("error", error="aborted", stop_reason="aborted")
 
 
-def _estimate(request: LLMRequest, output_chars: int) -> TokenUsage:
-    chars = len(request.system_prompt)
-    for message in request.messages:
+def _estimate(request: LLMRequest, output_chars: int, memo: list[object]) -> TokenUsage:
+    """Usage estimated at 4 characters a token. ``memo`` remembers the previous request's
+    messages and size, so a growing transcript is measured incrementally."""
+    messages = request.messages
+    start, chars = 0, 0
+    if memo:
+        last, count, size = memo
+        if isinstance(count, int) and isinstance(size, int) and 0 < count <= len(messages):
+            if messages[count - 1] is last:
+                start, chars = count, size
+    for message in messages[start:] if start else messages:
         chars += len(message_text(message))
-    return TokenUsage(input=max(1, chars // 4), output=max(1, output_chars // 4))
+    memo[:] = [messages[-1] if messages else None, len(messages), chars]
+    total = chars + len(request.system_prompt)
+    return TokenUsage(input=max(1, total // 4), output=max(1, output_chars // 4))
 
 
 class _ScriptCall(msgspec.Struct, forbid_unknown_fields=True):
