@@ -144,7 +144,12 @@ async def test_function_adapter_answers_from_the_request() -> None:
 def test_script_files_load_from_yaml_and_json(tmp_path: Path) -> None:
     yaml_file = tmp_path / "s.yaml"
     yaml_file.write_text(
-        "replies:\n  - text: hi\n    tool_calls:\n      - {name: t, arguments: {a: 1}}\n  - plain\ncycle: true\n"
+        "replies:\n"
+        "  - text: hi\n"
+        "    tool_calls:\n"
+        "      - {name: t, arguments: {a: 1}}\n"
+        "  - plain\n"
+        "cycle: true\n"
     )
     replies, cycle = load_script(yaml_file)
     assert cycle is True
@@ -174,5 +179,5 @@ def test_bad_script_files_give_one_line_errors(tmp_path: Path, content: str, mes
 
 
 def test_missing_script_file() -> None:
-    with pytest.raises(ScriptError, match="script file not found: /no/such.yaml"):
+    with pytest.raises(ScriptError, match=r"script file not found: /no/such\.yaml"):
         load_script("/no/such.yaml")

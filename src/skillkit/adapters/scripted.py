@@ -259,9 +259,13 @@ def _estimate(request: LLMRequest, output_chars: int, memo: list[object]) -> Tok
     start, chars = 0, 0
     if memo:
         last, count, size = memo
-        if isinstance(count, int) and isinstance(size, int) and 0 < count <= len(messages):
-            if messages[count - 1] is last:
-                start, chars = count, size
+        if (
+            isinstance(count, int)
+            and isinstance(size, int)
+            and 0 < count <= len(messages)
+            and messages[count - 1] is last
+        ):
+            start, chars = count, size
     for message in messages[start:] if start else messages:
         chars += len(message_text(message))
     memo[:] = [messages[-1] if messages else None, len(messages), chars]
