@@ -14,16 +14,13 @@ here round-trips through JSON (`skillkit.models.to_json` / `from_json`).
 from __future__ import annotations
 
 import builtins
-import difflib
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
+from functools import cache, lru_cache
 from typing import Literal, TypeAlias
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -233,7 +230,7 @@ class Catalog(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
 
 # --------------------------------------------------------------------------- catalog
 
-_CATALOG_FILE = Path(__file__).parent / "data" / "models_catalog.json"
+_CATALOG_FILE = os.path.join(os.path.dirname(__file__), "data", "models_catalog.json")
 
 
 def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
@@ -241,12 +238,14 @@ def load_catalog(path: str | os.PathLike[str] | None = None) -> Catalog:
     once per process). Raises `msgspec.ValidationError` for a malformed file."""
     if path is None:
         return _builtin_catalog()
-    return msgspec.json.decode(Path(path).read_bytes(), type=Catalog)
+    with open(path, "rb") as file:
+        return msgspec.json.decode(file.read(), type=Catalog)
 
 
 @cache
 def _builtin_catalog() -> Catalog:
-    return msgspec.json.decode(_CATALOG_FILE.read_bytes(), type=Catalog)
+    with open(_CATALOG_FILE, "rb") as file:
+        return msgspec.json.decode(file.read(), type=Catalog)
 
 
 # --------------------------------------------------------------------------- registry
@@ -458,13 +457,20 @@ def _match_rank(folded: str, tokens: list[str], model: ModelDefinition) -> int |
         return 2
     if not tokens:
         return None
-    words = set(_words(" ".join([model.id, model.name, model.provider, *model.aliases])))
+    words = _searchable_words(model)
     if all(any(word.startswith(token) for word in words) for token in tokens):
         return 3
     return None
 
 
+@lru_cache(maxsize=4096)
+def _searchable_words(model: ModelDefinition) -> frozenset[str]:
+    return frozenset(_words(" ".join([model.id, model.name, model.provider, *model.aliases])))
+
+
 def _close_spellings(folded: str, models: list[ModelDefinition]) -> list[ModelDefinition]:
+    import difflib
+
     names: dict[str, ModelDefinition] = {}
     for model in models:
         for name in (model.id, *model.aliases):
@@ -477,6 +483,8 @@ def _close_spellings(folded: str, models: list[ModelDefinition]) -> list[ModelDe
 
 
 def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url if "://" in url else f"//{url}")
         return (parts.netloc or "").lower()
