@@ -157,7 +157,9 @@ class ModelCost(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_
         ) / _MILLION
 
 
-class ModelDefinition(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+class ModelDefinition(
+    msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True, forbid_unknown_fields=True
+):
     """Everything SkillKit knows about one model of one provider.
 
     ``id`` is what the provider's API expects as the model name. ``context_window`` is
@@ -203,7 +205,9 @@ class ModelDefinition(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=T
         return f"{self.provider}:{self.id}"
 
 
-class ProviderInfo(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+class ProviderInfo(
+    msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True, forbid_unknown_fields=True
+):
     """A provider's defaults: wire API, endpoint, the environment variables its key is
     read from (first set one wins), compatibility flags, and whether it runs locally
     (local servers need no key)."""
@@ -217,7 +221,9 @@ class ProviderInfo(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True
     local: bool = False
 
 
-class Catalog(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+class Catalog(
+    msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True, forbid_unknown_fields=True
+):
     """A catalog file: providers and models, with the date and source versions it was
     generated from."""
 
