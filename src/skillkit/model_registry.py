@@ -299,8 +299,8 @@ class ModelRegistry:
         with self._lock:
             if not self._builtin_pending:
                 return
-            self._builtin_pending = False
             catalog = _builtin_catalog()
+            self._builtin_pending = False
             mine_models, mine_ids = self._models, self._by_id
             self._models, self._by_id = {}, {}
             for model in catalog.models:
