@@ -1,0 +1,161 @@
+"""One-shot runs: ``skillkit -p PROMPT`` and ``skillkit -p PROMPT --mode json``.
+
+`run_print` runs one prompt and writes the final answer; `run_json` writes every event
+of the run as one JSON line (`Event.to_json`), from ``agent_start`` to ``agent_end``.
+Both report failures on the error stream as one line and return the process exit code:
+
+=====  ================================================================
+code   meaning
+=====  ================================================================
+0      the run finished (also when the answer hit the output token limit)
+1      the run ended in error, or stopped at the iteration limit
+2      usage error (bad arguments, unknown model, unreadable script file)
+130    interrupted with Ctrl-C
+=====  ================================================================
+
+The first Ctrl-C aborts the run through `AgentRunner.abort` (the transcript stays
+valid, the run ends with ``stop_reason "aborted"``); a second one stops waiting at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
+
+from skillkit.events import Event
+from skillkit.frontends.interrupt import on_interrupt
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.models import AgentResponse
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "RunEventWriter",
+    "report_outcome",
+    "run_json",
+    "run_print",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+async def run_print(runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[str]) -> int:
+    """Run ``prompt`` and write the final answer (plus a newline) to ``out``."""
+    response = await _chat(runner, prompt)
+    if response is None:
+        err.write("skillkit: interrupted\n")
+        return EXIT_INTERRUPTED
+    if response.stop_reason in ("stop", "tool_use", "length") and response.text:
+        out.write(response.text if response.text.endswith("\n") else response.text + "\n")
+        out.flush()
+    return report_outcome(response, err)
+
+
+async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str]) -> int:
+    """Run ``prompt`` and write each of its events to ``out`` as one JSON line."""
+    writer = RunEventWriter(out, agent_id=runner.events.agent_id, on_closed=runner.abort)
+    remove = runner.events.add_sink(writer)
+    try:
+        response = await _chat(runner, prompt)
+    finally:
+        remove()
+    if response is None:
+        err.write("skillkit: interrupted\n")
+        return EXIT_INTERRUPTED
+    code = report_outcome(response, err)
+    return EXIT_FAILED if writer.closed and code == EXIT_OK else code
+
+
+def report_outcome(response: AgentResponse, err: IO[str]) -> int:
+    """Write a one-line note on ``err`` for any outcome but a clean finish; return the
+    exit code for ``response``."""
+    match response.stop_reason:
+        case "stop" | "tool_use":
+            return EXIT_OK
+        case "length":
+            err.write("skillkit: warning: the answer was cut at the output token limit\n")
+            return EXIT_OK
+        case "aborted":
+            err.write("skillkit: aborted\n")
+            return EXIT_INTERRUPTED
+        case "max_iterations":
+            err.write(
+                "skillkit: error: the run stopped at the iteration limit "
+                f"({response.iterations} model calls)\n"
+            )
+            return EXIT_FAILED
+        case "error" | "context_overflow":
+            message = " ".join((response.error or "the run failed").split())
+            err.write(f"skillkit: error: {message}\n")
+            return EXIT_FAILED
+
+
+class RunEventWriter:
+    """A sink writing the events of an agent's runs as JSON lines.
+
+    Only events from the root agent's ``agent_start`` to its ``agent_end`` (inclusive)
+    are written, so each run is a complete, self-contained sequence; session-level
+    events outside a run (``input``, ``idle``) are left out. Each line is flushed at once.
+    If ``out`` is closed by the reader, writing stops and ``on_closed`` is called once.
+    """
+
+    def __init__(
+        self,
+        out: IO[bytes],
+        *,
+        agent_id: str = "main",
+        on_closed: Callable[[], None] | None = None,
+    ) -> None:
+        self.out = out
+        self.agent_id = agent_id
+        self.on_closed = on_closed
+        self.closed = False
+        self._in_run = False
+
+    def emit(self, event: Event) -> None:
+        root = event.agent_id == self.agent_id and event.parent_id is None
+        if not self._in_run:
+            if not (root and event.type == "agent_start"):
+                return
+            self._in_run = True
+        if root and event.type == "agent_end":
+            self._in_run = False
+        if self.closed:
+            return
+        try:
+            self.out.write(event.to_json() + b"\n")
+            self.out.flush()
+        except (BrokenPipeError, ValueError):  # the reader went away / file closed
+            self.closed = True
+            if self.on_closed is not None:
+                self.on_closed()
+
+
+async def _chat(runner: AgentRunner, prompt: str) -> AgentResponse | None:
+    """Run to the end; None if a second Ctrl-C gave up waiting for the abort."""
+    task = asyncio.ensure_future(runner.chat(prompt))
+    presses = 0
+
+    def interrupted() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            runner.abort("interrupted by the user")
+        else:
+            task.cancel()
+
+    with on_interrupt(interrupted):
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if presses < 2:
+                raise
+            return None

@@ -1,0 +1,87 @@
+"""A real terminal for interactive tests: ``skillkit`` running in a private tmux server."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SKILLKIT = Path(sys.executable).with_name("skillkit")
+POLL_TIMEOUT = 20.0
+
+
+class Terminal:
+    """One ``skillkit`` process in a 120x40 tmux pane; every wait polls with a timeout."""
+
+    def __init__(self, socket: Path, exit_file: Path) -> None:
+        self.socket = socket
+        self.exit_file = exit_file
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        return result.stdout
+
+    def start(self, *args: str) -> None:
+        command = " ".join(shlex.quote(a) for a in (str(SKILLKIT), *args))
+        # bash waits for skillkit and writes its exit code; its INT trap keeps it alive
+        # when Ctrl-C reaches the whole foreground group (skillkit itself gets SIGINT
+        # with the default disposition, as in any shell).
+        script = f"trap : INT; {command}; echo $? > {shlex.quote(str(self.exit_file))}; sleep 600"
+        self.tmux(
+            "-f", "/dev/null",
+            "new-session", "-d", "-x", "120", "-y", "40", "-s", "skillkit",
+            "-c", str(ROOT),
+            f"bash -c {shlex.quote(script)}",
+        )  # fmt: skip
+
+    def type(self, text: str) -> None:
+        """Type ``text`` and press Enter."""
+        self.tmux("send-keys", "-t", "skillkit", "-l", text)
+        self.tmux("send-keys", "-t", "skillkit", "Enter")
+
+    def press(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "skillkit", *keys)
+
+    def screen(self, *, escapes: bool = False) -> str:
+        """The visible pane (wrapped lines joined), with colour codes if ``escapes``."""
+        flags = ["-p", "-J"] + (["-e"] if escapes else [])
+        return self.tmux("capture-pane", *flags, "-t", "skillkit")
+
+    def wait_for(self, expected: str | Callable[[str], bool], *, escapes: bool = False) -> str:
+        """Poll the screen until it contains ``expected`` (or the predicate holds)."""
+        check = expected if callable(expected) else (lambda screen: expected in screen)
+        deadline = time.monotonic() + POLL_TIMEOUT
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen(escapes=escapes)
+            if check(screen):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {expected!r}; the screen was:\n{screen}")
+
+    def wait_for_prompt_count(self, count: int) -> str:
+        """Wait until ``count`` input prompts (``›``) are on the screen."""
+        return self.wait_for(lambda screen: _prompts(screen) >= count)
+
+    def wait_exit(self) -> int:
+        """Wait for skillkit to exit; its exit code."""
+        deadline = time.monotonic() + POLL_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.exit_file.exists() and self.exit_file.read_text().strip():
+                return int(self.exit_file.read_text())
+            time.sleep(0.05)
+        raise AssertionError(f"skillkit did not exit; the screen was:\n{self.screen()}")
+
+
+def _prompts(screen: str) -> int:
+    return sum(1 for line in screen.splitlines() if line.startswith("›"))
