@@ -279,6 +279,13 @@ def test_subcommands_registered_by_other_modules_get_their_own_handler(
     assert plain.handler is build_parser([]).parse_args([]).handler
 
 
+def test_the_models_subcommand_is_wired_in() -> None:
+    result = skillkit("models", "--json", "sonnet 4.5")
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[0])["provider"] == "anthropic"
+
+
 def test_main_returns_the_exit_code_without_exiting(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["-p", "hi", "--model", "no-such-model"])
 

@@ -39,7 +39,7 @@ __all__ = [
 Registrar: TypeAlias = "Callable[[Subparsers], None]"
 """A function adding one subcommand to the ``skillkit`` parser."""
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("skillkit.model_cli",)
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
 

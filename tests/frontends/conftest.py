@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tmux_terminal import Terminal
+
+from tests.frontends.tmux_terminal import Terminal
 
 
 @pytest.fixture

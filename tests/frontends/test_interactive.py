@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from tmux_terminal import Terminal
+
+from tests.frontends.tmux_terminal import Terminal
 
 pytestmark = pytest.mark.timeout(90)
 

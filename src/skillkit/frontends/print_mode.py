@@ -8,7 +8,8 @@ Both report failures on the error stream as one line and return the process exit
 code   meaning
 =====  ================================================================
 0      the run finished (also when the answer hit the output token limit)
-1      the run ended in error, or stopped at the iteration limit
+1      the run ended in error, stopped at the iteration limit, or the reader of
+       the JSON events closed the pipe
 2      usage error (bad arguments, unknown model, unreadable script file)
 130    interrupted with Ctrl-C
 =====  ================================================================
@@ -60,18 +61,21 @@ async def run_print(runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[s
 
 
 async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str]) -> int:
-    """Run ``prompt`` and write each of its events to ``out`` as one JSON line."""
+    """Run ``prompt`` and write each of its events to ``out`` as one JSON line.
+
+    If the reader closes ``out`` the run is aborted and the exit code is 1, silently."""
     writer = RunEventWriter(out, agent_id=runner.events.agent_id, on_closed=runner.abort)
     remove = runner.events.add_sink(writer)
     try:
         response = await _chat(runner, prompt)
     finally:
         remove()
+    if writer.closed:  # nobody reads the events any more: the run was stopped for that
+        return EXIT_FAILED
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
-    code = report_outcome(response, err)
-    return EXIT_FAILED if writer.closed and code == EXIT_OK else code
+    return report_outcome(response, err)
 
 
 def report_outcome(response: AgentResponse, err: IO[str]) -> int:

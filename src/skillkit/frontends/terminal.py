@@ -124,7 +124,7 @@ class TerminalRenderer:
                     stop,
                     usage,
                     turns=turns,
-                    session=last.cumulative if last is not None else None,
+                    session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
                 )
                 self._last_usage = None
