@@ -1,0 +1,267 @@
+"""Running actions: `run_action`, `ActionResult`, and `ActionTool` (an action as a tool).
+
+The command starts with ``asyncio.create_subprocess_exec`` (an argument list, no shell),
+in its own process group, with standard input closed. When the timeout passes or the
+abort signal fires, the whole group is killed. When the command exits, any process it
+left behind in its group is killed too, so an action never outlives its call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillkit.skills.actions import ActionError, ActionSpec
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from skillkit.abort import AbortSignal
+    from skillkit.tools.base import ToolContext, ToolResult
+
+__all__ = ["MAX_OUTPUT", "ActionResult", "ActionTool", "action_tool_name", "run_action"]
+
+#: Bytes kept of each of stdout and stderr; the rest is counted but dropped.
+MAX_OUTPUT = 256 * 1024
+_DRAIN_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """What an action did. ``exit_code`` is None when it was killed (timeout or abort);
+    a negative code is the signal that ended it."""
+
+    skill: str
+    action: str
+    argv: tuple[str, ...]
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    aborted: bool = False
+    truncated: bool = False
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.aborted
+
+    def summary(self) -> str:
+        if self.timed_out:
+            return "timed out (process group killed)"
+        if self.aborted:
+            return "aborted (process group killed)"
+        return f"exit code {self.exit_code}"
+
+    def to_text(self) -> str:
+        """The result as the model reads it."""
+        parts = [f"{self.skill}/{self.action}: {self.summary()}"]
+        if self.stdout:
+            parts.append("--- stdout ---\n" + self.stdout.rstrip("\n"))
+        if self.stderr:
+            parts.append("--- stderr ---\n" + self.stderr.rstrip("\n"))
+        if self.truncated:
+            parts.append(f"(output cut to {MAX_OUTPUT} bytes per stream)")
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "skill": self.skill,
+            "action": self.action,
+            "argv": list(self.argv),
+            "exit_code": self.exit_code,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "timed_out": self.timed_out,
+            "aborted": self.aborted,
+            "truncated": self.truncated,
+            "duration": round(self.duration, 3),
+        }
+
+
+class _Capture:
+    """Reads one pipe to its end, keeping the first `MAX_OUTPUT` bytes."""
+
+    def __init__(self, on_text: Callable[[str], None] | None) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.truncated = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._on_text = on_text
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                break
+            room = MAX_OUTPUT - self.size
+            if room > 0:
+                self.chunks.append(chunk[:room])
+                self.size += min(room, len(chunk))
+            if len(chunk) > room:
+                self.truncated = True
+            if self._on_text is not None:
+                text = self._decoder.decode(chunk)
+                if text:
+                    self._on_text(text)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - no process groups on this platform
+            process.kill()
+
+
+async def run_action(
+    skill: str,
+    spec: ActionSpec,
+    values: Mapping[str, Any],
+    *,
+    project_dir: Path,
+    abort: AbortSignal | None = None,
+    on_output: Callable[[str], None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ActionResult:
+    """Validate ``values``, run the action, and return what it did.
+
+    Raises `ActionError` when the arguments are invalid or the command cannot start
+    (not found, not executable). A command that runs and fails is a result, not an error.
+    ``on_output`` receives decoded stdout and stderr text as it arrives.
+    """
+    typed = spec.validate(values)
+    argv = spec.argv(typed)
+    cwd = spec.working_directory(project_dir)
+    env = dict(os.environ if environ is None else environ)
+    env.update(spec.env)
+    env["SKILLKIT_SKILL_DIR"] = str(spec.skill_dir)
+    started = time.monotonic()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(cwd),
+            env=env,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        if not cwd.is_dir():
+            raise ActionError(f"action '{spec.name}': working folder not found: {cwd}") from None
+        raise ActionError(f"action '{spec.name}': command not found: {argv[0]}") from None
+    except PermissionError:
+        raise ActionError(f"action '{spec.name}': command not executable: {argv[0]}") from None
+    except OSError as exc:
+        raise ActionError(f"action '{spec.name}': cannot start {argv[0]}: {exc.strerror}") from None
+
+    out, err = _Capture(on_output), _Capture(on_output)
+    assert process.stdout is not None and process.stderr is not None
+    readers = [
+        asyncio.ensure_future(out.read(process.stdout)),
+        asyncio.ensure_future(err.read(process.stderr)),
+    ]
+    aborted_event = asyncio.Event()
+    remove = abort.on_abort(aborted_event.set) if abort is not None else None
+    waiter = asyncio.ensure_future(process.wait())
+    stopper = asyncio.ensure_future(aborted_event.wait())
+    timed_out = aborted = False
+    try:
+        done, _ = await asyncio.wait(
+            {waiter, stopper}, timeout=spec.timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiter not in done:
+            aborted = stopper in done
+            timed_out = not aborted
+        _kill_group(process)
+        await waiter
+        _, pending = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
+        for task in pending:
+            task.cancel()
+    finally:
+        stopper.cancel()
+        if remove is not None:
+            remove()
+        if not waiter.done():
+            _kill_group(process)
+            waiter.cancel()
+        for task in readers:
+            task.cancel()
+    return ActionResult(
+        skill=skill,
+        action=spec.name,
+        argv=tuple(argv),
+        exit_code=None if (timed_out or aborted) else process.returncode,
+        stdout=out.text(),
+        stderr=err.text(),
+        timed_out=timed_out,
+        aborted=aborted,
+        truncated=out.truncated or err.truncated,
+        duration=time.monotonic() - started,
+    )
+
+
+def action_tool_name(skill: str, action: str) -> str:
+    """``skill__action`` made safe for every provider (``[A-Za-z0-9_-]``, at most 64)."""
+    import hashlib
+    import re
+
+    raw = f"{skill}__{action}"
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", raw)
+    if len(name) > 64 or name != raw:
+        digest = hashlib.sha1(raw.encode()).hexdigest()[:8]  # noqa: S324 - a name, not security
+        name = f"{name[:55]}_{digest}" if len(name) > 64 else name
+    return name
+
+
+class ActionTool:
+    """An action offered to the model as a tool. The model picks the arguments; the
+    declared command runs exactly as declared (see `run_action`)."""
+
+    sequential = False
+
+    def __init__(self, skill: str, spec: ActionSpec, project_dir: Path) -> None:
+        self.skill = skill
+        self.spec = spec
+        self.project_dir = project_dir
+        self.name = action_tool_name(skill, spec.name)
+        self.description = (
+            f"{spec.description} (action '{spec.name}' of skill '{skill}'; "
+            f"runs: {spec.describe_command()})"
+        )
+        self.args_model: type[BaseModel] = spec.args_model
+
+    def __repr__(self) -> str:
+        return f"<action tool {self.name}>"
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        from skillkit.tools.base import ToolError, ToolResult
+
+        if hasattr(args, "model_dump"):
+            values = args.model_dump(by_alias=True, exclude_none=True)
+        else:
+            values = dict(args)
+        try:
+            result = await run_action(
+                self.skill,
+                self.spec,
+                values,
+                project_dir=self.project_dir,
+                abort=ctx.abort,
+                on_output=ctx.update,
+            )
+        except ActionError as exc:
+            raise ToolError(str(exc)) from None
+        return ToolResult.text(result.to_text(), is_error=not result.ok, details=result.to_dict())
