@@ -29,7 +29,7 @@ _BASE: dict[str, Any] = {
 
 def _annotation(param: ActionParam) -> Any:
     if param.enum is not None:
-        return Literal[param.enum]  # type: ignore[valid-type]
+        return Literal[param.enum]
     return _BASE[param.type]
 
 
@@ -49,7 +49,7 @@ def build_args_model(spec: ActionSpec) -> type[BaseModel]:
         else:
             fields[f"p{index}"] = (annotation | None, Field(None, **extra))
     model_name = "".join(w.title() for w in re.split(r"[^0-9A-Za-z]+", spec.name) if w) or "Action"
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         f"{model_name}Args",
         __config__=ConfigDict(extra="forbid", populate_by_name=False),
         **fields,

@@ -238,7 +238,9 @@ def _parse_action(
         return None
     for key in body:
         if key not in _ACTION_KEYS:
-            findings.error(f"{where}.{key}", f"unknown key (known: {', '.join(sorted(_ACTION_KEYS))})")
+            findings.error(
+                f"{where}.{key}", f"unknown key (known: {', '.join(sorted(_ACTION_KEYS))})"
+            )
     description = body.get("description")
     if not isinstance(description, str) or not description.strip():
         findings.error(f"{where}.description", "is required text")
@@ -262,7 +264,11 @@ def _parse_action(
                         f"'{{{n}}}' is a list or a flag and must stand alone as an argument",
                     )
     timeout = body.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT
+    ):
         findings.error(f"{where}.timeout", f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
         timeout = DEFAULT_TIMEOUT
     cwd = body.get("cwd", "project")
@@ -301,11 +307,16 @@ def _parse_program(
     if command is not None:
         if isinstance(command, str):
             findings.error(
-                f"{where}.command", "must be an argument list like [git, status], not a shell string"
+                f"{where}.command",
+                "must be an argument list like [git, status], not a shell line",
             )
             return (), []
-        if not isinstance(command, list) or not command or not all(
-            isinstance(c, str | int | float) and not isinstance(c, bool) for c in command
+        if (
+            not isinstance(command, list)
+            or not command
+            or not all(
+                isinstance(c, str | int | float) and not isinstance(c, bool) for c in command
+            )
         ):
             findings.error(f"{where}.command", "must be a non-empty list of arguments")
             return (), []
@@ -367,7 +378,9 @@ def _parse_params(raw: Any, where: str, findings: Findings) -> tuple[ActionParam
             continue
         for key in spec:
             if key not in _PARAM_KEYS:
-                findings.error(f"{at}.{key}", f"unknown key (known: {', '.join(sorted(_PARAM_KEYS))})")
+                findings.error(
+                    f"{at}.{key}", f"unknown key (known: {', '.join(sorted(_PARAM_KEYS))})"
+                )
         kind = spec.get("type", "string")
         if kind not in PARAM_TYPES:
             findings.error(f"{at}.type", f"must be one of {', '.join(PARAM_TYPES)} (got {kind!r})")
@@ -438,7 +451,11 @@ def parse_command_arguments(spec: ActionSpec, tokens: Sequence[str]) -> dict[str
         if sep and spec.param(key) is not None:
             _put(values, spec, key, value)
             continue
-        while index < len(positional) and positional[index].name in values and positional[index].type != "array":
+        while (
+            index < len(positional)
+            and positional[index].name in values
+            and positional[index].type != "array"
+        ):
             index += 1
         if index >= len(positional):
             raise ActionError(f"action '{spec.name}': unexpected argument {token!r}")

@@ -157,7 +157,9 @@ def parse_skill(path: str | os.PathLike[str], *, strict: bool = False) -> Skill:
         data = location.read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise SkillError([Diagnostic(str(location), "file", f"cannot be read ({reason})")]) from None
+        raise SkillError(
+            [Diagnostic(str(location), "file", f"cannot be read ({reason})")]
+        ) from None
     return parse_skill_bytes(data, location, strict=strict)
 
 
@@ -170,7 +172,9 @@ def validate_skill(path: str | os.PathLike[str], *, strict: bool = False) -> lis
     return list(skill.warnings)
 
 
-def parse_skill_bytes(data: bytes, location: str | os.PathLike[str], *, strict: bool = False) -> Skill:
+def parse_skill_bytes(
+    data: bytes, location: str | os.PathLike[str], *, strict: bool = False
+) -> Skill:
     """Parse the content of a ``SKILL.md`` file that lives at ``location``.
 
     The folder name used for the name rule is ``location``'s parent. Raises `SkillError`
@@ -278,16 +282,16 @@ def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        value = yaml.load(source, Loader=loader)  # noqa: S506 - a safe loader
+        value = yaml.load(source, Loader=loader)
     except Exception as first:  # any failure of the YAML library is the file's problem
         repaired = _quote_plain_values(source)
         value = None
         ok = False
         if repaired != source:
             try:
-                value = yaml.load(repaired, Loader=loader)  # noqa: S506 - a safe loader
+                value = yaml.load(repaired, Loader=loader)
                 ok = True
-            except Exception:  # noqa: S110 - fall through to report the first error
+            except Exception:
                 pass
         if not ok:
             findings.error("frontmatter", f"is not valid YAML ({_yaml_problem(first)})")
@@ -450,9 +454,7 @@ def _check_description(fields: dict[str, Any], findings: Findings) -> str | None
         findings.error("description", "must not be empty")
         return None
     if len(text) > MAX_DESCRIPTION:
-        findings.problem(
-            "description", f"must be 1-{MAX_DESCRIPTION} characters (got {len(text)})"
-        )
+        findings.problem("description", f"must be 1-{MAX_DESCRIPTION} characters (got {len(text)})")
     return text
 
 
@@ -538,7 +540,14 @@ def _flag(source: Mapping[str, Any], key: str, prefix: str, findings: Findings) 
     if isinstance(value, bool):
         return value
     where = f"{prefix}.{key}" if prefix else key
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "on", "false", "no", "off"):
+    if isinstance(value, str) and value.strip().lower() in (
+        "true",
+        "yes",
+        "on",
+        "false",
+        "no",
+        "off",
+    ):
         findings.problem(where, f"must be true or false (got text {value!r})")
         return value.strip().lower() in ("true", "yes", "on")
     findings.problem(where, f"must be true or false (got {_kind(value)}); ignored")

@@ -221,7 +221,7 @@ def action_tool_name(skill: str, action: str) -> str:
     raw = f"{skill}__{action}"
     name = re.sub(r"[^A-Za-z0-9_-]", "_", raw)
     if len(name) > 64 or name != raw:
-        digest = hashlib.sha1(raw.encode()).hexdigest()[:8]  # noqa: S324 - a name, not security
+        digest = hashlib.sha1(raw.encode()).hexdigest()[:8]
         name = f"{name[:55]}_{digest}" if len(name) > 64 else name
     return name
 

@@ -1,0 +1,545 @@
+"""`SkillRegistry`: discovery, precedence, eligibility, and the agent's two seams.
+
+Sources are scanned in precedence order: project sources (``.skillkit/skills`` then
+``.agents/skills`` in the working directory, then in each parent up to the repository
+root), user sources (``~/.skillkit/skills``, ``~/.agents/skills``), then sources added
+with `add_source` (scope ``config`` or ``plugin``). A folder holding ``SKILL.md`` is a
+skill and is not searched further; ``.git``, ``node_modules`` and hidden folders are
+skipped, depth is bounded, and a skill reached twice through symlinks counts once.
+When two skills share a name the more specific scope wins (in one scope, the first
+source) and a warning names the shadowed file.
+
+The registry holds one immutable snapshot, replaced whole by `load` / `reload`, so a
+turn reading `prompt_section` and `tools` never sees half a reload. A file that breaks
+after loading keeps its last good version (with an error diagnostic). Listeners added
+with `subscribe` receive a `StoreUpdate` (domain ``skill``) per created, updated,
+deleted or broken skill.
+
+The agent core meets the registry only through ``prompt_section()`` and ``tools()``
+(``AgentRunner(skills=registry)``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillkit.skills.diagnostics import Diagnostic, SkillError
+from skillkit.skills.eligibility import Environment, unmet_requirements
+from skillkit.skills.loader import SKILL_FILE_NAMES, Skill, parse_skill
+from skillkit.skills.prompt import render_catalog, render_skill_content
+
+if TYPE_CHECKING:
+    from skillkit.abort import AbortSignal
+    from skillkit.events import EventBus, StoreUpdate
+    from skillkit.skills.runner import ActionResult
+    from skillkit.tools.base import Tool
+
+__all__ = ["SCOPES", "Shadowed", "SkillEntry", "SkillRegistry", "SkillSource", "UnknownSkillError"]
+
+#: Scopes from most to least specific.
+SCOPES = ("project", "user", "config", "plugin")
+MAX_DEPTH = 6
+MAX_DIRECTORIES = 4000
+_SKIPPED = frozenset({"node_modules", "__pycache__"})
+
+
+class UnknownSkillError(LookupError):
+    """No loaded skill (or action) has that name; the message says which names exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkillSource:
+    """A folder searched for skills, with its scope and its position among its scope."""
+
+    path: Path
+    scope: str
+    order: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SkillEntry:
+    """A loaded skill as the registry sees it: where it came from and whether it may be
+    used. ``unmet`` lists unmet requirements in words; ``disabled`` means switched off by
+    name in settings."""
+
+    skill: Skill
+    source: SkillSource
+    unmet: tuple[str, ...] = ()
+    disabled: bool = False
+
+    @property
+    def eligible(self) -> bool:
+        return not self.unmet and not self.disabled
+
+    @property
+    def model_visible(self) -> bool:
+        return self.eligible and not self.skill.disable_model_invocation
+
+    @property
+    def status(self) -> str:
+        if self.disabled:
+            return "disabled"
+        return "eligible" if not self.unmet else "ineligible"
+
+
+@dataclass(frozen=True, slots=True)
+class Shadowed:
+    """A skill hidden by a same-named skill of higher precedence."""
+
+    skill: Skill
+    source: SkillSource
+    winner: Path
+
+
+@dataclass
+class _Snapshot:
+    entries: dict[str, SkillEntry] = field(default_factory=dict)
+    shadowed: tuple[Shadowed, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+    tools: list[Any] | None = None  # built on first use
+
+
+def _git_root(start: Path, stop: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+        if folder == stop:
+            return None
+    return None
+
+
+class SkillRegistry:
+    """Skills from every source, with precedence, eligibility and hot reload.
+
+    ``cwd`` and ``home`` default to the process's. ``config`` is the SkillKit settings
+    mapping: ``config`` requirements are dotted keys into it, and ``skills.disabled``
+    (a list of names) switches skills off, as does ``disabled``. ``environment``
+    replaces the machine facts eligibility is checked against (for tests).
+    ``default_sources=False`` starts with no sources.
+    """
+
+    def __init__(
+        self,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
+        config: Mapping[str, Any] | None = None,
+        disabled: Iterable[str] = (),
+        environment: Environment | None = None,
+        default_sources: bool = True,
+        max_depth: int = MAX_DEPTH,
+    ) -> None:
+        self.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+        self.home = Path(os.path.abspath(home if home is not None else Path.home()))
+        self.config: Mapping[str, Any] = config or {}
+        self.max_depth = max_depth
+        self._disabled = set(disabled)
+        settings = self.config.get("skills") if isinstance(self.config, Mapping) else None
+        if isinstance(settings, Mapping) and isinstance(settings.get("disabled"), list):
+            self._disabled.update(str(n) for n in settings["disabled"])
+        self._environment = environment
+        self._sources: list[SkillSource] = []
+        self._snapshot = _Snapshot()
+        self._cache: dict[str, tuple[tuple[int, int], Skill | SkillError]] = {}
+        self._last_good: dict[str, Skill] = {}
+        self._listeners: list[Callable[[StoreUpdate], None]] = []
+        self._lock = threading.RLock()
+        if default_sources:
+            for path in self._project_folders():
+                self.add_source(path / ".skillkit" / "skills", scope="project")
+                self.add_source(path / ".agents" / "skills", scope="project")
+            self.add_source(self.home / ".skillkit" / "skills", scope="user")
+            self.add_source(self.home / ".agents" / "skills", scope="user")
+
+    def _project_folders(self) -> list[Path]:
+        root = _git_root(self.cwd, self.home)
+        if root is None:
+            return [self.cwd] if self.cwd != self.home else []
+        folders = [self.cwd]
+        for parent in self.cwd.parents:
+            if root != self.cwd and (parent == root or root in parent.parents):
+                folders.append(parent)
+        return [f for f in folders if f != self.home]
+
+    # ----- sources
+
+    def add_source(self, path: str | os.PathLike[str], *, scope: str = "config") -> SkillSource:
+        """Search ``path`` too. ``scope`` is one of `SCOPES`; within a scope, sources
+        added earlier win. Takes effect on the next `load` / `reload`."""
+        if scope not in SCOPES:
+            raise ValueError(f"unknown skill scope {scope!r} (use one of {', '.join(SCOPES)})")
+        resolved = Path(os.path.abspath(Path(path).expanduser()))
+        with self._lock:
+            for existing in self._sources:
+                if existing.path == resolved:
+                    return existing
+            source = SkillSource(resolved, scope, len(self._sources))
+            self._sources.append(source)
+        return source
+
+    @property
+    def sources(self) -> list[SkillSource]:
+        """Sources in precedence order."""
+        return sorted(self._sources, key=lambda s: (SCOPES.index(s.scope), s.order))
+
+    # ----- loading
+
+    def load(self) -> None:
+        """Scan every source and swap in the result (re-reading only changed files)."""
+        self.reload(changed=())
+
+    def reload(self, changed: Iterable[str | os.PathLike[str]] | None = None) -> list[StoreUpdate]:
+        """Rescan now; returns the changes (also sent to subscribers).
+
+        ``changed=None`` (what ``/reload`` does) re-reads every file; otherwise only
+        files whose size or time changed, plus the skills holding a ``changed`` path.
+        """
+        with self._lock:
+            if changed is None:
+                self._cache.clear()
+            else:
+                self._forget(changed)
+            old = self._snapshot
+            new = self._build()
+            self._snapshot = new
+            updates = _changes(old, new)
+        for update in updates:
+            for listener in list(self._listeners):
+                listener(update)
+        return updates
+
+    def _forget(self, changed: Iterable[str | os.PathLike[str]]) -> None:
+        for raw in changed:
+            path = os.path.abspath(raw)
+            for key in list(self._cache):
+                folder = os.path.dirname(key)
+                if path in (key, folder) or path.startswith(folder + os.sep):
+                    del self._cache[key]
+
+    def _build(self) -> _Snapshot:
+        diagnostics: list[Diagnostic] = []
+        found: list[tuple[SkillSource, str]] = []
+        seen: set[str] = set()
+        for source in self.sources:
+            for location in self._scan(source.path):
+                real = os.path.realpath(location)
+                if real in seen:
+                    continue
+                seen.add(real)
+                found.append((source, location))
+        winners: dict[str, tuple[Skill, SkillSource]] = {}
+        shadowed: list[Shadowed] = []
+        live_keys = set()
+        for source, location in found:
+            live_keys.add(location)
+            skill = self._parse(location, diagnostics)
+            if skill is None:
+                continue
+            diagnostics.extend(skill.warnings)
+            if skill.name in winners:
+                winner = winners[skill.name][0].location
+                shadowed.append(Shadowed(skill, source, winner))
+                diagnostics.append(
+                    Diagnostic(
+                        str(location),
+                        "name",
+                        f"skill '{skill.name}' is shadowed by {winner}",
+                        "warning",
+                    )
+                )
+                continue
+            winners[skill.name] = (skill, source)
+        for key in list(self._cache):
+            if key not in live_keys:
+                del self._cache[key]
+                self._last_good.pop(key, None)
+        env = (
+            self._environment if self._environment is not None else Environment(config=self.config)
+        )
+        entries = {
+            name: SkillEntry(
+                skill=skill,
+                source=source,
+                unmet=tuple(unmet_requirements(skill.requirements, env)),
+                disabled=name in self._disabled,
+            )
+            for name, (skill, source) in winners.items()
+        }
+        return _Snapshot(entries, tuple(shadowed), tuple(diagnostics))
+
+    def _parse(self, location: str, diagnostics: list[Diagnostic]) -> Skill | None:
+        try:
+            stat = os.stat(location)
+        except OSError:
+            return None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        cached = self._cache.get(location)
+        if cached is not None and cached[0] == stamp:
+            outcome = cached[1]
+        else:
+            try:
+                outcome = parse_skill(location)
+            except SkillError as exc:
+                outcome = exc
+            self._cache[location] = (stamp, outcome)
+        if isinstance(outcome, Skill):
+            self._last_good[location] = outcome
+            return outcome
+        diagnostics.extend(outcome.errors)
+        previous = self._last_good.get(location)
+        if previous is not None:
+            diagnostics.append(
+                Diagnostic(location, "file", "broken edit; keeping the last good version", "error")
+            )
+        return previous
+
+    def _scan(self, root: Path) -> list[str]:
+        """Every skill file under ``root`` (``root`` itself may be a skill)."""
+        found: list[str] = []
+        visited: set[str] = set()
+        stack: list[tuple[str, int]] = [(str(root), 0)]
+        budget = MAX_DIRECTORIES
+        while stack and budget > 0:
+            folder, depth = stack.pop()
+            budget -= 1
+            real = os.path.realpath(folder)
+            if real in visited:
+                continue
+            visited.add(real)
+            try:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            names = {e.name: e for e in entries}
+            skill_file = next((n for n in SKILL_FILE_NAMES if n in names), None)
+            if skill_file is not None and names[skill_file].is_file():
+                found.append(os.path.join(folder, skill_file))
+                continue
+            if depth >= self.max_depth:
+                continue
+            subfolders = []
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in _SKIPPED:
+                    continue
+                try:
+                    if entry.is_dir():
+                        subfolders.append(entry.path)
+                except OSError:
+                    continue
+            stack.extend((path, depth + 1) for path in sorted(subfolders, reverse=True))
+        return found
+
+    # ----- queries
+
+    def get(self, name: str) -> Skill | None:
+        entry = self._snapshot.entries.get(name)
+        return entry.skill if entry is not None else None
+
+    def entry(self, name: str) -> SkillEntry | None:
+        return self._snapshot.entries.get(name)
+
+    def entries(self) -> list[SkillEntry]:
+        """Every loaded skill, eligible ones first, then by name."""
+        return sorted(self._snapshot.entries.values(), key=lambda e: (not e.eligible, e.skill.name))
+
+    def eligible(self) -> list[Skill]:
+        return [e.skill for e in self.entries() if e.eligible]
+
+    def model_skills(self) -> list[Skill]:
+        """The skills offered to the model: eligible and not hidden from it."""
+        return [e.skill for e in self.entries() if e.model_visible]
+
+    @property
+    def shadowed(self) -> list[Shadowed]:
+        return list(self._snapshot.shadowed)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Errors of files that did not load and warnings of those that did."""
+        return list(self._snapshot.diagnostics)
+
+    def __len__(self) -> int:
+        return len(self._snapshot.entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._snapshot.entries
+
+    # ----- settings
+
+    def set_disabled(self, name: str, disabled: bool = True) -> None:
+        """Switch a skill off (or on again) by name; applies to the current snapshot."""
+        with self._lock:
+            if disabled:
+                self._disabled.add(name)
+            else:
+                self._disabled.discard(name)
+            old = self._snapshot
+            entries = {
+                n: SkillEntry(e.skill, e.source, e.unmet, n in self._disabled)
+                for n, e in old.entries.items()
+            }
+            self._snapshot = _Snapshot(entries, old.shadowed, old.diagnostics)
+
+    # ----- the agent's seams
+
+    def prompt_section(self) -> str | None:
+        """The ``<available_skills>`` section for this turn (None when no skill is
+        visible to the model). Called once per turn by the agent."""
+        return render_catalog(self.model_skills())
+
+    def tools(self) -> list[Tool]:
+        """The ``skill`` tool and the action tools of the eligible skills, for this turn.
+
+        Built once per snapshot. Actions of a skill hidden from the model
+        (``disable-model-invocation``) are not offered either.
+        """
+        snapshot = self._snapshot
+        if snapshot.tools is None:
+            snapshot.tools = self._make_tools(snapshot)
+        return list(snapshot.tools)
+
+    def _make_tools(self, snapshot: _Snapshot) -> list[Any]:
+        from skillkit.skills.runner import ActionTool
+        from skillkit.skills.skill_tool import SkillTool
+
+        visible = sorted(
+            (e for e in snapshot.entries.values() if e.model_visible), key=lambda e: e.skill.name
+        )
+        if not visible:
+            return []
+        entries = snapshot.entries
+
+        def lookup(name: str) -> Skill | None:
+            entry = entries.get(name)
+            return entry.skill if entry is not None and entry.model_visible else None
+
+        tools: list[Any] = [
+            SkillTool([e.skill.name for e in visible], lookup, self._render_content)
+        ]
+        for entry in visible:
+            for spec in entry.skill.actions:
+                tools.append(ActionTool(entry.skill.name, spec, self.cwd))
+        return tools
+
+    def _render_content(self, skill: Skill, arguments: str = "") -> str:
+        from skillkit.skills.runner import action_tool_name
+
+        names = {spec.name: action_tool_name(skill.name, spec.name) for spec in skill.actions}
+        return render_skill_content(skill, arguments, action_tools=names)
+
+    # ----- user actions (no model involved)
+
+    def activation_message(self, name: str, arguments: str = "") -> str:
+        """The user-message text for ``/skill:NAME ARGS``: the skill's wrapped body,
+        then the arguments. Works for skills hidden from the model; refuses skills
+        that are ineligible, disabled or not user-invocable (`UnknownSkillError`)."""
+        entry = self._require(name)
+        if not entry.eligible:
+            raise UnknownSkillError(f"skill '{name}' is {entry.status}: {_reason(entry)}")
+        if not entry.skill.user_invocable:
+            raise UnknownSkillError(f"skill '{name}' cannot be invoked by the user")
+        return self._render_content(entry.skill, arguments)
+
+    async def run_action(
+        self,
+        skill: str,
+        action: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        abort: AbortSignal | None = None,
+        on_output: Callable[[str], None] | None = None,
+    ) -> ActionResult:
+        """Run one action with no model involved.
+
+        Raises `UnknownSkillError` for an unknown, ineligible or disabled skill or an
+        unknown action, and `ActionError` for invalid arguments or a command that cannot
+        start. A command that fails is an `ActionResult` with its exit code.
+        """
+        from skillkit.skills.runner import run_action
+
+        entry = self._require(skill)
+        if not entry.eligible:
+            raise UnknownSkillError(f"skill '{skill}' is {entry.status}: {_reason(entry)}")
+        spec = entry.skill.action(action)
+        if spec is None:
+            names = ", ".join(a.name for a in entry.skill.actions) or "none"
+            raise UnknownSkillError(f"skill '{skill}' has no action '{action}' (actions: {names})")
+        return await run_action(
+            skill, spec, args or {}, project_dir=self.cwd, abort=abort, on_output=on_output
+        )
+
+    def _require(self, name: str) -> SkillEntry:
+        entry = self._snapshot.entries.get(name)
+        if entry is None:
+            known = ", ".join(sorted(self._snapshot.entries)) or "none loaded"
+            raise UnknownSkillError(f"no skill named '{name}' (skills: {known})")
+        return entry
+
+    # ----- change notifications
+
+    def subscribe(self, listener: Callable[[StoreUpdate], None]) -> Callable[[], None]:
+        """Call ``listener`` with a `StoreUpdate` for each change a reload finds.
+
+        Returns a function that unsubscribes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def attach(self, bus: EventBus) -> Callable[[], None]:
+        """Send every change to ``bus`` as a ``store_update`` event (domain ``skill``)."""
+        return self.subscribe(lambda update: bus.emit_nowait("store_update", update))
+
+
+def _reason(entry: SkillEntry) -> str:
+    if entry.disabled:
+        return "switched off in settings"
+    return "; ".join(entry.unmet)
+
+
+def _errors_by_path(snapshot: _Snapshot) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for d in snapshot.diagnostics:
+        if d.severity == "error":
+            out.setdefault(d.path, []).append(str(d))
+    return out
+
+
+def _changes(old: _Snapshot, new: _Snapshot) -> list[StoreUpdate]:
+    """What changed between two snapshots, as ``store_update`` payloads.
+
+    ``op`` is ``create``, ``update``, ``delete``, or ``error`` (a file newly failed to
+    load; ``id`` is the skill it held, or its folder name when it never loaded).
+    """
+    from skillkit.events import StoreUpdate
+
+    updates: list[StoreUpdate] = []
+    broken, was_broken = _errors_by_path(new), _errors_by_path(old)
+    by_path = {str(e.skill.location): name for name, e in new.entries.items()}
+    for path, errors in broken.items():
+        if was_broken.get(path) != errors:
+            name = by_path.get(path, os.path.basename(os.path.dirname(path)))
+            payload = {"path": path, "errors": errors}
+            updates.append(StoreUpdate(domain="skill", op="error", id=name, payload=payload))
+    for name, entry in new.entries.items():
+        path = str(entry.skill.location)
+        previous = old.entries.get(name)
+        payload = {"path": path, "status": entry.status, "unmet": list(entry.unmet)}
+        if previous is None:
+            updates.append(StoreUpdate(domain="skill", op="create", id=name, payload=payload))
+        elif previous.skill is not entry.skill or previous.unmet != entry.unmet:
+            updates.append(StoreUpdate(domain="skill", op="update", id=name, payload=payload))
+    for name, entry in old.entries.items():
+        if name not in new.entries:
+            payload = {"path": str(entry.skill.location)}
+            updates.append(StoreUpdate(domain="skill", op="delete", id=name, payload=payload))
+    return updates
