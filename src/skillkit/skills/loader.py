@@ -293,6 +293,12 @@ def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
                 ok = True
             except Exception:
                 pass
+            else:
+                findings.problem(
+                    "frontmatter",
+                    f"is not valid YAML ({_yaml_problem(first)}); "
+                    "read by quoting values that contain ': ' (quote them in the file)",
+                )
         if not ok:
             findings.error("frontmatter", f"is not valid YAML ({_yaml_problem(first)})")
             findings.raise_if_errors()

@@ -214,16 +214,20 @@ async def run_action(
 
 
 def action_tool_name(skill: str, action: str) -> str:
-    """``skill__action`` made safe for every provider (``[A-Za-z0-9_-]``, at most 64)."""
+    """``skill__action``, made safe for every provider (``[A-Za-z0-9_-]``, at most 64).
+
+    A name that had to be changed or shortened ends with a short hash of the original,
+    so two different skills never get the same tool name.
+    """
     import hashlib
     import re
 
     raw = f"{skill}__{action}"
     name = re.sub(r"[^A-Za-z0-9_-]", "_", raw)
-    if len(name) > 64 or name != raw:
-        digest = hashlib.sha1(raw.encode()).hexdigest()[:8]
-        name = f"{name[:55]}_{digest}" if len(name) > 64 else name
-    return name
+    if name == raw and len(name) <= 64:
+        return name
+    digest = hashlib.sha1(raw.encode()).hexdigest()[:8]
+    return f"{name[:55]}_{digest}"
 
 
 class ActionTool:
