@@ -27,8 +27,14 @@ def write_skill(
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
-    path.mkdir()
+    path.mkdir(exist_ok=True)
     return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the real user's skills."""
+    monkeypatch.setenv("HOME", str(home))
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ class Requirements:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            k: list(getattr(self, k))
+            k.replace("_", "-"): list(getattr(self, k))
             for k in ("os", "bins", "any_bins", "env", "config", "python")
             if getattr(self, k)
         }

@@ -39,7 +39,15 @@ if TYPE_CHECKING:
     from skillkit.skills.runner import ActionResult
     from skillkit.tools.base import Tool
 
-__all__ = ["SCOPES", "Shadowed", "SkillEntry", "SkillRegistry", "SkillSource", "UnknownSkillError"]
+__all__ = [
+    "SCOPES",
+    "Shadowed",
+    "SkillEntry",
+    "SkillRegistry",
+    "SkillSource",
+    "UnknownSkillError",
+    "find_skill_files",
+]
 
 #: Scopes from most to least specific.
 SCOPES = ("project", "user", "config", "plugin")
@@ -111,6 +119,49 @@ def _git_root(start: Path, stop: Path) -> Path | None:
         if folder == stop:
             return None
     return None
+
+
+def find_skill_files(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
+    """Every skill file under ``root`` (``root`` itself may be a skill), in name order.
+
+    A folder holding ``SKILL.md`` is not searched further; hidden folders,
+    ``node_modules`` and ``__pycache__`` are skipped; symlinked folders are followed
+    once (loops are cut); at most ``max_depth`` levels and `MAX_DIRECTORIES` folders.
+    """
+    found: list[str] = []
+    visited: set[str] = set()
+    stack: list[tuple[str, int]] = [(str(root), 0)]
+    budget = MAX_DIRECTORIES
+    while stack and budget > 0:
+        folder, depth = stack.pop()
+        budget -= 1
+        real = os.path.realpath(folder)
+        if real in visited:
+            continue
+        visited.add(real)
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        names = {e.name: e for e in entries}
+        skill_file = next((n for n in SKILL_FILE_NAMES if n in names), None)
+        if skill_file is not None and names[skill_file].is_file():
+            found.append(os.path.join(folder, skill_file))
+            continue
+        if depth >= max_depth:
+            continue
+        subfolders = []
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in _SKIPPED:
+                continue
+            try:
+                if entry.is_dir():
+                    subfolders.append(entry.path)
+            except OSError:
+                continue
+        stack.extend((path, depth + 1) for path in sorted(subfolders, reverse=True))
+    return found
 
 
 class SkillRegistry:
@@ -299,41 +350,7 @@ class SkillRegistry:
         return previous
 
     def _scan(self, root: Path) -> list[str]:
-        """Every skill file under ``root`` (``root`` itself may be a skill)."""
-        found: list[str] = []
-        visited: set[str] = set()
-        stack: list[tuple[str, int]] = [(str(root), 0)]
-        budget = MAX_DIRECTORIES
-        while stack and budget > 0:
-            folder, depth = stack.pop()
-            budget -= 1
-            real = os.path.realpath(folder)
-            if real in visited:
-                continue
-            visited.add(real)
-            try:
-                with os.scandir(folder) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            names = {e.name: e for e in entries}
-            skill_file = next((n for n in SKILL_FILE_NAMES if n in names), None)
-            if skill_file is not None and names[skill_file].is_file():
-                found.append(os.path.join(folder, skill_file))
-                continue
-            if depth >= self.max_depth:
-                continue
-            subfolders = []
-            for entry in entries:
-                if entry.name.startswith(".") or entry.name in _SKIPPED:
-                    continue
-                try:
-                    if entry.is_dir():
-                        subfolders.append(entry.path)
-                except OSError:
-                    continue
-            stack.extend((path, depth + 1) for path in sorted(subfolders, reverse=True))
-        return found
+        return find_skill_files(root, self.max_depth)
 
     # ----- queries
 
@@ -454,6 +471,7 @@ class SkillRegistry:
         *,
         abort: AbortSignal | None = None,
         on_output: Callable[[str], None] | None = None,
+        on_stderr: Callable[[str], None] | None = None,
     ) -> ActionResult:
         """Run one action with no model involved.
 
@@ -471,7 +489,13 @@ class SkillRegistry:
             names = ", ".join(a.name for a in entry.skill.actions) or "none"
             raise UnknownSkillError(f"skill '{skill}' has no action '{action}' (actions: {names})")
         return await run_action(
-            skill, spec, args or {}, project_dir=self.cwd, abort=abort, on_output=on_output
+            skill,
+            spec,
+            args or {},
+            project_dir=self.cwd,
+            abort=abort,
+            on_output=on_output,
+            on_stderr=on_stderr,
         )
 
     def _require(self, name: str) -> SkillEntry:

@@ -133,13 +133,15 @@ async def run_action(
     project_dir: Path,
     abort: AbortSignal | None = None,
     on_output: Callable[[str], None] | None = None,
+    on_stderr: Callable[[str], None] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ActionResult:
     """Validate ``values``, run the action, and return what it did.
 
     Raises `ActionError` when the arguments are invalid or the command cannot start
     (not found, not executable). A command that runs and fails is a result, not an error.
-    ``on_output`` receives decoded stdout and stderr text as it arrives.
+    ``on_output`` receives decoded output text as it arrives: stdout, and stderr too
+    unless ``on_stderr`` is given for it.
     """
     typed = spec.validate(values)
     argv = spec.argv(typed)
@@ -167,7 +169,7 @@ async def run_action(
     except OSError as exc:
         raise ActionError(f"action '{spec.name}': cannot start {argv[0]}: {exc.strerror}") from None
 
-    out, err = _Capture(on_output), _Capture(on_output)
+    out, err = _Capture(on_output), _Capture(on_stderr or on_output)
     assert process.stdout is not None and process.stderr is not None
     readers = [
         asyncio.ensure_future(out.read(process.stdout)),

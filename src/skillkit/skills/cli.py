@@ -1,0 +1,302 @@
+"""``skillkit skills ...``: skills as a user sees them.
+
+    skillkit skills list [--all] [--json]
+    skillkit skills validate PATH... [--strict] [--json]
+    skillkit skills show NAME
+    skillkit skills run NAME ACTION [key=value | value]... [--arg key=value]... [--json]
+
+Every subcommand accepts ``--source PATH`` (repeatable) to search more folders and
+``--cwd DIR`` to discover project skills from another directory. Nothing heavy is
+imported until a subcommand runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillkit.skills.registry import SkillRegistry
+
+__all__ = ["main", "register"]
+
+#: Exit codes of ``skills run`` besides the action's own.
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 124
+EXIT_ABORTED = 130
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``skills`` command and its subcommands."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--source", action="append", default=[], metavar="PATH", help="also search PATH for skills"
+    )
+    common.add_argument("--cwd", metavar="DIR", help="discover project skills from DIR")
+
+    skills = subparsers.add_parser("skills", help="list, check, show and run skills")
+    commands = skills.add_subparsers(dest="skills_command", metavar="COMMAND")
+    commands.required = True
+
+    listing = commands.add_parser("list", parents=[common], help="list the skills found")
+    listing.add_argument("--all", action="store_true", help="also list shadowed and broken files")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(handler=_list)
+
+    validate = commands.add_parser("validate", parents=[common], help="check skill files")
+    validate.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a skill, its SKILL.md, or a folder"
+    )
+    validate.add_argument("--strict", action="store_true", help="every rule is an error")
+    validate.add_argument("--json", action="store_true", help="print JSON")
+    validate.set_defaults(handler=_validate)
+
+    show = commands.add_parser("show", parents=[common], help="show one skill")
+    show.add_argument("name")
+    show.set_defaults(handler=_show)
+
+    run = commands.add_parser("run", parents=[common], help="run an action of a skill")
+    run.add_argument("name")
+    run.add_argument("action")
+    run.add_argument("values", nargs="*", metavar="key=value", help="arguments of the action")
+    run.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE")
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.set_defaults(handler=_run)
+
+
+def _registry(args: argparse.Namespace) -> SkillRegistry:
+    from skillkit.skills.registry import SkillRegistry
+
+    registry = SkillRegistry(cwd=args.cwd)
+    for path in args.source:
+        registry.add_source(path)
+    registry.load()
+    return registry
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _short(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# --------------------------------------------------------------------------- list
+
+
+def _list(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    entries = registry.entries()
+    if args.json:
+        data: dict[str, Any] = {
+            "skills": [
+                {
+                    "name": e.skill.name,
+                    "description": e.skill.description,
+                    "location": str(e.skill.location),
+                    "scope": e.source.scope,
+                    "status": e.status,
+                    "unmet": list(e.unmet),
+                    "model_visible": e.model_visible,
+                    "actions": [a.name for a in e.skill.actions],
+                }
+                for e in entries
+            ]
+        }
+        if args.all:
+            data["shadowed"] = [
+                {"name": s.skill.name, "location": str(s.skill.location), "winner": str(s.winner)}
+                for s in registry.shadowed
+            ]
+            data["diagnostics"] = [d.to_dict() for d in registry.diagnostics]
+        _print_json(data)
+        return 0
+    if not entries and not args.all:
+        print("No skills found. Searched:")
+        for source in registry.sources:
+            print(f"  {source.path} ({source.scope})")
+        return 0
+    width = max((len(e.skill.name) for e in entries), default=4)
+    for entry in entries:
+        skill = entry.skill
+        marks = []
+        if skill.actions:
+            marks.append(f"{len(skill.actions)} action{'s' if len(skill.actions) > 1 else ''}")
+        if skill.disable_model_invocation:
+            marks.append("user only")
+        note = f" [{', '.join(marks)}]" if marks else ""
+        if entry.eligible:
+            summary = _short(skill.description)
+            print(f"  {skill.name:<{width}}  {entry.source.scope:<7}  {summary}{note}")
+        else:
+            reason = "switched off in settings" if entry.disabled else "; ".join(entry.unmet)
+            print(f"- {skill.name:<{width}}  {entry.source.scope:<7}  {entry.status}: {reason}")
+    if args.all:
+        for shadow in registry.shadowed:
+            print(
+                f"= {shadow.skill.name:<{width}}  {shadow.source.scope:<7}  shadowed: "
+                f"{shadow.skill.location} (winner: {shadow.winner})"
+            )
+        for diagnostic in registry.diagnostics:
+            if diagnostic.severity == "error":
+                print(f"! {diagnostic}")
+    return 0
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from skillkit.skills.diagnostics import Diagnostic
+    from skillkit.skills.loader import validate_skill
+    from skillkit.skills.registry import find_skill_files
+
+    results: list[tuple[str, list[Diagnostic]]] = []
+    missing: list[str] = []
+    for raw in args.paths:
+        given = Path(raw)
+        targets = [raw] if given.is_file() else find_skill_files(given) if given.is_dir() else []
+        if not targets:
+            missing.append(f"{raw}: file: no SKILL.md found here")
+        for target in targets:
+            results.append((target, validate_skill(target, strict=args.strict)))
+    errors = sum(1 for _, ds in results for d in ds if d.severity == "error") + len(missing)
+    warnings = sum(1 for _, ds in results for d in ds if d.severity == "warning")
+    if args.json:
+        _print_json(
+            {
+                "files": [
+                    {
+                        "path": p,
+                        "ok": not any(d.severity == "error" for d in ds),
+                        "diagnostics": [d.to_dict() for d in ds],
+                    }
+                    for p, ds in results
+                ],
+                "missing": missing,
+                "errors": errors,
+                "warnings": warnings,
+            }
+        )
+        return 1 if errors else 0
+    for message in missing:
+        print(f"error: {message}", file=sys.stderr)
+    for checked, diagnostics in results:
+        if not any(d.severity == "error" for d in diagnostics):
+            print(f"ok: {checked}")
+        for diagnostic in diagnostics:
+            stream = sys.stderr if diagnostic.severity == "error" else sys.stdout
+            print(f"{diagnostic.severity}: {diagnostic}", file=stream)
+    mode = "strict" if args.strict else "lenient"
+    print(
+        f"{len(results)} skill file(s) checked ({mode}): {errors} error(s), {warnings} warning(s)"
+    )
+    return 1 if errors else 0
+
+
+# --------------------------------------------------------------------------- show
+
+
+def _show(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    entry = registry.entry(args.name)
+    if entry is None:
+        known = ", ".join(sorted(e.skill.name for e in registry.entries())) or "none"
+        print(f"error: no skill named '{args.name}' (skills: {known})", file=sys.stderr)
+        return EXIT_USAGE
+    skill = entry.skill
+    print(f"name:         {skill.name}")
+    print(f"description:  {skill.description}")
+    print(f"location:     {skill.location}  ({entry.source.scope})")
+    reason = "switched off in settings" if entry.disabled else "; ".join(entry.unmet)
+    print(f"status:       {entry.status}{': ' + reason if reason else ''}")
+    if skill.disable_model_invocation:
+        print("model:        hidden from the model (user-invocable only)")
+    for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
+        if value:
+            print(f"{label + ':':<14}{value}")
+    if skill.allowed_tools:
+        print(f"allowed-tools: {' '.join(skill.allowed_tools)}")
+    if skill.requirements is not None and skill.requirements.source:
+        requires = json.dumps(skill.requirements.to_dict())
+        print(f"requires:     {requires} (from metadata.{skill.requirements.source})")
+    for spec in skill.actions:
+        print(f"action {spec.name}: {spec.description}")
+        print(f"    runs: {spec.describe_command()}  (timeout {spec.timeout:g}s, cwd {spec.cwd})")
+        for p in spec.params:
+            extra = "required" if p.required else f"default {p.default!r}"
+            choices = f", one of {list(p.enum)}" if p.enum else ""
+            print(f"    {p.name}: {p.type} ({extra}{choices}) {p.description}".rstrip())
+    if skill.files:
+        print("files:        " + ", ".join(skill.files) + (" …" if skill.files_truncated else ""))
+    for warning in skill.warnings:
+        print(f"warning: {warning}")
+    print()
+    print(skill.body)
+    return 0
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from skillkit.skills.actions import ActionError, parse_command_arguments
+    from skillkit.skills.registry import UnknownSkillError
+
+    registry = _registry(args)
+    try:
+        entry = registry.entry(args.name)
+        spec = entry.skill.action(args.action) if entry is not None else None
+        values = parse_command_arguments(spec, [*args.values, *args.arg]) if spec else {}
+
+        def out(text: str) -> None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+        def err(text: str) -> None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+
+        streaming = not args.json
+        result = asyncio.run(
+            registry.run_action(
+                args.name,
+                args.action,
+                values,
+                on_output=out if streaming else None,
+                on_stderr=err if streaming else None,
+            )
+        )
+    except (UnknownSkillError, ActionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        _print_json(result.to_dict())
+    elif not result.ok:
+        print(f"skillkit: {args.name}/{args.action}: {result.summary()}", file=sys.stderr)
+    if result.timed_out:
+        return EXIT_TIMEOUT
+    if result.aborted or result.exit_code is None:
+        return EXIT_ABORTED
+    return result.exit_code if result.exit_code >= 0 else 128 - result.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``skills ...`` on its own (``python -m skillkit.skills.cli list``)."""
+    parser = argparse.ArgumentParser(prog="skillkit")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["skills", *(sys.argv[1:] if argv is None else argv)])
+    code: int = args.handler(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
