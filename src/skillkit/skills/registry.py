@@ -128,39 +128,50 @@ def find_skill_files(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
     ``node_modules`` and ``__pycache__`` are skipped; symlinked folders are followed
     once (loops are cut); at most ``max_depth`` levels and `MAX_DIRECTORIES` folders.
     """
-    found: list[str] = []
+    return [location for location, _ in _walk(root, max_depth)]
+
+
+def _walk(root: Path, max_depth: int) -> list[tuple[str, str]]:
+    """(skill file, its real path) pairs; real paths are resolved only across symlinks."""
+    found: list[tuple[str, str]] = []
+    start = str(root)
     visited: set[str] = set()
-    stack: list[tuple[str, int]] = [(str(root), 0)]
+    stack: list[tuple[str, str, int]] = [(start, os.path.realpath(start), 0)]
     budget = MAX_DIRECTORIES
     while stack and budget > 0:
-        folder, depth = stack.pop()
+        folder, real, depth = stack.pop()
         budget -= 1
-        real = os.path.realpath(folder)
         if real in visited:
             continue
         visited.add(real)
         try:
             with os.scandir(folder) as it:
-                entries = list(it)
+                entries = {e.name: e for e in it}
         except OSError:
             continue
-        names = {e.name: e for e in entries}
-        skill_file = next((n for n in SKILL_FILE_NAMES if n in names), None)
-        if skill_file is not None and names[skill_file].is_file():
-            found.append(os.path.join(folder, skill_file))
+        skill_file = next((n for n in SKILL_FILE_NAMES if n in entries), None)
+        if skill_file is not None and entries[skill_file].is_file():
+            location = os.path.join(folder, skill_file)
+            if entries[skill_file].is_symlink():
+                found.append((location, os.path.realpath(location)))
+            else:
+                found.append((location, os.path.join(real, skill_file)))
             continue
         if depth >= max_depth:
             continue
-        subfolders = []
-        for entry in entries:
-            if entry.name.startswith(".") or entry.name in _SKIPPED:
+        children = []
+        for name, entry in entries.items():
+            if name.startswith(".") or name in _SKIPPED:
                 continue
             try:
-                if entry.is_dir():
-                    subfolders.append(entry.path)
+                if not entry.is_dir():
+                    continue
+                linked = entry.is_symlink()
             except OSError:
                 continue
-        stack.extend((path, depth + 1) for path in sorted(subfolders, reverse=True))
+            child_real = os.path.realpath(entry.path) if linked else os.path.join(real, name)
+            children.append((entry.path, child_real, depth + 1))
+        stack.extend(sorted(children, reverse=True))
     return found
 
 
@@ -198,6 +209,7 @@ class SkillRegistry:
         self._snapshot = _Snapshot()
         self._cache: dict[str, tuple[tuple[int, int], Skill | SkillError]] = {}
         self._last_good: dict[str, Skill] = {}
+        self._found: list[tuple[SkillSource, str]] = []
         self._listeners: list[Callable[[StoreUpdate], None]] = []
         self._lock = threading.RLock()
         if default_sources:
@@ -247,16 +259,20 @@ class SkillRegistry:
     def reload(self, changed: Iterable[str | os.PathLike[str]] | None = None) -> list[StoreUpdate]:
         """Rescan now; returns the changes (also sent to subscribers).
 
-        ``changed=None`` (what ``/reload`` does) re-reads every file; otherwise only
-        files whose size or time changed, plus the skills holding a ``changed`` path.
+        ``changed=None`` (what ``/reload`` does) rescans and re-reads every file.
+        Otherwise files whose size or time changed are re-read, and so are the skills
+        holding a ``changed`` path; when every ``changed`` path lies inside a known
+        skill (an edit, not a created or deleted skill) the sources are not rescanned.
         """
         with self._lock:
+            rescan = True
             if changed is None:
                 self._cache.clear()
             else:
-                self._forget(changed)
+                paths = [os.path.abspath(p) for p in changed]
+                rescan = self._forget(paths) or not paths
             old = self._snapshot
-            new = self._build()
+            new = self._build(rescan=rescan)
             self._snapshot = new
             updates = _changes(old, new)
         for update in updates:
@@ -264,25 +280,45 @@ class SkillRegistry:
                 listener(update)
         return updates
 
-    def _forget(self, changed: Iterable[str | os.PathLike[str]]) -> None:
-        for raw in changed:
-            path = os.path.abspath(raw)
-            for key in list(self._cache):
-                folder = os.path.dirname(key)
-                if path in (key, folder) or path.startswith(folder + os.sep):
-                    del self._cache[key]
+    def _forget(self, paths: list[str]) -> bool:
+        """Drop cached parses of the skills holding ``paths``; True if a path is not an
+        edit inside a known skill (so the sources must be rescanned)."""
+        folders = {os.path.dirname(loc): loc for _, loc in self._found}
+        structural = False
+        for path in paths:
+            probe = path
+            while True:
+                location = folders.get(probe)
+                if location is not None:
+                    self._cache.pop(location, None)
+                    if path == location and not os.path.exists(path):
+                        structural = True
+                    if path == probe and not os.path.isdir(path):
+                        structural = True  # the skill folder itself went away
+                    break
+                parent = os.path.dirname(probe)
+                if parent == probe:
+                    structural = True
+                    break
+                probe = parent
+        return structural
 
-    def _build(self) -> _Snapshot:
-        diagnostics: list[Diagnostic] = []
+    def _discover(self) -> list[tuple[SkillSource, str]]:
         found: list[tuple[SkillSource, str]] = []
         seen: set[str] = set()
         for source in self.sources:
-            for location in self._scan(source.path):
-                real = os.path.realpath(location)
+            for location, real in _walk(source.path, self.max_depth):
                 if real in seen:
                     continue
                 seen.add(real)
                 found.append((source, location))
+        return found
+
+    def _build(self, *, rescan: bool = True) -> _Snapshot:
+        diagnostics: list[Diagnostic] = []
+        if rescan or not self._found:
+            self._found = self._discover()
+        found = self._found
         winners: dict[str, tuple[Skill, SkillSource]] = {}
         shadowed: list[Shadowed] = []
         live_keys = set()
@@ -348,9 +384,6 @@ class SkillRegistry:
                 Diagnostic(location, "file", "broken edit; keeping the last good version", "error")
             )
         return previous
-
-    def _scan(self, root: Path) -> list[str]:
-        return find_skill_files(root, self.max_depth)
 
     # ----- queries
 
