@@ -278,6 +278,11 @@ def _split(text: str, findings: Findings) -> tuple[str, str]:
 
 def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
     """The frontmatter as a mapping; an unquoted ``key: a: b`` is retried quoted."""
+    from skillkit.skills._fastyaml import load_simple
+
+    simple = load_simple(source)
+    if simple is not None:
+        return simple
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

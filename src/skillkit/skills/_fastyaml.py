@@ -1,0 +1,130 @@
+"""A fast reader for the plain subset of YAML most frontmatter is written in (internal).
+
+`load_simple` returns exactly what PyYAML's safe loader would return, or None when the
+text uses anything outside the subset — then the caller uses PyYAML. The subset:
+block mappings indented with spaces; keys of letters, digits, ``_`` and ``-``; values
+that are plain text starting with a letter and holding no ``:`` or ``#``, ``'single'``
+or ``"double"`` quoted text without escapes, small integers, and one-line ``[a, b]``
+lists and ``{key: value}`` mappings of those; full-line comments and blank lines.
+Words YAML reads as booleans or null (``yes``, ``off``, ``null``...) are left to PyYAML.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["load_simple"]
+
+_SPECIAL = frozenset(
+    w
+    for word in ("yes", "no", "true", "false", "on", "off", "null", "y", "n")
+    for w in (word, word.capitalize(), word.upper())
+)
+_LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?$")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_PLAIN = re.compile(r"[A-Za-z][^:#\t]*")
+_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _scalar(text: str, in_list: bool = False) -> Any:
+    if not text.isprintable():
+        raise _Unsupported
+    first = text[0]
+    if first == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
+            raise _Unsupported
+        if in_list and ("," in inner or "]" in inner):
+            raise _Unsupported
+        return inner.replace("''", "'")
+    if first == '"':
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            raise _Unsupported
+        if in_list and ("," in inner or "]" in inner):
+            raise _Unsupported
+        return inner
+    if _INT.fullmatch(text):
+        return int(text)
+    if not _PLAIN.fullmatch(text) or text in _SPECIAL or text != text.rstrip():
+        raise _Unsupported
+    if in_list and any(c in text for c in ",[]{}"):
+        raise _Unsupported
+    if text.endswith(("[", "{")):
+        raise _Unsupported
+    return text
+
+
+def _value(text: str) -> Any:
+    if text.startswith("{"):
+        if not text.endswith("}"):
+            raise _Unsupported
+        inner = text[1:-1].strip()
+        out: dict[str, Any] = {}
+        if not inner:
+            return out
+        for item in inner.split(","):
+            key, sep, raw = item.strip().partition(": ")
+            if not sep or not _KEY.fullmatch(key) or key in _SPECIAL or not raw.strip():
+                raise _Unsupported
+            out[key] = _scalar(raw.strip(), in_list=True)
+        return out
+    if text.startswith("["):
+        if not text.endswith("]"):
+            raise _Unsupported
+        inner = text[1:-1].strip()
+        if not inner:
+            return []
+        items = [item.strip() for item in inner.split(",")]
+        if any(not item for item in items):
+            raise _Unsupported
+        return [_scalar(item, in_list=True) for item in items]
+    return _scalar(text)
+
+
+def load_simple(source: str) -> dict[str, Any] | None:
+    """The mapping PyYAML would read from ``source``, or None if outside the subset."""
+    rows: list[tuple[int, str, str | None]] = []
+    for line in source.split("\n"):
+        if not line.isprintable():
+            return None
+        stripped = line.strip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _LINE.fullmatch(line.rstrip(" "))
+        if match is None or match.group(2) in _SPECIAL:
+            return None
+        rows.append((len(match.group(1)), match.group(2), match.group(3)))
+    if not rows or rows[0][0] != 0:
+        return None if rows else {}
+    try:
+        result, end = _mapping(rows, 0, 0)
+    except _Unsupported:
+        return None
+    return result if end == len(rows) else None
+
+
+def _mapping(
+    rows: list[tuple[int, str, str | None]], start: int, indent: int
+) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {}
+    index = start
+    while index < len(rows):
+        level, key, raw = rows[index]
+        if level < indent:
+            break
+        if level > indent:
+            raise _Unsupported
+        index += 1
+        if raw is not None:
+            out[key] = _value(raw)
+        elif index < len(rows) and rows[index][0] > indent:
+            out[key], index = _mapping(rows, index, rows[index][0])
+        else:
+            out[key] = None
+    return out, index
