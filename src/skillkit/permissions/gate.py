@@ -228,7 +228,7 @@ class PermissionGate:
                 action,
                 reason,
                 risk.level,
-                str(matched) if matched is not None else "",
+                matched.text if matched is not None else "",
                 hint,
                 "",
                 suggested,
