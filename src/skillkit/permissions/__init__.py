@@ -7,7 +7,9 @@
 - `PermissionGate` — run / ask / refuse for one tool call;
 - `ApprovalBroker`, `ApprovalDecision` — waiting for the user's answer;
 - `QuestionBroker`, `ask_user_tool` — questions to the user;
-- `exit_plan_mode_tool` — the plan handed to the user for approval.
+- `exit_plan_mode_tool` — the plan handed to the user for approval;
+- `install` — wires a gate into an `AgentRunner` and returns its `Permissions` face;
+  `build_gate`, `configure_non_interactive` for frontends.
 """
 
 from skillkit.permissions.broker import (
@@ -24,6 +26,14 @@ from skillkit.permissions.gate import (
     PermissionGate,
     RiskVerdict,
     ToolKind,
+)
+from skillkit.permissions.install import (
+    Permissions,
+    build_gate,
+    configure_non_interactive,
+    describe_request,
+    install,
+    non_interactive_answerer,
 )
 from skillkit.permissions.modes import ModeState, PermissionMode, next_mode, parse_mode
 from skillkit.permissions.plan import ExitPlanModeTool, exit_plan_mode_tool
@@ -56,6 +66,7 @@ __all__ = [
     "PermissionGate",
     "PermissionMode",
     "PermissionSettings",
+    "Permissions",
     "Question",
     "QuestionAnswer",
     "QuestionBroker",
@@ -71,9 +82,14 @@ __all__ = [
     "ShellVerdict",
     "ToolKind",
     "ask_user_tool",
+    "build_gate",
+    "configure_non_interactive",
+    "describe_request",
     "exit_plan_mode_tool",
+    "install",
     "load_permission_settings",
     "next_mode",
+    "non_interactive_answerer",
     "parse_mode",
     "parse_rule",
 ]

@@ -286,6 +286,10 @@ class ApprovalBroker:
         """The requests waiting for an answer, oldest first."""
         return self._pending.waiting()
 
+    def get(self, request_id: str) -> ApprovalRequest | None:
+        """The waiting request with this id, if any."""
+        return next((r for r in self._pending.waiting() if r.request_id == request_id), None)
+
     def respond(
         self, request_id: str, decision: ApprovalDecision | str | Mapping[str, Any]
     ) -> bool:
@@ -304,11 +308,14 @@ class ApprovalBroker:
         *,
         timeout: float | None = _UNSET,  # noqa: ASYNC109 - a timeout is an answer (deny)
         abort: AbortSignal | None = None,
+        announce: RequestListener | None = None,
     ) -> tuple[ApprovalRequest, ApprovalDecision]:
         """Ask for approval and wait; returns the request (with its id) and the decision.
 
-        Never raises for a missing answer: timeout and abort come back as denials
-        (``by="timeout"`` / ``by="abort"``). Cancelling the calling task withdraws it.
+        ``announce`` is told about this request only (before the broker's listeners), e.g.
+        to emit ``approval_needed`` on the asking agent's event bus. Never raises for a
+        missing answer: timeout and abort come back as denials (``by="timeout"`` /
+        ``by="abort"``). Cancelling the calling task withdraws the request.
         """
         if not request.request_id:
             request = msgspec.structs.replace(request, request_id=self._pending.new_id())
@@ -318,7 +325,7 @@ class ApprovalBroker:
         if abort is not None and abort.aborted:
             self._pending.resolve(rid, _aborted(abort.reason or "aborted"))
         else:
-            await notify(self._listeners, request)
+            await notify([announce, *self._listeners] if announce else self._listeners, request)
             if self.answerer is not None and rid in self._pending:
                 answer = await self._ask_answerer(request)
                 if answer is not None:

@@ -255,11 +255,13 @@ class _Walker:
             )
         # wrappers: judge the command they run
         if name in _c.PRIVILEGE:
+            # judge the inner command first: its finding is the more specific one
+            inner = _skip_options(args, _c.PRIVILEGE_OPTS_WITH_VALUE)
+            after = self.argv(inner, cwd, depth, text, piped_from) if inner else cwd
             v.raise_to(
                 RiskLevel.DANGEROUS, "privilege escalation", f"'{text}' runs as another user"
             )
-            inner = _skip_options(args, _c.PRIVILEGE_OPTS_WITH_VALUE)
-            return self.argv(inner, cwd, depth, text, piped_from) if inner else cwd
+            return after
         if name in _c.WRAPPERS:
             inner = _c.unwrap(name, args)
             return self.argv(inner, cwd, depth, text, piped_from) if inner else cwd

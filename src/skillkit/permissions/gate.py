@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from skillkit.abort import AbortSignal
-from skillkit.permissions.broker import ApprovalBroker, ApprovalDecision, ApprovalRequest
+from skillkit.permissions.broker import (
+    ApprovalBroker,
+    ApprovalDecision,
+    ApprovalRequest,
+    RequestListener,
+)
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
 from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
 from skillkit.permissions.rules import Evaluation, Rule, RuleAction, RuleSet, Subject, parse_rule
@@ -393,9 +398,11 @@ class PermissionGate:
         tool_call_id: str = "",
         agent_id: str = "",
         abort: AbortSignal | None = None,
+        announce: RequestListener | None = None,
     ) -> GateOutcome:
-        """Decide and, if the decision is to ask, wait for the answer. Never raises for a
-        missing answer: timeout and abort come back as refusals."""
+        """Decide and, if the decision is to ask, wait for the answer (``announce`` is told
+        about the request, see `ApprovalBroker.request`). Never raises for a missing
+        answer: timeout and abort come back as refusals."""
         decision = self.decide(tool_name, tool_input, tool)
         if decision.action is GateAction.RUN:
             return GateOutcome(True, "", decision)
@@ -415,7 +422,7 @@ class PermissionGate:
             agent_id=agent_id,
             suggested_rule=decision.suggested_rule,
         )
-        request, answer = await self.approvals.request(request, abort=abort)
+        request, answer = await self.approvals.request(request, abort=abort, announce=announce)
         if not answer.allowed:
             return GateOutcome(
                 False,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skillkit.permissions.broker import RequestListener
 from skillkit.permissions.gate import EXIT_PLAN_MODE, PermissionGate
 from skillkit.permissions.modes import PermissionMode
 from skillkit.tools.base import ToolContext, ToolResult
@@ -34,9 +35,15 @@ class ExitPlanModeTool:
     description = _DESCRIPTION
     read_only = True
 
-    def __init__(self, gate: PermissionGate, args_model: type[BaseModel]) -> None:
+    def __init__(
+        self,
+        gate: PermissionGate,
+        args_model: type[BaseModel],
+        announce: RequestListener | None = None,
+    ) -> None:
         self.gate = gate
         self.args_model = args_model
+        self.announce = announce
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         gate = self.gate
@@ -55,6 +62,7 @@ class ExitPlanModeTool:
                 tool_call_id=ctx.tool_call_id,
                 agent_id=ctx.agent_id,
                 abort=ctx.abort,
+                announce=self.announce,
             )
             if not outcome.allowed:
                 return ToolResult.error(outcome.message)
@@ -66,12 +74,14 @@ class ExitPlanModeTool:
         )
 
 
-def exit_plan_mode_tool(gate: PermissionGate) -> ExitPlanModeTool:
-    """Build the ``exit_plan_mode`` tool for ``gate``."""
+def exit_plan_mode_tool(
+    gate: PermissionGate, announce: RequestListener | None = None
+) -> ExitPlanModeTool:
+    """Build the ``exit_plan_mode`` tool for ``gate`` (``announce``: see `PermissionGate.check`)."""
     from pydantic import BaseModel, ConfigDict, Field
 
     class ExitPlanModeArgs(BaseModel):
         model_config = ConfigDict(extra="forbid")
         plan: str = Field(min_length=1, description="The plan, in Markdown.")
 
-    return ExitPlanModeTool(gate, ExitPlanModeArgs)
+    return ExitPlanModeTool(gate, ExitPlanModeArgs, announce)

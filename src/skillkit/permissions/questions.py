@@ -153,8 +153,10 @@ class QuestionBroker:
         agent_id: str = "",
         abort: AbortSignal | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - a timeout is an answer, not an error
+        announce: RequestListener | None = None,
     ) -> QuestionResponse:
-        """Ask and wait. Never raises for a missing answer (see `QuestionResponse`)."""
+        """Ask and wait. ``announce`` is told about this request only (e.g. to emit
+        ``question_needed``). Never raises for a missing answer (see `QuestionResponse`)."""
         if not self.interactive:
             return QuestionResponse(unavailable=NO_USER_MESSAGE)
         request = QuestionRequest(
@@ -166,7 +168,7 @@ class QuestionBroker:
         if abort is not None and abort.aborted:
             self._pending.resolve(rid, QuestionResponse(unavailable="the run was aborted"))
         else:
-            await notify(self._listeners, request)
+            await notify([announce, *self._listeners] if announce else self._listeners, request)
             if self.answerer is not None and rid in self._pending:
                 try:
                     answer = self.answerer(request)
@@ -236,9 +238,15 @@ class AskUserTool:
     description = _DESCRIPTION
     read_only = True
 
-    def __init__(self, broker: QuestionBroker, args_model: type[BaseModel]) -> None:
+    def __init__(
+        self,
+        broker: QuestionBroker,
+        args_model: type[BaseModel],
+        announce: RequestListener | None = None,
+    ) -> None:
         self.broker = broker
         self.args_model = args_model
+        self.announce = announce
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         questions = [
@@ -252,7 +260,9 @@ class AskUserTool:
             )
             for q in args.questions
         ]
-        response = await self.broker.ask(questions, agent_id=ctx.agent_id, abort=ctx.abort)
+        response = await self.broker.ask(
+            questions, agent_id=ctx.agent_id, abort=ctx.abort, announce=self.announce
+        )
         details = msgspec.to_builtins(response)
         if not response.answered:
             text = response.unavailable
@@ -267,9 +277,9 @@ class AskUserTool:
         return ToolResult.text("\n".join(lines), details=details)
 
 
-def ask_user_tool(broker: QuestionBroker) -> AskUserTool:
-    """Build the ``ask_user`` tool for ``broker`` (pydantic is imported here, not at
-    module import)."""
+def ask_user_tool(broker: QuestionBroker, announce: RequestListener | None = None) -> AskUserTool:
+    """Build the ``ask_user`` tool for ``broker``; ``announce`` is told about each of its
+    requests (pydantic is imported here, not at module import)."""
     from pydantic import BaseModel, ConfigDict, Field
 
     class OptionArg(BaseModel):
@@ -290,4 +300,4 @@ def ask_user_tool(broker: QuestionBroker) -> AskUserTool:
         model_config = ConfigDict(extra="forbid")
         questions: list[QuestionArg] = Field(min_length=1, max_length=4)
 
-    return AskUserTool(broker, AskUserArgs)
+    return AskUserTool(broker, AskUserArgs, announce)

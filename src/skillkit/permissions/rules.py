@@ -10,7 +10,8 @@ A rule is written ``tool`` or ``tool(pattern)``:
   within one path segment, ``**`` across segments, ``?`` one character. A relative pattern
   starts at the workspace, ``~/`` at the home directory, ``/`` at the filesystem root; a
   pattern without any ``/`` (``*.pem``, ``.env``) matches that file name in any directory.
-  A pattern also matches everything below a directory it matches.
+  A pattern also matches everything below a directory it matches, and ``dir/**`` matches
+  ``dir`` itself.
 - the tool name itself may hold ``*`` (``mcp__github__*``).
 - ``\\*`` is a literal ``*`` in any pattern.
 
@@ -295,6 +296,8 @@ class RuleSet:
         else:
             root, rest = self.workspace, pattern[2:] if pattern.startswith("./") else pattern
         rest = rest.rstrip("/")
+        while rest.endswith("/**"):  # "dir/**" also covers "dir" itself
+            rest = rest[:-3]
         prefix = re.escape(root.rstrip("/")) + "/"
         if not rest:
             return re.escape(root.rstrip("/") or "/") + r"(?:/.*)?"
