@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillkit.abort import AbortSignal
 from skillkit.permissions import (
@@ -322,3 +324,30 @@ async def test_two_parallel_checks_answered_out_of_order(
     assert (await second).allowed and not first.done()
     gate.approvals.respond(by_call["c1"], "deny")
     assert not (await first).allowed
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(
+        ["read", "edit", "write", "bash", "monitor", "kill_task", "x", "exit_plan_mode"]
+    ),
+    args=st.dictionaries(st.sampled_from(["path", "command", "plan", "description", "z"]), _json),
+    mode=st.sampled_from(list(PermissionMode)),
+)
+def test_decide_never_raises_for_any_arguments(
+    gate: PermissionGate, name: str, args: dict[str, Any], mode: PermissionMode
+) -> None:
+    gate.set_mode(mode)
+    decision = gate.decide(name, args)
+    assert decision.action in (RUN, ASK, REFUSE) and decision.reason

@@ -100,3 +100,10 @@ def test_any_text_parses_or_raises_a_syntax_error(text: str) -> None:
 def test_classifier_never_raises_for_shell_like_text(text: str) -> None:
     verdict = ShellClassifier("/w", home="/h").classify(text)
     assert verdict.hint
+
+
+def test_absurd_nesting_is_a_syntax_error_not_a_crash() -> None:
+    deep = "echo " + "$(" * 3000 + "x" + ")" * 3000
+    with pytest.raises(ShellSyntaxError, match="nested too deeply"):
+        parse_script(deep)
+    assert ShellClassifier("/w", home="/h").classify(deep).hint == "unparseable command"

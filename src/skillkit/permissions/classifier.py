@@ -97,7 +97,7 @@ class ShellClassifier:
         verdict = ShellVerdict()
         try:
             script = parse_script(command_line)
-        except (ShellSyntaxError, RecursionError) as exc:
+        except ShellSyntaxError as exc:
             verdict.raise_to(RiskLevel.DANGEROUS, "unparseable command", f"cannot parse: {exc}")
             verdict.commands.append(command_line.strip())
             return verdict

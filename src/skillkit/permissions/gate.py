@@ -337,15 +337,12 @@ class PermissionGate:
         return any(path == d or path.startswith(d.rstrip("/") + "/") for d in self.directories)
 
     def _path_subject(self, path: str) -> Subject:
-        try:
-            real = os.path.realpath(path)
-        except (OSError, ValueError):
-            real = path
+        real = _realpath(path)
         return Subject("path", (path,) if real == path else (path, real))
 
     def _edit_risk(self, tool_name: str, path: str) -> RiskVerdict:
         shown = self.display_path(path)
-        real = os.path.realpath(path)
+        real = _realpath(path)
         if not (self.inside(path) and self.inside(real)):
             return RiskVerdict(
                 RiskLevel.DANGEROUS,
@@ -467,6 +464,13 @@ class PermissionGate:
         if self.mode is PermissionMode.PLAN:
             self.set_mode(target)
         return self.mode
+
+
+def _realpath(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
 
 
 def _merge_file_rules(into: Evaluation, others: list[Evaluation]) -> None:

@@ -119,9 +119,10 @@ class Script:
 
 def parse_script(source: str) -> Script:
     """Parse ``source`` into a `Script`. Raises `ShellSyntaxError` on malformed input."""
-    parser = _Parser(source)
-    script = parser.parse_list(closing=None)
-    return script
+    try:
+        return _Parser(source).parse_list(closing=None)
+    except RecursionError:
+        raise ShellSyntaxError("nested too deeply") from None
 
 
 def iter_commands(script: Script) -> Iterator[Command]:
