@@ -361,8 +361,12 @@ async def _run_tools(
     """Prepare, run and report the calls of one turn; yields results in call order."""
     by_name = {t.name: t for t in tools}
     pending = [_Pending(call) for call in calls]
-    for item in pending:
-        await _prepare(item, by_name, ctx, turn)
+    if ctx.parallel_tools and len(pending) > 1:
+        # gate the calls together, so several can wait for approval at once
+        await asyncio.gather(*(_prepare(item, by_name, ctx, turn) for item in pending))
+    else:
+        for item in pending:
+            await _prepare(item, by_name, ctx, turn)
 
     runnable = [p for p in pending if p.result is None]
     sequential = (

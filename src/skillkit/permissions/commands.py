@@ -1,0 +1,608 @@
+"""What known shell commands do: the tables and per-command rules of the classifier.
+
+Each rule looks at one command's arguments and reports findings through a
+`JudgeContext` (reads, writes, ``normal``/``danger`` findings). A command without a rule
+is read-only when listed in `READ_ONLY`, otherwise "may change state". Internal to
+`skillkit.permissions.classifier`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+from skillkit.permissions.shell import Word
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
+
+HARMLESS_TARGETS = _words("/dev/null /dev/stdout /dev/stderr /dev/stdin /dev/tty /dev/zero")
+
+KEYWORDS = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "esac"}
+)
+LOOP_HEADERS = _words("for select case")
+
+DOWNLOADERS = _words("curl wget fetch aria2c http https xh lwp-download")
+SHELLS = _words("sh bash zsh dash ksh mksh fish csh tcsh ash")
+_SCRIPT_RUNNERS = _words(
+    "perl ruby node nodejs php pwsh powershell deno bun lua Rscript osascript source . "
+    "python python2 python3 pypy pypy3"
+)
+INTERPRETERS = SHELLS | _SCRIPT_RUNNERS
+PRIVILEGE = _words("sudo doas su pkexec run0")
+PRIVILEGE_OPTS_WITH_VALUE = _words("-u -g -C -D -h -p -r -t -U --user --group --chdir -c")
+WRAPPERS = _words(
+    "env nice nohup time timeout command builtin exec stdbuf ionice caffeinate unbuffer "
+    "taskset chrt watch xvfb-run strace ltrace"
+)
+DELETERS = _words("rm shred unlink rmdir srm")
+
+READ_ONLY = _words(
+    "ls ll la dir cat tac head tail less more wc grep egrep fgrep rg ag ack tree pwd echo "
+    "printf which type whereis whoami id groups date cal uname hostname printenv file stat "
+    "du df diff cmp comm cut tr nl fold fmt paste join column basename dirname realpath "
+    "readlink jq sha1sum sha256sum sha512sum md5sum md5 shasum cksum b2sum true false test "
+    "[ [[ seq sleep wait export unset set alias local declare readonly shift read hash xxd "
+    "hexdump od strings nproc free uptime ps top htop lsof env locale tty users who w look "
+    "expand unexpand rev numfmt getconf man info apropos whatis help history jobs fc dirs "
+    "ldd nm objdump lsblk tput clear sum zcat bzcat xzcat zgrep zless cd pushd popd"
+)
+_GREP_LIKE = _words("grep egrep fgrep rg ag ack zgrep")
+_NO_PATH_ARGS = _words(
+    "echo printf which type whereis date seq sleep export unset set alias local declare "
+    "readonly test [ [[ true false printenv id groups getconf man info help tput ps kill "
+    "read"
+)
+
+DISK_TOOLS = _words(
+    "dd fdisk sfdisk cfdisk gdisk sgdisk parted gparted wipefs mkswap swapon swapoff mount "
+    "umount losetup cryptsetup hdparm blkdiscard badblocks diskutil format mke2fs e2fsck "
+    "fsck tune2fs resize2fs lvremove vgremove pvremove lvcreate zpool zfs mdadm debugfs "
+    "newfs fdformat"
+)
+POWER = _words("shutdown reboot halt poweroff telinit")
+ACCOUNT_TOOLS = _words(
+    "chown chgrp setcap setfacl usermod useradd userdel groupadd groupdel groupmod passwd "
+    "chpasswd visudo adduser deluser addgroup delgroup gpasswd newgrp chattr setenforce "
+    "chsh vipw"
+)
+
+
+class JudgeContext(Protocol):
+    """What a command rule may use (implemented by the classifier)."""
+
+    text: str
+
+    def path(self, word: Word) -> str | None: ...
+    def inside(self, path: str | None) -> bool: ...
+    def read(self, words: list[Word]) -> None: ...
+    def write(self, words: list[Word], *, deleting: bool = False) -> bool: ...
+    def danger(self, hint: str, reason: str | None = None) -> None: ...
+    def normal(self, hint: str, reason: str | None = None) -> None: ...
+    def run(self, words: list[Word]) -> None: ...
+
+
+Rule = Callable[[list[Word], JudgeContext], None]
+
+
+# --------------------------------------------------------------------------- argument helpers
+
+
+def split_args(
+    args: list[Word], with_value: frozenset[str] = frozenset()
+) -> tuple[list[str], list[Word], dict[str, str]]:
+    """(option texts, positional words, option values) — ``--`` ends options."""
+    options: list[str] = []
+    positional: list[Word] = []
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text == "--":
+            positional.extend(args[i + 1 :])
+            break
+        if text.startswith("-") and text != "-":
+            options.append(text)
+            name, eq, value = text.partition("=")
+            if eq:
+                values[name] = value
+            elif text in with_value and i + 1 < len(args):
+                values[text] = args[i + 1].text
+                i += 1
+        else:
+            positional.append(args[i])
+        i += 1
+    return options, positional, values
+
+
+def has_short(options: list[str], letters: str) -> bool:
+    """Whether any bundled short option (``-rf``) contains one of ``letters``."""
+    return any(
+        o.startswith("-") and not o.startswith("--") and any(ch in o[1:] for ch in letters)
+        for o in options
+    )
+
+
+def is_interpreter(name: str) -> bool:
+    return (
+        name in INTERPRETERS
+        or re.fullmatch(r"python\d(\.\d+)?|pypy\d?|perl\d?|ruby\d?", name) is not None
+    )
+
+
+def reads_code_from_stdin(name: str, args: list[Word]) -> bool:
+    """Whether an interpreter run this way takes its program from standard input."""
+    options, positional, _ = split_args(args)
+    if name in (".", "source"):
+        return any(p.text in ("/dev/stdin", "-") for p in positional)
+    if any(o in ("-c", "-e", "-m", "--command", "--eval", "-E") for o in options):
+        return False
+    if name in SHELLS and has_short([o for o in options if not o.startswith("--")], "c"):
+        return False
+    return not positional or positional[0].text in ("-", "/dev/stdin") or "-s" in options
+
+
+def inline_script(name: str, args: list[Word]) -> str | None:
+    """The program text of ``bash -c '...'``, ``su -c '...'`` or ``eval ...``."""
+    if name == "eval":
+        return " ".join(w.text for w in args) if args else None
+    for i, word in enumerate(args):
+        text = word.text
+        if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
+            rest = [w for w in args[i + 1 :] if not w.text.startswith("-")]
+            return rest[0].text if rest else None
+        if not text.startswith("-"):
+            return None
+    return None
+
+
+def unwrap(name: str, args: list[Word]) -> list[Word]:
+    """The command a wrapper (``env``, ``timeout``, ``nice``...) runs; [] if none."""
+    with_value = {
+        "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
+        "nice": {"-n", "--adjustment"},
+        "timeout": {"-s", "--signal", "-k", "--kill-after"},
+        "exec": {"-a"},
+        "stdbuf": {"-i", "-o", "-e"},
+        "ionice": {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"},
+        "chrt": {"-p"},
+        "watch": {"-n", "--interval", "-d", "-q", "--equexit"},
+        "strace": {"-e", "-o", "-p", "-s", "-u"},
+        "ltrace": {"-e", "-o", "-p", "-s", "-u"},
+        "taskset": {"-c", "--cpu-list"},
+    }.get(name, set())
+    if name == "command" and any(a.text in ("-v", "-V") for a in args):
+        return []
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        i += 2 if text in with_value else 1
+    while name == "env" and i < len(args) and re.fullmatch(r"[A-Za-z_]\w*=.*", args[i].text):
+        i += 1
+    if name in ("timeout", "chrt") and i < len(args):
+        i += 1  # the duration / priority
+    if name == "taskset" and i < len(args) and not any(a.text.startswith("-c") for a in args[:i]):
+        i += 1  # the CPU mask
+    return args[i:]
+
+
+def xargs_command(args: list[Word]) -> list[Word]:
+    with_value = {
+        "-I",
+        "-L",
+        "-n",
+        "-P",
+        "-s",
+        "-d",
+        "-E",
+        "-a",
+        "--arg-file",
+        "--delimiter",
+        "--max-args",
+        "--max-procs",
+        "--max-lines",
+        "--replace",
+    }
+    i = 0
+    while i < len(args) and args[i].text.startswith("-"):
+        i += 2 if args[i].text in with_value else 1
+    return args[i:]
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _rm(args: list[Word], ctx: JudgeContext) -> None:
+    options, targets, _ = split_args(args)
+    if has_short(options, "rR") or "--recursive" in options:
+        ctx.write(targets, deleting=True)
+        ctx.danger("recursive delete")
+        return
+    if not ctx.write(targets, deleting=True):
+        ctx.normal("deletes files")
+
+
+def _delete_plain(args: list[Word], ctx: JudgeContext) -> None:
+    _, targets, _ = split_args(args)
+    if not ctx.write(targets, deleting=True):
+        ctx.normal("deletes files")
+
+
+def _find(args: list[Word], ctx: JudgeContext) -> None:
+    texts = [a.text for a in args]
+    roots = []
+    for a in args:
+        if a.text.startswith(("-", "(", "!")):
+            break
+        roots.append(a)
+    ctx.read(roots)
+    if "-delete" in texts:
+        ctx.write(roots or [Word(".", ".")], deleting=True)
+        ctx.danger("recursive delete")
+    for i, text in enumerate(texts):
+        if text in ("-exec", "-execdir", "-ok", "-okdir"):
+            inner: list[Word] = []
+            for a in args[i + 1 :]:
+                if a.text in (";", "+"):
+                    break
+                inner.append(a)
+            _exec_each(inner, ctx)
+        elif (
+            text in ("-fprint", "-fprint0", "-fprintf", "-fls")
+            and i + 1 < len(args)
+            and not ctx.write([args[i + 1]])
+        ):
+            ctx.normal("writes files")
+
+
+def _fd(args: list[Word], ctx: JudgeContext) -> None:
+    for i, a in enumerate(args):
+        if a.text in ("-x", "--exec", "-X", "--exec-batch"):
+            _exec_each(args[i + 1 :], ctx)
+            return
+    _, positional, _ = split_args(
+        args, frozenset({"-e", "-t", "-E", "-d", "--type", "--extension"})
+    )
+    ctx.read(positional[1:])
+
+
+def _exec_each(inner: list[Word], ctx: JudgeContext) -> None:
+    if inner and os.path.basename(inner[0].text) in DELETERS:
+        ctx.danger("bulk delete", f"'{ctx.text}' deletes every file it finds")
+    ctx.run(inner)
+    ctx.normal("runs commands", f"'{ctx.text}' runs a command on each file")
+
+
+def _copy_like(args: list[Word], ctx: JudgeContext) -> None:
+    options, positional, values = split_args(
+        args, frozenset({"-t", "--target-directory", "-m", "--mode", "-o", "-g", "-S", "-e"})
+    )
+    target = values.get("-t") or values.get("--target-directory")
+    if target is not None:
+        dest = [Word(target, target)]
+        sources = positional
+    else:
+        dest, sources = positional[-1:], positional[:-1]
+    ctx.read(sources)
+    remote = [d for d in dest if re.match(r"^[^/.~$][^/]*:", d.text)]
+    if remote:
+        ctx.danger("write outside the workspace", f"'{ctx.text}' copies to another host")
+        return
+    if any(o.startswith("--delete") for o in options):
+        ctx.write(dest, deleting=True)
+        ctx.danger("recursive delete", f"'{ctx.text}' deletes files missing from the source")
+        return
+    if not ctx.write(dest):
+        ctx.normal("writes files")
+
+
+def _mv(args: list[Word], ctx: JudgeContext) -> None:
+    _, positional, values = split_args(args, frozenset({"-t", "--target-directory", "-S"}))
+    target = values.get("-t") or values.get("--target-directory")
+    words = positional + ([Word(target, target)] if target else [])
+    if not ctx.write(words):
+        ctx.normal("moves files")
+
+
+def _write_all(with_value: frozenset[str]) -> Rule:
+    def rule(args: list[Word], ctx: JudgeContext) -> None:
+        _, positional, _ = split_args(args, with_value)
+        if not ctx.write(positional):
+            ctx.normal("writes files")
+
+    return rule
+
+
+def _chmod(args: list[Word], ctx: JudgeContext) -> None:
+    options, positional, _ = split_args(args, frozenset({"--reference"}))
+    if positional and not any(o.startswith("--reference") for o in options):
+        mode, targets = positional[0].text, positional[1:]
+    else:
+        mode, targets = "", positional
+    if "s" in mode or re.fullmatch(r"[4267][0-7]{3}", mode):
+        ctx.danger("privilege change", f"'{ctx.text}' sets a setuid/setgid bit")
+    if not ctx.write(targets):
+        ctx.normal("changes file permissions")
+
+
+def _sed(args: list[Word], ctx: JudgeContext) -> None:
+    options, positional, values = split_args(
+        args, frozenset({"-e", "-f", "--expression", "--file", "-l"})
+    )
+    in_place = any(
+        o.startswith("--in-place") or (o.startswith("-i") and not o.startswith("--"))
+        for o in options
+    ) or (has_short([o for o in options if not o.startswith("-i")], "i"))
+    files = (
+        positional
+        if ("-e" in values or "-f" in values or "--expression" in values)
+        else positional[1:]
+    )
+    if in_place:
+        if not ctx.write(files):
+            ctx.normal("edits files in place")
+        return
+    script = positional[0].text if positional and files is not positional else ""
+    if re.search(r"(^|[;}\s])[0-9,$/]*\s*[wWe]\b|/[gpiIm0-9]*[we]\b", script):
+        ctx.normal("may write files or run commands")
+    ctx.read(files)
+
+
+def _awk(args: list[Word], ctx: JudgeContext) -> None:
+    _, positional, values = split_args(args, frozenset({"-F", "-v", "-f"}))
+    script = "" if "-f" in values else (positional[0].text if positional else "")
+    if "-f" in values or re.search(r"system\s*\(|\|\s*\"|>\s*\"|\bprint[^;}]*>|getline", script):
+        ctx.normal("may write files or run commands")
+    ctx.read(positional[0 if "-f" in values else 1 :])
+
+
+def _sort(args: list[Word], ctx: JudgeContext) -> None:
+    _, positional, values = split_args(args, frozenset({"-o", "--output", "-k", "-t", "-S", "-T"}))
+    output = values.get("-o") or values.get("--output")
+    if output is not None and not ctx.write([Word(output, output)]):
+        ctx.normal("writes files")
+    ctx.read(positional)
+
+
+def _uniq(args: list[Word], ctx: JudgeContext) -> None:
+    _, positional, _ = split_args(args, frozenset({"-f", "-s", "-w"}))
+    ctx.read(positional[:1])
+    if len(positional) > 1 and not ctx.write(positional[1:2]):
+        ctx.normal("writes files")
+
+
+def _curl(args: list[Word], ctx: JudgeContext) -> None:
+    _, _, values = split_args(
+        args,
+        frozenset(
+            {
+                "-o",
+                "--output",
+                "-X",
+                "-d",
+                "-H",
+                "-u",
+                "-A",
+                "-e",
+                "-T",
+                "--data",
+                "--header",
+                "--output-dir",
+                "-F",
+                "--form",
+            }
+        ),
+    )
+    ctx.normal("network access")
+    for key in ("-o", "--output", "--output-dir"):
+        value = values.get(key)
+        if value is not None and value != "-":
+            ctx.write([Word(value, value)])
+
+
+def _wget(args: list[Word], ctx: JudgeContext) -> None:
+    _, _, values = split_args(
+        args, frozenset({"-O", "--output-document", "-P", "--directory-prefix", "-o", "-a"})
+    )
+    ctx.normal("network access")
+    targets = [values.get(k) for k in ("-O", "--output-document", "-P", "--directory-prefix")]
+    chosen = [t for t in targets if t is not None and t != "-"]
+    if not any(t is not None for t in targets[:2]):
+        chosen.append(".")
+    ctx.write([Word(t, t) for t in chosen])
+
+
+def _tar(args: list[Word], ctx: JudgeContext) -> None:
+    options, positional, values = split_args(args, frozenset({"-C", "--directory", "-f", "--file"}))
+    letters = args[0].text if args and not args[0].text.startswith("-") else ""
+    flags = "".join(o[1:] for o in options if not o.startswith("--")) + letters
+    if "x" in flags or "--extract" in options or "--get" in options:
+        where = values.get("-C") or values.get("--directory") or "."
+        if not ctx.write([Word(where, where)]):
+            ctx.normal("extracts files")
+    elif "c" in flags or "r" in flags or "u" in flags or "--create" in options:
+        archive = values.get("-f") or values.get("--file")
+        if archive is None and letters and "f" in letters and positional:
+            archive = positional[0].text
+        if (archive and archive != "-" and not ctx.write([Word(archive, archive)])) or not archive:
+            ctx.normal("writes an archive")
+
+
+def _unzip(args: list[Word], ctx: JudgeContext) -> None:
+    options, positional, values = split_args(args, frozenset({"-d", "-x", "-P"}))
+    if "-l" in options or "-t" in options or "-v" in options:
+        ctx.read(positional[:1])
+        return
+    where = values.get("-d", ".")
+    if not ctx.write([Word(where, where)]):
+        ctx.normal("extracts files")
+
+
+def _crontab(args: list[Word], ctx: JudgeContext) -> None:
+    options, _, _ = split_args(args)
+    if has_short(options, "r"):
+        ctx.danger("deletes the crontab")
+    elif options != ["-l"]:
+        ctx.normal("changes scheduled jobs")
+
+
+def _container(args: list[Word], ctx: JudgeContext) -> None:
+    texts = [a.text for a in args]
+    if (
+        "--privileged" in texts
+        or any(re.match(r"^(-v|--volume)?=?/:|^/:/", t) for t in texts)
+        or "--pid=host" in texts
+    ):
+        ctx.danger("privilege change", f"'{ctx.text}' gives a container host access")
+        return
+    sub = next((t for t in texts if not t.startswith("-")), "")
+    if sub in ("ps", "images", "inspect", "logs", "version", "info", "stats", "top", "port"):
+        return
+    ctx.normal("may change state")
+
+
+def _package_manager(args: list[Word], ctx: JudgeContext) -> None:
+    texts = [a.text for a in args]
+    sub = next((t for t in texts if not t.startswith("-")), "")
+    if sub in ("ls", "list", "view", "info", "show", "freeze", "outdated", "why", "search", "help"):
+        return
+    if "-g" in texts or "--global" in texts or "--system" in texts:
+        ctx.danger("write outside the workspace", f"'{ctx.text}' installs globally")
+        return
+    ctx.normal("may change state")
+
+
+def _terraform(args: list[Word], ctx: JudgeContext) -> None:
+    sub = next((a.text for a in args if not a.text.startswith("-")), "")
+    if sub == "destroy" or (sub == "apply" and "-destroy" in [a.text for a in args]):
+        ctx.danger("destroys infrastructure")
+    elif sub not in ("plan", "validate", "fmt", "show", "output", "version", "providers"):
+        ctx.normal("may change state")
+
+
+def _systemctl(args: list[Word], ctx: JudgeContext) -> None:
+    sub = next((a.text for a in args if not a.text.startswith("-")), "")
+    if sub in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate"):
+        ctx.danger("system power")
+    elif sub not in (
+        "status",
+        "list-units",
+        "list-unit-files",
+        "is-active",
+        "is-enabled",
+        "show",
+        "cat",
+    ):
+        ctx.normal("changes system services")
+
+
+def _init(args: list[Word], ctx: JudgeContext) -> None:
+    if args and args[0].text in ("0", "6"):
+        ctx.danger("system power")
+    else:
+        ctx.normal("may change state")
+
+
+def _read_only(name: str) -> Rule:
+    def rule(args: list[Word], ctx: JudgeContext) -> None:
+        if name in _NO_PATH_ARGS:
+            return
+        _, positional, values = split_args(
+            args, frozenset({"-e", "-f", "-n", "-c", "-m", "-A", "-B", "-C", "-t", "-g", "--glob"})
+        )
+        if name in _GREP_LIKE and not ({"-e", "-f"} & set(values)):
+            positional = positional[1:]
+        ctx.read(positional)
+
+    return rule
+
+
+def _danger(hint: str) -> Rule:
+    def rule(args: list[Word], ctx: JudgeContext) -> None:
+        ctx.danger(hint)
+
+    return rule
+
+
+RULES: dict[str, Rule] = {
+    "rm": _rm,
+    "srm": _rm,
+    "unlink": _delete_plain,
+    "rmdir": _delete_plain,
+    "shred": _danger("secure delete"),
+    "find": _find,
+    "fd": _fd,
+    "fdfind": _fd,
+    "cp": _copy_like,
+    "install": _copy_like,
+    "ln": _copy_like,
+    "rsync": _copy_like,
+    "scp": _copy_like,
+    "mv": _mv,
+    "touch": _write_all(frozenset({"-d", "-r", "-t", "--date", "--reference"})),
+    "mkdir": _write_all(frozenset({"-m", "--mode"})),
+    "tee": _write_all(frozenset()),
+    "truncate": _write_all(frozenset({"-s", "--size", "-r", "--reference"})),
+    "mkfifo": _write_all(frozenset({"-m"})),
+    "chmod": _chmod,
+    "sed": _sed,
+    "gsed": _sed,
+    "awk": _awk,
+    "gawk": _awk,
+    "sort": _sort,
+    "uniq": _uniq,
+    "tar": _tar,
+    "unzip": _unzip,
+    "crontab": _crontab,
+    "docker": _container,
+    "podman": _container,
+    "npm": _package_manager,
+    "pnpm": _package_manager,
+    "yarn": _package_manager,
+    "pip": _package_manager,
+    "pip3": _package_manager,
+    "gem": _package_manager,
+    "cargo": _package_manager,
+    "terraform": _terraform,
+    "tofu": _terraform,
+    "systemctl": _systemctl,
+    "init": _init,
+    "curl": _curl,
+    "wget": _wget,
+    **{name: _danger("disk tool") for name in DISK_TOOLS},
+    **{name: _danger("system power") for name in POWER},
+    **{name: _danger("privilege change") for name in ACCOUNT_TOOLS},
+}
+
+
+def judge(name: str, args: list[Word], ctx: JudgeContext) -> None:
+    """Record what command ``name`` run with ``args`` does."""
+    from skillkit.permissions.git import judge_git
+
+    if name == "git":
+        judge_git(args, ctx)
+        return
+    rule = RULES.get(name)
+    if rule is None and re.fullmatch(r"mkfs(\.\w+)?|mkdosfs|mkntfs", name):
+        rule = _danger("disk tool")
+    if rule is not None:
+        rule(args, ctx)
+        return
+    if name in READ_ONLY:
+        _read_only(name)(args, ctx)
+        return
+    if len(args) == 1 and args[0].text in ("--version", "--help") and name not in POWER:
+        return
+    ctx.normal("may change files or state", f"'{ctx.text}' may change files or state")

@@ -1,0 +1,328 @@
+"""Wiring the permission layer into an `AgentRunner`.
+
+`install(runner, gate)` puts the gate in the runner's ``before_tool_call`` path (so
+plugins and bus handlers see the same calls and decisions), turns approval requests,
+questions and mode changes into ``approval_needed`` / ``question_needed`` /
+``mode_changed`` events on the runner's bus, and offers the ``ask_user`` tool (always)
+and ``exit_plan_mode`` (in plan mode, with a system-prompt section that explains plan
+mode). It returns a `Permissions` object — the runner-side face:
+``permissions.approvals.respond(request_id, "allow")``, ``permissions.set_mode("plan")``.
+
+`build_gate` makes a gate from the settings files plus command-line rule flags;
+`configure_non_interactive` makes a gate answer every request without a user (print mode);
+`describe_request` is a one-line summary for prompts and logs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from skillkit.abort import AbortSignal
+from skillkit.permissions.broker import ApprovalBroker, ApprovalDecision, ApprovalRequest
+from skillkit.permissions.gate import EXIT_PLAN_MODE, PermissionGate
+from skillkit.permissions.modes import PermissionMode
+from skillkit.permissions.plan import exit_plan_mode_tool
+from skillkit.permissions.questions import QuestionBroker, QuestionRequest, ask_user_tool
+from skillkit.permissions.rules import RuleAction
+from skillkit.permissions.settings import PermissionSettings, load_permission_settings
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.events import Event, ToolCallEventResult
+    from skillkit.tools.base import Tool
+
+__all__ = [
+    "PLAN_MODE_PROMPT",
+    "Permissions",
+    "build_gate",
+    "configure_non_interactive",
+    "describe_request",
+    "install",
+    "non_interactive_answerer",
+]
+
+PLAN_MODE_PROMPT = """\
+# Plan mode
+Plan mode is active. Do not change anything yet: no file edits or writes, no commands
+that change state (those calls are refused). Read files, search and run read-only
+commands to understand the task, then call `exit_plan_mode` with a concrete plan in
+Markdown. The user approves or rejects it; after approval you may make the changes."""
+
+
+class Permissions:
+    """The permission layer of one runner (made by `install`).
+
+    ``gate`` decides; ``approvals`` is where answers go (``respond(request_id,
+    decision)``); ``questions`` answers ``ask_user``; `set_mode` / `cycle_mode` change the
+    mode (each change emits ``mode_changed``); `uninstall` undoes `install`.
+    """
+
+    def __init__(
+        self, runner: AgentRunner, gate: PermissionGate, questions: QuestionBroker
+    ) -> None:
+        self.runner = runner
+        self.gate = gate
+        self.questions = questions
+        self._undo: list[Callable[[], None]] = []
+        self.ask_user = ask_user_tool(questions, announce=self._announce_question)
+        self.exit_plan_mode = exit_plan_mode_tool(gate, announce=self._announce_approval)
+
+    @property
+    def approvals(self) -> ApprovalBroker:
+        return self.gate.approvals
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self.gate.mode
+
+    def set_mode(self, mode: PermissionMode | str) -> PermissionMode:
+        """Switch mode (emits ``mode_changed``); returns the previous mode."""
+        return self.gate.set_mode(mode)
+
+    def cycle_mode(self) -> PermissionMode:
+        """The Shift+Tab step; returns the new mode."""
+        return self.gate.cycle_mode()
+
+    def tools(self) -> list[Tool]:
+        """The tool-provider seam: ``ask_user``, plus ``exit_plan_mode`` in plan mode."""
+        offered: list[Tool] = [self.ask_user]
+        if self.gate.mode is PermissionMode.PLAN:
+            offered.append(self.exit_plan_mode)
+        return offered
+
+    def prompt_section(self) -> str | None:
+        """The system-prompt seam: plan-mode instructions while plan mode is active."""
+        return PLAN_MODE_PROMPT if self.gate.mode is PermissionMode.PLAN else None
+
+    async def before_tool_call(self, event: Event) -> ToolCallEventResult | None:
+        """The ``before_tool_call`` handler: None lets the call run; a blocking result
+        carries the message for the model. Never raises: an internal failure blocks
+        the call (fail closed)."""
+        from skillkit.events import ToolCallEvent, ToolCallEventResult
+
+        call = event.payload
+        if not isinstance(call, ToolCallEvent):
+            return None
+        try:
+            outcome = await self.gate.check(
+                call.tool_name,
+                call.args,
+                tool=self._lookup(call.tool_name),
+                tool_call_id=call.tool_call_id,
+                agent_id=event.agent_id,
+                abort=self._abort_signal(),
+                announce=self._announce_approval,
+            )
+        except Exception as exc:
+            return ToolCallEventResult(
+                block=True, reason=f"The permission check failed ({exc}); the call was not run."
+            )
+        if outcome.allowed:
+            return None
+        return ToolCallEventResult(block=True, reason=outcome.message)
+
+    def uninstall(self) -> None:
+        """Remove the handler, tools, prompt section and event wiring."""
+        undo, self._undo = self._undo, []
+        for step in reversed(undo):
+            step()
+
+    # ----- internals
+
+    def _wire(self) -> None:
+        runner = self.runner
+        self._undo.append(runner.events.on("before_tool_call", self.before_tool_call))
+        self._undo.append(self.gate.on_mode_change(self._emit_mode_change))
+        runner.tool_providers.append(self)
+        runner.prompt_sections.append(self.prompt_section)
+        self._undo.append(lambda: _remove(runner.tool_providers, self))
+        self._undo.append(lambda: _remove(runner.prompt_sections, self.prompt_section))
+
+    def _lookup(self, name: str) -> object | None:
+        if name == EXIT_PLAN_MODE:
+            return self.exit_plan_mode
+        found = self.runner.tools.get(name)
+        if found is not None:
+            return found
+        for provider in self.runner.tool_providers:
+            for candidate in provider.tools():
+                if candidate.name == name:
+                    return candidate
+        return None
+
+    def _abort_signal(self) -> AbortSignal | None:
+        signal = getattr(self.runner, "abort_signal", None)
+        if not isinstance(signal, AbortSignal):
+            signal = getattr(self.runner, "_abort", None)
+        return signal if isinstance(signal, AbortSignal) else None
+
+    async def _announce_approval(self, request: ApprovalRequest) -> None:
+        from skillkit.events import ApprovalNeeded
+
+        await self.runner.events.emit(
+            "approval_needed",
+            ApprovalNeeded(
+                request_id=request.request_id,
+                tool_name=request.tool_name,
+                tool_input=request.tool_input,
+                input_description=request.input_description,
+                mode=request.mode,
+                reason=request.reason,
+                risk_hint=request.risk_hint,
+                matched=request.matched,
+                plan_content=request.plan_content,
+            ),
+        )
+
+    async def _announce_question(self, request: QuestionRequest) -> None:
+        from skillkit.events import QuestionItem, QuestionNeeded, QuestionOption
+
+        await self.runner.events.emit(
+            "question_needed",
+            QuestionNeeded(
+                request_id=request.request_id,
+                agent_id=request.agent_id,
+                questions=[
+                    QuestionItem(
+                        question=q.question,
+                        header=q.header,
+                        multi_select=q.multi_select,
+                        options=[
+                            QuestionOption(
+                                label=o.label, description=o.description, preview=o.preview
+                            )
+                            for o in q.options
+                        ],
+                    )
+                    for q in request.questions
+                ],
+            ),
+        )
+
+    def _emit_mode_change(self, previous: PermissionMode, new: PermissionMode) -> None:
+        from skillkit.events import ModeChanged
+
+        self.runner.events.emit_nowait(
+            "mode_changed", ModeChanged(prev_mode=previous.value, mode=new.value)
+        )
+
+
+def install(
+    runner: AgentRunner,
+    gate: PermissionGate | None = None,
+    *,
+    questions: QuestionBroker | None = None,
+) -> Permissions:
+    """Put ``gate`` (a default gate for the current directory if None) in ``runner``'s
+    ``before_tool_call`` path and wire events, tools and the plan-mode prompt. Returns
+    the `Permissions` face; call its `Permissions.uninstall` to undo. Install the gate
+    after handlers that rewrite tool arguments so it judges the final arguments."""
+    perms = Permissions(
+        runner,
+        gate if gate is not None else PermissionGate(workspace=os.getcwd()),
+        questions if questions is not None else QuestionBroker(),
+    )
+    perms._wire()
+    return perms
+
+
+def build_gate(
+    workspace: str | os.PathLike[str],
+    *,
+    mode: PermissionMode | str | None = None,
+    allow: Iterable[str] = (),
+    deny: Iterable[str] = (),
+    ask: Iterable[str] = (),
+    bypass: bool = False,
+    home: str | os.PathLike[str] | None = None,
+) -> tuple[PermissionGate, PermissionSettings]:
+    """A gate for ``workspace`` with the rules of the settings files plus rule flags
+    (source ``flag``). ``mode`` overrides the settings' default mode; ``bypass=True``
+    (an explicit flag) starts in bypass mode. Raises `ValueError` for a malformed flag
+    rule; problems in settings files are returned in the settings, not raised."""
+    settings = load_permission_settings(workspace, home=home)
+    start = PermissionMode.BYPASS if bypass else (mode or settings.default_mode or "default")
+    gate = PermissionGate(
+        workspace=workspace,
+        mode=start,
+        rules=settings.rules,
+        bypass_allowed=bypass,
+        additional_directories=settings.additional_directories,
+        home=home,
+    )
+    for texts, action in (
+        (deny, RuleAction.DENY),
+        (ask, RuleAction.ASK),
+        (allow, RuleAction.ALLOW),
+    ):
+        for text in texts:
+            gate.rules.add(text, action, source="flag")
+    return gate, settings
+
+
+def describe_request(request: ApprovalRequest) -> str:
+    """One line naming the call: ``bash: rm -rf build (recursive delete)``."""
+    if request.plan_content:
+        first = next((ln.strip() for ln in request.plan_content.splitlines() if ln.strip()), "")
+        return f"{request.tool_name}: plan — {first[:80]}"
+    args = request.tool_input
+    subject = args.get("command") or args.get("path") or args.get("file_path")
+    if not isinstance(subject, str):
+        subject = ", ".join(f"{k}={v!r}" for k, v in list(args.items())[:3])
+    subject = " ".join(subject.split())
+    if len(subject) > 120:
+        subject = subject[:117] + "..."
+    hint = f" ({request.risk_hint})" if request.risk_hint else ""
+    return f"{request.tool_name}: {subject}{hint}"
+
+
+def non_interactive_answerer(
+    notify: Callable[[str], None] | None = None,
+) -> Callable[[ApprovalRequest], ApprovalDecision]:
+    """An answerer that denies every request at once, telling the model no user is
+    available, and ``notify``-ing a line for the person reading the output (with the
+    ``--allow`` rule that would permit the call)."""
+
+    def answer(request: ApprovalRequest) -> ApprovalDecision:
+        if notify is not None:
+            how = (
+                f"; to allow it: --allow '{request.suggested_rule}'"
+                if request.suggested_rule
+                else ""
+            )
+            notify(f"denied {describe_request(request)}: no user to approve it{how}")
+        what = "the plan" if request.plan_content else f"this {request.tool_name} call"
+        return ApprovalDecision.deny(
+            f"Permission denied: no user is available to approve {what} (non-interactive run). "
+            "Do not retry it; finish what you can without it and report what was blocked.",
+            by="non_interactive",
+        )
+
+    return answer
+
+
+def configure_non_interactive(
+    target: Permissions | PermissionGate,
+    *,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    notify: Callable[[str], None] | None = None,
+) -> None:
+    """Make ``target`` answer without a user (print mode): ``allow``/``deny`` rule flags
+    are added (source ``flag``), every remaining approval is denied with a message, and
+    ``ask_user`` answers "no user available". Nothing can wait for an answer after this."""
+    gate = target.gate if isinstance(target, Permissions) else target
+    for text in deny:
+        gate.rules.add(text, RuleAction.DENY, source="flag")
+    for text in allow:
+        gate.rules.add(text, RuleAction.ALLOW, source="flag")
+    gate.approvals.answerer = non_interactive_answerer(notify)
+    if isinstance(target, Permissions):
+        target.questions.interactive = False
+
+
+def _remove(items: list[Any], item: Any) -> None:
+    if item in items:
+        items.remove(item)

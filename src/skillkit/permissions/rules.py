@@ -1,0 +1,358 @@
+"""Permission rules: allow / ask / deny a tool, optionally only for some arguments.
+
+A rule is written ``tool`` or ``tool(pattern)``:
+
+- ``bash(git status)`` — exactly that command; ``bash(npm test:*)`` — ``npm test`` and
+  ``npm test`` followed by anything; ``bash(git *)`` — ``*`` matches any text. A compound
+  command (``a && b``, ``a | b``, ``$(...)``...) is allowed only when *every* simple
+  command in it is allowed, and denied or asked when *any* part is.
+- ``read(~/.ssh/**)``, ``write(src/**)``, ``edit(/etc/**)`` — path globs: ``*`` matches
+  within one path segment, ``**`` across segments, ``?`` one character. A relative pattern
+  starts at the workspace, ``~/`` at the home directory, ``/`` at the filesystem root; a
+  pattern without any ``/`` (``*.pem``, ``.env``) matches that file name in any directory.
+  A pattern also matches everything below a directory it matches, and ``dir/**`` matches
+  ``dir`` itself.
+- the tool name itself may hold ``*`` (``mcp__github__*``).
+- ``\\*`` is a literal ``*`` in any pattern.
+
+When several rules match, deny beats ask beats allow (`RuleSet.evaluate`). An allow rule
+whose pattern has a wildcard (or no pattern) is *broad*: the gate still asks for commands
+the classifier marks dangerous, unless an exact rule allows them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "Evaluation",
+    "Rule",
+    "RuleAction",
+    "RuleSet",
+    "Subject",
+    "parse_rule",
+]
+
+
+class RuleAction(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+_RULE = re.compile(r"^\s*([A-Za-z0-9_.*:?\[\]-]+)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule. ``source`` says where it came from: ``user``, ``project``, ``local``
+    (settings files), ``flag`` (command line), ``session`` (allow always), ``sdk`` or a
+    plugin's name."""
+
+    action: RuleAction
+    tool: str
+    pattern: str | None = None
+    source: str = "sdk"
+
+    @property
+    def text(self) -> str:
+        """The rule as written: ``bash(npm test:*)``."""
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+
+    @property
+    def broad(self) -> bool:
+        """True when the rule covers more than one exact argument."""
+        return self.pattern is None or re.search(r"(?<!\\)\*", self.pattern) is not None
+
+    def applies_to(self, tool_name: str) -> bool:
+        if any(ch in self.tool for ch in "*?["):
+            return fnmatch.fnmatchcase(tool_name, self.tool)
+        return self.tool == tool_name
+
+    def __str__(self) -> str:
+        return f"{self.action.value} {self.text}"
+
+
+def parse_rule(text: str, action: RuleAction | str, source: str = "sdk") -> Rule:
+    """Parse ``tool`` or ``tool(pattern)``. Raises `ValueError` with a one-line message."""
+    act = RuleAction(action) if not isinstance(action, RuleAction) else action
+    if not isinstance(text, str):
+        raise ValueError(f"invalid permission rule {text!r}: expected a string")
+    match = _RULE.match(text)
+    if match is None:
+        raise ValueError(
+            f"invalid permission rule {text!r}: expected 'tool' or 'tool(pattern)', "
+            "e.g. 'bash(git status)' or 'read(~/.ssh/**)'"
+        )
+    tool, pattern = match.group(1), match.group(2)
+    if pattern is not None:
+        pattern = pattern.strip()
+        if not pattern:
+            raise ValueError(f"invalid permission rule {text!r}: empty pattern in parentheses")
+    return Rule(act, tool, pattern, source)
+
+
+SubjectKind = Literal["command", "path", "text"]
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a rule pattern is matched against for one call.
+
+    ``command``: one simple shell command; ``path``: one file, as every absolute spelling
+    it has (normalised and symlink-resolved); ``text``: any other argument text. For deny
+    and ask a match of any value counts; for allow all values must match.
+    """
+
+    kind: SubjectKind
+    values: tuple[str, ...]
+
+    @classmethod
+    def command(cls, text: str) -> Subject:
+        return cls("command", (text,))
+
+    @classmethod
+    def text(cls, text: str) -> Subject:
+        return cls("text", (text,))
+
+
+@dataclass
+class Evaluation:
+    """The rules that matched one call: the first deny, the first ask, and whether allow
+    rules cover every subject (``allowed``), exactly (``exact``)."""
+
+    deny: Rule | None = None
+    ask: Rule | None = None
+    allow: Rule | None = None
+    allowed: bool = False
+    exact: bool = False
+    unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def action(self) -> RuleAction | None:
+        """The winning action: deny beats ask beats allow; None when no rule decides."""
+        if self.deny is not None:
+            return RuleAction.DENY
+        if self.ask is not None:
+            return RuleAction.ASK
+        if self.allowed:
+            return RuleAction.ALLOW
+        return None
+
+    @property
+    def matched(self) -> Rule | None:
+        return self.deny or self.ask or (self.allow if self.allowed else None)
+
+
+class RuleSet:
+    """An ordered collection of rules, matched relative to ``workspace`` and ``home``."""
+
+    def __init__(
+        self,
+        rules: Iterable[Rule] = (),
+        *,
+        workspace: str | os.PathLike[str] = ".",
+        home: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.workspace = os.path.abspath(os.fspath(workspace))
+        self.home = os.path.abspath(os.fspath(home)) if home is not None else str(Path.home())
+        self._rules: list[Rule] = []
+        self._compiled: dict[str, re.Pattern[str]] = {}
+        for rule in rules:
+            self.add(rule)
+
+    # ----- editing
+
+    def add(
+        self, rule: Rule | str, action: RuleAction | str | None = None, *, source: str = "sdk"
+    ) -> Rule:
+        """Add a rule (a `Rule`, or its text with ``action``); returns it. Duplicates are
+        kept once."""
+        if isinstance(rule, str):
+            if action is None:
+                raise ValueError("add(text) needs an action: 'allow', 'ask' or 'deny'")
+            rule = parse_rule(rule, action, source)
+        if rule not in self._rules:
+            self._rules.append(rule)
+        return rule
+
+    def allow(self, *texts: str, source: str = "sdk") -> None:
+        for text in texts:
+            self.add(text, RuleAction.ALLOW, source=source)
+
+    def ask(self, *texts: str, source: str = "sdk") -> None:
+        for text in texts:
+            self.add(text, RuleAction.ASK, source=source)
+
+    def deny(self, *texts: str, source: str = "sdk") -> None:
+        for text in texts:
+            self.add(text, RuleAction.DENY, source=source)
+
+    def remove(self, rule: Rule) -> bool:
+        if rule in self._rules:
+            self._rules.remove(rule)
+            return True
+        return False
+
+    def remove_source(self, source: str) -> list[Rule]:
+        """Remove every rule from ``source``; returns them."""
+        gone = [r for r in self._rules if r.source == source]
+        self._rules = [r for r in self._rules if r.source != source]
+        return gone
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(list(self._rules))
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def for_tool(self, tool_name: str) -> list[Rule]:
+        return [r for r in self._rules if r.applies_to(tool_name)]
+
+    # ----- matching
+
+    def evaluate(
+        self,
+        tool_name: str,
+        subjects: Sequence[Subject],
+        *,
+        actions: Iterable[RuleAction] = tuple(RuleAction),
+    ) -> Evaluation:
+        """Match the rules for ``tool_name`` against the call's ``subjects``.
+
+        A call without subjects is matched by rules without a pattern only. Only the
+        ``actions`` given are considered (the gate asks file rules for deny/ask only
+        when judging a shell command's reads and writes).
+        """
+        wanted = set(actions)
+        result = Evaluation()
+        rules = self.for_tool(tool_name)
+        for action in (RuleAction.DENY, RuleAction.ASK):
+            if action not in wanted:
+                continue
+            for rule in (r for r in rules if r.action is action):
+                if rule.pattern is None or any(
+                    self._matches(rule, s.kind, v) for s in subjects for v in s.values
+                ):
+                    setattr(result, action.value, rule)
+                    break
+        if RuleAction.ALLOW not in wanted:
+            return result
+        allows = [r for r in rules if r.action is RuleAction.ALLOW]
+        if not allows:
+            return result
+        exact = True
+        first: Rule | None = None
+        for subject in subjects or [Subject("text", ())]:
+            covering = [
+                r
+                for r in allows
+                if r.pattern is None
+                or (
+                    subject.values
+                    and all(self._matches(r, subject.kind, v) for v in subject.values)
+                )
+            ]
+            if not covering:
+                result.unmatched.append(subject.values[0] if subject.values else "")
+                continue
+            first = first or covering[0]
+            exact = exact and any(not r.broad for r in covering)
+        result.allowed = not result.unmatched
+        result.allow = first
+        result.exact = result.allowed and exact
+        return result
+
+    def _matches(self, rule: Rule, kind: SubjectKind, value: str) -> bool:
+        assert rule.pattern is not None
+        if kind == "command":
+            return self._regex(rule.pattern, "command").fullmatch(_squash(value)) is not None
+        if kind == "path":
+            return self._regex(rule.pattern, "path").fullmatch(value) is not None
+        return fnmatch.fnmatchcase(value, rule.pattern)
+
+    def _regex(self, pattern: str, kind: str) -> re.Pattern[str]:
+        key = f"{kind}\0{pattern}"
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            source = _command_regex(pattern) if kind == "command" else self._path_regex(pattern)
+            compiled = self._compiled[key] = re.compile(source, re.S)
+        return compiled
+
+    def _path_regex(self, pattern: str) -> str:
+        if "/" not in pattern:
+            return r"(?:.*/)?" + _glob_regex(pattern) + r"(?:/.*)?"
+        if pattern == "~" or pattern.startswith("~/"):
+            root, rest = self.home, pattern[2:]
+        elif pattern.startswith("/"):
+            root, rest = "", pattern.lstrip("/")
+        else:
+            root, rest = self.workspace, pattern[2:] if pattern.startswith("./") else pattern
+        rest = rest.rstrip("/")
+        while rest.endswith("/**"):  # "dir/**" also covers "dir" itself
+            rest = rest[:-3]
+        prefix = re.escape(root.rstrip("/")) + "/"
+        if not rest:
+            return re.escape(root.rstrip("/") or "/") + r"(?:/.*)?"
+        return prefix + _glob_regex(rest) + r"(?:/.*)?"
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _command_regex(pattern: str) -> str:
+    pattern = _squash(pattern)
+    tail = ""
+    if pattern.endswith(":*"):
+        pattern, tail = pattern[:-2].rstrip(), r"(?:\s.*)?"
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "*" else re.escape(ch))
+        i += 1
+    return "".join(out) + tail
+
+
+def _glob_regex(glob: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob[i] == "\\" and i + 1 < len(glob):
+            out.append(re.escape(glob[i + 1]))
+            i += 2
+        elif glob.startswith("**/", i):
+            out.append(r"(?:[^/]*/)*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif glob[i] == "[" and "]" in glob[i + 2 :]:
+            end = glob.index("]", i + 2)
+            body = glob[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
