@@ -131,7 +131,7 @@ class OutputBuffer:
         pieces, self._pieces = self._pieces, []
         if self._spill:
             fd, path = tempfile.mkstemp(prefix="skillkit-output-", suffix=".log")
-            self._file = os.fdopen(fd, "w", encoding="utf-8", errors="replace")
+            self._file = os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="")
             self._spill_path = path
             self._file.writelines(pieces)
         used = 0

@@ -9,11 +9,13 @@ remembered with their start time, so a later signal never hits a recycled pid.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Iterable
 
-__all__ = ["ProcessTree", "is_alive", "list_descendants"]
+__all__ = ["ProcessTree", "is_alive", "list_descendants", "wait_gone"]
 
 _PROC = "/proc"
 
@@ -98,3 +100,14 @@ class ProcessTree:
         """Pids of the group's leader and known descendants still running."""
         pids = [self.pid, *self._known]
         return [p for p in pids if is_alive(p)]
+
+
+async def wait_gone(pids: Iterable[int], timeout: float) -> list[int]:
+    """Wait up to ``timeout`` seconds for ``pids`` to stop running; returns the survivors."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    alive = [p for p in pids if is_alive(p)]
+    while alive and loop.time() < deadline:
+        await asyncio.sleep(0.002)
+        alive = [p for p in alive if is_alive(p)]
+    return alive
