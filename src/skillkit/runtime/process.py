@@ -102,10 +102,10 @@ class ProcessTree:
         return [p for p in pids if is_alive(p)]
 
 
-async def wait_gone(pids: Iterable[int], timeout: float) -> list[int]:
-    """Wait up to ``timeout`` seconds for ``pids`` to stop running; returns the survivors."""
+async def wait_gone(pids: Iterable[int], within: float) -> list[int]:
+    """Wait up to ``within`` seconds for ``pids`` to stop running; returns the survivors."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + within
     alive = [p for p in pids if is_alive(p)]
     while alive and loop.time() < deadline:
         await asyncio.sleep(0.002)
