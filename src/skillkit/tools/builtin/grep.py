@@ -200,7 +200,7 @@ class GrepTool:
     ) -> None:
         assert self.ripgrep is not None
         command = [self.ripgrep, "--line-number", "--with-filename", "--no-heading", "--null"]
-        command += ["--color=never", "--no-messages"]
+        command += ["--color=never", "--no-messages", "--no-require-git"]
         if args.ignore_case:
             command.append("--ignore-case")
         if args.literal:
@@ -212,12 +212,15 @@ class GrepTool:
         if args.hidden:
             command += ["--hidden", "--glob", "!.git"]
         command += ["--regexp", args.pattern, "--", shown_root]
+        strip_dot = shown_root == "."
         stop = AbortSignal()
         remove = abort.on_abort(stop.abort)
 
         def on_line(line: str) -> None:
             # --null ends the path with NUL: "path\0" "12:text" (match) or "12-text" (context)
             path, nul, rest = line.rstrip("\n").partition("\0")
+            if nul and strip_dot:
+                path = path.removeprefix("./")
             found = _RG_LINE.match(rest) if nul else None
             if found is None:
                 kept = collector.add(path, False)  # "--" between groups
