@@ -2,9 +2,11 @@
 
 A command runs as the leader of its own process group, so one ``killpg`` reaches it and
 everything it started — unless a descendant moved to another group or session (``setsid``,
-a shell with job control). `ProcessTree` also walks the process table (``/proc`` on
-Linux) for the leader's descendants and signals those directly. Pids seen once are
-remembered with their start time, so a later signal never hits a recycled pid.
+a shell with job control). `ProcessTree` also walks the leader's descendants in the
+process table (``/proc`` on Linux) and signals those directly. Before a SIGKILL the group
+is frozen with SIGSTOP, so nothing in it can fork or exit (re-parenting its children out
+of reach) while the tree is walked. Pids seen once are remembered with their start time,
+so a later signal never hits a recycled pid.
 """
 
 from __future__ import annotations
@@ -20,12 +22,23 @@ __all__ = ["ProcessTree", "is_alive", "list_descendants", "wait_gone"]
 _PROC = "/proc"
 
 
+def _read(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _read_stat(pid: int) -> tuple[str, int, int, int] | None:
     """(state, ppid, pgid, start time) of ``pid`` from ``/proc``, or None if gone."""
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
+    raw = _read(f"{_PROC}/{pid}/stat")
+    if raw is None:
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ")".
     fields = raw[raw.rfind(b")") + 2 :].split()
@@ -49,19 +62,54 @@ def is_alive(pid: int) -> bool:
     return stat is not None and stat[0] not in ("Z", "X")
 
 
+def _has_children_files() -> bool:
+    return os.path.exists(f"{_PROC}/self/task/{os.getpid()}/children")
+
+
+_CHILDREN_FILES: bool | None = None
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` from ``/proc/PID/task/*/children``."""
+    try:
+        threads = os.listdir(f"{_PROC}/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for thread in threads:
+        raw = _read(f"{_PROC}/{pid}/task/{thread}/children")
+        if raw:
+            found.extend(int(child) for child in raw.split())
+    return found
+
+
 def list_descendants(pid: int) -> list[tuple[int, int]]:
-    """Every live descendant of ``pid`` as (pid, start time) — Linux only, else empty."""
+    """Every live descendant of ``pid`` as (pid, start time) — Linux only, else empty.
+
+    Exact when the tree is stopped (as `ProcessTree.signal` arranges before a kill);
+    a tree that is forking meanwhile may be seen partly.
+    """
+    global _CHILDREN_FILES
     if not os.path.isdir(_PROC):
         return []
+    if _CHILDREN_FILES is None:
+        _CHILDREN_FILES = _has_children_files()
+    found: list[tuple[int, int]] = []
+    if _CHILDREN_FILES:
+        stack = [pid]
+        while stack:
+            for child in _children(stack.pop()):
+                stat = _read_stat(child)
+                if stat is not None and stat[0] not in ("Z", "X"):
+                    found.append((child, stat[3]))
+                    stack.append(child)
+        return found
     children: dict[int, list[tuple[int, int]]] = {}
     for name in os.listdir(_PROC):
-        if not name.isdigit():
-            continue
-        stat = _read_stat(int(name))
-        if stat is None or stat[0] in ("Z", "X"):
-            continue
-        children.setdefault(stat[1], []).append((int(name), stat[3]))
-    found: list[tuple[int, int]] = []
+        if name.isdigit():
+            stat = _read_stat(int(name))
+            if stat is not None and stat[0] not in ("Z", "X"):
+                children.setdefault(stat[1], []).append((int(name), stat[3]))
     stack = [pid]
     while stack:
         for child in children.get(stack.pop(), ()):
@@ -82,19 +130,28 @@ class ProcessTree:
         self.pid = pid
         self._known: dict[int, int] = {}
 
+    def _send(self, pid: int, sig: int, *, group: bool = False) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if group:
+                os.killpg(pid, sig)
+            else:
+                os.kill(pid, sig)
+
     def signal(self, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to the whole group and to every descendant, known or new."""
+        if sig == signal.SIGKILL:
+            self._send(self.pid, signal.SIGSTOP, group=True)  # freeze, then walk
         for child, started in list_descendants(self.pid):
+            if sig == signal.SIGKILL and child not in self._known:
+                self._send(child, signal.SIGSTOP)
             self._known.setdefault(child, started)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
+        self._send(self.pid, sig, group=True)
         for child, started in list(self._known.items()):
             stat = _read_stat(child)
             if stat is None or stat[3] != started:
                 del self._known[child]  # gone, or the pid now belongs to someone else
                 continue
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, sig)
+            self._send(child, sig)
 
     def alive(self) -> list[int]:
         """Pids of the group's leader and known descendants still running."""
