@@ -12,13 +12,15 @@ from skillkit.runtime.process import is_alive
 
 # A shell that ignores SIGTERM, with a child that ignores it too and starts two
 # grandchildren: one in the same process group, one in a new session (setsid).
-# Every process prints "pid N"; "ready" comes last.
+# Every process's pid is printed as "pid N" before "ready".
 STUBBORN_TREE = r"""
 trap '' TERM
-bash -c 'trap "" TERM; sleep 300 & echo "pid $!"; setsid sleep 300 & echo "pid $!"; wait' &
+flag=$(mktemp -u)
+bash -c 'trap "" TERM; sleep 300 & echo "pid $!"; setsid sleep 300 & echo "pid $!"; touch "$0"; wait' "$flag" &
 echo "pid $!"
 echo "pid $$"
-sleep 0.2
+until [ -e "$flag" ]; do sleep 0.01; done
+rm -f "$flag"
 echo ready
 wait
 """
