@@ -16,7 +16,12 @@ from skillkit.runtime.process import is_alive
 STUBBORN_TREE = r"""
 trap '' TERM
 flag=$(mktemp -u)
-bash -c 'trap "" TERM; sleep 300 & echo "pid $!"; setsid sleep 300 & echo "pid $!"; touch "$0"; wait' "$flag" &
+bash -c '
+  trap "" TERM
+  sleep 300 & echo "pid $!"
+  setsid sleep 300 & echo "pid $!"
+  touch "$0"
+  wait' "$flag" &
 echo "pid $!"
 echo "pid $$"
 until [ -e "$flag" ]; do sleep 0.01; done

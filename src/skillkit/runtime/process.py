@@ -110,11 +110,11 @@ def list_descendants(pid: int) -> list[tuple[int, int]]:
             stat = _read_stat(int(name))
             if stat is not None and stat[0] not in ("Z", "X"):
                 children.setdefault(stat[1], []).append((int(name), stat[3]))
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            found.append(child)
-            stack.append(child[0])
+    pending = [pid]
+    while pending:
+        for entry in children.get(pending.pop(), ()):
+            found.append(entry)
+            pending.append(entry[0])
     return found
 
 
