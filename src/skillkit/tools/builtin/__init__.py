@@ -1,0 +1,92 @@
+"""SkillKit's built-in tools: ``read``, ``write``, ``edit``, ``bash``, ``grep``, ``find``,
+``ls``, and with a `BackgroundTasks` manager ``bash_output``, ``kill_task``, ``monitor``.
+
+They are ordinary tools (nothing in the agent core knows them). `builtin_tools` builds
+the default set; each class can also be built alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillkit.runtime.background import BackgroundTasks
+from skillkit.runtime.base import SkillRuntime
+from skillkit.runtime.output import OutputLimits
+from skillkit.tools.base import Tool
+from skillkit.tools.builtin.background import BashOutputTool, KillTaskTool, MonitorTool
+from skillkit.tools.builtin.bash import BashTool
+from skillkit.tools.builtin.edit import EditTool
+from skillkit.tools.builtin.find import FindTool
+from skillkit.tools.builtin.grep import GrepTool
+from skillkit.tools.builtin.ls import LsTool
+from skillkit.tools.builtin.read import ReadTool
+from skillkit.tools.builtin.workspace import Workspace
+from skillkit.tools.builtin.write import WriteTool
+
+__all__ = [
+    "BashOutputTool",
+    "BashTool",
+    "EditTool",
+    "FindTool",
+    "GrepTool",
+    "KillTaskTool",
+    "LsTool",
+    "MonitorTool",
+    "ReadTool",
+    "Workspace",
+    "WriteTool",
+    "builtin_tools",
+]
+
+READ_ONLY = ("read", "grep", "find", "ls")
+"""The names of the tools that never change anything."""
+
+
+def builtin_tools(
+    workspace: Path | None = None,
+    *,
+    allow_writes: bool,
+    background: BackgroundTasks | None = None,
+    limits: OutputLimits | None = None,
+    runtime: SkillRuntime | None = None,
+    confine: bool | None = None,
+    bash_timeout: float = 120.0,
+) -> list[Tool]:
+    """The default tool set.
+
+    ``workspace`` is the directory relative paths start from and ``bash`` runs in (the
+    current directory if None); the file tools are confined to it unless ``confine`` is
+    false. ``allow_writes=False`` gives only the read-only tools (``read``, ``grep``,
+    ``find``, ``ls``); ``True`` adds ``write``, ``edit`` and ``bash``. Passing
+    ``background`` (with ``allow_writes``) lets ``bash`` run commands in the background
+    and adds ``bash_output``, ``kill_task`` and ``monitor`` — the caller then owns the
+    manager: it drains it at iteration boundaries and closes it. ``limits`` are the
+    output limits every tool shares; ``runtime`` runs commands (a `BashRuntime` with
+    those limits by default).
+    """
+    limits = limits or OutputLimits()
+    if runtime is None:
+        from skillkit.runtime.bash import BashRuntime
+
+        runtime = BashRuntime(limits=limits)
+    space = Workspace(workspace, confine=confine)
+    tools: list[Tool] = [
+        ReadTool(space, limits),
+        GrepTool(space, limits, runtime),
+        FindTool(space, limits),
+        LsTool(space, limits),
+    ]
+    if not allow_writes:
+        return tools
+    tools += [
+        WriteTool(space),
+        EditTool(space),
+        BashTool(space, runtime, background=background, default_timeout=bash_timeout),
+    ]
+    if background is not None:
+        tools += [
+            BashOutputTool(background),
+            KillTaskTool(background),
+            MonitorTool(space, background),
+        ]
+    return tools

@@ -1,0 +1,76 @@
+"""The ``find`` tool: files and directories whose path matches a glob pattern."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillkit.abort import AbortSignal
+from skillkit.runtime.output import OutputLimits
+from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.globs import compile_glob, walk
+from skillkit.tools.builtin.workspace import Workspace
+
+__all__ = ["FindArgs", "FindTool"]
+
+
+class FindArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(
+        min_length=1,
+        description="Glob pattern, e.g. '*.py' (any depth), 'src/**/*.ts', '*.{md,txt}'. "
+        "A pattern without '/' matches names at any depth.",
+    )
+    path: str = Field(default=".", description="Directory to search (default: the workspace).")
+    hidden: bool = Field(default=False, description="Include hidden files and directories.")
+    limit: int = Field(default=1000, ge=1, le=10_000, description="Most paths to return.")
+
+
+class FindTool:
+    """Lists paths under a directory that match a glob (honouring ``.gitignore``)."""
+
+    name: str = "find"
+    description: str = (
+        "Find files and directories by glob pattern, searching recursively. Results are paths "
+        "relative to the workspace, directories ending in '/'. Hidden and .gitignore'd paths "
+        "are skipped unless hidden is true (.gitignore always applies)."
+    )
+    args_model: type[BaseModel] = FindArgs
+
+    def __init__(self, workspace: Workspace, limits: OutputLimits) -> None:
+        self.workspace = workspace
+        self.limits = limits
+
+    async def execute(self, args: FindArgs, ctx: ToolContext) -> ToolResult:
+        real = self.workspace.resolve(args.path)
+        if not real.is_dir():
+            raise ToolError(f"{args.path} is not a directory")
+        return await asyncio.to_thread(self._find, args, real, ctx.abort)
+
+    def _find(self, args: FindArgs, real: Path, abort: AbortSignal) -> ToolResult:
+        matches = compile_glob(args.pattern)
+        found: list[str] = []
+        chars = 0
+        more = False
+        for path, relative, is_dir in walk(real, hidden=args.hidden):
+            if abort.aborted:
+                raise ToolError("aborted")
+            if not matches(relative):
+                continue
+            shown = self.workspace.display(path) + ("/" if is_dir else "")
+            if len(found) >= min(args.limit, self.limits.max_lines) or (
+                chars + len(shown) + 1 > self.limits.max_chars
+            ):
+                more = True
+                break
+            found.append(shown)
+            chars += len(shown) + 1
+        if not found:
+            return ToolResult.text(f"No paths match {args.pattern!r} in {args.path}.")
+        text = "\n".join(found)
+        if more:
+            text += f"\n[stopped after {len(found)} paths; narrow the pattern or the path]"
+        return ToolResult.text(text, details={"count": len(found), "truncated": more})
