@@ -177,3 +177,16 @@ async def test_before_tool_call_without_handlers_decides_nothing() -> None:
     bus = EventBus()
     decision = await bus.before_tool_call(ToolCallEvent(tool_call_id="1", tool_name="t", args={}))
     assert decision == ToolCallEventResult()
+
+
+async def test_handlers_run_by_priority_then_subscription_order() -> None:
+    bus = EventBus()
+    order: list[str] = []
+    bus.on("turn_start", lambda e: order.append("gate"), priority=1000)
+    bus.on("turn_start", lambda e: order.append("first"))
+    unsubscribe = bus.on("turn_start", lambda e: order.append("early"), priority=-1)
+    bus.on("turn_start", lambda e: order.append("second"))
+    await bus.emit("turn_start", TurnStart(turn=1), turn=1)
+    unsubscribe()
+    await bus.emit("turn_start", TurnStart(turn=2), turn=2)
+    assert order == ["early", "first", "second", "gate", "first", "second", "gate"]

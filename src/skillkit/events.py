@@ -629,23 +629,30 @@ class EventBus:
         self._sinks: list[Sink] = list(sinks)
         self._handlers: dict[str, list[Handler]] = {}
         self._wildcard: list[Handler] = []
+        self._priority: dict[int, int] = {}
         self._reporting = False
 
     # ----- subscription
 
     @overload
-    def on(self, event_type: str) -> Callable[[H], H]: ...
+    def on(self, event_type: str, *, priority: int = 0) -> Callable[[H], H]: ...
 
     @overload
-    def on(self, event_type: str, handler: Handler) -> Callable[[], None]: ...
+    def on(self, event_type: str, handler: Handler, *, priority: int = 0) -> Callable[[], None]: ...
 
     def on(
-        self, event_type: str, handler: Handler | None = None
+        self, event_type: str, handler: Handler | None = None, *, priority: int = 0
     ) -> Callable[[], None] | Callable[[H], H]:
+        """Subscribe ``handler`` to ``event_type`` (``"*"``: every type).
+
+        Handlers run in ``priority`` order (lower first), then subscription order. A gate
+        that must see the final arguments of a tool call (the permission gate) subscribes
+        with a high priority so argument-rewriting handlers run before it.
+        """
         if handler is None:
 
             def decorate(fn: H) -> H:
-                self.on(event_type, fn)
+                self.on(event_type, fn, priority=priority)
                 return fn
 
             return decorate
@@ -654,13 +661,20 @@ class EventBus:
         if event_type != "*" and event_type not in PAYLOAD_TYPES:
             raise ValueError(f"unknown event type {event_type!r}")
         bucket = self._wildcard if event_type == "*" else self._handlers.setdefault(event_type, [])
-        bucket.append(handler)
+        position = len(bucket)
+        while position and self._priority.get(id(bucket[position - 1]), 0) > priority:
+            position -= 1
+        bucket.insert(position, handler)
+        if priority:
+            self._priority[id(handler)] = priority
 
         def unsubscribe() -> None:
             try:
                 bucket.remove(handler)
             except ValueError:
-                pass
+                return
+            if handler not in bucket:
+                self._priority.pop(id(handler), None)
 
         return unsubscribe
 

@@ -72,6 +72,8 @@ class LoopContext:
     after the bus's ``context_transform`` handlers; ``convert_to_llm`` replaces the
     default conversion (custom messages rendered by ``renderers`` or dropped).
     ``steering`` returns (and removes) messages the user sent while the run was busy.
+    ``boundary`` is called at every iteration boundary (before each model call) and
+    returns messages to fold into the conversation (background results, monitor lines).
     """
 
     adapter: LLMAdapter
@@ -90,6 +92,7 @@ class LoopContext:
     has_steering: Callable[[], bool] | None = None
     cost: CostFunction | None = None
     schema_of: Callable[[Tool], ToolSchema] | None = None
+    boundary: Callable[[], list[AgentMessage]] | None = None
 
 
 @dataclass
@@ -140,6 +143,8 @@ async def run_loop(
                 break
             state.iterations += 1
             turn = state.iterations
+            if ctx.boundary is not None:
+                transcript.extend(ctx.boundary())
             await bus.emit("turn_start", TurnStart(turn=turn), turn=turn)
 
             tools = ctx.tools()

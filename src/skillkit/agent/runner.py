@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from skillkit.abort import AbortSignal
@@ -52,7 +52,10 @@ class AgentRunner:
     ``adapter`` is an `LLMAdapter` (or None to build one from ``config.model``, e.g.
     ``"scripted:PATH"``). ``tools`` are always offered; ``tool_providers`` and
     ``prompt_sections`` are asked once per turn (the seams skills, MCP servers and
-    plugins use); ``skills`` is any object with ``prompt_section()`` and ``tools()``.
+    plugins use); ``skills`` is any object with ``prompt_section()`` and ``tools()`` (and
+    ``attach(bus)``, called once, to publish its changes). ``boundaries`` are called at
+    every iteration boundary and return messages to fold in (e.g.
+    ``BackgroundTasks.boundary_messages``); ``closers`` run on `aclose`.
     One run at a time: `chat` during a run raises `RunInProgressError` (use `steer` or
     `follow_up`).
     """
@@ -73,6 +76,8 @@ class AgentRunner:
         renderers: RendererRegistry | None = None,
         cost: CostFunction | None = None,
         messages: Iterable[AgentMessage] = (),
+        boundaries: Iterable[Callable[[], list[AgentMessage]]] = (),
+        closers: Iterable[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.config = config if config is not None else AgentConfig()
         if adapter is None:
@@ -91,6 +96,11 @@ class AgentRunner:
         if skills is not None:
             self.prompt_sections.append(skills.prompt_section)
             self.tool_providers.append(skills)
+            attach = getattr(skills, "attach", None)
+            if callable(attach):
+                attach(self.events)
+        self.boundaries: list[Callable[[], list[AgentMessage]]] = list(boundaries)
+        self.closers: list[Callable[[], Awaitable[None]]] = list(closers)
         self.transformers = list(transformers)
         self.convert_to_llm = convert_to_llm
         self.renderers = renderers if renderers is not None else RendererRegistry()
@@ -119,6 +129,11 @@ class AgentRunner:
     @property
     def is_running(self) -> bool:
         return self._running
+
+    @property
+    def abort_signal(self) -> AbortSignal:
+        """The current (or last) run's abort signal; a new one is made for every run."""
+        return self._abort
 
     def set_adapter(self, adapter: LLMAdapter) -> None:
         """Use another adapter from the next model call on (the transcript is kept)."""
@@ -179,8 +194,11 @@ class AgentRunner:
         return self._run(None)
 
     async def aclose(self) -> None:
-        """Abort any run and release the adapter."""
+        """Abort any run, run the ``closers`` (background tasks...) and release the
+        adapter. Safe to call more than once."""
         self.abort("closed")
+        for close in self.closers:
+            await close()
         await self.adapter.aclose()
 
     async def _text_only(self, events: AsyncIterator[StreamEvent]) -> AsyncIterator[str]:
@@ -274,7 +292,14 @@ class AgentRunner:
             has_steering=self._has_steering,
             cost=self.cost,
             schema_of=tool_schema,
+            boundary=self._boundary if self.boundaries else None,
         )
+
+    def _boundary(self) -> list[AgentMessage]:
+        messages: list[AgentMessage] = []
+        for source in self.boundaries:
+            messages.extend(source())
+        return messages
 
     def _current_tools(self) -> list[Tool]:
         tools = self.tools.tools()

@@ -51,6 +51,11 @@ commands to understand the task, then call `exit_plan_mode` with a concrete plan
 Markdown. The user approves or rejects it; after approval you may make the changes."""
 
 
+GATE_PRIORITY = 1000
+"""The gate runs after every ordinary before_tool_call handler, so it judges the final
+arguments of a call."""
+
+
 class Permissions:
     """The permission layer of one runner (made by `install`).
 
@@ -133,7 +138,9 @@ class Permissions:
 
     def _wire(self) -> None:
         runner = self.runner
-        self._undo.append(runner.events.on("before_tool_call", self.before_tool_call))
+        self._undo.append(
+            runner.events.on("before_tool_call", self.before_tool_call, priority=GATE_PRIORITY)
+        )
         self._undo.append(self.gate.on_mode_change(self._emit_mode_change))
         runner.tool_providers.append(self)
         runner.prompt_sections.append(self.prompt_section)

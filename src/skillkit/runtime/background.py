@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import Literal
 
 from skillkit.abort import AbortSignal
-from skillkit.events import BgResult, DrainBackgroundTask, DrainMonitorEvents, MonitorEvent
+from skillkit.events import (
+    PAYLOAD_TYPES,
+    BgResult,
+    DrainBackgroundTask,
+    DrainMonitorEvents,
+    EventBus,
+    MonitorEvent,
+)
+from skillkit.models import UserMessage
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
 from skillkit.runtime.output import OutputLimits
 
@@ -408,6 +416,27 @@ class BackgroundTasks:
             else:
                 lines.append(f"[{event.monitor_id}] {event.line}")
         return "\n".join(lines)
+
+    def boundary_messages(self) -> list[UserMessage]:
+        """The iteration-boundary seam of `AgentRunner` (``boundaries=[...]``): drains the
+        finished results and the monitor lines, each batch folded into one user message."""
+        messages: list[UserMessage] = []
+        results = self.drain_results()
+        if results:
+            messages.append(UserMessage(content=self.results_message(results)))
+        lines = self.drain_monitor_lines()
+        if lines:
+            messages.append(UserMessage(content=self.monitor_message(lines)))
+        return messages
+
+    def attach(self, bus: EventBus) -> None:
+        """Forward this manager's events to ``bus`` (sets `emit`)."""
+        kinds = {cls: name for name, cls in PAYLOAD_TYPES.items()}
+
+        def forward(payload: object) -> None:
+            bus.emit_nowait(kinds[type(payload)], payload)  # type: ignore[arg-type]
+
+        self.emit = forward
 
     # ----------------------------------------------------------------- closing
 
