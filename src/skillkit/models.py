@@ -261,7 +261,8 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     """One step of a streamed reply, with the field names of the SkillKit roadmap.
 
     - ``text_*`` / ``thinking_*``: ``content`` is the delta (``*_delta``) or the whole
-      block (``*_end``); ``thinking_end`` carries the block's ``signature`` if any.
+      block (``*_end``); ``thinking_end`` carries the block's ``signature`` if any and
+      ``redacted`` for encrypted reasoning (its ciphertext in ``signature``).
     - ``tool_call_start``: ``tool_call_id`` and ``tool_name``; ``tool_call_delta``:
       ``content`` is a fragment of the JSON arguments; ``tool_call_end``: ``arguments``
       holds the parsed arguments (``content`` the raw JSON).
@@ -280,6 +281,7 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     error: str | None = None
     arguments: dict[str, Any] | None = None
     signature: str | None = None
+    redacted: bool = False
     is_error: bool = False
     stop_reason: StopReason | None = None
     usage: TokenUsage | None = None

@@ -108,7 +108,9 @@ class MessageBuilder:
             self._buffer = []
         elif kind == "thinking_end":
             text = event.content or "".join(self._buffer)
-            self._parts.append(ThinkingPart(text, signature=event.signature))
+            self._parts.append(
+                ThinkingPart(text, signature=event.signature, redacted=event.redacted)
+            )
             self._buffer = []
         elif kind == "tool_call_start":
             self._call = (event.tool_call_id or "", event.tool_name or "")
