@@ -232,7 +232,10 @@ async def test_parallel_calls_sent_at_one_index_are_told_apart_by_id(wire: WireS
 
     message = build(adapter, request, await collect(adapter, request))
 
-    assert message.tool_calls == [ToolCall("call_1", "a", {"x": 1}), ToolCall("call_2", "b", {"y": 2})]
+    assert message.tool_calls == [
+        ToolCall("call_1", "a", {"x": 1}),
+        ToolCall("call_2", "b", {"y": 2}),
+    ]
 
 
 async def test_ids_repeated_in_every_delta_keep_one_call(wire: WireServer) -> None:
@@ -259,7 +262,9 @@ async def test_ids_repeated_in_every_delta_keep_one_call(wire: WireServer) -> No
 
 
 async def test_invalid_argument_json_is_kept_raw_for_the_tool_layer(wire: WireServer) -> None:
-    wire.reply(SSEReply([chat_tool_call(0, "call_1", "a", "{not json"), chat_chunk({}, "tool_calls")]))
+    wire.reply(
+        SSEReply([chat_tool_call(0, "call_1", "a", "{not json"), chat_chunk({}, "tool_calls")])
+    )
     adapter = adapter_for(wire)
 
     events = await collect(adapter, ask())
@@ -294,7 +299,11 @@ async def test_input_usage_above_the_context_window_is_context_overflow(wire: Wi
 
 
 async def test_wrong_key_fails_at_once_naming_the_variable(wire: WireServer) -> None:
-    wire.reply(openai_error(401, "Incorrect API key provided: sk-bad.", "invalid_request_error", "invalid_api_key"))
+    wire.reply(
+        openai_error(
+            401, "Incorrect API key provided: sk-bad.", "invalid_request_error", "invalid_api_key"
+        )
+    )
     retries: list[RetryInfo] = []
 
     events = await collect(adapter_for(wire, on_retry=retries.append), ask())
@@ -331,7 +340,9 @@ async def test_custom_key_variable_is_named_in_the_message(wire: WireServer) -> 
 async def test_permission_denied_and_unknown_model_fail_at_once(wire: WireServer) -> None:
     wire.reply(
         openai_error(403, "You are not allowed to sample from this model", "invalid_request_error"),
-        openai_error(404, "The model `gpt-nope` does not exist", "invalid_request_error", "model_not_found"),
+        openai_error(
+            404, "The model `gpt-nope` does not exist", "invalid_request_error", "model_not_found"
+        ),
     )
     adapter = adapter_for(wire)
 
@@ -424,13 +435,18 @@ async def test_a_too_long_retry_after_fails_at_once(wire: WireServer) -> None:
 
 
 async def test_stream_cut_before_any_token_is_retried(wire: WireServer) -> None:
-    wire.reply(SSEReply([chat_chunk({"role": "assistant", "content": ""}), Cut()]), SSEReply(chat_text("again")))
+    wire.reply(
+        SSEReply([chat_chunk({"role": "assistant", "content": ""}), Cut()]),
+        SSEReply(chat_text("again")),
+    )
     events = await collect(adapter_for(wire), ask())
     assert kinds(events)[-1] == "done"
     assert len(wire.requests) == 2
 
 
-async def test_stream_cut_mid_message_keeps_text_and_drops_the_half_tool_call(wire: WireServer) -> None:
+async def test_stream_cut_mid_message_keeps_text_and_drops_the_half_tool_call(
+    wire: WireServer,
+) -> None:
     wire.reply(
         SSEReply(
             [
@@ -463,7 +479,14 @@ async def test_malformed_chunk_ends_with_an_error(wire: WireServer) -> None:
 
 
 async def test_in_stream_error_object_ends_with_an_error(wire: WireServer) -> None:
-    wire.reply(SSEReply([chat_chunk({"content": "ok"}), SSE({"error": {"message": "overloaded", "type": "server_error"}})]))
+    wire.reply(
+        SSEReply(
+            [
+                chat_chunk({"content": "ok"}),
+                SSE({"error": {"message": "overloaded", "type": "server_error"}}),
+            ]
+        )
+    )
     events = await collect(adapter_for(wire), ask())
     assert_well_formed(events)
     assert events[-1].type == "error" and "overloaded" in (events[-1].error or "")
@@ -478,20 +501,26 @@ async def test_stream_without_finish_reason_is_an_error(wire: WireServer) -> Non
 # --------------------------------------------------------------------------- abort
 
 
-async def test_abort_closes_the_http_stream_at_once_and_keeps_the_partial_text(wire: WireServer) -> None:
-    wire.reply(SSEReply([chat_chunk({"content": "partial "}), chat_chunk({"content": "text"}), Hold()]))
+async def test_abort_closes_the_http_stream_at_once_and_keeps_the_partial_text(
+    wire: WireServer,
+) -> None:
+    wire.reply(
+        SSEReply([chat_chunk({"content": "partial "}), chat_chunk({"content": "text"}), Hold()])
+    )
     adapter = adapter_for(wire)
     request = ask()
     abort = AbortSignal()
     events: list[StreamEvent] = []
+    streaming = asyncio.Event()
 
     async def consume() -> None:
         async for event in adapter.chat_stream_events(request, abort=abort):
             events.append(event)
+            if len(events) == 3:
+                streaming.set()
 
     task = asyncio.create_task(consume())
-    while len(events) < 3:
-        await asyncio.sleep(0.005)
+    await asyncio.wait_for(streaming.wait(), 5)
     abort.abort("user pressed escape")
     await asyncio.wait_for(wire.client_disconnected.wait(), 5)
     await asyncio.wait_for(task, 5)
@@ -575,7 +604,11 @@ async def test_request_body_follows_the_compat_flags(wire: WireServer) -> None:
             "content": "",
             "reasoning_content": "hmm",
             "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "a", "arguments": '{"x":1}'}}
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "a", "arguments": '{"x":1}'},
+                }
             ],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "42"},

@@ -51,7 +51,9 @@ def chat_usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
     }
 
 
-def chat_text(*pieces: str, finish: str = "stop", usage: dict[str, Any] | None = None) -> list[ScriptItem]:
+def chat_text(
+    *pieces: str, finish: str = "stop", usage: dict[str, Any] | None = None
+) -> list[ScriptItem]:
     items: list[ScriptItem] = [chat_chunk({"role": "assistant", "content": ""})]
     items += [chat_chunk({"content": piece}) for piece in pieces]
     items.append(chat_chunk({}, finish))
@@ -188,7 +190,9 @@ class ResponsesScript:
         self.items.append(SSE(body, event=type_))
         return self
 
-    def response(self, status: str, output: list[Any] | None = None, **fields: Any) -> dict[str, Any]:
+    def response(
+        self, status: str, output: list[Any] | None = None, **fields: Any
+    ) -> dict[str, Any]:
         return {
             "id": "resp_test",
             "object": "response",
@@ -212,7 +216,9 @@ class ResponsesScript:
         self.event("response.created", response=self.response("in_progress"))
         return self.event("response.in_progress", response=self.response("in_progress"))
 
-    def reasoning(self, index: int, item_id: str, summary: list[str], encrypted: str) -> ResponsesScript:
+    def reasoning(
+        self, index: int, item_id: str, summary: list[str], encrypted: str
+    ) -> ResponsesScript:
         self.event(
             "response.output_item.added",
             output_index=index,
@@ -255,7 +261,13 @@ class ResponsesScript:
         self.event(
             "response.output_item.added",
             output_index=index,
-            item={"id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []},
+            item={
+                "id": item_id,
+                "type": "message",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            },
         )
         self.event(
             "response.content_part.added",
@@ -294,7 +306,9 @@ class ResponsesScript:
             },
         )
 
-    def function_call(self, index: int, item_id: str, call_id: str, name: str, *pieces: str) -> ResponsesScript:
+    def function_call(
+        self, index: int, item_id: str, call_id: str, name: str, *pieces: str
+    ) -> ResponsesScript:
         self.event(
             "response.output_item.added",
             output_index=index,
@@ -309,7 +323,10 @@ class ResponsesScript:
         )
         for piece in pieces:
             self.event(
-                "response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=piece
+                "response.function_call_arguments.delta",
+                item_id=item_id,
+                output_index=index,
+                delta=piece,
             )
         arguments = "".join(pieces)
         self.event(
@@ -331,7 +348,9 @@ class ResponsesScript:
             },
         )
 
-    def completed(self, input_tokens: int = 20, output_tokens: int = 8, cached: int = 0) -> ResponsesScript:
+    def completed(
+        self, input_tokens: int = 20, output_tokens: int = 8, cached: int = 0
+    ) -> ResponsesScript:
         return self.event(
             "response.completed",
             response=self.response(

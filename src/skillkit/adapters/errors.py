@@ -27,6 +27,7 @@ from skillkit.models import StopReason
 
 __all__ = [
     "ErrorKind",
+    "InStreamError",
     "OnRetry",
     "ProviderFailure",
     "ProviderLabel",
@@ -41,6 +42,7 @@ __all__ = [
 ErrorKind: TypeAlias = Literal[
     "auth",  # the API key is missing or wrong
     "permission",  # the key may not use this model or endpoint
+    "quota",  # the account's quota or credit is used up
     "not_found",  # unknown model or endpoint
     "bad_request",  # the provider rejected the request as malformed
     "context_overflow",  # the input does not fit the model's context window
@@ -94,7 +96,8 @@ _TYPE_KINDS: dict[str, ErrorKind] = {
     "timeout_error": "timeout",
     # OpenAI error types and codes
     "invalid_api_key": "auth",
-    "insufficient_quota": "rate_limit",
+    "insufficient_quota": "quota",
+    "invalid_prompt": "bad_request",
     "rate_limit_exceeded": "rate_limit",
     "server_error": "server",
     "server_is_overloaded": "overloaded",
@@ -236,6 +239,17 @@ def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
     return headers if isinstance(headers, Mapping) else None
 
 
+class InStreamError(Exception):
+    """A failure the provider reported inside a 200 stream (an ``error`` or
+    ``response.failed`` event); ``body`` is its error object."""
+
+    status_code = None
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        super().__init__(str(body.get("message") or body))
+        self.body = body
+
+
 def _is_http(exc: BaseException, *names: str) -> bool:
     """Whether ``exc`` is one of the HTTP client's (httpx-family) exception classes."""
     return any(
@@ -275,7 +289,8 @@ def classify_failure(
             "malformed", f"{label.name} sent a malformed stream chunk: {_one_line(str(exc), 160)}"
         )
     status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
+    # An in-stream error arrives on a 200 response: that status says nothing.
+    status = status if isinstance(status, int) and status >= 400 else None
     body = getattr(exc, "body", None)
     message, error_type, code = _error_fields(body)
     if not message:
@@ -291,13 +306,14 @@ def classify_failure(
 
 
 def _kind_of(status: int | None, error_type: str, code: str, message: str) -> ErrorKind:
+    if "insufficient_quota" in (code, error_type):
+        return "quota"
     if status == 429:
         return "rate_limit"
     if code == "context_length_exceeded" or is_context_overflow(message):
         return "context_overflow"
     by_type = _TYPE_KINDS.get(code) or _TYPE_KINDS.get(error_type)
-    # An in-stream error arrives on a 200 response: only its body tells the kind.
-    if status is None or status < 400:
+    if status is None:
         return by_type or ("server" if error_type or code else "unknown")
     if status == 401:
         return "auth"
@@ -336,6 +352,8 @@ def _message_for(kind: ErrorKind, status: int | None, detail: str, label: Provid
                 f"{name}{where} does not know model{model} or the endpoint{code}: check the model "
                 f"id and base_url — {detail}"
             )
+        case "quota":
+            return f"{name} quota is used up{code}: check the plan and billing of the key — {detail}"
         case "bad_request":
             return f"{name} rejected the request{code}: {detail}"
         case "context_overflow":

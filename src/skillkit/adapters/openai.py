@@ -273,7 +273,7 @@ class OpenAIAdapter(LLMAdapter):
         return out
 
     def _assistant_message(self, message: AssistantMessage) -> dict[str, Any] | None:
-        text = "".join(p.text for p in message.content if type(p) is TextPart)
+        text = "\n\n".join(p.text for p in message.content if type(p) is TextPart)
         calls = [p for p in message.content if type(p) is ToolCall]
         thinking = "".join(p.thinking for p in message.content if type(p) is ThinkingPart)
         if not text and not calls:

@@ -11,9 +11,9 @@ request; the result is still SkillKit messages, now guaranteed to be:
   (encrypted) thinking is dropped, as no other provider can read it;
 - **well-formed for tools** — tool-call ids of foreign messages are rewritten to what
   the target accepts (allowed characters, maximum length); all ids are made unique,
-  with each result rewritten to match its call; every tool call is followed by exactly one result, in call order
-  (a missing one becomes a synthetic error result); results that answer no call are
-  dropped;
+  with each result rewritten to match its call; every tool call is followed by
+  exactly one result, in call order (a missing one becomes a synthetic error result);
+  results that answer no call are dropped;
 - **free of empty content** — empty or whitespace-only text parts and assistant
   messages left without content (an abort before the first token) are dropped.
 
