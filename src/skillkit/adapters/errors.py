@@ -353,7 +353,7 @@ def _message_for(kind: ErrorKind, status: int | None, detail: str, label: Provid
                 f"id and base_url — {detail}"
             )
         case "quota":
-            return f"{name} quota is used up{code}: check the plan and billing of the key — {detail}"
+            return f"{name} quota is used up{code}: check the key's plan and billing — {detail}"
         case "bad_request":
             return f"{name} rejected the request{code}: {detail}"
         case "context_overflow":
