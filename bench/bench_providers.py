@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "adapters"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
 import anthropic  # noqa: E402
@@ -46,8 +46,8 @@ Timed = tuple[float, float]  # (time to first token, total), seconds
 
 def _serve(connection: Connection, deltas: int, replies: int) -> None:
     """Serve ``replies`` streams of ``deltas`` text deltas per endpoint, in order."""
-    from wire_formats import chat_text, message_end, message_start, text_block
-    from wire_server import SSEReply, WireServer
+    from tests.adapters.wire_formats import chat_text, message_end, message_start, text_block
+    from tests.adapters.wire_server import SSEReply, WireServer
 
     async def main() -> None:
         async with WireServer() as server:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from wire_server import WireServer
+
+from tests.adapters.wire_server import WireServer
 
 
 @pytest.fixture

@@ -5,21 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers import ask, assert_well_formed, build, collect, kinds
-from wire_formats import (
-    anthropic_error,
-    anthropic_event,
-    anthropic_stream_error,
-    block_delta,
-    block_start,
-    block_stop,
-    message_end,
-    message_start,
-    text_block,
-    thinking_block,
-    tool_use_block,
-)
-from wire_server import Cut, DropConnection, Hold, Raw, SSEReply, WireServer
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.anthropic import AnthropicAdapter
@@ -37,6 +22,21 @@ from skillkit.models import (
     ToolSchema,
     UserMessage,
 )
+from tests.adapters.helpers import ask, assert_well_formed, build, collect, kinds
+from tests.adapters.wire_formats import (
+    anthropic_error,
+    anthropic_event,
+    anthropic_stream_error,
+    block_delta,
+    block_start,
+    block_stop,
+    message_end,
+    message_start,
+    text_block,
+    thinking_block,
+    tool_use_block,
+)
+from tests.adapters.wire_server import Cut, DropConnection, Hold, Raw, SSEReply, WireServer
 
 
 def adapter_for(wire: WireServer, **kwargs: object) -> AnthropicAdapter:

@@ -7,19 +7,6 @@ from __future__ import annotations
 
 import hashlib
 
-from helpers import build, collect
-from wire_formats import (
-    chat_chunk,
-    chat_text,
-    chat_tool_call,
-    message_end,
-    message_start,
-    text_block,
-    thinking_block,
-    tool_use_block,
-)
-from wire_server import SSE, SSEReply, WireServer
-
 from skillkit.adapters.anthropic import AnthropicAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.transcript import MISSING_RESULT_TEXT
@@ -34,6 +21,18 @@ from skillkit.models import (
     ToolSchema,
     UserMessage,
 )
+from tests.adapters.helpers import build, collect
+from tests.adapters.wire_formats import (
+    chat_chunk,
+    chat_text,
+    chat_tool_call,
+    message_end,
+    message_start,
+    text_block,
+    thinking_block,
+    tool_use_block,
+)
+from tests.adapters.wire_server import SSE, SSEReply, WireServer
 
 CLAUDE = "claude-test-model"
 GPT = "gpt-4o"

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from helpers import ask, build, collect
 
 from skillkit.adapters.anthropic import AnthropicAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
 from skillkit.models import LLMRequest, TextPart, ToolResultMessage, ToolSchema, UserMessage
+from tests.adapters.helpers import ask, build, collect
 
 needs_openai = pytest.mark.skipif(
     not os.environ.get("OPENAI_API_KEY"),

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from helpers import ask, assert_well_formed, build, collect, kinds
-from wire_formats import (
-    chat_chunk,
-    chat_text,
-    chat_tool_call,
-    chat_usage,
-    openai_error,
-)
-from wire_server import SSE, Cut, DropConnection, Hold, JSONReply, Raw, SSEReply, WireServer
-
 from skillkit.abort import AbortSignal
 from skillkit.adapters.errors import RetryInfo
 from skillkit.adapters.openai import OpenAIAdapter, OpenAICompat
 from skillkit.models import (
     AssistantMessage,
+    LLMRequest,
     StreamEvent,
     TextPart,
     ThinkingPart,
@@ -27,6 +18,24 @@ from skillkit.models import (
     ToolResultMessage,
     ToolSchema,
     UserMessage,
+)
+from tests.adapters.helpers import ask, assert_well_formed, build, collect, kinds
+from tests.adapters.wire_formats import (
+    chat_chunk,
+    chat_text,
+    chat_tool_call,
+    chat_usage,
+    openai_error,
+)
+from tests.adapters.wire_server import (
+    SSE,
+    Cut,
+    DropConnection,
+    Hold,
+    JSONReply,
+    Raw,
+    SSEReply,
+    WireServer,
 )
 
 
@@ -613,3 +622,57 @@ async def test_request_body_follows_the_compat_flags(wire: WireServer) -> None:
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "42"},
     ]
+
+
+async def test_the_model_registry_compat_flags_are_accepted(wire: WireServer) -> None:
+    from skillkit.model_registry import ModelCompat
+
+    registry_flags = ModelCompat(
+        assistant_content_null_rejected=True,
+        repeated_tool_call_ids_in_deltas=True,
+        no_stream_usage=True,
+        reasoning_field="reasoning",
+        think_tags=True,
+        replay_reasoning=True,
+        max_tokens_field="max_tokens",
+        tool_call_id_length=9,
+    )
+    assert OpenAICompat.from_model_compat(registry_flags) == OpenAICompat(
+        allows_null_assistant_content=False,
+        repeats_tool_call_ids=True,
+        supports_stream_usage=False,
+        reasoning_fields=("reasoning",),
+        sends_reasoning_back=True,
+        think_tags=True,
+        max_tokens_field="max_tokens",
+        tool_call_id_length=9,
+    )
+    assert OpenAICompat.from_model_compat(ModelCompat()).reasoning_fields == (
+        "reasoning_content",
+        "reasoning",
+    )
+
+    wire.reply(SSEReply(chat_text("ok")))
+    adapter = adapter_for(wire, compat=registry_flags)
+    foreign = AssistantMessage(
+        [ThinkingPart("t"), ToolCall("toolu_01A09q90qw90lq917835lq9", "a", {})],
+        provider="anthropic",
+        model="claude-test",
+    )
+    request = LLMRequest(
+        model="mistral-test",
+        messages=[
+            UserMessage("go"),
+            foreign,
+            ToolResultMessage("toolu_01A09q90qw90lq917835lq9", "a"),
+        ],
+    )
+
+    await collect(adapter, request)
+
+    body = wire.requests[0].json()
+    new_id = body["messages"][1]["tool_calls"][0]["id"]
+    assert len(new_id) == 9 and new_id.isalnum()
+    assert body["messages"][2] == {"role": "tool", "tool_call_id": new_id, "content": ""}
+    assert body["messages"][1]["content"] == "t"  # foreign thinking as text, not reasoning
+    assert "stream_options" not in body

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-from helpers import ask, assert_well_formed, build, collect, kinds
-from wire_formats import ResponsesScript, openai_error
-from wire_server import Cut, Hold, SSEReply, WireServer
-
 from skillkit.abort import AbortSignal
 from skillkit.adapters.errors import RetryInfo
 from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
@@ -23,6 +19,9 @@ from skillkit.models import (
     ToolSchema,
     UserMessage,
 )
+from tests.adapters.helpers import ask, assert_well_formed, build, collect, kinds
+from tests.adapters.wire_formats import ResponsesScript, openai_error
+from tests.adapters.wire_server import Cut, Hold, SSEReply, WireServer
 
 MODEL = "gpt-test-reasoner"
 

@@ -149,11 +149,17 @@ MESSAGES = st.lists(
 )
 
 
+EXACT = TranscriptTarget(provider="openai", model="o4", tool_call_id_exact_length=9)
+
+
 @settings(max_examples=300)
-@given(MESSAGES)
-def test_any_transcript_becomes_well_formed(messages: list[LLMMessage]) -> None:
-    out = prepare_transcript(messages, TARGET)
-    allowed = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+@given(MESSAGES, st.sampled_from([TARGET, EXACT]))
+def test_any_transcript_becomes_well_formed(
+    messages: list[LLMMessage], target: TranscriptTarget
+) -> None:
+    out = prepare_transcript(messages, target)
+    exact = target.tool_call_id_exact_length is not None
+    allowed = re.compile(r"^[A-Za-z0-9]{9}$" if exact else r"^[A-Za-z0-9_-]{1,64}$")
     seen: set[str] = set()
     index = 0
     while index < len(out):
@@ -163,7 +169,7 @@ def test_any_transcript_becomes_well_formed(messages: list[LLMMessage]) -> None:
         if not isinstance(message, AssistantMessage):
             continue
         assert message.content, "no empty assistant message"
-        native = message.provider == TARGET.provider and message.model == TARGET.model
+        native = message.provider == target.provider and message.model == target.model
         for part in message.content:
             if isinstance(part, ThinkingPart):
                 assert native
@@ -173,11 +179,11 @@ def test_any_transcript_becomes_well_formed(messages: list[LLMMessage]) -> None:
         for call in calls:
             assert call.id not in seen
             seen.add(call.id)
-            if not native:
+            if exact or not native:
                 assert allowed.match(call.id), call.id
         following = out[index : index + len(calls)]
         assert [r.tool_call_id for r in following if isinstance(r, ToolResultMessage)] == [
             c.id for c in calls
         ]
         index += len(calls)
-    assert prepare_transcript(out, TARGET) == out
+    assert prepare_transcript(out, target) == out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wire_server import SSE, JSONReply, ScriptItem
+from tests.adapters.wire_server import SSE, JSONReply, ScriptItem
 
 # --------------------------------------------------------------------------- OpenAI chat
 

@@ -38,6 +38,7 @@ from skillkit.adapters.streaming import SDKStream, drive_stream
 from skillkit.adapters.think_tags import ThinkTagSplitter
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.model_registry import ModelCompat
 from skillkit.models import (
     AssistantMessage,
     ImagePart,
@@ -60,6 +61,9 @@ NO_KEY_PLACEHOLDER = "skillkit-no-key"
 usually need none; one that does answers 401 and the error names the variable)."""
 
 
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
 class OpenAICompat(msgspec.Struct, frozen=True, kw_only=True):
     """What an OpenAI-compatible server accepts and sends. Defaults describe OpenAI.
 
@@ -72,24 +76,45 @@ class OpenAICompat(msgspec.Struct, frozen=True, kw_only=True):
     - ``supports_stream_usage``: send ``stream_options.include_usage``. When False, or
       when no usage arrives, usage is estimated from text length (4 characters a token).
     - ``reasoning_fields``: delta fields read as thinking, first present wins.
-    - ``sends_reasoning_back``: the model's own earlier thinking is sent back as
-      ``reasoning_content`` on assistant messages (required by some thinking models
+    - ``sends_reasoning_back``: the model's own earlier thinking is sent back on
+      assistant messages, in the first of ``reasoning_fields`` (required by some thinking models
       during tool use).
     - ``think_tags``: ``<think>…</think>`` in ``content`` is thinking.
     - ``max_tokens_field``: the body field a ``max_tokens`` option is sent as.
     - ``system_role``: the role of the system prompt message.
     - ``tool_call_id_max_length``: longest tool-call id the server accepts.
+    - ``tool_call_id_length``: the server accepts only ids of exactly this many ASCII
+      letters and digits (Mistral: 9); other ids are rewritten.
+
+    `from_model_compat` builds one from the model registry's ``ModelCompat``; the
+    adapter's ``compat=`` accepts either.
     """
 
     allows_null_assistant_content: bool = True
     repeats_tool_call_ids: bool = False
     supports_stream_usage: bool = True
-    reasoning_fields: tuple[str, ...] = ("reasoning_content", "reasoning")
+    reasoning_fields: tuple[str, ...] = _REASONING_FIELDS
     sends_reasoning_back: bool = False
     think_tags: bool = False
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
     system_role: Literal["system", "developer"] = "system"
     tool_call_id_max_length: int = 40
+    tool_call_id_length: int | None = None
+
+    @classmethod
+    def from_model_compat(cls, compat: ModelCompat) -> OpenAICompat:
+        """The flags of a model registry entry (`skillkit.model_registry.ModelCompat`)."""
+        reasoning = (compat.reasoning_field,) if compat.reasoning_field else _REASONING_FIELDS
+        return cls(
+            allows_null_assistant_content=not compat.assistant_content_null_rejected,
+            repeats_tool_call_ids=compat.repeated_tool_call_ids_in_deltas,
+            supports_stream_usage=not compat.no_stream_usage,
+            reasoning_fields=reasoning,
+            sends_reasoning_back=compat.replay_reasoning,
+            think_tags=compat.think_tags,
+            max_tokens_field=compat.max_tokens_field,
+            tool_call_id_length=compat.tool_call_id_length,
+        )
 
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -121,7 +146,7 @@ class OpenAIAdapter(LLMAdapter):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        compat: OpenAICompat | None = None,
+        compat: OpenAICompat | ModelCompat | None = None,
         max_retries: int = 3,
         on_retry: OnRetry | None = None,
         client: openai.AsyncOpenAI | None = None,
@@ -137,6 +162,8 @@ class OpenAIAdapter(LLMAdapter):
         self.model = model or ""
         self.base_url = base_url
         self.api_key = api_key
+        if isinstance(compat, ModelCompat):
+            compat = OpenAICompat.from_model_compat(compat)
         self.compat = compat or OpenAICompat()
         self.retry_policy = RetryPolicy(max_retries, retry_base_delay, retry_max_delay)
         self.on_retry = on_retry
@@ -247,6 +274,7 @@ class OpenAIAdapter(LLMAdapter):
             provider=self.provider,
             model=model,
             tool_call_id_max_length=compat.tool_call_id_max_length,
+            tool_call_id_exact_length=compat.tool_call_id_length,
             foreign_thinking=self.foreign_thinking,
         )
         out: list[dict[str, Any]] = []
@@ -284,7 +312,7 @@ class OpenAIAdapter(LLMAdapter):
         else:
             result["content"] = None if self.compat.allows_null_assistant_content else ""
         if thinking and self.compat.sends_reasoning_back:
-            result["reasoning_content"] = thinking
+            result[self.compat.reasoning_fields[0]] = thinking
         if calls:
             result["tool_calls"] = [
                 {

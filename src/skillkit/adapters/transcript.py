@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from collections import deque
 from collections.abc import Sequence
 from typing import Literal
@@ -57,13 +58,16 @@ class TranscriptTarget(msgspec.Struct, frozen=True):
     ``tool_call_id_chars`` is the body of a regular-expression character class of the
     characters allowed in tool-call ids (``""`` allows any); other characters become
     ``_``. Ids longer than ``tool_call_id_max_length`` are shortened and given a hash
-    suffix so that distinct ids stay distinct.
+    suffix so that distinct ids stay distinct. ``tool_call_id_exact_length``, when set,
+    means the target accepts only ids of exactly that many ASCII letters and digits;
+    other ids (native ones too) are replaced by one derived from a hash of the original.
     """
 
     provider: str
     model: str
     tool_call_id_max_length: int = 64
     tool_call_id_chars: str = "A-Za-z0-9_-"
+    tool_call_id_exact_length: int | None = None
     foreign_thinking: Literal["text", "drop"] = "text"
 
 
@@ -73,8 +77,28 @@ def is_native(message: AssistantMessage, target: TranscriptTarget) -> bool:
     return message.provider == target.provider and message.model == target.model
 
 
+_ALPHANUMERIC = string.ascii_letters + string.digits
+
+
+def _hashed_id(raw: str, length: int) -> str:
+    """``length`` letters and digits derived from ``raw``."""
+    number = int.from_bytes(hashlib.sha256(raw.encode()).digest(), "big")
+    chars = []
+    for _ in range(length):
+        number, index = divmod(number, len(_ALPHANUMERIC))
+        chars.append(_ALPHANUMERIC[index])
+    return "".join(chars)
+
+
+def _fits_exact(candidate: str, length: int) -> bool:
+    return len(candidate) == length and all(c in _ALPHANUMERIC for c in candidate)
+
+
 def normalise_tool_call_id(raw: str, target: TranscriptTarget) -> str:
     """``raw`` rewritten to the target's id rules (deterministic, not yet unique)."""
+    exact = target.tool_call_id_exact_length
+    if exact is not None:
+        return raw if _fits_exact(raw, exact) else _hashed_id(raw, exact)
     cleaned = raw
     if target.tool_call_id_chars:
         cleaned = re.sub(f"[^{target.tool_call_id_chars}]", "_", raw)
@@ -90,10 +114,14 @@ def normalise_tool_call_id(raw: str, target: TranscriptTarget) -> str:
 def _unique(candidate: str, taken: set[str], target: TranscriptTarget) -> str:
     result = candidate
     counter = 1
+    exact = target.tool_call_id_exact_length
     while result in taken:
-        suffix = f"_{counter}"
-        limit = max(12, target.tool_call_id_max_length)
-        result = candidate[: limit - len(suffix)] + suffix
+        if exact is not None:
+            result = _hashed_id(f"{candidate}#{counter}", exact)
+        else:
+            suffix = f"_{counter}"
+            limit = max(12, target.tool_call_id_max_length)
+            result = candidate[: limit - len(suffix)] + suffix
         counter += 1
     taken.add(result)
     return result
@@ -150,7 +178,9 @@ def prepare_transcript(
         renamed: list[AssistantContent] = []
         for part in content:
             if type(part) is ToolCall:
-                wanted = part.id if native else normalise_tool_call_id(part.id, target)
+                wanted = part.id
+                if not native or target.tool_call_id_exact_length is not None:
+                    wanted = normalise_tool_call_id(part.id, target)
                 new_id = _unique(wanted, taken, target)
                 pending.setdefault(part.id, deque()).append(new_id)
                 part = msgspec.structs.replace(part, id=new_id)
