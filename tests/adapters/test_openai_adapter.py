@@ -35,6 +35,7 @@ from tests.adapters.wire_server import (
     JSONReply,
     Raw,
     SSEReply,
+    Stall,
     WireServer,
 )
 
@@ -563,6 +564,20 @@ async def test_abort_during_retry_backoff_ends_at_once(wire: WireServer) -> None
     adapter = adapter_for(wire, retry_base_delay=30.0, on_retry=lambda info: abort.abort())
 
     events = await asyncio.wait_for(collect(adapter, ask(), abort), 5)
+
+    assert kinds(events) == ["error"] and events[0].stop_reason == "aborted"
+
+
+async def test_abort_while_waiting_for_the_response_headers(wire: WireServer) -> None:
+    wire.reply(Stall())
+    abort = AbortSignal()
+    adapter = adapter_for(wire)
+
+    task = asyncio.create_task(collect(adapter, ask(), abort))
+    await asyncio.wait_for(wire.request_received.wait(), 5)
+    abort.abort()
+    await asyncio.wait_for(wire.client_disconnected.wait(), 5)
+    events = await asyncio.wait_for(task, 5)
 
     assert kinds(events) == ["error"] and events[0].stop_reason == "aborted"
 

@@ -14,6 +14,8 @@ client sees a proper end of body only when the script ends normally. Script item
   sets `WireServer.client_disconnected` (used to prove that abort closes the stream);
 - `Pause(seconds)`: wait before the next item.
 
+`Stall` answers nothing at all (a provider that never sends the first byte).
+
 Replies are served in the order they were queued (optionally per path); a request that
 finds no reply gets a 500 with an explanation, so a test never hangs on a missing script.
 """
@@ -39,6 +41,7 @@ __all__ = [
     "Reply",
     "SSEReply",
     "ScriptItem",
+    "Stall",
     "WireServer",
 ]
 
@@ -97,7 +100,13 @@ class DropConnection:
     """Read the request, then close the connection without answering."""
 
 
-Reply = SSEReply | JSONReply | DropConnection
+@dataclass(frozen=True)
+class Stall:
+    """Read the request and never answer; `WireServer.client_disconnected` is set when
+    the client goes away."""
+
+
+Reply = SSEReply | JSONReply | DropConnection | Stall
 
 
 @dataclass
@@ -133,6 +142,7 @@ class WireServer:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self.client_disconnected = asyncio.Event()
+        self.request_received = asyncio.Event()
         self._replies: deque[tuple[str | None, Reply]] = deque()
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.StreamWriter] = set()
@@ -195,6 +205,7 @@ class WireServer:
                 if request is None:
                     return
                 self.requests.append(request)
+                self.request_received.set()
                 reply = self._next_reply(request.path)
                 keep_open = await self._send(reply, reader, writer)
                 if not keep_open:
@@ -211,6 +222,10 @@ class WireServer:
         self, reply: Reply, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> bool:
         if isinstance(reply, DropConnection):
+            return False
+        if isinstance(reply, Stall):
+            await reader.read()
+            self.client_disconnected.set()
             return False
         if isinstance(reply, JSONReply):
             body = json.dumps(reply.body).encode()

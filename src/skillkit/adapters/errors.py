@@ -52,7 +52,6 @@ ErrorKind: TypeAlias = Literal[
     "connection",  # could not connect, connection reset, stream cut
     "timeout",  # no answer in time
     "malformed",  # the provider sent data that is not valid JSON / SSE
-    "refused",  # the provider's content filter or the model refused
     "unknown",
 ]
 
