@@ -474,3 +474,25 @@ async def test_abort_mid_stream_closes_the_connection(wire: WireServer) -> None:
     message = build(adapter, request, events)
     assert message.text == "so far" and message.stop_reason == "aborted"
     assert events[-1].usage == TokenUsage(input=10, output=1)
+
+
+async def test_server_tool_blocks_and_pings_are_skipped(wire: WireServer) -> None:
+    wire.reply(
+        reply(
+            block_start(
+                0,
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+            ),
+            block_delta(0, {"type": "input_json_delta", "partial_json": '{"query": "x"}'}),
+            block_stop(0),
+            anthropic_event({"type": "ping"}),
+            text_block(1, "Found it."),
+        )
+    )
+    adapter = adapter_for(wire)
+    request = ask()
+
+    events = await collect(adapter, request)
+
+    assert kinds(events) == ["text_start", "text_delta", "text_end", "done"]
+    assert build(adapter, request, events).content == [TextPart("Found it.")]
