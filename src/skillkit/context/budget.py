@@ -22,10 +22,13 @@ from typing import Any, Protocol
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.context.compaction import (
+    Compacted,
     CompactionJob,
     CompactionSettings,
+    Compactor,
     Limits,
     SummaryCompactor,
+    TokenBudgetCompactor,
     elide_tool_results,
 )
 from skillkit.context.convert import RendererRegistry, convert_to_llm
@@ -38,7 +41,7 @@ from skillkit.context.summary import Summarizer, SummaryError
 from skillkit.context.tokens import estimate_tokens, message_tokens, resolve_tokenizer
 from skillkit.context.transcript import tool_pairing_problems
 from skillkit.events import CompactionEnd, CompactionStart, ErrorInfo, EventBus
-from skillkit.models import AgentMessage, TokenUsage, ToolSchema, UserMessage
+from skillkit.models import AgentMessage, CustomMessage, TokenUsage, ToolSchema, UserMessage
 
 __all__ = ["CompactionResult", "ContextBudget", "ModelHost"]
 
@@ -244,97 +247,142 @@ class ContextBudget:
         turn: int | None,
         instructions: str | None = None,
     ) -> CompactionResult:
-        bus = host.bus
         job = self._job(host, reason, tokens, instructions)
-        budget = job.limits.budget
-        before = tokens
         elided = 0
+        after = tokens
         if self.settings.micro and reason != "manual":
-            new, elided, saved = elide_tool_results(transcript, job)
-            if elided:
-                await bus.emit(
-                    "compaction_start",
-                    CompactionStart(type="micro", usage_ratio=tokens / budget),
-                    turn=turn,
-                )
-                after = max(0, tokens - saved)
-                new.append(
-                    boundary_message(
-                        type="micro",
+            elided, after = await self._micro(transcript, job, host.bus, turn)
+            if elided and reason == "threshold" and after <= job.limits.budget:
+                return self._done(
+                    CompactionResult(
+                        ok=True,
                         reason=reason,
-                        strategy="micro",
+                        type="micro",
                         tokens_before=tokens,
                         tokens_after=after,
+                        changed=True,
                         elided=elided,
                     )
                 )
-                transcript[:] = new
-                await bus.emit(
-                    "compaction_end",
-                    CompactionEnd(type="micro", ok=True, tokens_before=tokens, tokens_after=after),
-                    turn=turn,
-                )
-                tokens = after
-                if reason == "threshold" and tokens <= budget:
-                    return self._done(
-                        CompactionResult(
-                            ok=True,
-                            reason=reason,
-                            type="micro",
-                            tokens_before=before,
-                            tokens_after=tokens,
-                            changed=True,
-                            elided=elided,
-                        )
-                    )
-                job.tokens_before = tokens
-
-        await bus.emit(
-            "compaction_start",
-            CompactionStart(type="full", usage_ratio=tokens / budget),
-            turn=turn,
-        )
-        error: str | None = None
-        compacted = None
-        try:
-            compacted = await self.compactor.compact(list(transcript), job)
-            if compacted is None:
-                error = (
-                    "nothing to compact: the conversation is already within the part kept verbatim"
-                )
-        except SummaryError as exc:
-            error = str(exc)
-        except Exception as exc:
-            error = f"{self.compactor.name} compactor failed: {_describe(exc)}"
-            await bus.emit("error", ErrorInfo(stage="compaction", message=error), turn=turn)
-        if compacted is not None:
-            problem = self._problem(transcript, compacted.messages)
-            if problem is not None:
-                error = f"{self.compactor.name} compactor made an invalid transcript: {problem}"
-                await bus.emit("error", ErrorInfo(stage="compaction", message=error), turn=turn)
-                compacted = None
+            job.tokens_before = after
+        outcome = await self._full(transcript, job, self.compactor, host.bus, turn)
+        if (
+            isinstance(outcome, str)
+            and reason == "overflow"
+            and self.compactor.name != "token_budget"
+        ):
+            # the task must go on: drop the oldest messages instead (no model call)
+            fallback = await self._full(transcript, job, TokenBudgetCompactor(), host.bus, turn)
+            if not isinstance(fallback, str):
+                outcome = fallback
         usage = job.summarizer.usage
-        if compacted is None:
-            await bus.emit(
-                "compaction_end",
-                CompactionEnd(
-                    type="full", ok=False, tokens_before=tokens, tokens_after=tokens, error=error
-                ),
-                turn=turn,
-            )
+        if isinstance(outcome, str):
             result = CompactionResult(
                 ok=False,
                 reason=reason,
                 type="full",
-                tokens_before=before,
-                tokens_after=tokens,
-                error=error,
+                tokens_before=tokens,
+                tokens_after=after,
+                error=outcome,
                 changed=elided > 0,
                 usage=usage,
                 elided=elided,
             )
-            return self._done(result) if elided else result
+            return self._done(result)
+        compacted, final = outcome
+        head = compacted.messages[0] if compacted.head else None
+        payload = head.payload if isinstance(head, CustomMessage) else None
+        summary = payload.get("summary") if isinstance(payload, dict) else None
+        return self._done(
+            CompactionResult(
+                ok=True,
+                reason=reason,
+                type="full",
+                tokens_before=tokens,
+                tokens_after=final,
+                changed=True,
+                usage=usage,
+                summary=summary if isinstance(summary, str) else None,
+                elided=elided,
+                summarized=compacted.summarized,
+                dropped=compacted.dropped,
+                cut=compacted.cut,
+                head=compacted.head,
+            )
+        )
 
+    async def _micro(
+        self, transcript: list[AgentMessage], job: CompactionJob, bus: EventBus, turn: int | None
+    ) -> tuple[int, int]:
+        """The micro pass; returns (results elided, tokens after)."""
+        tokens = job.tokens_before
+        new, elided, saved = elide_tool_results(transcript, job)
+        if not elided:
+            return 0, tokens
+        ratio = tokens / job.limits.budget
+        await bus.emit(
+            "compaction_start", CompactionStart(type="micro", usage_ratio=ratio), turn=turn
+        )
+        after = max(0, tokens - saved)
+        new.append(
+            boundary_message(
+                type="micro",
+                reason=job.reason,
+                strategy="micro",
+                tokens_before=tokens,
+                tokens_after=after,
+                elided=elided,
+            )
+        )
+        transcript[:] = new
+        await bus.emit(
+            "compaction_end",
+            CompactionEnd(type="micro", ok=True, tokens_before=tokens, tokens_after=after),
+            turn=turn,
+        )
+        return elided, after
+
+    async def _full(
+        self,
+        transcript: list[AgentMessage],
+        job: CompactionJob,
+        compactor: Compactor,
+        bus: EventBus,
+        turn: int | None,
+    ) -> tuple[Compacted, int] | str:
+        """One full compaction with ``compactor``: (result, tokens after), or the error."""
+        tokens = job.tokens_before
+        ratio = tokens / job.limits.budget
+        await bus.emit(
+            "compaction_start", CompactionStart(type="full", usage_ratio=ratio), turn=turn
+        )
+        error: str | None = None
+        compacted: Compacted | None = None
+        try:
+            compacted = await compactor.compact(list(transcript), job)
+            if compacted is None:
+                error = "nothing to compact: everything is in the part kept verbatim"
+        except SummaryError as exc:
+            error = str(exc)
+        except Exception as exc:
+            error = f"{compactor.name} compactor failed: {_describe(exc)}"
+            await bus.emit("error", ErrorInfo(stage="compaction", message=error), turn=turn)
+        if compacted is not None:
+            problem = self._problem(transcript, compacted.messages)
+            if problem is not None:
+                error = f"{compactor.name} compactor made an invalid transcript: {problem}"
+                await bus.emit("error", ErrorInfo(stage="compaction", message=error), turn=turn)
+                compacted = None
+        if compacted is None:
+            message = error or "compaction failed"
+            await bus.emit(
+                "compaction_end",
+                CompactionEnd(
+                    type="full", ok=False, tokens_before=tokens, tokens_after=tokens, error=message
+                ),
+                turn=turn,
+            )
+            return message
         old_size = sum(job.tokens(m) for m in transcript)
         new_size = sum(job.tokens(m) for m in compacted.messages)
         after = max(0, tokens - old_size + new_size)
@@ -342,8 +390,8 @@ class ContextBudget:
             *compacted.messages,
             boundary_message(
                 type="full",
-                reason=reason,
-                strategy=self.compactor.name,
+                reason=job.reason,
+                strategy=compactor.name,
                 tokens_before=tokens,
                 tokens_after=after,
                 summarized=compacted.summarized,
@@ -355,28 +403,7 @@ class ContextBudget:
             CompactionEnd(type="full", ok=True, tokens_before=tokens, tokens_after=after),
             turn=turn,
         )
-        head = compacted.messages[0] if compacted.head else None
-        summary = None
-        if head is not None and getattr(head, "payload", None) is not None:
-            payload = head.payload  # type: ignore[union-attr]
-            summary = payload.get("summary") if isinstance(payload, dict) else None
-        return self._done(
-            CompactionResult(
-                ok=True,
-                reason=reason,
-                type="full",
-                tokens_before=before,
-                tokens_after=after,
-                changed=True,
-                usage=usage,
-                summary=summary,
-                elided=elided,
-                summarized=compacted.summarized,
-                dropped=compacted.dropped,
-                cut=compacted.cut,
-                head=compacted.head,
-            )
-        )
+        return compacted, after
 
     def _problem(self, old: Sequence[AgentMessage], new: Sequence[AgentMessage]) -> str | None:
         converted_old = convert_to_llm(old, self.renderers)
