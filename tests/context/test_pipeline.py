@@ -364,3 +364,14 @@ def test_convert_to_llm_without_a_registry_uses_the_builtin_renderers() -> None:
     converted = convert_to_llm(messages)
     assert [type(m) for m in converted] == [UserMessage, UserMessage, UserMessage]
     assert texts(converted)[1:] == ["p", "u"]
+
+
+async def test_an_empty_assistant_message_from_a_failed_call_is_not_sent_again() -> None:
+    from skillkit.adapters.scripted import Reply
+
+    adapter = ScriptedAdapter([Reply(error="server exploded"), "recovered"])
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter)
+    assert (await agent.chat("first")).stop_reason == "error"
+    assert isinstance(agent.messages[-1], AssistantMessage) and not agent.messages[-1].content
+    await agent.chat("second")
+    assert texts(adapter.requests[1].messages) == ["first", "second"]

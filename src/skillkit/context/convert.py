@@ -2,7 +2,8 @@
 
 `convert_to_llm` is the only road from the agent's transcript (`AgentMessage`) to what a
 model is sent (`LLMMessage`). User, assistant and tool-result messages pass through
-unchanged; a `CustomMessage` is sent only if a renderer is registered for its ``kind``
+unchanged (an empty assistant message left by a failed call is dropped); a
+`CustomMessage` is sent only if a renderer is registered for its ``kind``
 (`RendererRegistry`), and is dropped otherwise.
 
 A registry starts with the built-in renderers of the pipeline's own kinds
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND, render_pinned, render_summary
-from skillkit.models import AgentMessage, CustomMessage, LLMMessage
+from skillkit.models import AgentMessage, AssistantMessage, CustomMessage, LLMMessage
 
 __all__ = [
     "BUILTIN_RENDERERS",
@@ -94,11 +95,16 @@ def convert_message(
 ) -> LLMMessage | None:
     """Convert one message: LLM messages pass through, custom ones are rendered or dropped.
 
-    Without ``renderers`` the built-in renderers apply.
+    Without ``renderers`` the built-in renderers apply. An assistant message with no
+    content (a model call that failed before producing anything) is left out: providers
+    refuse empty messages and it tells the model nothing.
     """
-    if type(message) is not CustomMessage:
-        return message  # type: ignore[return-value]
-    return (renderers if renderers is not None else _DEFAULT).render(message)
+    kind = type(message)
+    if kind is CustomMessage:
+        return (renderers if renderers is not None else _DEFAULT).render(message)  # type: ignore[arg-type]
+    if kind is AssistantMessage and not message.content:  # type: ignore[union-attr]
+        return None
+    return message  # type: ignore[return-value]
 
 
 def convert_to_llm(

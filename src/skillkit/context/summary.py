@@ -96,7 +96,7 @@ _WRITE_WORDS = (
     "apply",
     "save",
 )
-_MAX_FILES = 200
+_MAX_FILES = 100
 
 
 def _paths(arguments: Mapping[str, Any]) -> list[str]:
@@ -119,7 +119,7 @@ def track_files(
 
     A call counts as a change when its tool's name says so (write, edit, patch, create,
     delete, move...), otherwise as a read. A file that was changed is listed only under
-    ``modified``. Order of first mention is kept; each list keeps the newest 200.
+    ``modified``. Order of first mention is kept; each list keeps the newest 100.
     """
     read_list = list(dict.fromkeys(read))
     modified_list = list(dict.fromkeys(modified))
