@@ -95,10 +95,7 @@ async def test_overflow_recovery_compacts_retries_the_turn_and_finishes_the_task
     for index in refused:
         assert provider.step_of_request[index + 1] == provider.step_of_request[index]
         assert not _too_big(provider, provider.turn_requests[index + 1])
-    boundaries = [m.payload["reason"] for m in markers(agent.messages, BOUNDARY_KIND)]
-    assert boundaries[-1:] == ["overflow"] or "overflow" in str(
-        [e.payload for e in recorder.of("compaction_end")]
-    )
+    assert len(recorder.of("compaction_start")) >= provider.overflows
     turns = [e.turn for e in recorder.of("turn_start")]
     assert turns == sorted(set(turns))  # a retried turn does not start again
 
