@@ -394,3 +394,47 @@ def test_any_compaction_of_any_transcript_is_valid_and_keeps_pinned_content(
         assert [(type(m), getattr(m, "tool_call_id", None)) for m in tail] == [
             (type(m), getattr(m, "tool_call_id", None)) for m in original
         ]
+
+
+def test_tool_pairing_problems_names_each_broken_rule() -> None:
+    from skillkit.context import tool_pairing_problems
+
+    call = AssistantMessage(
+        content=[ToolCall(id="a", name="run"), ToolCall(id="b", name="run")], stop_reason="tool_use"
+    )
+    result_a = ToolResultMessage(tool_call_id="a", tool_name="run")
+    result_b = ToolResultMessage(tool_call_id="b", tool_name="run")
+    assert tool_pairing_problems([UserMessage("go"), call, result_b, result_a]) == []
+    assert tool_pairing_problems([UserMessage("go"), call, result_a]) == [
+        "end: calls ['b'] have no result"
+    ]
+    assert tool_pairing_problems([UserMessage("go"), result_a]) == [
+        "message 1: result for 'a' does not follow its tool call"
+    ]
+    assert tool_pairing_problems(
+        [UserMessage("go"), call, result_a, UserMessage("x"), result_b]
+    ) == [
+        "message 3: calls ['b'] have no result before it",
+        "message 4: result for 'b' does not follow its tool call",
+    ]
+    assert tool_pairing_problems([call, result_a, result_b]) == [
+        "message 0: the first message is not a user message (AssistantMessage)"
+    ]
+    assert tool_pairing_problems([call, result_a, result_b], first_user=False) == []
+
+
+async def test_the_run_response_lists_the_runs_messages_still_in_the_transcript() -> None:
+    provider = SimulatedProvider(window=8000, steps=60)
+    agent = make_runner(provider, WINDOW)
+    await agent.chat("warm up")  # 60 steps with compactions
+    provider.steps = provider.step + 40
+    response = await agent.chat("Forty more.")
+    transcript = agent.messages
+    assert response.messages == transcript[len(transcript) - len(response.messages) :]
+    assert len(response.messages) < len(transcript)
+    assert response.messages[-1] == AssistantMessage(
+        content=[TextPart("All files read.")],
+        usage=response.messages[-1].usage,  # type: ignore[union-attr]
+        provider="scripted",
+        model="sim",
+    )

@@ -265,3 +265,15 @@ def test_auto_falls_back_to_the_heuristic_without_tiktoken(monkeypatch: pytest.M
 def test_a_bad_tokenizer_setting_is_refused() -> None:
     with pytest.raises(ValueError, match="tokenizer must be"):
         estimate_tokens([UserMessage("x")], tokenizer="exact")  # type: ignore[arg-type]
+
+
+@given(
+    st.binary(max_size=300),
+    st.sampled_from(
+        [b"", b"\x89PNG\r\n\x1a\n", b"\xff\xd8", b"GIF89a", b"RIFF\x00\x00\x00\x00WEBPVP8X"]
+    ),
+)
+def test_image_tokens_never_fail_on_hostile_data(data: bytes, prefix: bytes) -> None:
+    encoded = base64.b64encode(prefix + data).decode()
+    assert 1 <= image_tokens(ImagePart(data=encoded, mime_type="image/png")) <= 1600
+    assert 1 <= image_tokens(ImagePart(data=encoded[:-1] + "!", mime_type="image/png")) <= 1600

@@ -62,7 +62,9 @@ def tool_pairing_problems(messages: Sequence[LLMMessage], *, first_user: bool = 
     if open_calls:
         problems.append(f"end: calls {sorted(open_calls)} have no result")
     if first_user and messages and type(messages[0]) is not UserMessage:
-        problems.append(f"message 0: the first message is a {type(messages[0]).__name__}")
+        problems.append(
+            f"message 0: the first message is not a user message ({type(messages[0]).__name__})"
+        )
     return problems
 
 
