@@ -438,3 +438,34 @@ async def test_the_run_response_lists_the_runs_messages_still_in_the_transcript(
         provider="scripted",
         model="sim",
     )
+
+
+async def test_two_summaries_in_the_compacted_part_are_merged_into_one() -> None:
+    from skillkit.context import summary_message
+
+    prompts: list[str] = []
+
+    def reply(request: LLMRequest) -> str:
+        prompts.append(message_text(request.messages[0]))
+        return "merged"
+
+    history: list[AgentMessage] = [
+        summary_message("first part", files_read=["a.py"], compactions=2),
+        summary_message("second part", files_modified=["b.py"], compactions=1),
+    ]
+    for i in range(10):
+        history += [UserMessage(f"q{i} " + "w " * 200), AssistantMessage(content=[TextPart("ok")])]
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=FunctionAdapter(reply),
+        messages=history,
+        compaction=CompactionSettings(context_window=8000, keep_recent_tokens=300),
+    )
+    assert (await agent.compact()).ok
+    assert "<previous_summary>\nfirst part\n\nsecond part\n</previous_summary>" in prompts[0]
+    (summary,) = summaries(agent.messages)
+    assert summary.payload["compactions"] == 4
+    assert (summary.payload["files_read"], summary.payload["files_modified"]) == (
+        ["a.py"],
+        ["b.py"],
+    )

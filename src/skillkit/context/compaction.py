@@ -304,7 +304,7 @@ def plan(messages: Sequence[AgentMessage], cut: int, job: CompactionJob) -> _Pla
         if kind is CustomMessage:
             custom_kind = message.kind  # type: ignore[union-attr]
             if custom_kind == SUMMARY_KIND:
-                result.previous = summary_payload(message)  # type: ignore[arg-type]
+                result.previous = _merge(result.previous, summary_payload(message))  # type: ignore[arg-type]
                 continue
             if custom_kind == BOUNDARY_KIND:
                 continue
@@ -343,6 +343,22 @@ def plan(messages: Sequence[AgentMessage], cut: int, job: CompactionJob) -> _Pla
             if job.tokens(candidate) <= job.keep_tokens:
                 result.kept_user = candidate  # type: ignore[assignment]
     return result
+
+
+def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two summary payloads as one (normally there is only one summary to merge)."""
+    if not first["compactions"] and not first["summary"]:
+        return second
+    texts = [t for t in (first["summary"], second["summary"]) if t]
+    return {
+        "summary": "\n\n".join(texts),
+        "files_read": [*first["files_read"], *second["files_read"]],
+        "files_modified": [*first["files_modified"], *second["files_modified"]],
+        **{
+            key: first[key] + second[key]
+            for key in ("compactions", "summarized_messages", "dropped_messages")
+        },
+    }
 
 
 def _summary_entry(
