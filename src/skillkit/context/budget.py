@@ -38,7 +38,12 @@ from skillkit.context.markers import (
     boundary_message,
 )
 from skillkit.context.summary import Summarizer, SummaryError
-from skillkit.context.tokens import estimate_tokens, message_tokens, resolve_tokenizer
+from skillkit.context.tokens import (
+    context_anchor,
+    estimate_tokens,
+    message_tokens,
+    resolve_tokenizer,
+)
 from skillkit.context.transcript import tool_pairing_problems
 from skillkit.events import CompactionEnd, CompactionStart, ErrorInfo, EventBus
 from skillkit.models import AgentMessage, CustomMessage, TokenUsage, ToolSchema, UserMessage
@@ -158,8 +163,18 @@ class ContextBudget:
         compaction waits until the context has grown by another ``reserve / 2``."""
         if not self.settings.enabled:
             return None
-        tokens = self.estimate(context, host.model, system_prompt=system_prompt, tools=tools)
-        limits = self.limits(host.model)
+        model = host.model
+        limits = self._limits.get(model) or self.limits(model)
+        # the usual case, inlined: reported usage plus the few messages after it
+        index, base = context_anchor(context)
+        if base is None:
+            tokens = self.estimate(context, model, system_prompt=system_prompt, tools=tools)
+        else:
+            count = resolve_tokenizer(self.settings.tokenizer, model)
+            renderers = self.renderers
+            tokens = base
+            for position in range(index + 1, len(context)):
+                tokens += message_tokens(context[position], count, renderers)
         if tokens <= limits.budget:
             return None
         if self._retry_at is not None and tokens < self._retry_at:
