@@ -287,3 +287,24 @@ def test_bad_settings_are_refused_with_a_clear_message() -> None:
     )
     learnt = CompactionSettings(reserve=50_000).limits(32_000)  # a window learnt later
     assert learnt.reserve == 16_000 and learnt.keep_recent == 4_000
+
+
+async def test_a_compaction_that_cannot_get_under_the_budget_is_not_repeated_every_turn() -> None:
+    """A summariser that answers at length: each compaction leaves the context over the
+    budget, so the next attempt waits for more growth instead of costing a call a turn."""
+
+    def long_summary(number: int, request: LLMRequest) -> str:
+        return "## Progress\n" + "everything in detail " * 1400  # ~7,000 tokens
+
+    provider = SimulatedProvider(window=20_000, steps=40, summary_text=long_summary)
+    recorder = Recorder()
+    agent = make_runner(
+        provider,
+        CompactionSettings(context_window=10_000, reserve=2000, keep_recent_tokens=1000),
+        sinks=[recorder],
+    )
+    response = await agent.chat("Read all files.")
+    assert response.stop_reason == "stop"
+    ends = [e for e in recorder.of("compaction_end") if e.payload.type == "full"]
+    assert all(e.ok and e.tokens_after > 8000 for e in ends)
+    assert 1 <= len(ends) <= 40 // 4

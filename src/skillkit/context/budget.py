@@ -159,8 +159,9 @@ class ContextBudget:
         tools: Sequence[ToolSchema] = (),
     ) -> CompactionResult | None:
         """Compact ``transcript`` if ``context`` (what this turn would send) passes the
-        budget; None when no compaction was due. After a failed compaction, threshold
-        compaction waits until the context has grown by another ``reserve / 2``."""
+        budget; None when no compaction was due. After a compaction that failed or could
+        not bring the context under the budget, threshold compaction waits until the
+        context has grown by another ``reserve / 2`` (or fallen under the budget)."""
         if not self.settings.enabled:
             return None
         model = host.model
@@ -176,11 +177,15 @@ class ContextBudget:
             for position in range(index + 1, len(context)):
                 tokens += message_tokens(context[position], count, renderers)
         if tokens <= limits.budget:
+            self._retry_at = None
             return None
         if self._retry_at is not None and tokens < self._retry_at:
             return None
         result = await self._run(transcript, host, "threshold", tokens, turn=turn)
-        self._retry_at = None if result.ok else tokens + limits.reserve // 2
+        if result.ok and result.tokens_after <= limits.budget:
+            self._retry_at = None
+        else:  # failed, or could not get under the budget: do not retry every turn
+            self._retry_at = max(tokens, result.tokens_after) + limits.reserve // 2
         return result
 
     async def recover_overflow(
