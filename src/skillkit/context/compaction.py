@@ -211,8 +211,8 @@ class Compactor(Protocol):
 # --------------------------------------------------------------------------- cut points
 
 
-def _cut_back(messages: Sequence[AgentMessage], index: int, floor: int = 0) -> int:
-    while index > floor and type(messages[index]) is ToolResultMessage:
+def _cut_back(messages: Sequence[AgentMessage], index: int) -> int:
+    while index > 0 and type(messages[index]) is ToolResultMessage:
         index -= 1
     return index
 
