@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -53,8 +53,6 @@ SKILL_TEXT = (
 def with_compactor(
     base: CompactionSettings, compactor: Compactor, **changes: Any
 ) -> CompactionSettings:
-    from dataclasses import replace
-
     return replace(base, compactor=compactor, **changes)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from skillkit import AgentConfig, AgentRunner, ContextTransformResult
-from skillkit.adapters.scripted import ScriptedAdapter
+from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.context import (
     Compacted,
     CompactionJob,
@@ -367,8 +367,6 @@ def test_convert_to_llm_without_a_registry_uses_the_builtin_renderers() -> None:
 
 
 async def test_an_empty_assistant_message_from_a_failed_call_is_not_sent_again() -> None:
-    from skillkit.adapters.scripted import Reply
-
     adapter = ScriptedAdapter([Reply(error="server exploded"), "recovered"])
     agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter)
     assert (await agent.chat("first")).stop_reason == "error"
