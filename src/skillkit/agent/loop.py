@@ -276,7 +276,15 @@ async def _build_request(
     tools: Sequence[Tool],
     turn: int,
 ) -> LLMRequest:
-    context, messages = await _context_messages(transcript, ctx, state, turn)
+    seams = (
+        ctx.transformers
+        or ctx.bus.has_handlers("context_transform")
+        or ctx.convert_to_llm is not None
+    )
+    if seams:
+        context, messages = await _transform_and_convert(transcript, ctx, turn)
+    else:
+        context, messages = transcript, _convert_incremental(transcript, state, ctx.renderers)
     schema_of = ctx.schema_of
     schemas = [schema_of(t) for t in tools] if schema_of is not None else []
     system_prompt = ctx.system_prompt()
@@ -286,7 +294,10 @@ async def _build_request(
             transcript, context, ctx, turn=turn, system_prompt=system_prompt, tools=schemas
         )
         if result is not None and _absorb(state, result):
-            context, messages = await _context_messages(transcript, ctx, state, turn)
+            if seams:
+                context, messages = await _transform_and_convert(transcript, ctx, turn)
+            else:
+                messages = _convert_incremental(transcript, state, ctx.renderers)
     return LLMRequest(
         model=ctx.model,
         messages=messages,
@@ -296,33 +307,31 @@ async def _build_request(
     )
 
 
-async def _context_messages(
-    transcript: list[AgentMessage], ctx: LoopContext, state: RunState, turn: int
-) -> tuple[Sequence[AgentMessage], list[LLMMessage]]:
+async def _transform_and_convert(
+    transcript: list[AgentMessage], ctx: LoopContext, turn: int
+) -> tuple[list[AgentMessage], list[LLMMessage]]:
     """transform_context then convert_to_llm: (the transformed messages, the LLM view)."""
     bus = ctx.bus
-    if ctx.transformers or bus.has_handlers("context_transform") or ctx.convert_to_llm is not None:
-        context: list[AgentMessage] = list(transcript)
-        context = await bus.transform_context(context, turn=turn)
-        for transform in ctx.transformers:
-            try:
-                context = list(await transform(context))
-            except Exception as exc:
-                await bus.emit(
-                    "error", ErrorInfo(stage="context_transform", message=_describe(exc)), turn=turn
-                )
-        if ctx.convert_to_llm is not None:
-            try:
-                messages = ctx.convert_to_llm(context)
-            except Exception as exc:
-                await bus.emit(
-                    "error", ErrorInfo(stage="convert_to_llm", message=_describe(exc)), turn=turn
-                )
-                messages = _convert_all(context, ctx.renderers)
-        else:
+    context: list[AgentMessage] = list(transcript)
+    context = await bus.transform_context(context, turn=turn)
+    for transform in ctx.transformers:
+        try:
+            context = list(await transform(context))
+        except Exception as exc:
+            await bus.emit(
+                "error", ErrorInfo(stage="context_transform", message=_describe(exc)), turn=turn
+            )
+    if ctx.convert_to_llm is not None:
+        try:
+            messages = ctx.convert_to_llm(context)
+        except Exception as exc:
+            await bus.emit(
+                "error", ErrorInfo(stage="convert_to_llm", message=_describe(exc)), turn=turn
+            )
             messages = _convert_all(context, ctx.renderers)
-        return context, messages
-    return transcript, _convert_incremental(transcript, state, ctx.renderers)
+    else:
+        messages = _convert_all(context, ctx.renderers)
+    return context, messages
 
 
 async def _recover_overflow(
