@@ -3,9 +3,12 @@
 `run_loop` drives turns until the model stops asking for tools, the iteration limit is
 reached, the run is aborted or the model call fails. Per turn:
 
-    turn_start -> context_transform -> convert_to_llm -> model stream -> tool calls
-    (validated; before_tool_call; run, in parallel where allowed; after_tool_result)
-    -> results appended in call order -> turn_end
+    turn_start -> context_transform -> convert_to_llm -> budget check and compaction
+    -> model stream -> tool calls (validated; before_tool_call; run, in parallel where
+    allowed; after_tool_result) -> results appended in call order -> turn_end
+
+A model call that ends with ``stop_reason="context_overflow"`` is compacted and retried
+once (same turn) when a `ContextBudget` is given.
 
 It appends to the transcript it is given and yields the run's `StreamEvent` values (the
 adapter's text/thinking/tool-call events, one ``tool_result`` per call in call order, an
@@ -24,7 +27,7 @@ from typing import Any
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter, MessageBuilder
-from skillkit.context import RendererRegistry, convert_message
+from skillkit.context import CompactionResult, ContextBudget, RendererRegistry, convert_message
 from skillkit.events import (
     AgentEnd,
     AgentStart,
@@ -74,6 +77,7 @@ class LoopContext:
     ``steering`` returns (and removes) messages the user sent while the run was busy.
     ``boundary`` is called at every iteration boundary (before each model call) and
     returns messages to fold into the conversation (background results, monitor lines).
+    ``compaction`` keeps the context within the model's window (None: never compact).
     """
 
     adapter: LLMAdapter
@@ -93,6 +97,7 @@ class LoopContext:
     cost: CostFunction | None = None
     schema_of: Callable[[Tool], ToolSchema] | None = None
     boundary: Callable[[], list[AgentMessage]] | None = None
+    compaction: ContextBudget | None = None
 
 
 @dataclass
@@ -132,6 +137,7 @@ async def run_loop(
     bus = ctx.bus
     await bus.emit("agent_start", AgentStart(prompt=prompt, model=ctx.model))
     final: AssistantMessage | None = None
+    recovered = 0  # the turn being retried after its context overflow was compacted
     try:
         while True:
             if ctx.abort.aborted:
@@ -145,21 +151,23 @@ async def run_loop(
             turn = state.iterations
             if ctx.boundary is not None:
                 transcript.extend(ctx.boundary())
-            await bus.emit("turn_start", TurnStart(turn=turn), turn=turn)
+            if turn != recovered:
+                await bus.emit("turn_start", TurnStart(turn=turn), turn=turn)
 
             tools = ctx.tools()
             request = await _build_request(transcript, ctx, state, tools, turn)
             builder = MessageBuilder(provider=ctx.adapter.provider, model=ctx.model)
             add = builder.add
             observed = bool(bus._sinks or bus._wildcard)
+            failure: StreamEvent | None = None
             try:
                 async for event in ctx.adapter.chat_stream_events(request, abort=ctx.abort):
                     add(event)
                     kind = event.type
                     if kind == "done":
                         continue
-                    if kind == "error":
-                        yield event
+                    if kind == "error":  # the last event: held back until no retry follows
+                        failure = event
                         continue
                     if observed or bus.has_handlers(kind):
                         await bus.dispatch(bus.make(kind, event, turn))
@@ -169,6 +177,17 @@ async def run_loop(
             message = builder.message()
             if ctx.abort.aborted and message.stop_reason != "aborted":
                 message = _mark_aborted(message, ctx.abort.reason)
+            elif (
+                message.stop_reason == "context_overflow"
+                and turn != recovered
+                and ctx.compaction is not None
+                and await _recover_overflow(transcript, ctx, state, request, turn)
+            ):
+                recovered = turn
+                state.iterations -= 1
+                continue
+            if failure is not None:
+                yield failure
             transcript.append(message)
             final = message
             await _account(ctx, state, message, turn)
@@ -257,38 +276,90 @@ async def _build_request(
     tools: Sequence[Tool],
     turn: int,
 ) -> LLMRequest:
-    bus = ctx.bus
-    if ctx.transformers or bus.has_handlers("context_transform") or ctx.convert_to_llm is not None:
-        context: list[AgentMessage] = list(transcript)
-        context = await bus.transform_context(context, turn=turn)
-        for transform in ctx.transformers:
-            try:
-                context = list(await transform(context))
-            except Exception as exc:
-                await bus.emit(
-                    "error", ErrorInfo(stage="context_transform", message=_describe(exc)), turn=turn
-                )
-        if ctx.convert_to_llm is not None:
-            try:
-                messages = ctx.convert_to_llm(context)
-            except Exception as exc:
-                await bus.emit(
-                    "error", ErrorInfo(stage="convert_to_llm", message=_describe(exc)), turn=turn
-                )
-                messages = _convert_all(context, ctx.renderers)
-        else:
-            messages = _convert_all(context, ctx.renderers)
+    seams = (
+        ctx.transformers
+        or ctx.bus.has_handlers("context_transform")
+        or ctx.convert_to_llm is not None
+    )
+    if seams:
+        context, messages = await _transform_and_convert(transcript, ctx, turn)
     else:
-        messages = _convert_incremental(transcript, state, ctx.renderers)
+        context, messages = transcript, _convert_incremental(transcript, state, ctx.renderers)
     schema_of = ctx.schema_of
     schemas = [schema_of(t) for t in tools] if schema_of is not None else []
+    system_prompt = ctx.system_prompt()
+    budget = ctx.compaction
+    if budget is not None:
+        result = await budget.compact_if_needed(
+            transcript, context, ctx, turn=turn, system_prompt=system_prompt, tools=schemas
+        )
+        if result is not None and _absorb(state, result):
+            if seams:
+                context, messages = await _transform_and_convert(transcript, ctx, turn)
+            else:
+                messages = _convert_incremental(transcript, state, ctx.renderers)
     return LLMRequest(
         model=ctx.model,
         messages=messages,
-        system_prompt=ctx.system_prompt(),
+        system_prompt=system_prompt,
         tools=schemas,
         options=ctx.options,
     )
+
+
+async def _transform_and_convert(
+    transcript: list[AgentMessage], ctx: LoopContext, turn: int
+) -> tuple[list[AgentMessage], list[LLMMessage]]:
+    """transform_context then convert_to_llm: (the transformed messages, the LLM view)."""
+    bus = ctx.bus
+    context: list[AgentMessage] = list(transcript)
+    context = await bus.transform_context(context, turn=turn)
+    for transform in ctx.transformers:
+        try:
+            context = list(await transform(context))
+        except Exception as exc:
+            await bus.emit(
+                "error", ErrorInfo(stage="context_transform", message=_describe(exc)), turn=turn
+            )
+    if ctx.convert_to_llm is not None:
+        try:
+            messages = ctx.convert_to_llm(context)
+        except Exception as exc:
+            await bus.emit(
+                "error", ErrorInfo(stage="convert_to_llm", message=_describe(exc)), turn=turn
+            )
+            messages = _convert_all(context, ctx.renderers)
+    else:
+        messages = _convert_all(context, ctx.renderers)
+    return context, messages
+
+
+async def _recover_overflow(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: RunState,
+    request: LLMRequest,
+    turn: int,
+) -> bool:
+    """Compact after a context overflow; True when the turn should be retried."""
+    assert ctx.compaction is not None
+    result = await ctx.compaction.recover_overflow(
+        transcript, ctx, turn=turn, system_prompt=request.system_prompt, tools=request.tools
+    )
+    return _absorb(state, result)
+
+
+def _absorb(state: RunState, result: CompactionResult) -> bool:
+    """Count a compaction's model calls in the run's usage; drop the conversion cache if
+    the transcript was rewritten. Returns whether it was."""
+    if result.usage.total:
+        state.usage = state.usage + result.usage
+        state.cumulative_usage = state.cumulative_usage + result.usage
+    if result.changed:
+        state.converted = 0
+        state.llm_view = []
+        state.last_converted = None
+    return result.changed
 
 
 def _convert_all(

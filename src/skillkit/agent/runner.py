@@ -17,8 +17,8 @@ from skillkit.agent.loop import (
     run_loop,
 )
 from skillkit.config import AgentConfig
-from skillkit.context import RendererRegistry
-from skillkit.events import EventBus, Idle, RunResume, Sink
+from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
+from skillkit.events import ErrorInfo, EventBus, Idle, RunResume, Sink
 from skillkit.models import (
     AgentMessage,
     AgentResponse,
@@ -78,6 +78,7 @@ class AgentRunner:
         messages: Iterable[AgentMessage] = (),
         boundaries: Iterable[Callable[[], list[AgentMessage]]] = (),
         closers: Iterable[Callable[[], Awaitable[None]]] = (),
+        compaction: CompactionSettings | None = None,
     ) -> None:
         self.config = config if config is not None else AgentConfig()
         if adapter is None:
@@ -104,6 +105,9 @@ class AgentRunner:
         self.transformers = list(transformers)
         self.convert_to_llm = convert_to_llm
         self.renderers = renderers if renderers is not None else RendererRegistry()
+        if self.renderers.on_error is None:
+            self.renderers.on_error = self._render_failed
+        self.compaction = compaction if compaction is not None else CompactionSettings()
         self.cost = cost
         self._messages: list[AgentMessage] = list(messages)
         self._steering: list[UserMessage] = []
@@ -113,8 +117,26 @@ class AgentRunner:
         self._paused = False
         self._state = RunState()
         self._usage = TokenUsage()
+        self._run_start = 0
 
     # ----- state
+
+    @property
+    def compaction(self) -> CompactionSettings:
+        """How the context is kept within the model's window (see ``docs/context.md``);
+        assign new settings to change it from the next turn on."""
+        return self._compaction
+
+    @compaction.setter
+    def compaction(self, settings: CompactionSettings) -> None:
+        if not isinstance(settings, CompactionSettings):
+            raise TypeError(f"compaction must be CompactionSettings, got {type(settings).__name__}")
+        self._compaction = settings
+        self._budget = (
+            ContextBudget(settings, renderers=self.renderers, on_compacted=self._compacted)
+            if settings.enabled
+            else None
+        )
 
     @property
     def messages(self) -> list[AgentMessage]:
@@ -140,6 +162,32 @@ class AgentRunner:
         if not isinstance(adapter, LLMAdapter):
             raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
         self.adapter = adapter
+
+    async def compact(self, instructions: str | None = None) -> CompactionResult:
+        """Compact the transcript now (``/compact [instructions]``): a full compaction
+        whose summary follows ``instructions`` if given. Returns the outcome (``ok=False``
+        with an ``error`` when compaction is disabled, there is nothing to compact or the
+        summary failed — the transcript is then unchanged). Not allowed during a run."""
+        if self._running:
+            raise RunInProgressError("cannot compact while a run is in progress")
+        budget = self._budget
+        if budget is None:
+            return CompactionResult(ok=False, reason="manual", error="compaction is disabled")
+        self._running = True
+        self._abort = AbortSignal()
+        try:
+            ctx = self._context()
+            result = await budget.compact(
+                self._messages,
+                ctx,
+                instructions=instructions,
+                system_prompt=ctx.system_prompt(),
+                tools=[tool_schema(t) for t in ctx.tools()],
+            )
+        finally:
+            self._running = False
+        self._usage = self._usage + result.usage
+        return result
 
     def clear(self) -> None:
         """Forget the transcript (not allowed during a run)."""
@@ -293,6 +341,7 @@ class AgentRunner:
             cost=self.cost,
             schema_of=tool_schema,
             boundary=self._boundary if self.boundaries else None,
+            compaction=self._budget,
         )
 
     def _boundary(self) -> list[AgentMessage]:
@@ -300,6 +349,13 @@ class AgentRunner:
         for source in self.boundaries:
             messages.extend(source())
         return messages
+
+    def _compacted(self, result: CompactionResult) -> None:
+        self._run_start = result.new_index(self._run_start)
+
+    def _render_failed(self, kind: str, exc: Exception) -> None:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        self.events.emit_nowait("error", ErrorInfo(stage=f"render:{kind}", message=text))
 
     def _current_tools(self) -> list[Tool]:
         tools = self.tools.tools()
