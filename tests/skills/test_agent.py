@@ -114,8 +114,7 @@ async def test_hot_reload_is_seen_by_a_running_agent_on_its_next_turn(
     registry.load()
     adapter = ScriptedAdapter([Reply(text=f"turn {i}") for i in range(6)])
     agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
-    events: list[Event] = []
-    registry.attach(agent.events)
+    events: list[Event] = []  # AgentRunner(skills=...) attaches the registry to its bus
     agent.events.on("store_update", events.append)
 
     async with SkillWatcher(registry, debounce_ms=30) as watcher:
