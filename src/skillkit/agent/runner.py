@@ -18,7 +18,7 @@ from skillkit.agent.loop import (
 )
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
-from skillkit.events import ErrorInfo, EventBus, Idle, RunResume, Sink
+from skillkit.events import ErrorInfo, EventBus, Idle, ProviderRetry, RunResume, Sink
 from skillkit.models import (
     AgentMessage,
     AgentResponse,
@@ -31,6 +31,15 @@ from skillkit.tools.base import Tool, tool_schema
 from skillkit.tools.registry import ToolRegistry
 
 __all__ = ["AgentRunner", "PromptSection", "RunInProgressError", "ToolProvider"]
+
+
+def _catalog_window(model: str) -> int | None:
+    """The model's context window from the model registry, if the catalog knows it."""
+    from skillkit.model_registry import default_registry
+
+    definition = default_registry().get(model) if model else None
+    return definition.context_window if definition is not None else None
+
 
 PromptSection = Callable[[], "str | None"]
 """A provider of one system-prompt section, called once per turn (None: nothing)."""
@@ -81,14 +90,16 @@ class AgentRunner:
         compaction: CompactionSettings | None = None,
     ) -> None:
         self.config = config if config is not None else AgentConfig()
+        self.events = events if events is not None else EventBus(agent_id=self.config.agent_id)
         if adapter is None:
             from skillkit.adapters.factory import create_adapter
 
-            adapter = create_adapter(self.config)
+            adapter = create_adapter(self.config, on_retry=self._retrying)
+        elif getattr(adapter, "on_retry", False) is None:
+            adapter.on_retry = self._retrying  # type: ignore[attr-defined]
         if not isinstance(adapter, LLMAdapter):
             raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
         self.adapter = adapter
-        self.events = events if events is not None else EventBus(agent_id=self.config.agent_id)
         for sink in sinks:
             self.events.add_sink(sink)
         self.tools = ToolRegistry(tools)
@@ -108,7 +119,7 @@ class AgentRunner:
         if self.renderers.on_error is None:
             self.renderers.on_error = self._render_failed
         self.compaction = compaction if compaction is not None else CompactionSettings()
-        self.cost = cost
+        self.cost = cost if cost is not None else self._catalog_cost
         self._messages: list[AgentMessage] = list(messages)
         self._steering: list[UserMessage] = []
         self._follow_ups: list[UserMessage] = []
@@ -133,7 +144,12 @@ class AgentRunner:
             raise TypeError(f"compaction must be CompactionSettings, got {type(settings).__name__}")
         self._compaction = settings
         self._budget = (
-            ContextBudget(settings, renderers=self.renderers, on_compacted=self._compacted)
+            ContextBudget(
+                settings,
+                renderers=self.renderers,
+                on_compacted=self._compacted,
+                window_of=_catalog_window,
+            )
             if settings.enabled
             else None
         )
@@ -158,10 +174,34 @@ class AgentRunner:
         return self._abort
 
     def set_adapter(self, adapter: LLMAdapter) -> None:
-        """Use another adapter from the next model call on (the transcript is kept)."""
+        """Use another adapter from the next model call on (the transcript is kept and
+        converted for the new provider by the adapter)."""
         if not isinstance(adapter, LLMAdapter):
             raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
+        if getattr(adapter, "on_retry", False) is None:
+            adapter.on_retry = self._retrying  # type: ignore[attr-defined]
         self.adapter = adapter
+
+    def _retrying(self, info: Any) -> None:
+        self.events.emit_nowait(
+            "retry",
+            ProviderRetry(
+                attempt=info.attempt,
+                max_attempts=info.max_retries,
+                delay=info.delay,
+                error=info.message,
+            ),
+        )
+
+    def _catalog_cost(self, usage: TokenUsage) -> float | None:
+        """Cost of ``usage`` at the catalog price of the current model (None if unknown)."""
+        from skillkit.model_registry import default_registry
+
+        registry = default_registry()
+        model = self.config.model or getattr(self.adapter, "model", "") or ""
+        if not model or registry.get(model) is None:
+            return None
+        return registry.calculate_cost(model, usage)
 
     async def compact(self, instructions: str | None = None) -> CompactionResult:
         """Compact the transcript now (``/compact [instructions]``): a full compaction
