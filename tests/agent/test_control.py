@@ -1,4 +1,4 @@
-"""Abort, steering and idle: a run stops at once and leaves a transcript both wire formats accept."""
+"""Abort and idle: a run stops at once and leaves a transcript both wire formats accept."""
 
 from __future__ import annotations
 
