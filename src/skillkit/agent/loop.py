@@ -21,6 +21,7 @@ transcript can always be sent again. The loop never raises for runtime failures.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +63,7 @@ from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format
 __all__ = ["LoopContext", "RunState", "run_loop"]
 
 ContextTransformer = Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]]]
-ConvertToLLM = Callable[[list[AgentMessage]], list[LLMMessage]]
+ConvertToLLM = Callable[[list[AgentMessage]], list[LLMMessage] | Awaitable[list[LLMMessage]]]
 CostFunction = Callable[[TokenUsage], float | None]
 
 
@@ -72,8 +73,8 @@ class LoopContext:
 
     ``tools`` and ``system_prompt`` are called once per turn (the seams through which
     skills, plugins and MCP servers change what the model sees). ``transformers`` run
-    after the bus's ``context_transform`` handlers; ``convert_to_llm`` replaces the
-    default conversion (custom messages rendered by ``renderers`` or dropped).
+    after the bus's ``context_transform`` handlers; ``convert_to_llm`` (sync or async)
+    replaces the default conversion (custom messages rendered by ``renderers`` or dropped).
     ``steering`` returns (and removes) messages the user sent while the run was busy.
     ``boundary`` is called at every iteration boundary (before each model call) and
     returns messages to fold into the conversation (background results, monitor lines).
@@ -323,7 +324,8 @@ async def _transform_and_convert(
             )
     if ctx.convert_to_llm is not None:
         try:
-            messages = ctx.convert_to_llm(context)
+            converted = ctx.convert_to_llm(context)
+            messages = await converted if inspect.isawaitable(converted) else converted
         except Exception as exc:
             await bus.emit(
                 "error", ErrorInfo(stage="convert_to_llm", message=_describe(exc)), turn=turn
