@@ -1,0 +1,241 @@
+"""SkillKit's own slash commands (registered by the built-in plugin).
+
+``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
+(also ``/skill:NAME``), ``/reload``, ``/plugins``, ``/cost``, ``/quit``. Each is an
+ordinary `Command`: a plugin replaces one by registering the same name with
+``replace=True``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillkit.commands.dispatch import CommandContext, CommandError, CommandResult
+from skillkit.extensions.registries import Command, CommandRegistry
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.extensions.manager import PluginManager
+
+__all__ = ["builtin_commands", "format_plugins"]
+
+_MODELS_SHOWN = 25
+
+
+def _commands(ctx: CommandContext) -> CommandRegistry:
+    registries = ctx.registries
+    if registries is None:
+        raise CommandError("no command registry in this session")
+    return registries.commands
+
+
+def _idle_runner(ctx: CommandContext) -> AgentRunner:
+    runner = ctx.require_runner()
+    if runner.is_running:
+        raise CommandError("a run is in progress: wait for it to end or abort it first")
+    return runner
+
+
+def help_command(ctx: CommandContext, args: str) -> str:
+    registry = _commands(ctx)
+    wanted = args.strip().removeprefix("/")
+    if wanted:
+        command = registry.get(wanted)
+        if command is None:
+            raise CommandError(f"no command /{wanted}; /help lists the commands")
+        lines = [f"/{command.name} {command.usage}".rstrip(), f"  {command.description}"]
+        if command.aliases:
+            lines.append("  also: " + ", ".join(f"/{a}" for a in command.aliases))
+        source = registry.source_of(command.name)
+        if source:
+            lines.append(f"  from: {source}")
+        return "\n".join(lines)
+    entries = [(f"/{c.name} {c.usage}".rstrip(), c.description) for c in registry.list()]
+    width = max((len(left) for left, _ in entries), default=0)
+    body = [f"  {left.ljust(width)}  {text}" for left, text in entries]
+    return "\n".join(["Commands:", *body, "Anything else is sent to the agent."])
+
+
+def model_command(ctx: CommandContext, args: str) -> str:
+    name = args.strip()
+    if not name:
+        runner = ctx.require_runner()
+        adapter = runner.adapter
+        model = runner.config.model or str(getattr(adapter, "model", "") or "?")
+        lines = [f"model: {model} (provider: {adapter.provider})"]
+        registries = ctx.registries
+        if registries is not None and len(registries.adapters):
+            lines.append("adapters: " + ", ".join(registries.adapters.list()))
+        return "\n".join(lines)
+    runner = _idle_runner(ctx)
+    if ctx.manager is None:
+        import msgspec
+
+        from skillkit.adapters.factory import create_adapter
+
+        try:
+            adapter = create_adapter(msgspec.structs.replace(runner.config, model=name))
+        except (ValueError, LookupError) as exc:
+            raise CommandError(str(exc)) from None
+        runner.set_adapter(adapter)
+        runner.config = msgspec.structs.replace(runner.config, model=name)
+        return f"using model {name}"
+    try:
+        return ctx.manager.switch_model(runner, name)
+    except (ValueError, LookupError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def models_command(ctx: CommandContext, args: str) -> str:
+    from skillkit.model_registry import default_registry
+
+    lines: list[str] = []
+    registries = ctx.registries
+    if registries is not None and len(registries.adapters):
+        lines.append("Adapters (use with /model NAME):")
+        for name in registries.adapters.list():
+            lines.append(f"  {name}  (from {registries.adapters.source_of(name) or 'code'})")
+    found = default_registry().find(args.strip())
+    if found:
+        lines.append("Models:" if not args.strip() else f"Models matching '{args.strip()}':")
+        for model in found[:_MODELS_SHOWN]:
+            window = f"{model.context_window // 1000}k"
+            lines.append(f"  {model.provider}:{model.id}  ({window} context)")
+        if len(found) > _MODELS_SHOWN:
+            lines.append(f"  ... and {len(found) - _MODELS_SHOWN} more (narrow with /models QUERY)")
+    elif args.strip():
+        lines.append(f"no model matches '{args.strip()}'")
+    return "\n".join(lines) if lines else "no models known"
+
+
+async def compact_command(ctx: CommandContext, args: str) -> str:
+    runner = _idle_runner(ctx)
+    compact: Any = getattr(runner, "compact", None)
+    if compact is None:
+        raise CommandError("compaction is not available in this SkillKit")
+    result = await compact(args.strip() or None)
+    if not getattr(result, "ok", True):
+        raise CommandError(f"compaction failed: {getattr(result, 'error', None) or 'unknown'}")
+    before, after = getattr(result, "tokens_before", 0), getattr(result, "tokens_after", 0)
+    if before:
+        return f"compacted: about {before} -> {after} tokens"
+    return "compacted"
+
+
+def clear_command(ctx: CommandContext, args: str) -> str:
+    _idle_runner(ctx).clear()
+    return "conversation cleared"
+
+
+def skills_command(ctx: CommandContext, args: str) -> str:
+    registries = ctx.registries
+    skills = registries.skills if registries is not None else None
+    if skills is None:
+        raise CommandError("skills are not enabled in this session")
+    entries = skills.entries()
+    if not entries:
+        return "no skills found (sources: " + ", ".join(str(s.path) for s in skills.sources) + ")"
+    lines = []
+    for entry in entries:
+        skill = entry.skill
+        status = "" if entry.eligible else f"  [{entry.status}: {'; '.join(entry.unmet)}]"
+        lines.append(f"  {skill.name} - {skill.description}{status}".rstrip())
+    return "\n".join(["Skills (/skill:NAME ARGS to use one):", *lines])
+
+
+def skill_command(ctx: CommandContext, args: str) -> CommandResult:
+    from skillkit.skills.registry import UnknownSkillError
+
+    registries = ctx.registries
+    skills = registries.skills if registries is not None else None
+    if skills is None:
+        raise CommandError("skills are not enabled in this session")
+    name, _, rest = args.strip().partition(" ")
+    if not name:
+        raise CommandError("usage: /skill:NAME [ARGS]")
+    try:
+        message = skills.activation_message(name, rest.strip())
+    except UnknownSkillError as exc:
+        raise CommandError(str(exc)) from None
+    return CommandResult(output=f"using skill {name}", send=message)
+
+
+def reload_command(ctx: CommandContext, args: str) -> str:
+    manager = ctx.require_manager()
+    lines = manager.reload()
+    plugins = len(manager.plugins())
+    skills = manager.registries.skills
+    summary = f"reloaded {plugins} plugin(s)"
+    if skills is not None:
+        summary += f" and {len(skills)} skill(s)"
+    return "\n".join([summary, *(f"  {line}" for line in lines)])
+
+
+def format_plugins(manager: PluginManager) -> str:
+    """The ``/plugins`` listing: each plugin's name, version, origin and what it
+    registered; then failures and notices."""
+    lines: list[str] = []
+    for info in manager.plugins():
+        version = f" {info.version}" if info.version else ""
+        origin = info.origin + (f": {info.location}" if info.location else "")
+        lines.append(f"{info.name}{version} ({origin})")
+        for kind, names in manager.registered_by(info.name).items():
+            lines.append(f"  {kind.replace('_', ' ')}: {', '.join(names)}")
+        lifecycle = [h.removeprefix("skillkit_") for h in info.hooks if "_register_" not in h]
+        if lifecycle:
+            lines.append(f"  hooks: {', '.join(lifecycle)}")
+    if not lines:
+        lines.append("no plugins loaded")
+    if manager.failures:
+        lines.append("Problems:")
+        lines.extend(f"  {failure}" for failure in manager.failures)
+    if manager.notices:
+        lines.append("Notes:")
+        lines.extend(f"  {notice}" for notice in manager.notices)
+    return "\n".join(lines)
+
+
+def plugins_command(ctx: CommandContext, args: str) -> str:
+    return format_plugins(ctx.require_manager())
+
+
+def cost_command(ctx: CommandContext, args: str) -> str:
+    runner = ctx.require_runner()
+    usage = runner.usage
+    tokens = f"tokens: {usage.input} in, {usage.output} out"
+    if usage.cache_read or usage.cache_write:
+        tokens += f", {usage.cache_read} cache read, {usage.cache_write} cache write"
+    cost = runner.cost(usage) if runner.cost is not None else None
+    if cost is None:
+        from skillkit.model_registry import default_registry
+
+        model = default_registry().get(runner.config.model) if runner.config.model else None
+        cost = model.cost.cost_of(usage) if model is not None else None
+    priced = f"cost: ${cost:.4f}" if cost is not None else "cost: unknown (no prices for this model)"
+    return f"{tokens}\n{priced}"
+
+
+def quit_command(ctx: CommandContext, args: str) -> CommandResult:
+    return CommandResult(quit=True)
+
+
+def builtin_commands() -> list[Command]:
+    """New `Command` values for SkillKit's own commands."""
+    return [
+        Command("help", "list the commands, or explain one", help_command, usage="[COMMAND]"),
+        Command("model", "show the model, or switch to another", model_command, usage="[NAME]"),
+        Command("models", "list the adapters and known models", models_command, usage="[QUERY]"),
+        Command(
+            "compact",
+            "summarize the conversation to free context",
+            compact_command,
+            usage="[INSTRUCTIONS]",
+        ),
+        Command("clear", "forget the conversation", clear_command),
+        Command("skills", "list the skills and whether each can be used", skills_command),
+        Command("skill", "use a skill: /skill:NAME ARGS", skill_command, usage="NAME [ARGS]"),
+        Command("reload", "reload plugins and skills", reload_command),
+        Command("plugins", "list the plugins and what each added", plugins_command),
+        Command("cost", "tokens used and their cost", cost_command),
+        Command("quit", "end the session", quit_command, aliases=("exit",)),
+    ]

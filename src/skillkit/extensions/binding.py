@@ -1,0 +1,395 @@
+"""`RunnerBinding`: a plugin manager's hooks wired into one `AgentRunner`'s seams.
+
+Nothing here patches the agent loop. The binding uses only what the runner offers
+every caller:
+
+- ``tool_providers`` and ``prompt_sections``: the plugins' tools, the skill registry,
+  and a section holding ``skillkit_system_prompt``'s answer (first of all sections);
+- the `EventBus` control points: one ``context_transform`` handler
+  (``skillkit_transform_context``), one ``before_tool_call`` and one
+  ``after_tool_result`` handler (the tool hooks), one ``*`` handler
+  (``skillkit_on_event``), each subscribed only while some plugin implements the hook;
+- the ``convert_to_llm`` seam (``skillkit_convert_to_llm``, then
+  ``skillkit_render_custom_message`` per custom message, then the runner's own
+  conversion).
+
+The two tool hooks run on a private `EventBus` with one handler per implementation, in
+LIFO order, so "any block wins" and "overrides fold" are the bus's own rules, not a copy
+of them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from skillkit.context import convert_message
+from skillkit.events import (
+    ContextTransformEvent,
+    ContextTransformResult,
+    ErrorInfo,
+    Event,
+    EventBus,
+    ToolCallEvent,
+    ToolCallEventResult,
+    ToolResultEvent,
+    ToolResultEventResult,
+)
+from skillkit.extensions.calling import call_first, invoke, invoke_sync, is_async, ordered
+from skillkit.extensions.hookspecs import AgentContext
+from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall
+
+if TYPE_CHECKING:
+    from pluggy import HookImpl
+
+    from skillkit.adapters.base import LLMAdapter
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.config import AgentConfig
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.tools.base import Tool
+
+__all__ = ["RunnerBinding"]
+
+_BUS_HOOKS = {
+    "context_transform": "skillkit_transform_context",
+    "before_tool_call": "skillkit_before_tool_call",
+    "after_tool_result": "skillkit_after_tool_call",
+    "*": "skillkit_on_event",
+}
+
+
+class RunnerBinding:
+    """The connection between one runner and one `PluginManager` (see the module
+    docs). Made by `PluginManager.attach`; `sync` follows plugin changes; `detach`
+    undoes everything the binding added."""
+
+    def __init__(self, manager: PluginManager, runner: AgentRunner) -> None:
+        self.manager = manager
+        self.runner = runner
+        self._turn: int | None = None
+        self._prompt: str | None = None
+        self._prompt_ready = False
+        self._subscriptions: dict[str, Callable[[], None]] = {}
+        self._inner = EventBus(agent_id=runner.events.agent_id)
+        self._inner_subscriptions: list[Callable[[], None]] = []
+        self._original_convert = runner.convert_to_llm
+        self._convert_installed = False
+        self._added_providers: list[Any] = []
+        self._added_sections: list[Callable[[], str | None]] = []
+        self._untrack_turn: Callable[[], None] | None = None
+        self._history: list[tuple[LLMAdapter, AgentConfig]] = []
+        self._created: set[int] = set()
+
+    # ----- wiring
+
+    def install(self) -> None:
+        runner = self.runner
+        registries = self.manager.registries
+        if registries.tools not in runner.tool_providers:
+            runner.tool_providers.append(registries.tools)
+            self._added_providers.append(registries.tools)
+        skills = registries.skills
+        if skills is not None and skills not in runner.tool_providers:
+            runner.tool_providers.append(skills)
+            runner.prompt_sections.append(skills.prompt_section)
+            self._added_providers.append(skills)
+            self._added_sections.append(skills.prompt_section)
+        runner.prompt_sections.insert(0, self._system_prompt)
+        self._added_sections.append(self._system_prompt)
+        self._untrack_turn = runner.events.on("turn_start", self._on_turn_start)
+        self.sync()
+
+    def sync(self) -> None:
+        """Follow the manager's current plugins: subscribe the handlers of hooks that
+        have implementations, drop the others, rebuild the tool-hook bus."""
+        hook = self.manager.hook
+        bus = self.runner.events
+        handlers: dict[str, Callable[[Event], Any]] = {
+            "context_transform": self._transform_context,
+            "before_tool_call": self._before_tool_call,
+            "after_tool_result": self._after_tool_result,
+            "*": self._on_event,
+        }
+        for event_type, hook_name in _BUS_HOOKS.items():
+            wanted = bool(ordered(getattr(hook, hook_name)))
+            subscribed = event_type in self._subscriptions
+            if wanted and not subscribed:
+                self._subscriptions[event_type] = bus.on(event_type, handlers[event_type])
+            elif subscribed and not wanted:
+                self._subscriptions.pop(event_type)()
+        for unsubscribe in self._inner_subscriptions:
+            unsubscribe()
+        self._inner_subscriptions = [
+            *(
+                self._inner.on("before_tool_call", self._before_handler(impl))
+                for impl in ordered(hook.skillkit_before_tool_call)
+            ),
+            *(
+                self._inner.on("after_tool_result", self._after_handler(impl))
+                for impl in ordered(hook.skillkit_after_tool_call)
+            ),
+        ]
+        converts = bool(
+            ordered(hook.skillkit_convert_to_llm) or ordered(hook.skillkit_render_custom_message)
+        )
+        if converts and not self._convert_installed:
+            self._original_convert = self.runner.convert_to_llm
+            self.runner.convert_to_llm = self._convert
+            self._convert_installed = True
+        elif not converts and self._convert_installed:
+            self.runner.convert_to_llm = self._original_convert
+            self._convert_installed = False
+        self._prompt_ready = False
+
+    def detach(self) -> None:
+        runner = self.runner
+        for unsubscribe in self._subscriptions.values():
+            unsubscribe()
+        self._subscriptions.clear()
+        for unsubscribe in self._inner_subscriptions:
+            unsubscribe()
+        self._inner_subscriptions.clear()
+        if self._untrack_turn is not None:
+            self._untrack_turn()
+            self._untrack_turn = None
+        if self._convert_installed:
+            runner.convert_to_llm = self._original_convert
+            self._convert_installed = False
+        for provider in self._added_providers:
+            if provider in runner.tool_providers:
+                runner.tool_providers.remove(provider)
+        for section in self._added_sections:
+            if section in runner.prompt_sections:
+                runner.prompt_sections.remove(section)
+        self._added_providers.clear()
+        self._added_sections.clear()
+
+    # ----- adapters
+
+    def switch_adapter(self, adapter: LLMAdapter, model: str, *, created: bool = False) -> None:
+        """Use ``adapter`` (as ``model``) from the next call on, remembering the current
+        one so `switch_back` can return to it."""
+        runner = self.runner
+        self._history.append((runner.adapter, runner.config))
+        runner.set_adapter(adapter)
+        runner.config = msgspec.structs.replace(runner.config, model=model)
+        if created:
+            self._created.add(id(adapter))
+
+    def switch_back(self) -> LLMAdapter | None:
+        """Return to the adapter used before the last switch; returns the adapter left
+        if SkillKit created it (the caller closes it), else None."""
+        if not self._history:
+            return None
+        left = self.runner.adapter
+        adapter, config = self._history.pop()
+        self.runner.set_adapter(adapter)
+        self.runner.config = config
+        if id(left) in self._created:
+            self._created.discard(id(left))
+            return left
+        return None
+
+    def adapters_removed(self, removed: Sequence[LLMAdapter]) -> None:
+        """Some adapters left the registry: an agent using one goes back to the one it
+        used before (repeatedly, if that one left too); the history forgets them."""
+        gone = {id(a) for a in removed}
+        while id(self.runner.adapter) in gone and self._history:
+            self.switch_back()
+        self._history = [(a, c) for a, c in self._history if id(a) not in gone]
+
+    # ----- hooks
+
+    def _context(self, turn: int | None = None) -> AgentContext:
+        return AgentContext(self.runner, turn if turn is not None else self._turn)
+
+    def _failed(self, impl: HookImpl, hook_name: str, exc: BaseException) -> None:
+        self.manager.hook_failed(impl.plugin_name, hook_name, exc, self.runner.events)
+
+    def _on_turn_start(self, event: Event) -> Any:
+        self._turn = event.turn
+        self._prompt_ready = False
+        impls = ordered(self.manager.hook.skillkit_system_prompt)
+        if any(is_async(impl) for impl in impls):
+            return self._prepare_prompt(impls)
+        return None
+
+    async def _prepare_prompt(self, impls: list[HookImpl]) -> None:
+        answer = await call_first(
+            impls,
+            "skillkit_system_prompt",
+            {"context": self._context()},
+            self._failed,
+            accept=lambda value: isinstance(value, str),
+        )
+        self._prompt, self._prompt_ready = answer, True
+
+    def _system_prompt(self) -> str | None:
+        if self._prompt_ready:
+            return self._prompt
+        kwargs = {"context": self._context()}
+        for impl in ordered(self.manager.hook.skillkit_system_prompt):
+            if is_async(impl):
+                continue  # answered at turn start; outside a turn only sync answers count
+            answer = invoke_sync(impl, "skillkit_system_prompt", kwargs, self._failed)
+            if answer is None:
+                continue
+            if isinstance(answer, str):
+                return answer
+            self._failed(impl, "skillkit_system_prompt", TypeError(f"returned {type(answer)}"))
+        return None
+
+    async def _transform_context(self, event: Event) -> ContextTransformResult | None:
+        payload = event.payload
+        assert isinstance(payload, ContextTransformEvent)
+        messages = payload.messages
+        context = self._context(event.turn)
+        for impl in ordered(self.manager.hook.skillkit_transform_context):
+            kwargs = {"messages": list(messages), "context": context}
+            answer = await invoke(impl, "skillkit_transform_context", kwargs, self._failed)
+            if answer is None:
+                continue
+            if isinstance(answer, list):
+                return ContextTransformResult(messages=answer)
+            self._failed(impl, "skillkit_transform_context", TypeError("returned a non-list"))
+        return None
+
+    async def _convert(self, messages: list[AgentMessage]) -> list[LLMMessage]:
+        hook = self.manager.hook
+        context = self._context()
+        answer = await call_first(
+            ordered(hook.skillkit_convert_to_llm),
+            "skillkit_convert_to_llm",
+            {"messages": list(messages), "context": context},
+            self._failed,
+            accept=lambda value: isinstance(value, list),
+        )
+        if answer is not None:
+            return list(answer)
+        if self._original_convert is not None:
+            converted = self._original_convert(messages)
+            if inspect.isawaitable(converted):
+                converted = await converted
+            return list(converted)
+        renderers = ordered(hook.skillkit_render_custom_message)
+        registry = self.runner.renderers
+        out: list[LLMMessage] = []
+        for message in messages:
+            if type(message) is CustomMessage and renderers:
+                rendered = await call_first(
+                    renderers,
+                    "skillkit_render_custom_message",
+                    {"message": message, "context": context},
+                    self._failed,
+                )
+                if rendered is not None:
+                    out.append(rendered)
+                    continue
+            converted_one = convert_message(message, registry)
+            if converted_one is not None:
+                out.append(converted_one)
+        return out
+
+    async def _before_tool_call(self, event: Event) -> ToolCallEventResult:
+        payload = event.payload
+        assert isinstance(payload, ToolCallEvent)
+        return await self._inner.before_tool_call(payload, turn=event.turn)
+
+    async def _after_tool_result(self, event: Event) -> ToolResultEventResult:
+        payload = event.payload
+        assert isinstance(payload, ToolResultEvent)
+        result = await self._inner.after_tool_result(payload, turn=event.turn)
+        return ToolResultEventResult(result=result)
+
+    def _before_handler(self, impl: HookImpl) -> Callable[[Event], Any]:
+        async def handler(event: Event) -> ToolCallEventResult | None:
+            payload = event.payload
+            assert isinstance(payload, ToolCallEvent)
+            kwargs = {
+                "tool_call": ToolCall(payload.tool_call_id, payload.tool_name, payload.args),
+                "args": self._validated(payload.tool_name, payload.args),
+                "context": self._context(event.turn),
+            }
+            answer = await invoke(impl, "skillkit_before_tool_call", kwargs, self._failed)
+            if answer is None or isinstance(answer, ToolCallEventResult):
+                return answer
+            self._failed(impl, "skillkit_before_tool_call", _wrong(answer, "BlockDecision"))
+            return None
+
+        return handler
+
+    def _after_handler(self, impl: HookImpl) -> Callable[[Event], Any]:
+        async def handler(event: Event) -> ToolResultEventResult | None:
+            payload = event.payload
+            assert isinstance(payload, ToolResultEvent)
+            kwargs = {
+                "tool_call": ToolCall(payload.tool_call_id, payload.tool_name, payload.args),
+                "args": self._validated(payload.tool_name, payload.args),
+                "result": payload.result,
+                "context": self._context(event.turn),
+            }
+            answer = await invoke(impl, "skillkit_after_tool_call", kwargs, self._failed)
+            if answer is None or isinstance(answer, ToolResultEventResult):
+                return answer
+            self._failed(impl, "skillkit_after_tool_call", _wrong(answer, "ResultOverride"))
+            return None
+
+        return handler
+
+    def _on_event(self, event: Event) -> Any:
+        impls = ordered(self.manager.hook.skillkit_on_event)
+        quiet = event.type == "error" and str(getattr(event.payload, "stage", "")).startswith(
+            "plugin:"
+        )
+
+        def failed(impl: HookImpl, hook_name: str, exc: BaseException) -> None:
+            bus = None if quiet else self.runner.events
+            self.manager.hook_failed(impl.plugin_name, hook_name, exc, bus)
+
+        kwargs = {"event": event, "context": self._context(event.turn)}
+        waiting: list[HookImpl] = []
+        for impl in impls:
+            if is_async(impl):
+                waiting.append(impl)
+            else:
+                invoke_sync(impl, "skillkit_on_event", kwargs, failed)
+        if not waiting:
+            return None
+
+        async def run_async() -> None:
+            for impl in waiting:
+                await invoke(impl, "skillkit_on_event", kwargs, failed)
+
+        return run_async()
+
+    def _validated(self, tool_name: str, args: dict[str, Any]) -> Any:
+        """The tool's validated argument model (the raw dict if it cannot be built)."""
+        tool = self._find_tool(tool_name)
+        if tool is None:
+            return args
+        try:
+            return tool.args_model.model_validate(args)
+        except Exception:
+            return args
+
+    def _find_tool(self, name: str) -> Tool | None:
+        found = self.runner.tools.get(name)
+        if found is not None:
+            return found
+        for provider in self.runner.tool_providers:
+            for candidate in provider.tools():
+                if candidate.name == name:
+                    return candidate
+        return None
+
+
+def _wrong(answer: object, expected: str) -> TypeError:
+    return TypeError(f"returned {type(answer).__name__}, expected {expected} or None")
+
+
+def report(bus: EventBus, plugin: str, hook_name: str, message: str) -> None:
+    """Tell an agent's observers that a plugin hook failed (stage ``plugin:NAME:HOOK``)."""
+    bus.emit_nowait("error", ErrorInfo(stage=f"plugin:{plugin}:{hook_name}", message=message))

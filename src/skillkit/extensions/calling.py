@@ -1,0 +1,130 @@
+"""Calling hook implementations one by one: LIFO order, async support, isolation.
+
+pluggy's own hook calls cannot await ``async def`` implementations, so SkillKit calls
+the lifecycle hooks itself, with pluggy's order (LIFO, ``tryfirst``/``trylast``
+respected) and pluggy's argument passing (each implementation gets only the arguments it
+names). A failing implementation is reported through ``on_failure`` and treated as
+having answered None; it never stops the other implementations or the agent.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pluggy import HookCaller, HookImpl
+
+__all__ = [
+    "FailureCallback",
+    "PluginFailure",
+    "call_first",
+    "describe",
+    "invoke",
+    "invoke_sync",
+    "is_async",
+    "ordered",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFailure:
+    """A plugin that failed to import, to register, or in one of its hooks.
+
+    ``stage`` is ``import``, ``register`` or ``hook``; ``hook`` names the hook for the
+    last two (when known). ``str()`` is a one-line message naming the plugin.
+    """
+
+    plugin: str
+    stage: str
+    message: str
+    hook: str | None = None
+
+    def __str__(self) -> str:
+        where = {"import": "failed to load", "register": "failed to register"}.get(
+            self.stage, "failed"
+        )
+        in_hook = f" in {self.hook}" if self.hook else ""
+        return f"plugin '{self.plugin}' {where}{in_hook}: {self.message}"
+
+
+FailureCallback = Callable[[HookImpl, str, BaseException], None]
+"""``on_failure(impl, hook_name, exception)``."""
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` (or just the type when the message is empty)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def ordered(hook: HookCaller) -> list[HookImpl]:
+    """The implementations of ``hook`` in the order pluggy calls them (LIFO), wrappers
+    left out."""
+    return [
+        impl for impl in reversed(hook.get_hookimpls()) if not (impl.wrapper or impl.hookwrapper)
+    ]
+
+
+def _arguments(impl: HookImpl, kwargs: Mapping[str, Any]) -> list[Any]:
+    return [kwargs[name] for name in impl.argnames]
+
+
+async def invoke(
+    impl: HookImpl, hook_name: str, kwargs: Mapping[str, Any], on_failure: FailureCallback
+) -> Any:
+    """Call one implementation (awaiting it if async); None if it raised."""
+    try:
+        result = impl.function(*_arguments(impl, kwargs))
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    except Exception as exc:
+        on_failure(impl, hook_name, exc)
+        return None
+
+
+def invoke_sync(
+    impl: HookImpl, hook_name: str, kwargs: Mapping[str, Any], on_failure: FailureCallback
+) -> Any:
+    """Call one implementation from synchronous code. An async implementation cannot be
+    awaited here: it is reported (and its coroutine closed) and counts as None."""
+    try:
+        result = impl.function(*_arguments(impl, kwargs))
+    except Exception as exc:
+        on_failure(impl, hook_name, exc)
+        return None
+    if inspect.isawaitable(result):
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+        on_failure(impl, hook_name, TypeError("async implementation called where none can wait"))
+        return None
+    return result
+
+
+async def call_first(
+    impls: list[HookImpl],
+    hook_name: str,
+    kwargs: Mapping[str, Any],
+    on_failure: FailureCallback,
+    accept: Callable[[Any], bool] | None = None,
+) -> Any:
+    """The first non-None answer, in the given order (the rest are not asked).
+
+    An answer ``accept`` rejects is reported as a wrong return type and skipped.
+    """
+    for impl in impls:
+        result = await invoke(impl, hook_name, kwargs, on_failure)
+        if result is None:
+            continue
+        if accept is not None and not accept(result):
+            on_failure(impl, hook_name, TypeError(f"returned {type(result).__name__}"))
+            continue
+        return result
+    return None
+
+
+def is_async(impl: HookImpl) -> bool:
+    return inspect.iscoroutinefunction(impl.function)
