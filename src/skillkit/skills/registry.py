@@ -245,6 +245,16 @@ class SkillRegistry:
             self._sources.append(source)
         return source
 
+    def remove_source(self, path: str | os.PathLike[str]) -> bool:
+        """Stop searching ``path`` (as given to `add_source`); returns whether it was a
+        source. Takes effect on the next `load` / `reload`."""
+        resolved = Path(os.path.abspath(Path(path).expanduser()))
+        with self._lock:
+            kept = [s for s in self._sources if s.path != resolved]
+            removed = len(kept) != len(self._sources)
+            self._sources = kept
+        return removed
+
     @property
     def sources(self) -> list[SkillSource]:
         """Sources in precedence order."""
