@@ -1,0 +1,85 @@
+"""A plugin's adapter: registered, used by a running agent, removed, and the agent goes back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillkit.adapters.registry import AdapterRegistry
+from skillkit.adapters.scripted import FunctionAdapter
+from skillkit.commands import CommandContext
+from skillkit.extensions import PluginManager, hookimpl
+from skillkit.models import LLMRequest, UserMessage
+from tests.extensions.conftest import Model, make_runner
+
+Factory = Callable[..., PluginManager]
+
+
+def parrot(request: LLMRequest) -> str:
+    last = [m for m in request.messages if isinstance(m, UserMessage)][-1]
+    return f"parrot says: {last.content}"
+
+
+class ParrotPlugin:
+    def __init__(self) -> None:
+        self.adapter = FunctionAdapter(parrot, model="parrot-1")
+
+    @hookimpl
+    def skillkit_register_adapters(self, registry: AdapterRegistry) -> None:
+        registry.register("parrot", self.adapter)
+
+
+async def test_runner_switches_to_a_plugin_adapter_and_back_when_it_is_removed(
+    manager_factory: Factory,
+) -> None:
+    model = Model("first", "third")
+    runner = make_runner(model)
+    original = runner.adapter
+    manager = manager_factory()
+    manager.attach(runner)
+    commands = manager.registries.commands
+    ctx = CommandContext(runner=runner, manager=manager)
+
+    plugin = ParrotPlugin()
+    manager.register(plugin, "parrot-plugin")
+    assert manager.registries.adapters.source_of("parrot") == "parrot-plugin"
+
+    assert (await runner.chat("one")).text == "first"
+    result = await commands.dispatch("/model parrot", ctx)
+    assert result is not None and result.ok, result
+    assert runner.adapter is plugin.adapter and runner.config.model == "parrot-1"
+    assert (await runner.chat("two")).text == "parrot says: two"
+
+    removed = manager.unregister("parrot-plugin")
+    assert removed == {"adapters": ["parrot"]}
+    assert runner.adapter is original and runner.config.model == ""
+    assert (await runner.chat("three")).text == "third"
+    assert "parrot" not in manager.registries.adapters
+
+    result = await commands.dispatch("/model parrot", ctx)
+    assert result is not None and result.error is not None
+    assert "unknown model 'parrot'" in result.error
+
+
+async def test_model_command_shows_the_current_model_and_adapters(
+    manager_factory: Factory,
+) -> None:
+    runner = make_runner()
+    manager = manager_factory(ParrotPlugin())
+    manager.attach(runner)
+    result = await manager.registries.commands.dispatch(
+        "/model", CommandContext(runner=runner, manager=manager)
+    )
+    assert result is not None
+    assert result.output == "model: test-model (provider: scripted)\nadapters: parrot"
+
+
+async def test_switching_is_refused_during_a_run(manager_factory: Factory) -> None:
+    runner = make_runner()
+    manager = manager_factory(ParrotPlugin())
+    ctx = CommandContext(runner=runner, manager=manager)
+    runner._running = True
+    try:
+        result = await manager.registries.commands.dispatch("/model parrot", ctx)
+    finally:
+        runner._running = False
+    assert result is not None and result.error is not None and "in progress" in result.error
