@@ -10,8 +10,7 @@ import pytest
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.commands import CommandContext, CommandResult
-from skillkit.extensions import PluginManager, Registries, hookimpl
-from skillkit.extensions.calling import PluginFailure
+from skillkit.extensions import PluginFailure, PluginManager, Registries, hookimpl
 from skillkit.models import TokenUsage
 from skillkit.skills import SkillRegistry
 from tests.extensions.conftest import Model, make_runner

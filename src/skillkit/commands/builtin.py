@@ -211,7 +211,9 @@ def cost_command(ctx: CommandContext, args: str) -> str:
 
         model = default_registry().get(runner.config.model) if runner.config.model else None
         cost = model.cost.cost_of(usage) if model is not None else None
-    priced = f"cost: ${cost:.4f}" if cost is not None else "cost: unknown (no prices for this model)"
+    priced = (
+        f"cost: ${cost:.4f}" if cost is not None else "cost: unknown (no prices for this model)"
+    )
     return f"{tokens}\n{priced}"
 
 

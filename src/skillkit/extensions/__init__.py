@@ -18,7 +18,6 @@ published under the entry-point group ``skillkit`` or dropped into a trusted pro
 inventory in `skillkit.extensions.hookspecs`.
 """
 
-from skillkit.extensions.calling import PluginFailure
 from skillkit.extensions.hookspecs import (
     AgentContext,
     BlockDecision,
@@ -29,6 +28,7 @@ from skillkit.extensions.hookspecs import (
 from skillkit.extensions.manager import (
     ENTRY_POINT_GROUP,
     PROJECT_PLUGIN_DIR,
+    PluginFailure,
     PluginInfo,
     PluginManager,
 )

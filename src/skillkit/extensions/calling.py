@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pluggy import HookCaller, HookImpl
 
 __all__ = [
     "FailureCallback",
-    "PluginFailure",
     "call_first",
     "describe",
     "invoke",
@@ -26,27 +24,6 @@ __all__ = [
     "is_async",
     "ordered",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class PluginFailure:
-    """A plugin that failed to import, to register, or in one of its hooks.
-
-    ``stage`` is ``import``, ``register`` or ``hook``; ``hook`` names the hook for the
-    last two (when known). ``str()`` is a one-line message naming the plugin.
-    """
-
-    plugin: str
-    stage: str
-    message: str
-    hook: str | None = None
-
-    def __str__(self) -> str:
-        where = {"import": "failed to load", "register": "failed to register"}.get(
-            self.stage, "failed"
-        )
-        in_hook = f" in {self.hook}" if self.hook else ""
-        return f"plugin '{self.plugin}' {where}{in_hook}: {self.message}"
 
 
 FailureCallback = Callable[[HookImpl, str, BaseException], None]

@@ -73,6 +73,18 @@ __all__ = [
     "ResultOverride",
     "hookimpl",
     "hookspec",
+    "skillkit_after_tool_call",
+    "skillkit_before_tool_call",
+    "skillkit_convert_to_llm",
+    "skillkit_on_event",
+    "skillkit_register_adapters",
+    "skillkit_register_commands",
+    "skillkit_register_frontends",
+    "skillkit_register_skills",
+    "skillkit_register_tools",
+    "skillkit_render_custom_message",
+    "skillkit_system_prompt",
+    "skillkit_transform_context",
 ]
 
 HOOK_NAMESPACE = "skillkit"

@@ -24,7 +24,7 @@ import inspect
 import logging
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -34,7 +34,7 @@ import pluggy
 
 from skillkit.extensions import hookspecs
 from skillkit.extensions.binding import RunnerBinding, report
-from skillkit.extensions.calling import PluginFailure, describe
+from skillkit.extensions.calling import describe
 from skillkit.extensions.hookspecs import HOOK_NAMESPACE, REGISTRATION_HOOKS
 from skillkit.extensions.registries import Registries
 from skillkit.extensions.trust import AskTrust, TrustStore, decide_trust
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "PROJECT_PLUGIN_DIR",
+    "PluginFailure",
     "PluginInfo",
     "PluginManager",
 ]
@@ -59,6 +60,27 @@ PROJECT_PLUGIN_DIR = Path(".skillkit") / "plugins"
 
 _MAX_FAILURES = 200
 _log = logging.getLogger("skillkit.extensions")
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFailure:
+    """A plugin that failed to import, to register, or in one of its hooks.
+
+    ``stage`` is ``import``, ``register`` or ``hook``; ``hook`` names the hook for the
+    last two (when known). ``str()`` is a one-line message naming the plugin.
+    """
+
+    plugin: str
+    stage: str
+    message: str
+    hook: str | None = None
+
+    def __str__(self) -> str:
+        where = {"import": "failed to load", "register": "failed to register"}.get(
+            self.stage, "failed"
+        )
+        in_hook = f" in {self.hook}" if self.hook else ""
+        return f"plugin '{self.plugin}' {where}{in_hook}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,5 +451,3 @@ def _where(plugin: object) -> str:
     if isinstance(plugin, ModuleType):
         return plugin.__name__
     return f"{type(plugin).__module__}.{type(plugin).__qualname__}"
-
-
