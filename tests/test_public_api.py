@@ -1,10 +1,13 @@
-"""The public names are written down in docs/api.md and all resolve."""
+"""The public names are written down in docs/api.md, all resolve, and none breaks
+against the committed snapshot (tests/public_api.json)."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import skillkit
@@ -34,3 +37,50 @@ def test_import_skillkit_loads_no_heavy_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- API snapshot
+
+
+def test_public_api_has_no_breaking_change_against_the_snapshot() -> None:
+    from tests.api_surface import additions, breaking_changes, extract, load_snapshot
+
+    snapshot, current = load_snapshot(), extract()
+    breaking = breaking_changes(snapshot, current)
+    assert not breaking, (
+        "breaking changes to the public API (a major release; if intended, run "
+        "`python -m tests.api_surface --update`):\n  " + "\n  ".join(breaking)
+    )
+    added = additions(snapshot, current)
+    if added:
+        warnings.warn(
+            "public names missing from tests/public_api.json (run "
+            "`python -m tests.api_surface --update`): " + ", ".join(added),
+            stacklevel=1,
+        )
+
+
+def test_removing_or_breaking_a_public_name_fails_the_api_check(tmp_path: Path) -> None:
+    from tests.api_surface import SOURCE, additions, breaking_changes, extract, load_snapshot
+
+    copy = tmp_path / "src"
+    shutil.copytree(SOURCE / "skillkit", copy / "skillkit", ignore=shutil.ignore_patterns("*.pyc"))
+    init = copy / "skillkit" / "extensions" / "__init__.py"
+    init.write_text(init.read_text().replace('    "BlockDecision",\n', ""))
+    registries = copy / "skillkit" / "extensions" / "registries.py"
+    text = registries.read_text()
+    edited = text.replace(
+        "self, command: Command, *, source: str | None = None, replace: bool = False",
+        "self, command: Command, *, source: str | None = None, replace: bool",
+    )
+    assert edited != text
+    registries.write_text(edited)
+
+    breaking = breaking_changes(load_snapshot(), extract(copy))
+    assert breaking == [
+        "skillkit.extensions.BlockDecision: removed",
+        "skillkit.extensions.CommandRegistry.register: parameter 'replace' became required",
+        "skillkit.extensions.registries.CommandRegistry.register: "
+        "parameter 'replace' became required",
+    ]
+    assert additions(load_snapshot(), extract(copy)) == []
