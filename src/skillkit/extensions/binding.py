@@ -80,6 +80,7 @@ class RunnerBinding:
         self._added_providers: list[Any] = []
         self._added_sections: list[Callable[[], str | None]] = []
         self._untrack_turn: Callable[[], None] | None = None
+        self._unwatch_skills: Callable[[], None] | None = None
         self._history: list[tuple[LLMAdapter, AgentConfig]] = []
         self._created: set[int] = set()
 
@@ -97,6 +98,7 @@ class RunnerBinding:
             runner.prompt_sections.append(skills.prompt_section)
             self._added_providers.append(skills)
             self._added_sections.append(skills.prompt_section)
+            self._unwatch_skills = skills.attach(runner.events)
         runner.prompt_sections.insert(0, self._system_prompt)
         self._added_sections.append(self._system_prompt)
         self._untrack_turn = runner.events.on("turn_start", self._on_turn_start)
@@ -155,6 +157,9 @@ class RunnerBinding:
         if self._untrack_turn is not None:
             self._untrack_turn()
             self._untrack_turn = None
+        if self._unwatch_skills is not None:
+            self._unwatch_skills()
+            self._unwatch_skills = None
         if self._convert_installed:
             runner.convert_to_llm = self._original_convert
             self._convert_installed = False

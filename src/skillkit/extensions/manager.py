@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
     from skillkit.events import EventBus
+    from skillkit.runtime.background import BackgroundTasks
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -265,13 +266,30 @@ class PluginManager:
 
     # ----- discovery
 
-    def load_builtin(self) -> PluginInfo | None:
-        """Register SkillKit's built-in plugin (tools, commands, skill sources, default
-        system prompt, renderers)."""
+    def load_builtin(
+        self,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        allow_writes: bool = True,
+        background: BackgroundTasks | None = None,
+        tools: bool = True,
+    ) -> PluginInfo | None:
+        """Register SkillKit's built-in plugin (`skillkit.extensions.builtin`): its
+        tools (options as in `BuiltinPlugin`), commands, skill sources, frontends,
+        default system prompt and renderers."""
         from skillkit import __version__
-        from skillkit.extensions import builtin
+        from skillkit.extensions.builtin import BuiltinPlugin
 
-        return self.register(builtin, "builtin", origin="built-in", version=__version__)
+        plugin = BuiltinPlugin(
+            workspace=workspace, allow_writes=allow_writes, background=background, tools=tools
+        )
+        return self.register(
+            plugin,
+            "builtin",
+            origin="built-in",
+            version=__version__,
+            location="skillkit.extensions.builtin",
+        )
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> list[PluginInfo]:
         """Load every installed plugin of entry-point ``group``; a plugin that fails to
@@ -353,25 +371,38 @@ class PluginManager:
             raise
         return module
 
-    def load(
-        self,
+    @classmethod
+    def for_project(
+        cls,
         project_dir: str | os.PathLike[str] | None = None,
         *,
+        skills: bool = True,
         entry_points: bool = True,
         trusted: bool | None = None,
         ask: AskTrust | None = None,
         store: TrustStore | None = None,
+        disabled: Iterable[str] = (),
+        allow_writes: bool = True,
+        background: BackgroundTasks | None = None,
     ) -> PluginManager:
-        """Run all three discovery paths (project plugins only with ``project_dir``),
-        then load the skills. Returns the manager."""
-        self.load_builtin()
+        """A manager for a session in ``project_dir`` (default: the current folder),
+        with every discovery path run and the skills loaded: what the ``skillkit``
+        command uses. ``trusted``/``ask``/``store`` decide about project plugins
+        (`decide_trust`); ``allow_writes``/``background`` configure the built-in tools."""
+        from skillkit.skills.registry import SkillRegistry
+
+        folder = Path(project_dir) if project_dir is not None else Path.cwd()
+        registries = Registries(
+            skills=SkillRegistry(cwd=folder, default_sources=False) if skills else None
+        )
+        manager = cls(registries, disabled=disabled)
+        manager.load_builtin(workspace=folder, allow_writes=allow_writes, background=background)
         if entry_points:
-            self.load_entry_points()
-        if project_dir is not None:
-            self.load_project_plugins(project_dir, trusted=trusted, ask=ask, store=store)
-        if self.registries.skills is not None:
-            self.registries.skills.load()
-        return self
+            manager.load_entry_points()
+        manager.load_project_plugins(folder, trusted=trusted, ask=ask, store=store)
+        if registries.skills is not None:
+            registries.skills.load()
+        return manager
 
     def reload(self) -> list[str]:
         """Re-read project plugin files, run every plugin's registrations again (in
