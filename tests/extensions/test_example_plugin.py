@@ -146,3 +146,15 @@ def test_example_plugin_installs_and_runs_with_skillkit(tmp_path: Path) -> None:
     assert plugins[index + 4].startswith("  skill sources: ")
     assert plugins[index + 4].endswith("/site-packages/skillkit_example_plugin/skills")
     assert plugins[index + 5] == "  hooks: before_tool_call"
+
+
+def test_in_code_plugin_example_runs() -> None:
+    script = EXAMPLE.parent / "in_code.py"
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "roll: rolled 4 on a d20 (checked by dice)",
+        "roll: no dice with more than 100 sides",
+        "You rolled a 4; the d1000 was refused.",
+        "2 roll(s) so far",
+    ]
