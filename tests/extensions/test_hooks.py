@@ -426,6 +426,9 @@ async def test_detach_removes_every_seam(manager_factory: Factory) -> None:
     sections, providers = list(runner.prompt_sections), list(runner.tool_providers)
     manager = manager_factory(Guard("g", "no"), Override("o", "!"), Transform("t", "T"))
     manager.attach(runner)
+    # the built-in renders only with the agent's registry: no conversion seam needed
+    assert runner.convert_to_llm is None
+    manager.register(NoteRenderer("n", "N"), "n")
     assert runner.convert_to_llm is not None
     manager.detach(runner)
     assert runner.prompt_sections == sections and runner.tool_providers == providers

@@ -38,7 +38,14 @@ from skillkit.events import (
     ToolResultEvent,
     ToolResultEventResult,
 )
-from skillkit.extensions.calling import call_first, invoke, invoke_sync, is_async, ordered
+from skillkit.extensions.calling import (
+    DELEGATES_TO_REGISTRY,
+    call_first,
+    invoke,
+    invoke_sync,
+    is_async,
+    ordered,
+)
 from skillkit.extensions.hookspecs import AgentContext
 from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall
 
@@ -82,6 +89,7 @@ class RunnerBinding:
         self._untrack_turn: Callable[[], None] | None = None
         self._unwatch_skills: Callable[[], None] | None = None
         self._history: list[tuple[LLMAdapter, AgentConfig]] = []
+        self._call_cache: tuple[str, dict[str, Any], ToolCall, Any] | None = None
         self._created: set[int] = set()
 
     # ----- wiring
@@ -134,8 +142,9 @@ class RunnerBinding:
                 for impl in ordered(hook.skillkit_after_tool_call)
             ),
         ]
-        converts = bool(
-            ordered(hook.skillkit_convert_to_llm) or ordered(hook.skillkit_render_custom_message)
+        converts = bool(ordered(hook.skillkit_convert_to_llm)) or any(
+            not getattr(impl.function, DELEGATES_TO_REGISTRY, False)
+            for impl in ordered(hook.skillkit_render_custom_message)
         )
         if converts and not self._convert_installed:
             self._original_convert = self.runner.convert_to_llm
@@ -313,11 +322,8 @@ class RunnerBinding:
         async def handler(event: Event) -> ToolCallEventResult | None:
             payload = event.payload
             assert isinstance(payload, ToolCallEvent)
-            kwargs = {
-                "tool_call": ToolCall(payload.tool_call_id, payload.tool_name, payload.args),
-                "args": self._validated(payload.tool_name, payload.args),
-                "context": self._context(event.turn),
-            }
+            call, args = self._call(payload.tool_call_id, payload.tool_name, payload.args)
+            kwargs = {"tool_call": call, "args": args, "context": self._context(event.turn)}
             answer = await invoke(impl, "skillkit_before_tool_call", kwargs, self._failed)
             if answer is None or isinstance(answer, ToolCallEventResult):
                 return answer
@@ -330,9 +336,10 @@ class RunnerBinding:
         async def handler(event: Event) -> ToolResultEventResult | None:
             payload = event.payload
             assert isinstance(payload, ToolResultEvent)
+            call, args = self._call(payload.tool_call_id, payload.tool_name, payload.args)
             kwargs = {
-                "tool_call": ToolCall(payload.tool_call_id, payload.tool_name, payload.args),
-                "args": self._validated(payload.tool_name, payload.args),
+                "tool_call": call,
+                "args": args,
                 "result": payload.result,
                 "context": self._context(event.turn),
             }
@@ -369,6 +376,17 @@ class RunnerBinding:
                 await invoke(impl, "skillkit_on_event", kwargs, failed)
 
         return run_async()
+
+    def _call(self, call_id: str, tool_name: str, args: dict[str, Any]) -> tuple[ToolCall, Any]:
+        """The `ToolCall` and validated arguments for a hook, built once per call and
+        argument set (every implementation of a hook sees the same values)."""
+        cached = self._call_cache
+        if cached is not None and cached[0] == call_id and cached[1] is args:
+            return cached[2], cached[3]
+        call = ToolCall(call_id, tool_name, args)
+        validated = self._validated(tool_name, args)
+        self._call_cache = (call_id, args, call, validated)
+        return call, validated
 
     def _validated(self, tool_name: str, args: dict[str, Any]) -> Any:
         """The tool's validated argument model (the raw dict if it cannot be built)."""

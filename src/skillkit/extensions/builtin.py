@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from skillkit.extensions.calling import DELEGATES_TO_REGISTRY
 from skillkit.extensions.hookspecs import AgentContext, hookimpl
 
 if TYPE_CHECKING:
@@ -112,6 +113,9 @@ class BuiltinPlugin:
         `RendererRegistry` (a plugin answering first overrides them)."""
         renderer = context.runner.renderers.get(message.kind)
         return renderer(message) if renderer is not None else None
+
+
+setattr(BuiltinPlugin.skillkit_render_custom_message, DELEGATES_TO_REGISTRY, True)
 
 
 # --------------------------------------------------------------------------- frontends

@@ -16,6 +16,7 @@ from typing import Any
 from pluggy import HookCaller, HookImpl
 
 __all__ = [
+    "DELEGATES_TO_REGISTRY",
     "FailureCallback",
     "call_first",
     "describe",
@@ -25,6 +26,11 @@ __all__ = [
     "ordered",
 ]
 
+
+DELEGATES_TO_REGISTRY = "_skillkit_delegates_to_registry"
+"""Marks a ``skillkit_render_custom_message`` implementation that only renders with the
+agent's own `RendererRegistry` — what the core's default conversion does anyway — so an
+agent needs no conversion seam for it."""
 
 FailureCallback = Callable[[HookImpl, str, BaseException], None]
 """``on_failure(impl, hook_name, exception)``."""
