@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from skillkit.adapters.registry import AdapterRegistry
 from skillkit.adapters.scripted import FunctionAdapter
@@ -83,3 +84,24 @@ async def test_switching_is_refused_during_a_run(manager_factory: Factory) -> No
     finally:
         runner._running = False
     assert result is not None and result.error is not None and "in progress" in result.error
+
+
+async def test_model_command_builds_an_adapter_from_a_model_string(
+    manager_factory: Factory, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text("replies:\n  - text: from the script\n")
+    runner = make_runner(Model("from the function"))
+    manager = manager_factory()
+    manager.attach(runner)
+    ctx = CommandContext(runner=runner, manager=manager)
+    result = await manager.registries.commands.dispatch(f"/model scripted:{script}", ctx)
+    assert result is not None and result.output == f"using model scripted:{script}"
+    assert (await runner.chat("hi")).text == "from the script"
+    assert runner.config.model == f"scripted:{script}"
+    bad = await manager.registries.commands.dispatch("/model scripted:", ctx)
+    assert (
+        bad is not None
+        and bad.error == "'scripted:' needs a script file: --model scripted:PATH.yaml"
+    )
+    await runner.aclose()

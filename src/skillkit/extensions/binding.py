@@ -90,7 +90,7 @@ class RunnerBinding:
         self._unwatch_skills: Callable[[], None] | None = None
         self._history: list[tuple[LLMAdapter, AgentConfig]] = []
         self._call_cache: tuple[str, dict[str, Any], ToolCall, Any] | None = None
-        self._created: set[int] = set()
+        self._created: list[LLMAdapter] = []
 
     # ----- wiring
 
@@ -110,6 +110,7 @@ class RunnerBinding:
         runner.prompt_sections.insert(0, self._system_prompt)
         self._added_sections.append(self._system_prompt)
         self._untrack_turn = runner.events.on("turn_start", self._on_turn_start)
+        runner.closers.append(self.close_created)
         self.sync()
 
     def sync(self) -> None:
@@ -180,32 +181,37 @@ class RunnerBinding:
                 runner.prompt_sections.remove(section)
         self._added_providers.clear()
         self._added_sections.clear()
+        # the closer stays: adapters made for the agent are still closed with it
 
     # ----- adapters
 
     def switch_adapter(self, adapter: LLMAdapter, model: str, *, created: bool = False) -> None:
         """Use ``adapter`` (as ``model``) from the next call on, remembering the current
-        one so `switch_back` can return to it."""
+        one so `switch_back` can return to it. ``created``: SkillKit made the adapter
+        for this agent, so it is closed when the agent closes."""
         runner = self.runner
         self._history.append((runner.adapter, runner.config))
         runner.set_adapter(adapter)
         runner.config = msgspec.structs.replace(runner.config, model=model)
         if created:
-            self._created.add(id(adapter))
+            self._created.append(adapter)
 
-    def switch_back(self) -> LLMAdapter | None:
-        """Return to the adapter used before the last switch; returns the adapter left
-        if SkillKit created it (the caller closes it), else None."""
+    def switch_back(self) -> bool:
+        """Return to the adapter used before the last switch (False: there was none)."""
         if not self._history:
-            return None
-        left = self.runner.adapter
+            return False
         adapter, config = self._history.pop()
         self.runner.set_adapter(adapter)
         self.runner.config = config
-        if id(left) in self._created:
-            self._created.discard(id(left))
-            return left
-        return None
+        return True
+
+    async def close_created(self) -> None:
+        """Close the adapters SkillKit made for this agent (a runner closer; the runner
+        closes the adapter it is using itself)."""
+        created, self._created = self._created, []
+        for adapter in created:
+            if adapter is not self.runner.adapter:
+                await adapter.aclose()
 
     def adapters_removed(self, removed: Sequence[LLMAdapter]) -> None:
         """Some adapters left the registry: an agent using one goes back to the one it

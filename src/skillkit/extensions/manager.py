@@ -386,8 +386,8 @@ class PluginManager:
         background: BackgroundTasks | None = None,
     ) -> PluginManager:
         """A manager for a session in ``project_dir`` (default: the current folder),
-        with every discovery path run and the skills loaded: what the ``skillkit``
-        command uses. ``trusted``/``ask``/``store`` decide about project plugins
+        with every discovery path run and the skills loaded: the set-up a
+        terminal session needs. ``trusted``/``ask``/``store`` decide about project plugins
         (`decide_trust`); ``allow_writes``/``background`` configure the built-in tools."""
         from skillkit.skills.registry import SkillRegistry
 
