@@ -8,7 +8,7 @@ ordinary `Command`: a plugin replaces one by registering the same name with
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillkit.commands.dispatch import CommandContext, CommandError, CommandResult
 from skillkit.extensions.registries import Command, CommandRegistry
@@ -110,15 +110,11 @@ def models_command(ctx: CommandContext, args: str) -> str:
 
 async def compact_command(ctx: CommandContext, args: str) -> str:
     runner = _idle_runner(ctx)
-    compact: Any = getattr(runner, "compact", None)
-    if compact is None:
-        raise CommandError("compaction is not available in this SkillKit")
-    result = await compact(args.strip() or None)
-    if not getattr(result, "ok", True):
-        raise CommandError(f"compaction failed: {getattr(result, 'error', None) or 'unknown'}")
-    before, after = getattr(result, "tokens_before", 0), getattr(result, "tokens_after", 0)
-    if before:
-        return f"compacted: about {before} -> {after} tokens"
+    result = await runner.compact(args.strip() or None)
+    if not result.ok:
+        raise CommandError(f"compaction failed: {result.error or 'unknown reason'}")
+    if result.tokens_before:
+        return f"compacted: about {result.tokens_before} -> {result.tokens_after} tokens"
     return "compacted"
 
 
