@@ -250,6 +250,37 @@ def test_suggested_rule_for_allow_always(
     assert gate.decide(name, args).suggested_rule == rule
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git push origin main",
+        "echo hi > out.txt",
+        "make && make install",
+        "npm test | tee log.txt",
+        "rm -rf dist",
+    ],
+)
+def test_the_suggested_rule_allows_the_same_command_next_time(
+    gate: PermissionGate, command: str
+) -> None:
+    first = gate.decide("bash", {"command": command})
+    assert first.action is ASK
+
+    gate.rules.allow(first.suggested_rule)
+
+    assert gate.decide("bash", {"command": command}).action is RUN
+
+
+def test_a_whole_command_rule_does_not_outrank_rules_for_its_parts(
+    gate: PermissionGate,
+) -> None:
+    gate.rules.allow("bash(make && rm -rf build)")
+    gate.rules.deny("bash(rm:*)")
+    assert gate.decide("bash", {"command": "make && rm -rf build"}).action is REFUSE
+    gate.rules.allow("bash(git status && git *)")  # broad: the parts are judged
+    assert gate.decide("bash", {"command": "git status && git push --force"}).action is ASK
+
+
 # --------------------------------------------------------------------------- check()
 
 

@@ -224,6 +224,8 @@ class PermissionGate:
         subjects, risk, verdict = self._inspect(tool_name, kind, tool_input)
         found = self.rules.evaluate(tool_name, subjects)
         if verdict is not None:
+            if not found.allowed:
+                self._allow_whole_command(tool_name, tool_input, found)
             _merge_file_rules(found, self._file_rules(verdict))
         hint = risk.hint if kind is ToolKind.SHELL else ""
         suggested = suggest_rule(tool_name, kind.value, tool_input, risk.level, self)
@@ -270,6 +272,22 @@ class PermissionGate:
         ):
             return make(GateAction.RUN, "accept_edits mode: edit inside the workspace")
         return make(GateAction.ASK, risk.reason)
+
+    def _allow_whole_command(
+        self, tool_name: str, tool_input: Mapping[str, Any], found: Evaluation
+    ) -> None:
+        """An exact allow rule naming the whole command line (what "allow always" adds
+        for a compound command or one with redirections) allows it, although its parts
+        are judged one by one; deny and ask rules for the parts still win."""
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return
+        whole = self.rules.evaluate(
+            tool_name, [Subject.command(command)], actions=(RuleAction.ALLOW,)
+        )
+        if whole.allowed and whole.exact:
+            found.allow, found.allowed, found.exact = whole.allow, True, True
+            found.unmatched.clear()
 
     def _decide_plan_exit(
         self, tool_input: Mapping[str, Any], mode: PermissionMode
