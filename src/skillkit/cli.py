@@ -1,8 +1,10 @@
 """The ``skillkit`` command: argument parsing and dispatch, nothing else.
 
 ``skillkit`` opens an interactive session; ``skillkit -p PROMPT`` prints the final
-answer; ``--mode json`` prints every event of the run as a JSON line. The faces live in
-`skillkit.frontends`. Subcommands are added by modules exposing
+answer; ``--mode json`` prints every event of the run as a JSON line. The agent (built-in
+tools behind the permission gate, background tasks, skills) is assembled by
+`skillkit.frontends.setup`; the faces live in `skillkit.frontends`. Subcommands are
+added by modules exposing
 ``register(subparsers)`` (listed in `COMMAND_MODULES`); each sets
 ``handler=fn`` with ``fn(args) -> int`` returning the exit code.
 
@@ -21,8 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 from skillkit import __version__
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
-    from skillkit.tools.base import Tool
+    from skillkit.frontends.setup import CliAgent
 
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -32,14 +33,13 @@ __all__ = [
     "Registrar",
     "build_parser",
     "default_model",
-    "default_tools",
     "main",
 ]
 
 Registrar: TypeAlias = "Callable[[Subparsers], None]"
 """A function adding one subcommand to the ``skillkit`` parser."""
 
-COMMAND_MODULES: tuple[str, ...] = ("skillkit.model_cli",)
+COMMAND_MODULES: tuple[str, ...] = ("skillkit.model_cli", "skillkit.skills.cli")
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
 
@@ -50,10 +50,16 @@ _USAGE_COMMANDS = """
        skillkit COMMAND ...                run a command (see below)"""
 
 _EPILOG = """\
+The agent can read, search, edit and write files in the current directory and run
+shell commands there. Reads run at once; edits and commands ask first (in -p mode they
+are denied unless an --allow rule matches). Rules: TOOL or TOOL(PATTERN), e.g.
+'bash(npm test:*)', 'write(src/**)', 'read(~/.ssh/**)'.
+
 exit codes: 0 done, 1 the run ended in error, 2 usage error, 130 interrupted.
 Examples:
   skillkit -p "hello" --model scripted:examples/scripts/hello.yaml
-  skillkit -p "hello" --mode json --model scripted:examples/scripts/tool_call.yaml"""
+  skillkit -p "hello" --mode json --model scripted:examples/scripts/tool_call.yaml
+  skillkit -p "fix the tests" --allow 'edit(src/**)' --allow 'bash(pytest:*)'"""
 
 
 class ModelChoice(NamedTuple):
@@ -73,11 +79,6 @@ def default_model() -> ModelChoice:
         "skillkit: no --model given, using the scripted demo model (canned replies); "
         "pick a real model with --model",
     )
-
-
-def default_tools() -> list[Tool]:
-    """The tools the command-line agent is offered (none are built in yet)."""
-    return []
 
 
 def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.ArgumentParser:
@@ -110,6 +111,40 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         choices=("text", "json"),
         default="text",
         help="output of -p: the answer as text (default) or every event as a JSON line",
+    )
+    gate = parser.add_argument_group("tools and permissions")
+    modes = gate.add_mutually_exclusive_group()
+    modes.add_argument(
+        "--permission-mode",
+        choices=("default", "accept_edits", "plan"),
+        help="default: edits and commands ask; accept_edits: edits in the current "
+        "directory run; plan: read-only (default: the settings files', else default)",
+    )
+    modes.add_argument(
+        "--dangerously-bypass-permissions",
+        action="store_true",
+        dest="bypass",
+        help="run every tool call without asking (deny rules still hold); never remembered",
+    )
+    gate.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="allow matching tool calls without asking, e.g. 'bash(git status)' (repeatable)",
+    )
+    gate.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="refuse matching tool calls, in every mode (repeatable)",
+    )
+    gate.add_argument(
+        "--no-tools",
+        action="store_false",
+        dest="tools",
+        help="offer no built-in tools (read, write, edit, bash...); skills stay",
     )
     parser.add_argument("--version", action="version", version=f"skillkit {__version__}")
     parser.set_defaults(handler=_run_agent)
@@ -152,9 +187,22 @@ def _run_agent(args: argparse.Namespace) -> int:
         model = choice.model
         if choice.notice:
             print(choice.notice, file=sys.stderr)
-    runner = _create_runner(model)
-    if isinstance(runner, str):
-        return _usage_error(runner)
+    from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
+
+    options = AgentOptions(
+        model=model,
+        tools=args.tools,
+        permission_mode=args.permission_mode,
+        bypass=args.bypass,
+        allow=tuple(args.allow),
+        deny=tuple(args.deny),
+    )
+    try:
+        agent = build_agent(options)
+    except SetupError as exc:
+        return _usage_error(str(exc))
+    for warning in agent.warnings:
+        print(f"skillkit: warning: {warning}", file=sys.stderr)
 
     import asyncio
 
@@ -162,41 +210,33 @@ def _run_agent(args: argparse.Namespace) -> int:
         from skillkit.frontends.interactive import InteractiveSession
 
         title = f"SkillKit {__version__} · model {model}"
-        return asyncio.run(_closing(runner, InteractiveSession(runner, title=title).run()))
+        if args.bypass:
+            title += " · bypassing permissions"
+        session = InteractiveSession(
+            agent.runner, title=title, permissions=agent.permissions, skills=agent.skills
+        )
+        return asyncio.run(_closing(agent, session.run()))
 
     from skillkit.frontends import print_mode
 
+    agent.make_non_interactive(notify=lambda line: print(f"skillkit: {line}", file=sys.stderr))
+    runner = agent.runner
     if args.mode == "json":
         run = print_mode.run_json(runner, prompt, out=sys.stdout.buffer, err=sys.stderr)
     else:
         run = print_mode.run_print(runner, prompt, out=sys.stdout, err=sys.stderr)
     try:
-        return asyncio.run(_closing(runner, run))
+        return asyncio.run(_closing(agent, run))
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
         _silence_stdout()
         return 1
 
 
-def _create_runner(model: str) -> AgentRunner | str:
-    """A runner for ``model`` with the CLI's tools, or the one-line reason it can't be made."""
-    from skillkit.adapters.factory import UnknownModelError, create_adapter
-    from skillkit.adapters.scripted import ScriptError
-    from skillkit.agent.runner import AgentRunner
-    from skillkit.config import AgentConfig
-
-    config = AgentConfig(model=model)
-    try:
-        adapter = create_adapter(config)
-    except (UnknownModelError, ScriptError) as exc:
-        return " ".join(str(exc).split())
-    return AgentRunner(config, adapter=adapter, tools=default_tools())
-
-
-async def _closing(runner: AgentRunner, run: Awaitable[int]) -> int:
+async def _closing(agent: CliAgent, run: Awaitable[int]) -> int:
     try:
         return await run
     finally:
-        await runner.aclose()
+        await agent.aclose()
 
 
 def _usage_error(message: str) -> int:

@@ -19,7 +19,9 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
         pytest.skip("tmux is not installed")
     # A short socket path: unix socket paths are limited to ~100 bytes.
     socket_dir = Path(tempfile.mkdtemp(prefix="skt-"))
-    term = Terminal(socket_dir / "sock", tmp_path / "exit-code")
+    home = tmp_path / "home"
+    home.mkdir()
+    term = Terminal(socket_dir / "sock", tmp_path / "exit-code", home)
     try:
         yield term
     finally:

@@ -52,7 +52,7 @@ def test_a_tool_call_shows_its_arguments_and_its_error_result(terminal: Terminal
     result = next(i for i, line in enumerate(lines) if "error get_weather" in line)
     assert call < result
     assert '{"city": "Paris"}' in lines[call + 1]
-    assert "Unknown tool 'get_weather'. Available tools: none." in lines[result + 1]
+    assert "Unknown tool 'get_weather'. Available tools: ask_user, bash," in lines[result + 1]
     assert lines[call].lstrip().startswith("╭") and lines[result].lstrip().startswith("╭")
     answer = next(i for i, line in enumerate(lines) if "I could not check the weather" in line)
     assert answer > result
@@ -121,7 +121,7 @@ def test_help_and_unknown_commands_do_not_reach_the_model(terminal: Terminal) ->
     terminal.wait_for_prompt_count(1)
 
     terminal.type("/help")
-    terminal.wait_for("/quit    leave SkillKit")
+    terminal.wait_for("leave SkillKit (also /exit, Ctrl-D)")
     terminal.wait_for_prompt_count(2)
     terminal.type("/frobnicate")
     screen = terminal.wait_for("unknown command /frobnicate")

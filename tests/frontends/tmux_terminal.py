@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -12,14 +13,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SKILLKIT = Path(sys.executable).with_name("skillkit")
 POLL_TIMEOUT = 20.0
+# The pane's real size must win: COLUMNS / LINES (set under pytest) would override it.
+_ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
 
 
 class Terminal:
     """One ``skillkit`` process in a 120x40 tmux pane; every wait polls with a timeout."""
 
-    def __init__(self, socket: Path, exit_file: Path) -> None:
+    def __init__(self, socket: Path, exit_file: Path, home: Path | None = None) -> None:
         self.socket = socket
         self.exit_file = exit_file
+        self.home = home
 
     def tmux(self, *args: str) -> str:
         result = subprocess.run(
@@ -28,11 +32,17 @@ class Terminal:
             text=True,
             timeout=10,
             check=True,
+            env=_ENVIRONMENT,
         )
         return result.stdout
 
-    def start(self, *args: str) -> None:
+    def start(self, *args: str, cwd: Path = ROOT) -> None:
+        """Start ``skillkit ARGS`` in ``cwd``; ``home`` (if set) replaces ``$HOME``, where
+        user settings and user skills are read from."""
         command = " ".join(shlex.quote(a) for a in (str(SKILLKIT), *args))
+        home = self.home
+        if home is not None:
+            command = f"HOME={shlex.quote(str(home))} {command}"
         # bash waits for skillkit and writes its exit code; its INT trap keeps it alive
         # when Ctrl-C reaches the whole foreground group (skillkit itself gets SIGINT
         # with the default disposition, as in any shell).
@@ -40,7 +50,7 @@ class Terminal:
         self.tmux(
             "-f", "/dev/null",
             "new-session", "-d", "-x", "120", "-y", "40", "-s", "skillkit",
-            "-c", str(ROOT),
+            "-c", str(cwd),
             f"bash -c {shlex.quote(script)}",
         )  # fmt: skip
 

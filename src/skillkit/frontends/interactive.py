@@ -7,35 +7,51 @@ Input is read with prompt_toolkit (line editing, history); each run is drawn by 
 - Ctrl-C during a run aborts it (`AgentRunner.abort`); a second Ctrl-C exits.
 - Ctrl-C at the prompt arms exit: a second Ctrl-C in a row exits.
 - Ctrl-D at an empty prompt, ``/quit`` or ``/exit`` exits.
+- Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
+
+With a permission layer (`skillkit.permissions.Permissions`), a tool call that needs
+approval is drawn inline (the renderer draws the ``approval_needed`` event) and the
+session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
+``permissions.approvals.respond``; questions from ``ask_user`` go the same way to
+``permissions.questions.respond``. With a `SkillRegistry`, skills are watched for changes
+while the session runs, and the slash commands of `skillkit.frontends.slash` use them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from skillkit.events import ApprovalNeeded, Event, QuestionNeeded
 from skillkit.frontends.interrupt import on_interrupt
+from skillkit.frontends.slash import COMMANDS, CommandContext, run_command
 from skillkit.frontends.terminal import TerminalRenderer
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from prompt_toolkit.key_binding import KeyBindings
 
     from skillkit.agent.runner import AgentRunner
+    from skillkit.permissions import Permissions
+    from skillkit.skills.registry import SkillRegistry
+    from skillkit.skills.watch import SkillWatcher
 
 __all__ = ["COMMANDS", "InteractiveSession"]
 
-COMMANDS: dict[str, str] = {
-    "/help": "show this help",
-    "/quit": "leave SkillKit (also /exit, Ctrl-D)",
-}
-_QUIT = frozenset({"/quit", "/exit"})
 _PROMPT = ("bold ansicyan", "› ")
+_Request = ApprovalNeeded | QuestionNeeded
 
 
 class InteractiveSession:
     """Runs prompts typed by the user on ``runner`` until the user leaves.
 
-    The session adds ``renderer`` to the runner's event sinks for its lifetime. `run`
+    The session adds ``renderer`` to the runner's event sinks for its lifetime. With
+    ``permissions`` it answers approval requests and questions from the keyboard and
+    offers Shift+Tab and ``/mode``; with ``skills`` it watches them for changes
+    (``watch_skills``) and offers ``/skills``, ``/reload`` and ``/skill:NAME``. `run`
     returns the process exit code (0 whichever way the user leaves).
     """
 
@@ -45,10 +61,18 @@ class InteractiveSession:
         renderer: TerminalRenderer | None = None,
         *,
         title: str = "",
+        permissions: Permissions | None = None,
+        skills: SkillRegistry | None = None,
+        watch_skills: bool = True,
     ) -> None:
         self.runner = runner
         self.renderer = renderer if renderer is not None else TerminalRenderer()
         self.title = title
+        self.permissions = permissions
+        self.skills = skills
+        self.watch_skills = watch_skills
+        self._requests: asyncio.Queue[_Request] | None = None
+        self._interrupt: Callable[[], None] | None = None
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -56,23 +80,45 @@ class InteractiveSession:
         from prompt_toolkit.history import InMemoryHistory
 
         session: PromptSession[str] = PromptSession(
-            FormattedText([_PROMPT]), history=InMemoryHistory()
+            FormattedText([_PROMPT]),
+            history=InMemoryHistory(),
+            key_bindings=self._key_bindings(),
+            bottom_toolbar=self._toolbar if self.permissions is not None else None,
         )
-        remove_sink = self.runner.events.add_sink(self.renderer)
+        self._requests = asyncio.Queue()
+        bus = self.runner.events
+        undo = [
+            bus.add_sink(self.renderer),
+            bus.on("approval_needed", self._queue_request),
+            bus.on("question_needed", self._queue_request),
+        ]
+        watcher = self._start_watcher()
         try:
             return await self._loop(session)
         finally:
-            remove_sink()
+            if watcher is not None:
+                await watcher.stop()
+            for step in reversed(undo):
+                step()
+
+    # ----- the prompt loop
 
     async def _loop(self, session: PromptSession[str]) -> int:
+        from prompt_toolkit.patch_stdout import patch_stdout
+
         renderer = self.renderer
         if self.title:
             renderer.info(self.title)
         renderer.info("Enter a prompt. Ctrl-C aborts a run; Ctrl-D or /quit exits; /help for help.")
+        self._show_skill_problems()
+        context = CommandContext(renderer, self.permissions, self.skills)
         exit_armed = False
         while True:
             try:
-                text = (await session.prompt_async()).strip()
+                # Output from outside the prompt (a mode change, a skill reload, a
+                # finished background task) is drawn above it.
+                with patch_stdout(raw=True):
+                    text = (await session.prompt_async()).strip()
             except KeyboardInterrupt:
                 if exit_armed:
                     return 0
@@ -85,16 +131,12 @@ class InteractiveSession:
                 continue
             exit_armed = False
             if text.startswith("/"):
-                command = text.split()[0]
-                if command in _QUIT:
+                outcome = await run_command(text, context)
+                if outcome.quit:
                     return 0
-                if command == "/help":
-                    for name, description in COMMANDS.items():
-                        renderer.info(f"{name:8} {description}")
-                    renderer.info("Ctrl-C   abort the running prompt; twice to exit")
-                else:
-                    renderer.notice(f"unknown command {command}; /help lists the commands")
-                continue
+                if outcome.prompt is None:
+                    continue
+                text = outcome.prompt
             quit_now, aborted = await self._run_prompt(text)
             if quit_now:
                 return 0
@@ -105,6 +147,7 @@ class InteractiveSession:
         """Run one prompt; returns (the user asked to exit, the run was aborted)."""
         runner = self.runner
         task = asyncio.ensure_future(self._drain(text))
+        answering = asyncio.ensure_future(self._answer_requests())
         presses = 0
 
         def interrupted() -> None:
@@ -116,6 +159,7 @@ class InteractiveSession:
             else:
                 task.cancel()
 
+        self._interrupt = interrupted
         with on_interrupt(interrupted):
             try:
                 await task
@@ -123,8 +167,116 @@ class InteractiveSession:
                 if presses < 2:
                     raise
                 return True, True
+            finally:
+                self._interrupt = None
+                answering.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await answering
         return False, presses > 0
 
     async def _drain(self, text: str) -> None:
         async for _ in self.runner.chat_stream_events(text):
             pass
+
+    # ----- approvals and questions
+
+    def _queue_request(self, event: Event) -> None:
+        if self._requests is not None and isinstance(event.payload, _Request):
+            self._requests.put_nowait(event.payload)
+
+    async def _answer_requests(self) -> None:
+        """Answer queued requests one at a time, while a run is in flight."""
+        assert self._requests is not None
+        while True:
+            request = await self._requests.get()
+            if isinstance(request, ApprovalNeeded):
+                await self._answer_approval(request)
+            else:
+                await self._answer_questions(request)
+
+    async def _answer_approval(self, event: ApprovalNeeded) -> None:
+        from skillkit.frontends.answers import ask_approval
+
+        permissions = self.permissions
+        if permissions is None:
+            return
+        request = permissions.approvals.get(event.request_id)
+        if request is None:  # answered already (an abort, a timeout, a callback)
+            return
+        decision = await ask_approval(request)
+        if decision is None:
+            if self._interrupt is not None:
+                self._interrupt()
+            return
+        if not permissions.approvals.respond(event.request_id, decision):
+            return
+        renderer = self.renderer
+        if decision.kind == "deny":
+            note = f": {decision.message}" if decision.message else ""
+            renderer.notice(f"✗ denied{note}")
+        elif decision.kind == "allow_always":
+            rule = decision.rule or request.suggested_rule
+            renderer.info(f"✓ allowed; from now on also {rule}" if rule else "✓ allowed")
+        else:
+            renderer.info("✓ allowed once" if not request.plan_content else "✓ plan approved")
+
+    async def _answer_questions(self, event: QuestionNeeded) -> None:
+        from skillkit.frontends.answers import ask_questions
+
+        permissions = self.permissions
+        if permissions is None or all(
+            r.request_id != event.request_id for r in permissions.questions.pending()
+        ):
+            return
+        answers = await ask_questions(event)
+        if answers is None:
+            permissions.questions.decline(event.request_id)
+            self.renderer.notice("✗ the question was not answered")
+            return
+        permissions.questions.respond(event.request_id, answers)
+
+    # ----- modes and skills
+
+    def _key_bindings(self) -> KeyBindings:
+        from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+        bindings = KeyBindings()
+        permissions = self.permissions
+        if permissions is not None:
+
+            @bindings.add("s-tab")
+            def next_mode(event: KeyPressEvent) -> None:
+                permissions.cycle_mode()
+                event.app.invalidate()
+
+        return bindings
+
+    def _toolbar(self) -> StyleAndTextTuples:
+        assert self.permissions is not None
+        mode = self.permissions.mode
+        return [
+            ("", " ⏵ "),
+            ("bold", f"{mode.value} mode"),
+            ("", f" · {mode.description} · shift+tab to change "),
+        ]
+
+    def _start_watcher(self) -> SkillWatcher | None:
+        if self.skills is None or not self.watch_skills:
+            return None
+        from skillkit.skills.watch import SkillWatcher
+
+        try:
+            watcher = SkillWatcher(self.skills)
+        except RuntimeError as exc:
+            self.renderer.notice(str(exc))
+            return None
+        watcher.start()
+        return watcher
+
+    def _show_skill_problems(self) -> None:
+        if self.skills is None:
+            return
+        broken = [d for d in self.skills.diagnostics if d.severity == "error"]
+        if broken:
+            more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+            self.renderer.notice(f"a skill did not load: {broken[0]}{more}")

@@ -2,9 +2,12 @@
 
 `TerminalRenderer` draws what an agent does: text streamed as it arrives, thinking
 dimmed, one panel per tool call (with its arguments) and one per result, error lines,
-and a footer with the run's outcome and token usage. It only draws — it never calls
-back into the agent — so every terminal face (the interactive session, a future
-subagent view) can reuse it with its own runner.
+a footer with the run's outcome and token usage, approval requests and questions
+(``approval_needed`` / ``question_needed``), permission-mode changes, skill reloads and
+finished background tasks. It only draws — it never calls back into the agent and
+never answers a request (the session code does, through the permissions API) — so
+every terminal face (the interactive session, a future subagent view) can reuse it
+with its own runner.
 
 Two ways to feed it, never both for the same run:
 
@@ -20,13 +23,19 @@ from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.json import JSON
+from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
 from skillkit.events import (
     AgentEnd,
+    ApprovalNeeded,
+    BgResult,
     ErrorInfo,
     Event,
+    ModeChanged,
+    QuestionNeeded,
+    StoreUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
@@ -34,9 +43,11 @@ from skillkit.events import (
 )
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 
-__all__ = ["TerminalRenderer", "format_footer"]
+__all__ = ["BRIEF_TOOLS", "TerminalRenderer", "format_footer"]
 
 _THINKING_STYLE = "dim italic"
+BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
+"""Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 _COMPACT_ARGS = 80  # arguments up to this many characters of JSON are shown on one line
 _OUTCOME: dict[str, tuple[str, str]] = {
     "stop": ("done", "green"),
@@ -89,12 +100,20 @@ class TerminalRenderer:
 
     A `Sink`: ``emit`` must be called with every event of a run, in order. `stream`
     takes `StreamEvent` values instead. Neither raises for any event; unknown kinds are
-    ignored. ``max_result_lines`` bounds how much of a tool result is shown.
+    ignored. ``max_result_lines`` bounds how much of a tool result is shown; the call
+    panels of ``brief_tools`` omit the arguments (their request panel shows them).
     """
 
-    def __init__(self, console: Console | None = None, *, max_result_lines: int = 20) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        max_result_lines: int = 20,
+        brief_tools: frozenset[str] = BRIEF_TOOLS,
+    ) -> None:
         self.console = console if console is not None else Console(highlight=False)
         self.max_result_lines = max_result_lines
+        self.brief_tools = brief_tools
         self._at_line_start = True
         self._last_usage: Usage | None = None
 
@@ -118,6 +137,17 @@ class TerminalRenderer:
                 self._last_usage = usage
             case ErrorInfo(stage=stage, message=message):
                 self.error(f"{stage}: {message}")
+            case ApprovalNeeded() as request:
+                self.approval_request(request)
+            case QuestionNeeded() as questions:
+                self.questions(questions)
+            case ModeChanged(mode=mode):
+                self.mode_changed(mode)
+            case StoreUpdate(domain="skill") as update:
+                self.skill_update(update)
+            case BgResult(task_id=task_id, status=status, exit_code=code):
+                exit_text = f", exit code {code}" if code is not None else ""
+                self.info(f"background task {task_id} {status}{exit_text}")
             case AgentEnd(stop_reason=stop, usage=usage, iterations=turns):
                 last = self._last_usage
                 self.footer(
@@ -159,7 +189,9 @@ class TerminalRenderer:
     def tool_call(self, name: str, args: dict[str, Any]) -> None:
         """A panel naming the tool, with its arguments as JSON."""
         body: RenderableType = Text("no arguments", style="dim")
-        if args:
+        if name in self.brief_tools:
+            body = Text("(shown below)", style="dim")
+        elif args:
             compact = json.dumps(args, ensure_ascii=False, default=str)
             body = JSON(compact, indent=None if len(compact) <= _COMPACT_ARGS else 2)
         title = Text.assemble(("tool call ", "dim"), (name, "bold cyan"))
@@ -181,6 +213,81 @@ class TerminalRenderer:
         colour = "red" if is_error else "green"
         title = Text.assemble(("error " if is_error else "result ", colour), (name, "bold"))
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
+
+    def approval_request(self, request: ApprovalNeeded) -> None:
+        """A panel asking to allow one tool call: what it does, why it asks, the risk,
+        the rule that matched — or, for ``exit_plan_mode``, the plan itself."""
+        if request.plan_content:
+            body: RenderableType = Markdown(request.plan_content)
+            title = Text("plan for approval", style="bold yellow")
+            self._print(Panel(body, title=title, title_align="left", border_style="yellow"))
+            return
+        from skillkit.permissions import ApprovalRequest, describe_request
+
+        summary = describe_request(
+            ApprovalRequest(tool_name=request.tool_name, tool_input=request.tool_input)
+        )
+        rows = Text(summary, style="bold")
+        for label, value, style in (
+            ("about", request.input_description, ""),
+            ("why", request.reason, ""),
+            ("risk", request.risk_hint, "bold red"),
+            ("rule", request.matched, ""),
+        ):
+            if value:
+                rows.append(f"\n{label:<6}", style="dim")
+                rows.append(" ".join(value.split()), style=style)
+        title = Text.assemble(("approval needed ", "bold yellow"), (request.tool_name, "bold"))
+        self._print(
+            Panel(rows, title=title, title_align="left", border_style="yellow", expand=False)
+        )
+
+    def questions(self, request: QuestionNeeded) -> None:
+        """A panel with the model's questions and their numbered options."""
+        body = Text()
+        for index, item in enumerate(request.questions, 1):
+            if index > 1:
+                body.append("\n\n")
+            if len(request.questions) > 1:
+                body.append(f"{index}. ", style="bold")
+            body.append(item.question, style="bold")
+            for number, option in enumerate(item.options, 1):
+                body.append(f"\n  {number}) {option.label}")
+                if option.description:
+                    body.append(f" — {option.description}", style="dim")
+            how = "numbers separated by commas" if item.multi_select else "a number"
+            hint = f"\n  ({how}, or type an answer)" if item.options else "\n  (type an answer)"
+            body.append(hint, style="dim")
+        header = request.questions[0].header if len(request.questions) == 1 else ""
+        word = "question" if len(request.questions) == 1 else "questions"
+        title = Text.assemble((word, "bold magenta"), (f" {header}" if header else "", "bold"))
+        self._print(
+            Panel(body, title=title, title_align="left", border_style="magenta", expand=False)
+        )
+
+    def mode_changed(self, mode: str) -> None:
+        """A line naming the new permission mode and what it lets run."""
+        from skillkit.permissions import parse_mode
+
+        try:
+            description = parse_mode(mode).description
+        except ValueError:
+            description = ""
+        line = Text("⏵ mode ", style="magenta")
+        line.append(mode, style="bold magenta")
+        if description:
+            line.append(f" · {description}", style="dim")
+        self._print(line)
+
+    def skill_update(self, update: StoreUpdate) -> None:
+        """A line for a skill created, updated or deleted by a reload (or that broke)."""
+        if update.op == "error":
+            errors = update.payload.get("errors") if isinstance(update.payload, dict) else None
+            first = errors[0] if isinstance(errors, list) and errors else "it could not be read"
+            self.notice(f"skill {update.id} failed to load: {first}")
+            return
+        verb = {"create": "added", "update": "reloaded", "delete": "removed"}.get(update.op)
+        self.info(f"skill {update.id} {verb or update.op}")
 
     def error(self, message: str) -> None:
         self._print(Text("error: " + message, style="bold red"))
