@@ -162,3 +162,31 @@ async def test_a_source_folder_created_later_is_watched(
         await wait_for(lambda: registry.get("late") is not None, seconds=15)
         make_skill(project / ".skillkit/skills", "later")
         await wait_for(lambda: registry.get("later") is not None, seconds=15)
+
+
+async def test_the_skill_tool_runs_behind_a_permission_gate_without_asking(
+    project: Path, home: Path, make_skill: Any
+) -> None:
+    from skillkit.permissions import PermissionGate, install
+
+    make_skill(project / ".agents/skills", "notes", ACTION_SKILL % ("echo", "x"))
+    registry = SkillRegistry(cwd=project, home=home)
+    registry.load()
+    adapter = ScriptedAdapter(
+        [
+            Reply(tool_calls=[("skill", {"name": "notes"})]),
+            Reply(tool_calls=[("notes__add", {"text": "milk"})]),
+            Reply(text="Done."),
+        ]
+    )
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    permissions = install(agent, PermissionGate(workspace=project, home=home))
+    asked: list[str] = []
+    permissions.approvals.answerer = lambda request: asked.append(request.tool_name) or "deny"
+
+    await agent.chat("use the notes skill")
+
+    loaded, action = tool_results(agent)
+    assert not loaded.is_error and '<skill_content name="notes"' in loaded.text
+    assert asked == ["notes__add"]  # an action runs a command: it asks
+    assert action.is_error

@@ -31,6 +31,7 @@ class SkillTool:
     """
 
     sequential = False
+    read_only = True  # it only reads the skill's own files: a permission gate lets it run
 
     def __init__(
         self,
