@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,10 +29,16 @@ SLOW = "scripted:examples/scripts/slow.yaml"
 pytestmark = pytest.mark.timeout(60)
 
 
-def skillkit(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def skillkit(
+    *args: str, stdin: str | None = None, cwd: Path = ROOT, home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = None
+    if home is not None:
+        env = {**os.environ, "HOME": str(home)}
     return subprocess.run(
         [str(SKILLKIT), *args],
-        cwd=ROOT,
+        cwd=cwd,
+        env=env,
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
@@ -171,7 +179,17 @@ def test_help_lists_the_options() -> None:
     result = skillkit("--help")
 
     assert result.returncode == 0
-    for option in ("-p PROMPT, --print PROMPT", "--model MODEL", "--mode {text,json}", "--version"):
+    for option in (
+        "-p PROMPT, --print PROMPT",
+        "--model MODEL",
+        "--mode {text,json}",
+        "--version",
+        "--permission-mode {default,accept_edits,plan}",
+        "--dangerously-bypass-permissions",
+        "--allow RULE",
+        "--deny RULE",
+        "--no-tools",
+    ):
         assert option in result.stdout
 
 
@@ -300,3 +318,248 @@ def test_any_prompt_text_survives_argument_parsing(prompt: str) -> None:
     assert parser.parse_args([f"--print={prompt}"]).prompt == prompt
     if not prompt.startswith("-"):
         assert parser.parse_args(["-p", prompt]).prompt == prompt
+
+
+# --------------------------------------------------------------------------- tools and permissions
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty project directory; the command runs there with $HOME in a sibling."""
+    (tmp_path / "home").mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
+
+
+def run_script(work: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``skillkit -p go --mode json`` in ``work`` with ``script`` as the model."""
+    model = work.parent / "model.yaml"
+    model.write_text(script)
+    return skillkit(
+        "-p", "go", "--mode", "json", "--model", f"scripted:{model}", *args,
+        cwd=work, home=work.parent / "home",
+    )  # fmt: skip
+
+
+def tool_results(result: subprocess.CompletedProcess[str]) -> dict[str, tuple[bool, str]]:
+    """Each tool's (is_error, text) from a JSON-mode run."""
+    ends = [Event.from_json(line) for line in result.stdout.splitlines()]
+    return {
+        e.tool_name: (e.result.is_error, e.result.output)
+        for e in ends
+        if e.type == "tool_execution_end"
+    }
+
+
+WRITE = """\
+replies:
+  - tool_calls:
+      - {name: write, arguments: {path: hello.txt, content: "hello\\n"}}
+  - text: Done.
+"""
+
+READ = """\
+replies:
+  - tool_calls:
+      - {name: read, arguments: {path: notes.txt}}
+  - text: Done.
+"""
+
+
+def test_print_mode_denies_a_write_without_an_allow_rule_and_says_so(work: Path) -> None:
+    result = run_script(work, WRITE)
+
+    assert result.returncode == 0, result.stderr
+    assert not (work / "hello.txt").exists()
+    is_error, text = tool_results(result)["write"]
+    assert is_error and "no user is available to approve this write call" in text
+    assert result.stderr == (
+        "skillkit: denied write: hello.txt: no user to approve it; "
+        "to allow it: --allow 'write(hello.txt)'\n"
+    )
+    approval = next(
+        Event.from_json(line) for line in result.stdout.splitlines() if '"approval_needed"' in line
+    )
+    assert approval.tool_name == "write"
+
+
+def test_print_mode_runs_a_write_an_allow_rule_matches(work: Path) -> None:
+    result = run_script(work, WRITE, "--allow", "write(*)")
+
+    assert result.returncode == 0, result.stderr
+    assert (work / "hello.txt").read_text() == "hello\n"
+    assert tool_results(result)["write"] == (False, "Created hello.txt (6 bytes)")
+    assert result.stderr == ""
+
+
+def test_print_mode_text_output_stays_clean_when_a_call_is_denied(work: Path) -> None:
+    model = work.parent / "model.yaml"
+    model.write_text(WRITE)
+
+    result = skillkit(
+        "-p", "go", "--model", f"scripted:{model}", cwd=work, home=work.parent / "home"
+    )
+
+    assert result.returncode == 0
+    assert result.stdout == "Done.\n"
+    assert result.stderr.startswith("skillkit: denied write: hello.txt")
+
+
+def test_read_runs_without_asking(work: Path) -> None:
+    (work / "notes.txt").write_text("remember the milk\n")
+
+    result = run_script(work, READ)
+
+    assert result.returncode == 0, result.stderr
+    assert tool_results(result)["read"] == (False, "remember the milk")
+    assert '"approval_needed"' not in result.stdout
+    assert result.stderr == ""
+
+
+def test_a_deny_rule_refuses_even_a_read(work: Path) -> None:
+    (work / "notes.txt").write_text("secret\n")
+
+    result = run_script(work, READ, "--deny", "read(notes.txt)")
+
+    is_error, text = tool_results(result)["read"]
+    assert is_error and "Permission denied by rule `deny read(notes.txt)`" in text
+    assert "secret" not in result.stdout
+
+
+def test_plan_mode_refuses_a_write_even_with_an_allow_rule(work: Path) -> None:
+    result = run_script(work, WRITE, "--permission-mode", "plan", "--allow", "write(*)")
+
+    assert result.returncode == 0, result.stderr
+    assert not (work / "hello.txt").exists()
+    is_error, text = tool_results(result)["write"]
+    assert is_error and text.startswith("Plan mode is active, so write was not run")
+
+
+def test_bypass_runs_a_shell_command_without_asking(work: Path) -> None:
+    script = """\
+replies:
+  - tool_calls:
+      - {name: bash, arguments: {command: "echo made > made.txt && cat made.txt"}}
+  - text: Done.
+"""
+    result = run_script(work, script, "--dangerously-bypass-permissions")
+
+    assert result.returncode == 0, result.stderr
+    assert (work / "made.txt").read_text() == "made\n"
+    assert tool_results(result)["bash"] == (False, "made")
+
+
+def test_no_tools_offers_no_built_in_tools(work: Path) -> None:
+    (work / "notes.txt").write_text("remember the milk\n")
+
+    result = run_script(work, READ, "--no-tools")
+
+    is_error, text = tool_results(result)["read"]
+    assert is_error and text.startswith("Unknown tool 'read'. Available tools: ask_user.")
+
+
+def test_ask_user_in_print_mode_answers_that_no_user_is_available(work: Path) -> None:
+    script = """\
+replies:
+  - tool_calls:
+      - name: ask_user
+        arguments: {questions: [{question: "Which colour?", options: [{label: red}]}]}
+  - text: Done.
+"""
+    result = run_script(work, script)
+
+    assert result.returncode == 0, result.stderr
+    is_error, text = tool_results(result)["ask_user"]
+    assert not is_error and "No user is available to answer questions" in text
+
+
+def test_a_malformed_rule_flag_is_a_one_line_usage_error(work: Path) -> None:
+    line = assert_one_line_error(run_script(work, WRITE, "--allow", "write(("), 2)
+
+    assert "invalid permission rule 'write(('" in line
+
+
+def test_bypass_and_a_permission_mode_together_are_a_usage_error(work: Path) -> None:
+    result = run_script(
+        work, WRITE, "--permission-mode", "plan", "--dangerously-bypass-permissions"
+    )
+
+    assert result.returncode == 2
+    assert "not allowed with argument" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_broken_settings_file_is_a_warning_and_its_rules_are_skipped(work: Path) -> None:
+    (work / ".skillkit").mkdir()
+    (work / ".skillkit" / "settings.json").write_text("{not json")
+
+    result = run_script(work, WRITE)
+
+    assert result.returncode == 0
+    assert result.stderr.splitlines()[0].startswith("skillkit: warning: permission settings: ")
+    assert "settings.json: not valid JSON" in result.stderr
+
+
+def test_project_settings_rules_apply_in_print_mode(work: Path) -> None:
+    (work / ".skillkit").mkdir()
+    settings = {"permissions": {"allow": ["write(hello.txt)"]}}
+    (work / ".skillkit" / "settings.json").write_text(json.dumps(settings))
+
+    result = run_script(work, WRITE)
+
+    assert result.returncode == 0, result.stderr
+    assert (work / "hello.txt").read_text() == "hello\n"
+
+
+# --------------------------------------------------------------------------- skills
+
+
+@pytest.fixture
+def skill_project(work: Path) -> Path:
+    """``work`` with the example skill word-stats in ``.skillkit/skills``."""
+    shutil.copytree(ROOT / "examples/skills/word-stats", work / ".skillkit/skills/word-stats")
+    (work / "notes.txt").write_text("the cat and the hat\n")
+    return work
+
+
+def test_the_skills_subcommand_lists_project_skills(skill_project: Path) -> None:
+    result = skillkit("skills", "list", cwd=skill_project, home=skill_project.parent / "home")
+
+    assert result.returncode == 0, result.stderr
+    line = next(ln for ln in result.stdout.splitlines() if "word-stats" in ln)
+    assert "project" in line and "[1 action]" in line
+
+
+def test_the_skills_subcommand_shows_validates_and_runs(skill_project: Path) -> None:
+    home = skill_project.parent / "home"
+
+    shown = skillkit("skills", "show", "word-stats", cwd=skill_project, home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert "action count:" in shown.stdout
+
+    checked = skillkit("skills", "validate", ".skillkit/skills", cwd=skill_project, home=home)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "1 skill file(s) checked" in checked.stdout
+
+    ran = skillkit(
+        "skills", "run", "word-stats", "count", "notes.txt", "--json",
+        cwd=skill_project, home=home,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    output = json.loads(json.loads(ran.stdout)["stdout"])
+    assert output["words"] == 5 and output["top"][0] == ["the", 2]
+
+
+def test_the_model_is_offered_the_project_skills(skill_project: Path) -> None:
+    script = """\
+replies:
+  - tool_calls:
+      - {name: skill, arguments: {name: word-stats}}
+  - text: Done.
+"""
+    result = run_script(skill_project, script)
+
+    assert result.returncode == 0, result.stderr
+    is_error, text = tool_results(result)["skill"]
+    assert not is_error and '<skill_content name="word-stats"' in text
