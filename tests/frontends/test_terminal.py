@@ -206,3 +206,114 @@ def test_footer_names_each_outcome() -> None:
         "● paused at the iteration limit"
     )
     assert format_footer("stop", usage, cost=0.01234).plain.endswith("· $0.0123")
+
+
+# --------------------------------------------------------------------------- requests and notices
+
+
+def _draw(*payloads: object) -> str:
+    from skillkit.events import PAYLOAD_TYPES, EventBus
+
+    kinds = {cls: name for name, cls in PAYLOAD_TYPES.items()}
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+    bus = EventBus()
+    for payload in payloads:
+        renderer.emit(bus.make(kinds[type(payload)], payload))  # type: ignore[arg-type]
+    return out.getvalue()
+
+
+def test_an_approval_request_shows_the_call_the_reason_the_risk_and_the_rule() -> None:
+    from skillkit.events import ApprovalNeeded
+
+    shown = _draw(
+        ApprovalNeeded(
+            request_id="approval-1",
+            tool_name="bash",
+            tool_input={"command": "git push --force", "description": "Publish the branch"},
+            input_description="Publish the branch",
+            mode="default",
+            reason="force push rewrites the remote history",
+            risk_hint="force push",
+            matched="bash(git *)",
+        )
+    )
+
+    assert "approval needed bash" in shown
+    assert "bash: git push --force" in shown
+    assert "about Publish the branch" in shown
+    assert "why   force push rewrites the remote history" in shown
+    assert "risk  force push" in shown
+    assert "rule  bash(git *)" in shown
+
+
+def test_a_plan_for_approval_is_drawn_as_markdown() -> None:
+    from skillkit.events import ApprovalNeeded
+
+    shown = _draw(
+        ApprovalNeeded(
+            request_id="approval-2",
+            tool_name="exit_plan_mode",
+            plan_content="# Steps\n\n1. Add **tests**\n2. Fix `parse`",
+        )
+    )
+
+    assert "plan for approval" in shown
+    assert "Steps" in shown and "# Steps" not in shown
+    assert "Add tests" in shown and "Fix parse" in shown
+
+
+def test_questions_are_numbered_with_their_options() -> None:
+    from skillkit.events import QuestionItem, QuestionNeeded, QuestionOption
+
+    shown = _draw(
+        QuestionNeeded(
+            request_id="question-1",
+            questions=[
+                QuestionItem(
+                    question="Which database?",
+                    header="Database",
+                    options=[
+                        QuestionOption(label="Postgres", description="robust"),
+                        QuestionOption(label="SQLite"),
+                    ],
+                ),
+            ],
+        )
+    )
+
+    assert "question Database" in shown
+    assert "Which database?" in shown
+    assert "1) Postgres — robust" in shown
+    assert "2) SQLite" in shown
+    assert "(a number, or type an answer)" in shown
+
+
+def test_mode_changes_skill_reloads_and_background_results_are_one_line_each() -> None:
+    from skillkit.events import BgResult, ModeChanged, StoreUpdate
+
+    shown = _draw(
+        ModeChanged(prev_mode="default", mode="plan"),
+        StoreUpdate(domain="skill", op="create", id="fresh", payload={}),
+        StoreUpdate(domain="skill", op="delete", id="old", payload={}),
+        StoreUpdate(domain="skill", op="error", id="bad", payload={"errors": ["x: broken"]}),
+        StoreUpdate(domain="task", op="create", id="t1", payload={}),
+        BgResult(task_id="b1", status="completed", exit_code=0),
+    )
+
+    assert shown.splitlines() == [
+        "⏵ mode plan · read-only: changes are refused until the plan is approved",
+        "skill fresh added",
+        "skill old removed",
+        "skill bad failed to load: x: broken",
+        "background task b1 completed, exit code 0",
+    ]
+
+
+def test_the_call_panel_of_ask_user_leaves_the_arguments_to_the_question_panel() -> None:
+    console, out = _console()
+
+    TerminalRenderer(console).tool_call("ask_user", {"questions": [{"question": "Why?"}]})
+
+    assert "tool call ask_user" in out.getvalue()
+    assert "Why?" not in out.getvalue()

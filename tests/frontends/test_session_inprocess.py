@@ -1,0 +1,124 @@
+"""The interactive session in process, typing through a prompt_toolkit pipe: what the
+model receives for /skill:NAME, and answers given through the permissions API."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from skillkit import AgentConfig, AgentRunner
+from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit.frontends.interactive import InteractiveSession
+from skillkit.frontends.terminal import TerminalRenderer
+from skillkit.models import ToolResultMessage, UserMessage
+from skillkit.permissions import PermissionGate, install
+from skillkit.skills.registry import SkillRegistry
+from skillkit.tools.builtin import builtin_tools
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(30)
+
+
+async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll ``condition`` until it holds; fail after ``seconds``."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.01)
+
+
+async def test_slash_skill_sends_the_activation_message_as_the_user_message(
+    tmp_path: Path,
+) -> None:
+    shutil.copytree(ROOT / "examples/skills/word-stats", tmp_path / ".skillkit/skills/word-stats")
+    registry = SkillRegistry(cwd=tmp_path, home=tmp_path / "home")
+    registry.load()
+    adapter = ScriptedAdapter([Reply(text="Counted.")])
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    out = io.StringIO()
+    renderer = TerminalRenderer(Console(file=out, width=100))
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = InteractiveSession(runner, renderer, skills=registry, watch_skills=False)
+        task = asyncio.ensure_future(session.run())
+        pipe.send_text("/skill:word-stats notes.txt\r")
+        await until(lambda: bool(adapter.requests))
+        pipe.send_text("/quit\r")
+        assert await asyncio.wait_for(task, 10) == 0
+
+    sent = adapter.requests[0].messages[-1]
+    assert isinstance(sent, UserMessage)
+    assert sent.content == registry.activation_message("word-stats", "notes.txt")
+    assert '<skill_content name="word-stats"' in sent.content
+    assert "using skill word-stats" in out.getvalue()
+    assert "Counted." in out.getvalue()
+
+
+async def test_a_denial_typed_at_the_approval_prompt_reaches_the_model(tmp_path: Path) -> None:
+    adapter = ScriptedAdapter(
+        [
+            Reply(tool_calls=[("bash", {"command": "echo hi > out.txt"})]),
+            Reply(text="Understood."),
+        ]
+    )
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=adapter,
+        tools=builtin_tools(tmp_path, allow_writes=True),
+    )
+    permissions = install(runner, PermissionGate(workspace=tmp_path, home=tmp_path / "home"))
+    out = io.StringIO()
+    renderer = TerminalRenderer(Console(file=out, width=100))
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = InteractiveSession(runner, renderer, permissions=permissions)
+        task = asyncio.ensure_future(session.run())
+        pipe.send_text("write it\r")
+        await until(lambda: bool(permissions.approvals.pending()))
+        pipe.send_text("n")
+        pipe.send_text("use python instead\r")
+        await until(lambda: len(adapter.requests) == 2)
+        pipe.send_text("/quit\r")
+        assert await asyncio.wait_for(task, 10) == 0
+
+    result = adapter.requests[1].messages[-1]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert result.text == (
+        "The user denied this bash call; it was not run. Their message: use python instead"
+    )
+    assert not (tmp_path / "out.txt").exists()
+    assert "approval needed bash" in out.getvalue()
+
+
+async def test_shift_tab_cycles_the_mode_through_the_permissions_api(tmp_path: Path) -> None:
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter([]))
+    permissions = install(runner, PermissionGate(workspace=tmp_path, home=tmp_path / "home"))
+    changes: list[tuple[str, str]] = []
+    runner.events.on("mode_changed", lambda e: changes.append((e.prev_mode, e.mode)))
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = InteractiveSession(
+            runner, TerminalRenderer(Console(file=out, width=100)), permissions=permissions
+        )
+        task = asyncio.ensure_future(session.run())
+        pipe.send_text("\x1b[Z")  # Shift+Tab
+        await until(lambda: len(changes) == 1)
+        pipe.send_text("\x1b[Z")
+        await until(lambda: len(changes) == 2)
+        pipe.send_text("/mode default\r/quit\r")
+        assert await asyncio.wait_for(task, 10) == 0
+
+    assert changes == [
+        ("default", "accept_edits"),
+        ("accept_edits", "plan"),
+        ("plan", "default"),
+    ]
+    assert "⏵ mode plan" in out.getvalue()
