@@ -54,7 +54,14 @@ async def test_quit_and_exit_leave(ctx: CommandContext) -> None:
 async def test_help_lists_commands_and_keys(ctx: CommandContext, out: io.StringIO) -> None:
     assert await run_command("/help", ctx) == CommandOutcome()
 
-    for name in ("/mode [NAME]", "/skills", "/skill:NAME [ARGS]", "/reload", "Shift+Tab"):
+    for name in (
+        "/mode [NAME]",
+        "/skills",
+        "/skill:NAME [ARGS]",
+        "/reload",
+        "/compact",
+        "Shift+Tab",
+    ):
         assert name in out.getvalue()
 
 
@@ -150,6 +157,7 @@ async def test_without_permissions_or_skills_the_commands_say_so(out: io.StringI
     await run_command("/skill:x", bare)
     await run_command("/reload", bare)
     await run_command("/skills", bare)
+    await run_command("/compact", bare)
     await run_command("/nonsense", bare)
 
     assert out.getvalue().splitlines() == [
@@ -157,5 +165,40 @@ async def test_without_permissions_or_skills_the_commands_say_so(out: io.StringI
         "no skills in this session",
         "no skills in this session",
         "no skills found",
+        "no conversation to compact",
         "unknown command /nonsense; /help lists the commands",
     ]
+
+
+async def test_compact_summarises_the_conversation(out: io.StringIO) -> None:
+    from skillkit.adapters.scripted import Reply
+
+    replies = [Reply(text="word " * 200) for _ in range(6)] + [Reply(text="Summary: six chats.")]
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(replies))
+    renderer = TerminalRenderer(Console(file=out, width=120))
+    runner.events.add_sink(renderer)
+    for index in range(6):
+        await runner.chat(f"message {index} " * 50)
+    before = len(runner.messages)
+
+    await run_command("/compact keep the message numbers", CommandContext(renderer, runner=runner))
+
+    assert len(runner.messages) < before
+    lines = out.getvalue().splitlines()
+    assert lines[-2] == "compacting the conversation…"
+    assert lines[-1].startswith("conversation compacted: ") and lines[-1].endswith(" tokens")
+
+
+async def test_compact_says_why_nothing_was_compacted(out: io.StringIO) -> None:
+    from skillkit.context import CompactionSettings
+
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([]),
+        compaction=CompactionSettings(enabled=False),
+    )
+    renderer = TerminalRenderer(Console(file=out, width=120))
+
+    await run_command("/compact", CommandContext(renderer, runner=runner))
+
+    assert out.getvalue() == "not compacted: compaction is disabled\n"

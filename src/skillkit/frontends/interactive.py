@@ -111,7 +111,7 @@ class InteractiveSession:
             renderer.info(self.title)
         renderer.info("Enter a prompt. Ctrl-C aborts a run; Ctrl-D or /quit exits; /help for help.")
         self._show_skill_problems()
-        context = CommandContext(renderer, self.permissions, self.skills)
+        context = CommandContext(renderer, self.permissions, self.skills, self.runner)
         exit_armed = False
         while True:
             try:

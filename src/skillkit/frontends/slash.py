@@ -8,6 +8,7 @@ command                effect
 ``/mode [NAME]``       show the permission mode, or switch to NAME
 ``/skills``            list the skills found (eligible first)
 ``/reload``            re-read every skill now
+``/compact [TEXT]``    summarise the conversation now (TEXT: what the summary keeps)
 ``/skill:NAME ARGS``   send the skill's instructions and ARGS to the model
 ``/skill:NAME ACTION`` run one of the skill's actions with no model, show its result
 =====================  ==========================================================
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 from skillkit.frontends.interrupt import on_interrupt
 
 if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
     from skillkit.frontends.terminal import TerminalRenderer
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
@@ -40,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "/skill:NAME [ARGS]": "use a skill: its instructions and ARGS go to the model",
     "/skill:NAME ACTION ARGS": "run a skill's action now, without the model",
     "/reload": "re-read the skills",
+    "/compact [TEXT]": "summarise the conversation now, keeping what TEXT asks for",
     "/quit": "leave SkillKit (also /exit, Ctrl-D)",
 }
 KEYS: dict[str, str] = {
@@ -50,12 +53,13 @@ KEYS: dict[str, str] = {
 
 @dataclass
 class CommandContext:
-    """What commands act on; ``permissions`` and ``skills`` are None when the session has
-    none (their commands then say so)."""
+    """What commands act on; ``permissions``, ``skills`` and ``runner`` are None when the
+    session has none (their commands then say so)."""
 
     renderer: TerminalRenderer
     permissions: Permissions | None = None
     skills: SkillRegistry | None = None
+    runner: AgentRunner | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ async def run_command(line: str, ctx: CommandContext) -> CommandOutcome:
             _mode(rest, ctx)
         case "/skills":
             _list_skills(ctx)
+        case "/compact":
+            await _compact(rest, ctx)
         case "/reload":
             if ctx.skills is None:
                 renderer.notice("no skills in this session")
@@ -125,6 +131,17 @@ def _mode(name: str, ctx: CommandContext) -> None:
             "bypass mode is only available when skillkit starts with "
             "--dangerously-bypass-permissions"
         )
+
+
+async def _compact(instructions: str, ctx: CommandContext) -> None:
+    renderer, runner = ctx.renderer, ctx.runner
+    if runner is None:
+        renderer.notice("no conversation to compact")
+        return
+    with on_interrupt(lambda: runner.abort("interrupted by the user")):
+        result = await runner.compact(instructions or None)
+    if not result.ok and result.type is None:  # no step ran, so no event drew it
+        renderer.notice(f"not compacted: {result.error or 'nothing to compact'}")
 
 
 def _list_skills(ctx: CommandContext) -> None:

@@ -31,6 +31,8 @@ from skillkit.events import (
     AgentEnd,
     ApprovalNeeded,
     BgResult,
+    CompactionEnd,
+    CompactionStart,
     ErrorInfo,
     Event,
     ModeChanged,
@@ -145,6 +147,12 @@ class TerminalRenderer:
                 self.mode_changed(mode)
             case StoreUpdate(domain="skill") as update:
                 self.skill_update(update)
+            case CompactionStart(type="full"):
+                self.info("compacting the conversation…")
+            case CompactionEnd(type="full", ok=True, tokens_before=before, tokens_after=after):
+                self.info(f"conversation compacted: {_count(before)} → {_count(after)} tokens")
+            case CompactionEnd(type="full", ok=False, error=error):
+                self.notice(f"compaction failed: {error or 'unknown error'}")
             case BgResult(task_id=task_id, status=status, exit_code=code):
                 exit_text = f", exit code {code}" if code is not None else ""
                 self.info(f"background task {task_id} {status}{exit_text}")
