@@ -563,3 +563,19 @@ replies:
     assert result.returncode == 0, result.stderr
     is_error, text = tool_results(result)["skill"]
     assert not is_error and '<skill_content name="word-stats"' in text
+
+
+def test_the_write_file_example_script_behaves_as_documented(work: Path) -> None:
+    model = f"scripted:{ROOT / 'examples/scripts/write_file.yaml'}"
+    home = work.parent / "home"
+
+    denied = skillkit("-p", "Create hello.txt", "--model", model, cwd=work, home=home)
+    assert denied.returncode == 0
+    assert "--allow 'write(hello.txt)'" in denied.stderr
+    assert not (work / "hello.txt").exists()
+
+    allowed = skillkit(
+        "-p", "Create hello.txt", "--model", model, "--allow", "write(*.txt)", cwd=work, home=home
+    )
+    assert allowed.returncode == 0 and allowed.stderr == ""
+    assert (work / "hello.txt").read_text() == "Hello from SkillKit\n"

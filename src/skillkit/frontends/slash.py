@@ -203,8 +203,8 @@ async def _run_action(skill: str, action: str, arguments: str, ctx: CommandConte
     abort = AbortSignal()
     try:
         values = parse_command_arguments(spec, shlex.split(arguments))
-        spec.validate(values)  # report bad arguments before anything is drawn
-        renderer.tool_call(title, values)
+        typed = spec.validate(values)  # report bad arguments before anything is drawn
+        renderer.tool_call(title, typed)
         with on_interrupt(lambda: abort.abort("interrupted by the user")):
             result = await skills.run_action(skill, action, values, abort=abort)
     except (ValueError, ActionError, UnknownSkillError) as exc:
