@@ -122,3 +122,39 @@ async def test_shift_tab_cycles_the_mode_through_the_permissions_api(tmp_path: P
         ("plan", "default"),
     ]
     assert "⏵ mode plan" in out.getvalue()
+
+
+async def test_a_request_the_terminal_cannot_ask_about_is_denied_not_left_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillkit.frontends import answers
+
+    async def broken(request: object) -> None:
+        raise OSError("the terminal went away")
+
+    monkeypatch.setattr(answers, "ask_approval", broken)
+    adapter = ScriptedAdapter(
+        [Reply(tool_calls=[("bash", {"command": "touch x"})]), Reply(text="Done.")]
+    )
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=adapter,
+        tools=builtin_tools(tmp_path, allow_writes=True),
+    )
+    permissions = install(runner, PermissionGate(workspace=tmp_path, home=tmp_path / "home"))
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = InteractiveSession(
+            runner, TerminalRenderer(Console(file=out, width=100)), permissions=permissions
+        )
+        task = asyncio.ensure_future(session.run())
+        pipe.send_text("go\r")
+        await until(lambda: len(adapter.requests) == 2)
+        pipe.send_text("/quit\r")
+        assert await asyncio.wait_for(task, 10) == 0
+
+    result = adapter.requests[1].messages[-1]
+    assert isinstance(result, ToolResultMessage) and result.is_error
+    assert result.text == "Not run: the terminal could not ask the user."
+    assert "could not ask: OSError('the terminal went away')" in out.getvalue()
+    assert not (tmp_path / "x").exists()

@@ -185,14 +185,25 @@ class InteractiveSession:
             self._requests.put_nowait(event.payload)
 
     async def _answer_requests(self) -> None:
-        """Answer queued requests one at a time, while a run is in flight."""
+        """Answer queued requests one at a time, while a run is in flight. A request the
+        terminal fails to ask about is denied (or declined), so no call waits forever."""
         assert self._requests is not None
         while True:
             request = await self._requests.get()
-            if isinstance(request, ApprovalNeeded):
-                await self._answer_approval(request)
-            else:
-                await self._answer_questions(request)
+            try:
+                if isinstance(request, ApprovalNeeded):
+                    await self._answer_approval(request)
+                else:
+                    await self._answer_questions(request)
+            except Exception as exc:
+                self.renderer.error(f"could not ask: {exc!r}")
+                if self.permissions is not None:
+                    from skillkit.permissions import ApprovalDecision
+
+                    reason = "the terminal could not ask the user"
+                    denial = ApprovalDecision.deny(f"Not run: {reason}.", by="terminal")
+                    self.permissions.approvals.respond(request.request_id, denial)
+                    self.permissions.questions.decline(request.request_id, reason)
 
     async def _answer_approval(self, event: ApprovalNeeded) -> None:
         from skillkit.frontends.answers import ask_approval
