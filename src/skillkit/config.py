@@ -18,6 +18,8 @@ class AgentConfig(msgspec.Struct, frozen=True):
     "max_iterations"`` and `AgentRunner.continue_` resumes it. ``tool_execution`` says
     whether the tool calls of one turn run concurrently (results are always reported in
     call order). ``options`` is passed to the adapter (temperature, max_tokens, ...).
+    ``steering_delivery`` / ``follow_up_delivery`` say whether queued `steer` /
+    `follow_up` messages are handed to the model all at once or one per turn / run.
     """
 
     model: str = ""
@@ -28,10 +30,15 @@ class AgentConfig(msgspec.Struct, frozen=True):
     tool_execution: Literal["parallel", "sequential"] = "parallel"
     agent_id: str = "main"
     options: dict[str, Any] = msgspec.field(default_factory=dict)
+    steering_delivery: Literal["all", "one_at_a_time"] = "all"
+    follow_up_delivery: Literal["all", "one_at_a_time"] = "one_at_a_time"
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
+        for name in ("steering_delivery", "follow_up_delivery"):
+            if getattr(self, name) not in ("all", "one_at_a_time"):
+                raise ValueError(f"{name} must be 'all' or 'one_at_a_time'")
         if self.tool_execution not in ("parallel", "sequential"):
             raise ValueError(
                 f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"

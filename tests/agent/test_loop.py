@@ -556,3 +556,49 @@ async def test_thinking_and_tool_calls_are_kept_in_the_assistant_message() -> No
     assert message.tool_calls == [ToolCall(id="c1", name="get_weather", arguments={"city": "B"})]
     assert message.stop_reason == "tool_use"
     assert message.content[0] != TextPart("plan")
+
+
+async def test_follow_ups_are_delivered_one_run_at_a_time_or_all_at_once() -> None:
+    adapter = ScriptedAdapter(["a", "b", "c"])
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter)
+    agent.follow_up("second")
+    agent.follow_up("third")
+    resp = await agent.chat("first")
+    assert resp.text == "c"
+    assert [r.messages[-1] for r in adapter.requests] == [
+        UserMessage(content="first"),
+        UserMessage(content="second"),
+        UserMessage(content="third"),
+    ]
+    together = ScriptedAdapter(["a", "b"])
+    agent = AgentRunner(AgentConfig(model="scripted", follow_up_delivery="all"), adapter=together)
+    agent.follow_up("second")
+    agent.follow_up("third")
+    await agent.chat("first")
+    assert together.requests[1].messages[-2:] == [UserMessage("second"), UserMessage("third")]
+
+
+async def test_steering_one_at_a_time_hands_one_message_per_turn() -> None:
+    adapter = ScriptedAdapter([Reply(tool_calls=[("get_weather", {"city": "A"})]), "x", "y"])
+    agent = AgentRunner(
+        AgentConfig(model="scripted", steering_delivery="one_at_a_time"),
+        adapter=adapter,
+        tools=[get_weather],
+    )
+    agent.events.on("tool_execution_start", lambda e: (agent.steer("one"), agent.steer("two")))
+    resp = await agent.chat("go")
+    assert resp.text == "y"
+    assert adapter.requests[1].messages[-1] == UserMessage("one")
+    assert adapter.requests[2].messages[-1] == UserMessage("two")
+
+
+async def test_set_adapter_by_name_through_the_adapter_registry() -> None:
+    from skillkit.adapters.registry import AdapterNotFoundError
+
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["one"]))
+    agent.adapters.register("other", ScriptedAdapter(["from the other"]), source="test")
+    await agent.chat("hi")
+    agent.set_adapter("other")
+    assert (await agent.chat("again")).text == "from the other"
+    with pytest.raises(AdapterNotFoundError, match="other"):
+        agent.set_adapter("missing")

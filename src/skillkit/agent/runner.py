@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
+from skillkit.adapters.registry import AdapterRegistry
 from skillkit.agent.loop import (
     ContextTransformer,
     ConvertToLLM,
@@ -88,6 +89,7 @@ class AgentRunner:
         boundaries: Iterable[Callable[[], list[AgentMessage]]] = (),
         closers: Iterable[Callable[[], Awaitable[None]]] = (),
         compaction: CompactionSettings | None = None,
+        adapters: AdapterRegistry | None = None,
     ) -> None:
         self.config = config if config is not None else AgentConfig()
         self.events = events if events is not None else EventBus(agent_id=self.config.agent_id)
@@ -100,6 +102,7 @@ class AgentRunner:
         if not isinstance(adapter, LLMAdapter):
             raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
         self.adapter = adapter
+        self.adapters = adapters if adapters is not None else AdapterRegistry()
         for sink in sinks:
             self.events.add_sink(sink)
         self.tools = ToolRegistry(tools)
@@ -173,9 +176,13 @@ class AgentRunner:
         """The current (or last) run's abort signal; a new one is made for every run."""
         return self._abort
 
-    def set_adapter(self, adapter: LLMAdapter) -> None:
-        """Use another adapter from the next model call on (the transcript is kept and
-        converted for the new provider by the adapter)."""
+    def set_adapter(self, adapter: LLMAdapter | str) -> None:
+        """Use another adapter from the next model call on: an `LLMAdapter`, or the name
+        of one in ``adapters`` (an `AdapterRegistry`; `AdapterNotFoundError` names the
+        known ones). The transcript is kept and converted for the new provider by the
+        adapter."""
+        if isinstance(adapter, str):
+            adapter = self.adapters.get(adapter)
         if not isinstance(adapter, LLMAdapter):
             raise TypeError(f"adapter must be an LLMAdapter, got {type(adapter).__name__}")
         if getattr(adapter, "on_retry", False) is None:
@@ -329,13 +336,16 @@ class AgentRunner:
                 self._usage = state.cumulative_usage
                 if state.stop_reason != "stop" or not self._follow_ups:
                     break
-                follow = self._follow_ups.pop(0)
-                content = await bus.transform_input(follow.content)
-                if content is None:
+                pending = []
+                for follow in self._take_follow_ups():
+                    content = await bus.transform_input(follow.content)
+                    if content is not None:  # a swallowed follow-up is skipped
+                        pending.append(UserMessage(content=content))
+                if not pending:
                     yield StreamEvent("done", stop_reason="stop", usage=state.usage)
                     break
-                pending = [UserMessage(content=content)]
-                prompt = content if isinstance(content, str) else ""
+                first = pending[0].content
+                prompt = first if isinstance(first, str) else ""
                 state.iterations = 0
         finally:
             self._usage = state.cumulative_usage
@@ -355,7 +365,15 @@ class AgentRunner:
         )
 
     def _take_steering(self) -> list[UserMessage]:
+        if self.config.steering_delivery == "one_at_a_time":
+            return [self._steering.pop(0)] if self._steering else []
         taken, self._steering = self._steering, []
+        return taken
+
+    def _take_follow_ups(self) -> list[UserMessage]:
+        if self.config.follow_up_delivery == "one_at_a_time":
+            return [self._follow_ups.pop(0)] if self._follow_ups else []
+        taken, self._follow_ups = self._follow_ups, []
         return taken
 
     def _has_steering(self) -> bool:
