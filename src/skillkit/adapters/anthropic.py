@@ -13,24 +13,14 @@ the last message with ``cache_control: {"type": "ephemeral"}``.
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
 from typing import Any, Literal, cast
 
 import anthropic
 import msgspec
 
-from skillkit.abort import AbortSignal
-from skillkit.adapters.base import LLMAdapter
-from skillkit.adapters.errors import (
-    OnRetry,
-    ProviderFailure,
-    ProviderLabel,
-    RetryPolicy,
-    classify_failure,
-    missing_key_failure,
-)
-from skillkit.adapters.streaming import SDKStream, drive_stream
+from skillkit.adapters.errors import OnRetry
+from skillkit.adapters.sdk import SDKAdapter, SDKCall
+from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
 from skillkit.models import (
@@ -50,7 +40,6 @@ from skillkit.models import (
 
 __all__ = ["AnthropicAdapter"]
 
-_NO_KEY_PLACEHOLDER = "skillkit-no-key"
 _EPHEMERAL = {"type": "ephemeral"}
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -62,7 +51,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-class AnthropicAdapter(LLMAdapter):
+class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     """Messages API over the ``anthropic`` SDK.
 
     ``model`` is used when a request names none. The API key comes from ``api_key`` or
@@ -73,6 +62,9 @@ class AnthropicAdapter(LLMAdapter):
     """
 
     provider = "anthropic"
+    vendor = "Anthropic"
+    connection_errors = (anthropic.APIConnectionError,)
+    timeout_errors = (anthropic.APITimeoutError,)
 
     def __init__(
         self,
@@ -94,33 +86,37 @@ class AnthropicAdapter(LLMAdapter):
         foreign_thinking: Literal["text", "drop"] = "text",
         **options: Any,
     ) -> None:
-        self.model = model or ""
-        self.base_url = base_url
-        self.api_key = api_key
-        self.retry_policy = RetryPolicy(max_retries, retry_base_delay, retry_max_delay)
-        self.on_retry = on_retry
-        self.provider = provider
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.context_window = context_window
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            provider=provider,
+            client=client,
+            max_retries=max_retries,
+            retry_base_delay=retry_base_delay,
+            retry_max_delay=retry_max_delay,
+            on_retry=on_retry,
+            timeout=timeout,
+            context_window=context_window,
+            foreign_thinking=foreign_thinking,
+            options=options,
+        )
         self.max_tokens = max_tokens
         self.prompt_caching = prompt_caching
-        self.foreign_thinking: Literal["text", "drop"] = foreign_thinking
-        self.options = options
-        self._given_client = client.with_options(max_retries=0) if client is not None else None
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._client_key: str | None = None
 
-    # ------------------------------------------------------------------ streaming
+    def _make_client(self, key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
 
-    def chat_stream_events(
-        self, request: LLMRequest, *, abort: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        model = request.model or self.model
-        label = ProviderLabel("Anthropic", self.api_key_env, self.base_url or "", model)
-        client = self._get_client()
-        if client is None:
-            return _single_error(missing_key_failure(label))
+    def _provider_name(self) -> str:
+        # Every Messages-API provider is named as Anthropic in messages.
+        return self.vendor
+
+    def _stream_call(
+        self, client: anthropic.AsyncAnthropic, request: LLMRequest, model: str
+    ) -> SDKCall:
         body = self.build_body(request, model)
         messages = body.pop("messages")
         max_tokens = body.pop("max_tokens")
@@ -136,45 +132,7 @@ class AnthropicAdapter(LLMAdapter):
             )
             return cast(SDKStream, stream)
 
-        def make_translator() -> _MessagesTranslator:
-            return _MessagesTranslator(context_window)
-
-        def classify(exc: BaseException) -> ProviderFailure:
-            return classify_failure(
-                exc,
-                label,
-                connection_errors=(anthropic.APIConnectionError,),
-                timeout_errors=(anthropic.APITimeoutError,),
-            )
-
-        return drive_stream(
-            open_stream,
-            make_translator,
-            classify,
-            policy=self.retry_policy,
-            abort=abort,
-            on_retry=self.on_retry,
-        )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
-    def _get_client(self) -> anthropic.AsyncAnthropic | None:
-        if self._given_client is not None:
-            return self._given_client
-        key = self.api_key or os.environ.get(self.api_key_env)
-        if not key:
-            if not self.base_url:
-                return None
-            key = _NO_KEY_PLACEHOLDER
-        if self._client is None or self._client_key != key:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-            self._client_key = key
-        return self._client
+        return SDKCall(open_stream, lambda: _MessagesTranslator(context_window))
 
     # ------------------------------------------------------------------ requests
 
@@ -287,10 +245,6 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
                 {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
             )
     return blocks
-
-
-async def _single_error(failure: ProviderFailure) -> AsyncIterator[StreamEvent]:
-    yield StreamEvent(type="error", error=failure.message, stop_reason=failure.stop_reason)
 
 
 # --------------------------------------------------------------------------- translation

@@ -16,25 +16,15 @@ text length when the server sends none; ``finish_reason`` → the stop reason.
 from __future__ import annotations
 
 import math
-import os
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any, Literal, cast
 
 import msgspec
 import openai
 
-from skillkit.abort import AbortSignal
-from skillkit.adapters.base import LLMAdapter
-from skillkit.adapters.errors import (
-    OnRetry,
-    ProviderFailure,
-    ProviderLabel,
-    RetryPolicy,
-    classify_failure,
-    missing_key_failure,
-)
-from skillkit.adapters.streaming import SDKStream, drive_stream
+from skillkit.adapters.errors import OnRetry
+from skillkit.adapters.sdk import NO_KEY_PLACEHOLDER, SDKAdapter, SDKCall
+from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.think_tags import ThinkTagSplitter
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
@@ -55,11 +45,6 @@ from skillkit.models import (
 )
 
 __all__ = ["NO_KEY_PLACEHOLDER", "OpenAIAdapter", "OpenAICompat"]
-
-NO_KEY_PLACEHOLDER = "skillkit-no-key"
-"""Sent as the key to a ``base_url`` server when no key is configured (local servers
-usually need none; one that does answers 401 and the error names the variable)."""
-
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
@@ -127,7 +112,7 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-class OpenAIAdapter(LLMAdapter):
+class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """Chat Completions over the ``openai`` SDK.
 
     ``model`` is used when a request names none. The API key comes from ``api_key`` or
@@ -136,9 +121,13 @@ class OpenAIAdapter(LLMAdapter):
     this adapter retries). ``options`` are default body fields (temperature,
     max_tokens...) under each request's ``options``. ``context_window``, when known,
     turns a reply whose reported input exceeds it into a ``context_overflow`` error.
+    ``compat`` describes what the server accepts and sends (`OpenAICompat`).
     """
 
     provider = "openai"
+    vendor = "OpenAI"
+    connection_errors = (openai.APIConnectionError,)
+    timeout_errors = (openai.APITimeoutError,)
 
     def __init__(
         self,
@@ -159,34 +148,32 @@ class OpenAIAdapter(LLMAdapter):
         foreign_thinking: Literal["text", "drop"] = "text",
         **options: Any,
     ) -> None:
-        self.model = model or ""
-        self.base_url = base_url
-        self.api_key = api_key
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            provider=provider,
+            client=client,
+            max_retries=max_retries,
+            retry_base_delay=retry_base_delay,
+            retry_max_delay=retry_max_delay,
+            on_retry=on_retry,
+            timeout=timeout,
+            context_window=context_window,
+            foreign_thinking=foreign_thinking,
+            options=options,
+        )
         if isinstance(compat, ModelCompat):
             compat = OpenAICompat.from_model_compat(compat)
         self.compat = compat or OpenAICompat()
-        self.retry_policy = RetryPolicy(max_retries, retry_base_delay, retry_max_delay)
-        self.on_retry = on_retry
-        self.provider = provider
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.context_window = context_window
-        self.foreign_thinking: Literal["text", "drop"] = foreign_thinking
-        self.options = options
-        self._given_client = client.with_options(max_retries=0) if client is not None else None
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_key: str | None = None
 
-    # ------------------------------------------------------------------ streaming
+    def _make_client(self, key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
 
-    def chat_stream_events(
-        self, request: LLMRequest, *, abort: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        model = request.model or self.model
-        label = self._label(model)
-        client = self._get_client()
-        if client is None:
-            return _single_error(missing_key_failure(label))
+    def _stream_call(self, client: openai.AsyncOpenAI, request: LLMRequest, model: str) -> SDKCall:
         messages = self.build_messages(request, model)
         extra = self.build_options(request)
         compat = self.compat
@@ -198,49 +185,7 @@ class OpenAIAdapter(LLMAdapter):
             )
             return cast(SDKStream, stream)
 
-        def make_translator() -> _ChatTranslator:
-            return _ChatTranslator(compat, context_window, messages)
-
-        def classify(exc: BaseException) -> ProviderFailure:
-            return classify_failure(
-                exc,
-                label,
-                connection_errors=(openai.APIConnectionError,),
-                timeout_errors=(openai.APITimeoutError,),
-            )
-
-        return drive_stream(
-            open_stream,
-            make_translator,
-            classify,
-            policy=self.retry_policy,
-            abort=abort,
-            on_retry=self.on_retry,
-        )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
-    def _label(self, model: str) -> ProviderLabel:
-        name = "OpenAI" if self.provider == "openai" else self.provider
-        return ProviderLabel(name, self.api_key_env, self.base_url or "", model)
-
-    def _get_client(self) -> openai.AsyncOpenAI | None:
-        if self._given_client is not None:
-            return self._given_client
-        key = self.api_key or os.environ.get(self.api_key_env)
-        if not key:
-            if not self.base_url:
-                return None
-            key = NO_KEY_PLACEHOLDER
-        if self._client is None or self._client_key != key:
-            self._client = openai.AsyncOpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-            self._client_key = key
-        return self._client
+        return SDKCall(open_stream, lambda: _ChatTranslator(compat, context_window, messages))
 
     # ------------------------------------------------------------------ requests
 
@@ -348,10 +293,6 @@ def _tool_images_message(images: list[dict[str, Any]]) -> dict[str, Any]:
         "role": "user",
         "content": [{"type": "text", "text": "Images returned by the tool calls above:"}, *images],
     }
-
-
-async def _single_error(failure: ProviderFailure) -> AsyncIterator[StreamEvent]:
-    yield StreamEvent(type="error", error=failure.message, stop_reason=failure.stop_reason)
 
 
 # --------------------------------------------------------------------------- translation

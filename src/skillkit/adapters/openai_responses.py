@@ -15,25 +15,14 @@ encrypted), so a conversation never depends on data kept by the provider.
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator
 from typing import Any, Literal, cast
 
 import msgspec
 import openai
 
-from skillkit.abort import AbortSignal
-from skillkit.adapters.base import LLMAdapter
-from skillkit.adapters.errors import (
-    InStreamError,
-    OnRetry,
-    ProviderFailure,
-    ProviderLabel,
-    RetryPolicy,
-    classify_failure,
-    missing_key_failure,
-)
-from skillkit.adapters.streaming import SDKStream, drive_stream
+from skillkit.adapters.errors import InStreamError, OnRetry
+from skillkit.adapters.sdk import SDKAdapter, SDKCall
+from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
 from skillkit.models import (
@@ -52,8 +41,6 @@ from skillkit.models import (
 
 __all__ = ["OpenAIResponsesAdapter", "ReasoningItem"]
 
-_NO_KEY_PLACEHOLDER = "skillkit-no-key"
-
 
 class ReasoningItem(msgspec.Struct, frozen=True, omit_defaults=True):
     """What a Responses reasoning item's thinking signature holds (as JSON)."""
@@ -65,7 +52,7 @@ class ReasoningItem(msgspec.Struct, frozen=True, omit_defaults=True):
 _reasoning_decoder = msgspec.json.Decoder(ReasoningItem)
 
 
-class OpenAIResponsesAdapter(LLMAdapter):
+class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """The Responses API over the ``openai`` SDK; options as for `OpenAIAdapter`.
 
     ``store`` is sent as the request's ``store`` field; with the default ``False``,
@@ -73,6 +60,9 @@ class OpenAIResponsesAdapter(LLMAdapter):
     """
 
     provider = "openai"
+    vendor = "OpenAI"
+    connection_errors = (openai.APIConnectionError,)
+    timeout_errors = (openai.APITimeoutError,)
 
     def __init__(
         self,
@@ -93,31 +83,30 @@ class OpenAIResponsesAdapter(LLMAdapter):
         foreign_thinking: Literal["text", "drop"] = "text",
         **options: Any,
     ) -> None:
-        self.model = model or ""
-        self.base_url = base_url
-        self.api_key = api_key
-        self.retry_policy = RetryPolicy(max_retries, retry_base_delay, retry_max_delay)
-        self.on_retry = on_retry
-        self.provider = provider
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.context_window = context_window
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_env=api_key_env,
+            provider=provider,
+            client=client,
+            max_retries=max_retries,
+            retry_base_delay=retry_base_delay,
+            retry_max_delay=retry_max_delay,
+            on_retry=on_retry,
+            timeout=timeout,
+            context_window=context_window,
+            foreign_thinking=foreign_thinking,
+            options=options,
+        )
         self.store = store
-        self.foreign_thinking: Literal["text", "drop"] = foreign_thinking
-        self.options = options
-        self._given_client = client.with_options(max_retries=0) if client is not None else None
-        self._client: openai.AsyncOpenAI | None = None
-        self._client_key: str | None = None
 
-    def chat_stream_events(
-        self, request: LLMRequest, *, abort: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        model = request.model or self.model
-        name = "OpenAI" if self.provider == "openai" else self.provider
-        label = ProviderLabel(name, self.api_key_env, self.base_url or "", model)
-        client = self._get_client()
-        if client is None:
-            return _single_error(missing_key_failure(label))
+    def _make_client(self, key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
+
+    def _stream_call(self, client: openai.AsyncOpenAI, request: LLMRequest, model: str) -> SDKCall:
         body = self.build_body(request, model)
         items = body.pop("input")
         context_window = self.context_window
@@ -128,45 +117,7 @@ class OpenAIResponsesAdapter(LLMAdapter):
             )
             return cast(SDKStream, stream)
 
-        def make_translator() -> _ResponsesTranslator:
-            return _ResponsesTranslator(context_window)
-
-        def classify(exc: BaseException) -> ProviderFailure:
-            return classify_failure(
-                exc,
-                label,
-                connection_errors=(openai.APIConnectionError,),
-                timeout_errors=(openai.APITimeoutError,),
-            )
-
-        return drive_stream(
-            open_stream,
-            make_translator,
-            classify,
-            policy=self.retry_policy,
-            abort=abort,
-            on_retry=self.on_retry,
-        )
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
-    def _get_client(self) -> openai.AsyncOpenAI | None:
-        if self._given_client is not None:
-            return self._given_client
-        key = self.api_key or os.environ.get(self.api_key_env)
-        if not key:
-            if not self.base_url:
-                return None
-            key = _NO_KEY_PLACEHOLDER
-        if self._client is None or self._client_key != key:
-            self._client = openai.AsyncOpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-            )
-            self._client_key = key
-        return self._client
+        return SDKCall(open_stream, lambda: _ResponsesTranslator(context_window))
 
     # ------------------------------------------------------------------ requests
 
@@ -273,10 +224,6 @@ def _function_output(message: ToolResultMessage) -> dict[str, Any]:
     if any(isinstance(p, ImagePart) for p in message.content):
         output = _user_content(message.content)
     return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
-
-
-async def _single_error(failure: ProviderFailure) -> AsyncIterator[StreamEvent]:
-    yield StreamEvent(type="error", error=failure.message, stop_reason=failure.stop_reason)
 
 
 # --------------------------------------------------------------------------- translation
