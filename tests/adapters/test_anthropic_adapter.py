@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from skillkit.abort import AbortSignal
 from skillkit.adapters.anthropic import AnthropicAdapter
 from skillkit.adapters.errors import RetryInfo
 from skillkit.models import (
@@ -22,7 +19,15 @@ from skillkit.models import (
     ToolSchema,
     UserMessage,
 )
-from tests.adapters.helpers import ask, assert_well_formed, build, collect, kinds
+from tests.adapters.helpers import (
+    abort_mid_stream,
+    ask,
+    assert_well_formed,
+    build,
+    collect,
+    kinds,
+    sdk_adapter,
+)
 from tests.adapters.wire_formats import (
     anthropic_error,
     anthropic_event,
@@ -39,10 +44,8 @@ from tests.adapters.wire_formats import (
 from tests.adapters.wire_server import Cut, DropConnection, Hold, Raw, SSEReply, WireServer
 
 
-def adapter_for(wire: WireServer, **kwargs: object) -> AnthropicAdapter:
-    kwargs.setdefault("api_key", "sk-ant-test")
-    kwargs.setdefault("retry_base_delay", 0.01)
-    return AnthropicAdapter("claude-test", base_url=wire.base_url, **kwargs)  # type: ignore[arg-type]
+def adapter_for(wire: WireServer, **settings: object) -> AnthropicAdapter:
+    return sdk_adapter(AnthropicAdapter, "claude-test", wire.base_url, "sk-ant-test", **settings)
 
 
 def reply(*blocks: list[object] | object, stop: str = "end_turn", **start: int) -> SSEReply:
@@ -455,21 +458,8 @@ async def test_abort_mid_stream_closes_the_connection(wire: WireServer) -> None:
     )
     adapter = adapter_for(wire)
     request = ask()
-    abort = AbortSignal()
-    events: list[StreamEvent] = []
-    started = asyncio.Event()
 
-    async def consume() -> None:
-        async for event in adapter.chat_stream_events(request, abort=abort):
-            events.append(event)
-            if event.type == "text_delta":
-                started.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 5)
-    abort.abort()
-    await asyncio.wait_for(wire.client_disconnected.wait(), 5)
-    await asyncio.wait_for(task, 5)
+    events = await abort_mid_stream(adapter, request, wire)
 
     message = build(adapter, request, events)
     assert message.text == "so far" and message.stop_reason == "aborted"

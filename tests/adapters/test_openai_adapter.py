@@ -19,7 +19,15 @@ from skillkit.models import (
     ToolSchema,
     UserMessage,
 )
-from tests.adapters.helpers import ask, assert_well_formed, build, collect, kinds
+from tests.adapters.helpers import (
+    abort_mid_stream,
+    ask,
+    assert_well_formed,
+    build,
+    collect,
+    kinds,
+    sdk_adapter,
+)
 from tests.adapters.wire_formats import (
     chat_chunk,
     chat_text,
@@ -40,10 +48,8 @@ from tests.adapters.wire_server import (
 )
 
 
-def adapter_for(wire: WireServer, **kwargs: object) -> OpenAIAdapter:
-    kwargs.setdefault("api_key", "sk-test")
-    kwargs.setdefault("retry_base_delay", 0.01)
-    return OpenAIAdapter("gpt-test", base_url=wire.base_url + "/v1", **kwargs)  # type: ignore[arg-type]
+def adapter_for(wire: WireServer, **settings: object) -> OpenAIAdapter:
+    return sdk_adapter(OpenAIAdapter, "gpt-test", wire.base_url + "/v1", "sk-test", **settings)
 
 
 WEATHER = ToolSchema(
@@ -519,21 +525,10 @@ async def test_abort_closes_the_http_stream_at_once_and_keeps_the_partial_text(
     )
     adapter = adapter_for(wire)
     request = ask()
-    abort = AbortSignal()
-    events: list[StreamEvent] = []
-    streaming = asyncio.Event()
 
-    async def consume() -> None:
-        async for event in adapter.chat_stream_events(request, abort=abort):
-            events.append(event)
-            if len(events) == 3:
-                streaming.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(streaming.wait(), 5)
-    abort.abort("user pressed escape")
-    await asyncio.wait_for(wire.client_disconnected.wait(), 5)
-    await asyncio.wait_for(task, 5)
+    events = await abort_mid_stream(
+        adapter, request, wire, after_text_deltas=2, reason="user pressed escape"
+    )
 
     assert kinds(events) == ["text_start", "text_delta", "text_delta", "text_end", "error"]
     assert events[-1].stop_reason == "aborted" and events[-1].error == "user pressed escape"

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from skillkit.abort import AbortSignal
 from skillkit.adapters.errors import RetryInfo
 from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
 from skillkit.models import (
@@ -19,17 +16,23 @@ from skillkit.models import (
     ToolSchema,
     UserMessage,
 )
-from tests.adapters.helpers import ask, assert_well_formed, build, collect, kinds
+from tests.adapters.helpers import (
+    abort_mid_stream,
+    ask,
+    assert_well_formed,
+    build,
+    collect,
+    kinds,
+    sdk_adapter,
+)
 from tests.adapters.wire_formats import ResponsesScript, openai_error
 from tests.adapters.wire_server import Cut, Hold, SSEReply, WireServer
 
 MODEL = "gpt-test-reasoner"
 
 
-def adapter_for(wire: WireServer, **kwargs: object) -> OpenAIResponsesAdapter:
-    kwargs.setdefault("api_key", "sk-test")
-    kwargs.setdefault("retry_base_delay", 0.01)
-    return OpenAIResponsesAdapter(MODEL, base_url=wire.base_url + "/v1", **kwargs)  # type: ignore[arg-type]
+def adapter_for(wire: WireServer, **settings: object) -> OpenAIResponsesAdapter:
+    return sdk_adapter(OpenAIResponsesAdapter, MODEL, wire.base_url + "/v1", "sk-test", **settings)
 
 
 async def test_reasoning_text_and_usage(wire: WireServer) -> None:
@@ -261,22 +264,9 @@ async def test_abort_mid_stream(wire: WireServer) -> None:
         logprobs=[],
     )
     wire.reply(SSEReply([*script.items, Hold()]))
-    adapter = adapter_for(wire)
-    abort = AbortSignal()
-    events: list[StreamEvent] = []
-    started = asyncio.Event()
 
-    async def consume() -> None:
-        async for event in adapter.chat_stream_events(ask(model=MODEL), abort=abort):
-            events.append(event)
-            if event.type == "text_delta":
-                started.set()
+    events = await abort_mid_stream(adapter_for(wire), ask(model=MODEL), wire)
 
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(started.wait(), 5)
-    abort.abort()
-    await asyncio.wait_for(wire.client_disconnected.wait(), 5)
-    await asyncio.wait_for(task, 5)
     assert kinds(events) == ["text_start", "text_delta", "text_end", "error"]
     assert events[-1].stop_reason == "aborted"
 
