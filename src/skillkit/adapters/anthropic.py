@@ -54,11 +54,10 @@ _STOP_REASONS: dict[str, StopReason] = {
 class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     """Messages API over the ``anthropic`` SDK.
 
-    ``model`` is used when a request names none. The API key comes from ``api_key`` or
-    the ``api_key_env`` environment variable, read at each call. ``client`` replaces the
-    SDK client (its own retries are turned off; this adapter retries). ``max_tokens``
-    is the default output limit (the API requires one); ``options`` are default body
-    fields (``thinking``, ``temperature``...) under each request's ``options``.
+    The settings shared by the SDK adapters (key, ``client``, retries, ``options`` such
+    as ``thinking`` or ``temperature``...) work as `SDKAdapter` describes.
+    ``max_tokens`` is the default output limit (the API requires one);
+    ``prompt_caching`` marks the cache breakpoints described in the module docs.
     """
 
     provider = "anthropic"

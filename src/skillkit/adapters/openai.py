@@ -115,13 +115,9 @@ _STOP_REASONS: dict[str, StopReason] = {
 class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """Chat Completions over the ``openai`` SDK.
 
-    ``model`` is used when a request names none. The API key comes from ``api_key`` or
-    the ``api_key_env`` environment variable, read at each call. ``client`` replaces
-    the SDK client built from ``base_url``/``api_key`` (its own retries are turned off;
-    this adapter retries). ``options`` are default body fields (temperature,
-    max_tokens...) under each request's ``options``. ``context_window``, when known,
-    turns a reply whose reported input exceeds it into a ``context_overflow`` error.
-    ``compat`` describes what the server accepts and sends (`OpenAICompat`).
+    The settings shared by the SDK adapters (key, ``client``, retries, ``options``,
+    ``context_window``...) work as `SDKAdapter` describes. ``compat`` describes what the
+    server accepts and sends: an `OpenAICompat` or the model registry's ``ModelCompat``.
     """
 
     provider = "openai"
