@@ -1,12 +1,14 @@
 """The ``skillkit`` command: argument parsing and dispatch, nothing else.
 
 ``skillkit`` opens an interactive session; ``skillkit -p PROMPT`` prints the final
-answer; ``--mode json`` prints every event of the run as a JSON line. The agent (built-in
-tools behind the permission gate, background tasks, skills) is assembled by
-`skillkit.frontends.setup`; the faces live in `skillkit.frontends`. Subcommands are
-added by modules exposing
-``register(subparsers)`` (listed in `COMMAND_MODULES`); each sets
-``handler=fn`` with ``fn(args) -> int`` returning the exit code.
+answer; ``--mode json`` prints every event of the run as a JSON line. The agent is
+assembled through the plugin manager by `skillkit.frontends.setup` (the built-in
+plugin's tools, commands and skills, installed and trusted project plugins, the
+permission gate in front of every tool call, background tasks), and the face that runs
+it is the frontend the plugins registered under ``interactive``, ``print`` or ``json``.
+Subcommands are added by modules exposing ``register(subparsers)`` (listed in
+`COMMAND_MODULES`); each sets ``handler=fn`` with ``fn(args) -> int`` returning the
+exit code.
 
 Only argparse is imported up front, so ``--help`` and ``--version`` stay fast; the
 agent, rich and prompt_toolkit are imported when a run starts.
@@ -39,7 +41,11 @@ __all__ = [
 Registrar: TypeAlias = "Callable[[Subparsers], None]"
 """A function adding one subcommand to the ``skillkit`` parser."""
 
-COMMAND_MODULES: tuple[str, ...] = ("skillkit.model_cli", "skillkit.skills.cli")
+COMMAND_MODULES: tuple[str, ...] = (
+    "skillkit.model_cli",
+    "skillkit.skills.cli",
+    "skillkit.extensions.cli",
+)
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
 
@@ -197,39 +203,51 @@ def _run_agent(args: argparse.Namespace) -> int:
         allow=tuple(args.allow),
         deny=tuple(args.deny),
     )
+    ask = None
+    if prompt is None:  # only an interactive session asks about project plugins
+        from skillkit.frontends.trust_prompt import ask_trust
+
+        ask = ask_trust
     try:
-        agent = build_agent(options)
+        agent = build_agent(options, ask=ask)
     except SetupError as exc:
         return _usage_error(str(exc))
     for warning in agent.warnings:
-        print(f"skillkit: warning: {warning}", file=sys.stderr)
+        _note(f"warning: {warning}")
+    for notice in agent.notices:
+        _note(notice)
 
     import asyncio
 
+    # The faces come from the plugins too: the built-in plugin's, unless one replaced it.
+    face: dict[str, object]
     if prompt is None:
-        from skillkit.frontends.interactive import InteractiveSession
-
         title = f"SkillKit {__version__} · model {model}"
         if args.bypass:
             title += " · bypassing permissions"
-        session = InteractiveSession(
-            agent.runner, title=title, permissions=agent.permissions, skills=agent.skills
-        )
-        return asyncio.run(_closing(agent, session.run()))
-
-    from skillkit.frontends import print_mode
-
-    agent.make_non_interactive(notify=lambda line: print(f"skillkit: {line}", file=sys.stderr))
-    runner = agent.runner
-    if args.mode == "json":
-        run = print_mode.run_json(runner, prompt, out=sys.stdout.buffer, err=sys.stderr)
+        name = "interactive"
+        face = {"title": title, "permissions": agent.permissions, "manager": agent.manager}
     else:
-        run = print_mode.run_print(runner, prompt, out=sys.stdout, err=sys.stderr)
+        agent.make_non_interactive(notify=_note)
+        agent.report_plugin_errors(_warn)
+        name = "json" if args.mode == "json" else "print"
+        out = sys.stdout.buffer if args.mode == "json" else sys.stdout
+        face = {"prompt": prompt, "out": out, "err": sys.stderr}
+    frontend = agent.frontend(name, face, warn=_warn)
+    run = frontend.run(agent.runner, agent.manager.registries.commands)
     try:
         return asyncio.run(_closing(agent, run))
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
         _silence_stdout()
         return 1
+
+
+def _note(line: str) -> None:
+    print(f"skillkit: {line}", file=sys.stderr)
+
+
+def _warn(line: str) -> None:
+    _note(f"warning: {line}")
 
 
 async def _closing(agent: CliAgent, run: Awaitable[int]) -> int:

@@ -14,6 +14,8 @@ from skillkit.models import TokenUsage
 from skillkit.skills import SkillRegistry
 from tests.extensions.conftest import Model, make_runner
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 @tool
 def shout(text: str) -> str:
@@ -118,10 +120,40 @@ async def test_quit_and_exit_end_the_session(manager: PluginManager) -> None:
 async def test_skills_lists_eligible_first_with_reasons(manager: PluginManager) -> None:
     output = (await run(manager, "/skills")).output
     lines = output.splitlines()
-    assert lines[0] == "Skills (/skill:NAME ARGS to use one):"
-    assert lines[1] == "  review - The review skill."
-    assert lines[2].startswith("  deploy - The deploy skill.  [ineligible: ")
+    assert lines[0].startswith("Skills (/skill:NAME ARGS to use one")
+    assert lines[1] == "  /skill:review  The review skill."
+    assert lines[2].startswith("  /skill:deploy  The deploy skill.  [ineligible: ")
     assert "NO_SUCH_VAR_X" in lines[2]
+
+
+async def test_skills_shows_actions_and_skill_runs_one_without_the_model(
+    manager: PluginManager, project: Path
+) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "examples/skills/word-stats", project / ".skillkit/skills/word-stats")
+    (project / "notes.txt").write_text("the cat and the hat\n")
+    assert manager.registries.skills is not None
+    manager.registries.skills.reload()
+
+    listing = (await run(manager, "/skills")).output
+    assert any(
+        line.startswith("  /skill:word-stats") and line.endswith("[actions: count]")
+        for line in listing.splitlines()
+    )
+    ran = await run(manager, "/skill:word-stats count notes.txt top=1")
+    assert ran.ok and ran.send is None
+    assert ran.output.startswith("word-stats/count: exit code 0\n--- stdout ---\n")
+    assert '"top": [["the", 2]]' in ran.output
+    missing = await run(manager, "/skill:word-stats count")
+    assert missing.error is not None and missing.error.startswith("word-stats/count: ")
+    assert missing.output == ""
+
+
+async def test_skill_without_a_name_shows_the_usage(manager: PluginManager) -> None:
+    for line in ("/skill", "/skill:"):
+        result = await run(manager, line)
+        assert result.error is not None and result.error.startswith("usage: /skill:NAME [ARGS]")
 
 
 async def test_skill_command_hands_the_skill_to_the_agent(manager: PluginManager) -> None:

@@ -134,7 +134,7 @@ def test_example_plugin_installs_and_runs_with_skillkit(tmp_path: Path) -> None:
     assert out["wc"] == "4 words"
     assert out["switched"] == "using adapter 'echo' from example"
     assert out["echo"] == "echo: is anyone there?"
-    assert "release-notes - Write release notes" in out["skills"]
+    assert "/skill:release-notes  Write release notes" in out["skills"]
     plugins = out["plugins"].splitlines()
     assert "example 1.0.0 (entry point: skillkit-example-plugin)" in plugins
     index = plugins.index("example 1.0.0 (entry point: skillkit-example-plugin)")

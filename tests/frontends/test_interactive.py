@@ -121,7 +121,9 @@ def test_help_and_unknown_commands_do_not_reach_the_model(terminal: Terminal) ->
     terminal.wait_for_prompt_count(1)
 
     terminal.type("/help")
-    terminal.wait_for("leave SkillKit (also /exit, Ctrl-D)")
+    screen = terminal.wait_for("leave SkillKit (at an empty prompt)")
+    for listed in ("/mode [NAME]", "/skills", "/plugins", "/compact [INSTRUCTIONS]", "Shift+Tab"):
+        assert listed in screen
     terminal.wait_for_prompt_count(2)
     terminal.type("/frobnicate")
     screen = terminal.wait_for("unknown command /frobnicate")

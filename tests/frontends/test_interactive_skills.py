@@ -95,6 +95,6 @@ def test_a_new_skill_is_picked_up_while_the_session_runs(terminal: Terminal, wor
     fresh.parent.rename(work / ".skillkit/skills/.hidden")
     terminal.wait_for("skill fresh removed")
     terminal.type("/reload")
-    terminal.wait_for("skills reloaded: 1 found")
+    terminal.wait_for("reloaded 1 plugin(s) and 1 skill(s)")
     terminal.type("/quit")
     assert terminal.wait_exit() == 0

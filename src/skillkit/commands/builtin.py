@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from skillkit.commands.dispatch import CommandContext, CommandError, CommandResult
+from skillkit.commands.skills import skill_command, skills_command
 from skillkit.extensions.registries import Command, CommandRegistry
 
 if TYPE_CHECKING:
@@ -123,39 +124,6 @@ def clear_command(ctx: CommandContext, args: str) -> str:
     return "conversation cleared"
 
 
-def skills_command(ctx: CommandContext, args: str) -> str:
-    registries = ctx.registries
-    skills = registries.skills if registries is not None else None
-    if skills is None:
-        raise CommandError("skills are not enabled in this session")
-    entries = skills.entries()
-    if not entries:
-        return "no skills found (sources: " + ", ".join(str(s.path) for s in skills.sources) + ")"
-    lines = []
-    for entry in entries:
-        skill = entry.skill
-        status = "" if entry.eligible else f"  [{entry.status}: {'; '.join(entry.unmet)}]"
-        lines.append(f"  {skill.name} - {skill.description}{status}".rstrip())
-    return "\n".join(["Skills (/skill:NAME ARGS to use one):", *lines])
-
-
-def skill_command(ctx: CommandContext, args: str) -> CommandResult:
-    from skillkit.skills.registry import UnknownSkillError
-
-    registries = ctx.registries
-    skills = registries.skills if registries is not None else None
-    if skills is None:
-        raise CommandError("skills are not enabled in this session")
-    name, _, rest = args.strip().partition(" ")
-    if not name:
-        raise CommandError("usage: /skill:NAME [ARGS]")
-    try:
-        message = skills.activation_message(name, rest.strip())
-    except UnknownSkillError as exc:
-        raise CommandError(str(exc)) from None
-    return CommandResult(output=f"using skill {name}", send=message)
-
-
 def reload_command(ctx: CommandContext, args: str) -> str:
     manager = ctx.require_manager()
     lines = manager.reload()
@@ -231,7 +199,12 @@ def builtin_commands() -> list[Command]:
         ),
         Command("clear", "forget the conversation", clear_command),
         Command("skills", "list the skills and whether each can be used", skills_command),
-        Command("skill", "use a skill: /skill:NAME ARGS", skill_command, usage="NAME [ARGS]"),
+        Command(
+            "skill",
+            "use a skill (/skill:NAME ARGS), or run one of its actions (/skill:NAME ACTION ARGS)",
+            skill_command,
+            usage="NAME [ARGS]",
+        ),
         Command("reload", "reload plugins and skills", reload_command),
         Command("plugins", "list the plugins and what each added", plugins_command),
         Command("cost", "tokens used and their cost", cost_command),

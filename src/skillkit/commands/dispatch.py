@@ -1,10 +1,10 @@
 """Slash-command dispatch: `CommandContext`, `CommandResult`, parsing and running.
 
 A line is a command when it starts with ``/`` and a name (letters, digits, ``-``, ``_``,
-``.``), optionally ``:`` and a suffix, followed by whitespace or the end:
-``/help``, ``/model gpt-4o``, ``/skill:review src/app.py``. Anything else (``/usr/bin``,
-``hello``) is not a command and goes to the agent. Names are matched case-insensitively;
-the suffix and the arguments are passed as typed.
+``.``), optionally ``:`` and a suffix (which may be empty), followed by whitespace or
+the end: ``/help``, ``/model gpt-4o``, ``/skill:review src/app.py``, ``/skill:``.
+Anything else (``/usr/bin``, ``hello``) is not a command and goes to the agent. Names
+are matched case-insensitively; the suffix and the arguments are passed as typed.
 
 ``/prefix:rest ARGS`` runs the command ``prefix:rest`` if one is registered, else the
 command ``prefix`` with the arguments ``rest ARGS`` (so ``/skill:NAME`` reaches
@@ -33,7 +33,7 @@ __all__ = [
     "run_command",
 ]
 
-_COMMAND = re.compile(r"/([A-Za-z][\w.-]*(?::\S+)?)(?:\s+(.*))?", re.DOTALL)
+_COMMAND = re.compile(r"/([A-Za-z][\w.-]*(?::\S*)?)(?:\s+(.*))?", re.DOTALL)
 
 
 class CommandError(Exception):

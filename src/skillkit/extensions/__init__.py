@@ -16,33 +16,38 @@ A plugin is a module (or object) with ``@hookimpl`` functions::
 published under the entry-point group ``skillkit`` or dropped into a trusted project's
 ``.skillkit/plugins/``. See ``docs/plugins.md`` ("Writing plugins") and the hook
 inventory in `skillkit.extensions.hookspecs`.
+
+Names are loaded on first use, so importing a submodule (``skillkit.extensions.cli``,
+``skillkit.extensions.trust``) does not load pluggy or the agent.
 """
 
-from skillkit.extensions.hookspecs import (
-    AgentContext,
-    BlockDecision,
-    ResultOverride,
-    hookimpl,
-    hookspec,
-)
-from skillkit.extensions.manager import (
-    ENTRY_POINT_GROUP,
-    PROJECT_PLUGIN_DIR,
-    PluginFailure,
-    PluginInfo,
-    PluginManager,
-)
-from skillkit.extensions.registries import (
-    AdapterRegistry,
-    Command,
-    CommandRegistry,
-    Frontend,
-    FrontendFactory,
-    FrontendRegistry,
-    Registries,
-    ToolRegistry,
-)
-from skillkit.extensions.trust import TRUST_ENV, TrustStore
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "AgentContext": "skillkit.extensions.hookspecs",
+    "BlockDecision": "skillkit.extensions.hookspecs",
+    "ResultOverride": "skillkit.extensions.hookspecs",
+    "hookimpl": "skillkit.extensions.hookspecs",
+    "hookspec": "skillkit.extensions.hookspecs",
+    "ENTRY_POINT_GROUP": "skillkit.extensions.manager",
+    "PROJECT_PLUGIN_DIR": "skillkit.extensions.manager",
+    "PluginFailure": "skillkit.extensions.manager",
+    "PluginInfo": "skillkit.extensions.manager",
+    "PluginManager": "skillkit.extensions.manager",
+    "AdapterRegistry": "skillkit.extensions.registries",
+    "Command": "skillkit.extensions.registries",
+    "CommandRegistry": "skillkit.extensions.registries",
+    "Frontend": "skillkit.extensions.registries",
+    "FrontendFactory": "skillkit.extensions.registries",
+    "FrontendRegistry": "skillkit.extensions.registries",
+    "Registries": "skillkit.extensions.registries",
+    "ToolRegistry": "skillkit.extensions.registries",
+    "TRUST_ENV": "skillkit.extensions.trust",
+    "TrustStore": "skillkit.extensions.trust",
+}
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -66,3 +71,44 @@ __all__ = [
     "hookimpl",
     "hookspec",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillkit.extensions' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from skillkit.extensions.hookspecs import (
+        AgentContext,
+        BlockDecision,
+        ResultOverride,
+        hookimpl,
+        hookspec,
+    )
+    from skillkit.extensions.manager import (
+        ENTRY_POINT_GROUP,
+        PROJECT_PLUGIN_DIR,
+        PluginFailure,
+        PluginInfo,
+        PluginManager,
+    )
+    from skillkit.extensions.registries import (
+        AdapterRegistry,
+        Command,
+        CommandRegistry,
+        Frontend,
+        FrontendFactory,
+        FrontendRegistry,
+        Registries,
+        ToolRegistry,
+    )
+    from skillkit.extensions.trust import TRUST_ENV, TrustStore

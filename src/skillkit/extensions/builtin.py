@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -27,13 +28,22 @@ from skillkit.extensions.hookspecs import AgentContext, hookimpl
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
-    from skillkit.extensions.registries import CommandRegistry, FrontendRegistry
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.extensions.registries import CommandRegistry, Frontend, FrontendRegistry
     from skillkit.models import CustomMessage, LLMMessage
+    from skillkit.permissions import Permissions
     from skillkit.runtime.background import BackgroundTasks
     from skillkit.skills.registry import SkillRegistry
     from skillkit.tools.registry import ToolRegistry
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "BuiltinPlugin"]
+__all__ = [
+    "BUILTIN_FRONTENDS",
+    "DEFAULT_SYSTEM_PROMPT",
+    "BuiltinPlugin",
+    "InteractiveFrontend",
+    "JsonFrontend",
+    "PrintFrontend",
+]
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are SkillKit, an agent that helps the user by reading, running and changing things \
@@ -95,11 +105,8 @@ class BuiltinPlugin:
     def skillkit_register_frontends(self, registry: FrontendRegistry) -> None:
         from skillkit.extensions.registries import FrontendFactory
 
-        registry.register(
-            FrontendFactory("interactive", InteractiveFrontend, "the interactive terminal")
-        )
-        registry.register(FrontendFactory("print", PrintFrontend, "print the final answer"))
-        registry.register(FrontendFactory("json", JsonFrontend, "print every event as JSON"))
+        for name, (factory, description) in _FRONTENDS.items():
+            registry.register(FrontendFactory(name, factory, description))
 
     @hookimpl
     def skillkit_system_prompt(self, context: AgentContext) -> str | None:
@@ -122,15 +129,35 @@ setattr(BuiltinPlugin.skillkit_render_custom_message, DELEGATES_TO_REGISTRY, Tru
 
 
 class InteractiveFrontend:
-    """The interactive terminal session (`skillkit.frontends.interactive`)."""
+    """The interactive terminal session (`skillkit.frontends.interactive`).
 
-    def __init__(self, *, title: str = "") -> None:
+    Options: ``title`` (the first line shown), ``permissions`` (the runner's
+    `Permissions`: approvals, questions and modes from the keyboard), ``manager`` (the
+    `PluginManager` the slash commands act on; its skills are watched)."""
+
+    def __init__(
+        self,
+        *,
+        title: str = "",
+        permissions: Permissions | None = None,
+        manager: PluginManager | None = None,
+    ) -> None:
         self.title = title
+        self.permissions = permissions
+        self.manager = manager
 
     async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
         from skillkit.frontends.interactive import InteractiveSession
 
-        return await InteractiveSession(runner, title=self.title).run()
+        session = InteractiveSession(
+            runner,
+            title=self.title,
+            permissions=self.permissions,
+            manager=self.manager,
+            commands=commands,
+            frontend=self,
+        )
+        return await session.run()
 
 
 class PrintFrontend:
@@ -159,3 +186,15 @@ class JsonFrontend:
 
         out, err = self.out or sys.stdout.buffer, self.err or sys.stderr
         return await run_json(runner, self.prompt, out=out, err=err)
+
+
+_FRONTENDS: dict[str, tuple[Callable[..., Frontend], str]] = {
+    "interactive": (InteractiveFrontend, "the interactive terminal"),
+    "print": (PrintFrontend, "print the final answer"),
+    "json": (JsonFrontend, "print every event as JSON"),
+}
+
+BUILTIN_FRONTENDS: dict[str, Callable[..., Frontend]] = {
+    name: factory for name, (factory, _) in _FRONTENDS.items()
+}
+"""SkillKit's own frontend classes by name (what the built-in plugin registers)."""

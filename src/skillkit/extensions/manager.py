@@ -384,19 +384,25 @@ class PluginManager:
         disabled: Iterable[str] = (),
         allow_writes: bool = True,
         background: BackgroundTasks | None = None,
+        tools: bool = True,
+        home: str | os.PathLike[str] | None = None,
     ) -> PluginManager:
         """A manager for a session in ``project_dir`` (default: the current folder),
         with every discovery path run and the skills loaded: the set-up a
         terminal session needs. ``trusted``/``ask``/``store`` decide about project plugins
-        (`decide_trust`); ``allow_writes``/``background`` configure the built-in tools."""
+        (`decide_trust`); ``allow_writes``/``background``/``tools`` configure the built-in
+        tools (as in `BuiltinPlugin`); ``home`` is where user skills are found (default:
+        the user's home)."""
         from skillkit.skills.registry import SkillRegistry
 
         folder = Path(project_dir) if project_dir is not None else Path.cwd()
         registries = Registries(
-            skills=SkillRegistry(cwd=folder, default_sources=False) if skills else None
+            skills=SkillRegistry(cwd=folder, home=home, default_sources=False) if skills else None
         )
         manager = cls(registries, disabled=disabled)
-        manager.load_builtin(workspace=folder, allow_writes=allow_writes, background=background)
+        manager.load_builtin(
+            workspace=folder, allow_writes=allow_writes, background=background, tools=tools
+        )
         if entry_points:
             manager.load_entry_points()
         manager.load_project_plugins(folder, trusted=trusted, ask=ask, store=store)
@@ -406,9 +412,13 @@ class PluginManager:
 
     def reload(self) -> list[str]:
         """Re-read project plugin files, run every plugin's registrations again (in
-        load order) and rescan the skills. Returns one line per change worth telling."""
+        load order) and rescan the skills. Returns one line per change worth telling.
+
+        What was registered by code rather than by a plugin (a frontend's own commands,
+        say) is kept, and keeps its place over the plugins' registrations."""
         lines: list[str] = []
         project = self._project
+        restore = self.registries.set_aside(keep=self._infos)
         for name in [n for n, i in self._infos.items() if i.origin == "project"]:
             self.unregister(name)
         if project is not None and project.get("trusted"):
@@ -424,6 +434,7 @@ class PluginManager:
             if plugin is not None and not self._run_registrations(name, plugin):
                 self._drop(name)
                 lines.append(f"dropped {name}")
+        restore()
         lines.extend(str(f) for f in self.failures[failures_before:])
         skills = self.registries.skills
         if skills is not None:

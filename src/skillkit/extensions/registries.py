@@ -18,7 +18,7 @@ import builtins
 import difflib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -345,6 +345,53 @@ class Registries:
         added = [p for p in self._skill_paths() if p not in before.skill_sources]
         if added:
             self._skill_sources.setdefault(source, []).extend(added)
+
+    def set_aside(self, keep: Collection[str]) -> Callable[[], None]:
+        """Take out every tool, command, frontend and adapter whose source is not in
+        ``keep`` (registered by code, not by a plugin); returns a function putting them
+        back, with their sources, over whatever took their names meanwhile. Skill
+        sources are left alone. (`PluginManager.reload` uses it, so that re-running the
+        plugins' registrations does not collide with a frontend's own commands.)"""
+        tools = [
+            (t, self.tools.source_of(t.name))
+            for t in self.tools.list()
+            if self.tools.source_of(t.name) not in keep
+        ]
+        commands = [
+            (c, self.commands.source_of(c.name))
+            for c in self.commands.list()
+            if self.commands.source_of(c.name) not in keep
+        ]
+        frontends = [
+            (f, self.frontends.source_of(f.name))
+            for f in self.frontends.list()
+            if self.frontends.source_of(f.name) not in keep
+        ]
+        adapters = [
+            (n, self.adapters.get(n), self.adapters.source_of(n))
+            for n in self.adapters.list()
+            if self.adapters.source_of(n) not in keep
+        ]
+        for tool, _ in tools:
+            self.tools.unregister(tool.name)
+        for command, _ in commands:
+            self.commands.unregister(command.name)
+        for frontend, _ in frontends:
+            self.frontends.unregister(frontend.name)
+        for name, _, _ in adapters:
+            self.adapters.unregister(name)
+
+        def restore() -> None:
+            for tool, source in tools:
+                self.tools.register(tool, source=source, replace=True)
+            for command, source in commands:
+                self.commands.register(command, source=source, replace=True)
+            for frontend, source in frontends:
+                self.frontends.register(frontend, source=source, replace=True)
+            for name, adapter, source in adapters:
+                self.adapters.register(name, adapter, source, replace=True)
+
+        return restore
 
     def unregister_by_source(self, source: str) -> dict[str, builtins.list[str]]:
         """Remove everything ``source`` registered, in every registry; returns the

@@ -13,8 +13,13 @@ With a permission layer (`skillkit.permissions.Permissions`), a tool call that n
 approval is drawn inline (the renderer draws the ``approval_needed`` event) and the
 session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
 ``permissions.approvals.respond``; questions from ``ask_user`` go the same way to
-``permissions.questions.respond``. With a `SkillRegistry`, skills are watched for changes
-while the session runs, and the slash commands of `skillkit.frontends.slash` use them.
+``permissions.questions.respond``. Skills are watched for changes while the session runs.
+
+Slash commands are dispatched by a `CommandRegistry` (`CommandRegistry.dispatch`): the
+plugin manager's — SkillKit's own commands come from the built-in plugin, next to any
+plugin's — with the terminal's own commands (`skillkit.frontends.commands`) registered
+over them while the session runs. A line that is not a command (``/usr/bin/env``, plain
+text) goes to the model.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from skillkit.commands.dispatch import CommandContext, CommandResult
 from skillkit.events import ApprovalNeeded, Event, QuestionNeeded
+from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
-from skillkit.frontends.slash import COMMANDS, CommandContext, run_command
 from skillkit.frontends.terminal import TerminalRenderer
 
 if TYPE_CHECKING:
@@ -35,11 +41,13 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyBindings
 
     from skillkit.agent.runner import AgentRunner
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.extensions.registries import CommandRegistry, Frontend
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
 
-__all__ = ["COMMANDS", "InteractiveSession"]
+__all__ = ["InteractiveSession"]
 
 _PROMPT = ("bold ansicyan", "› ")
 _Request = ApprovalNeeded | QuestionNeeded
@@ -50,8 +58,11 @@ class InteractiveSession:
 
     The session adds ``renderer`` to the runner's event sinks for its lifetime. With
     ``permissions`` it answers approval requests and questions from the keyboard and
-    offers Shift+Tab and ``/mode``; with ``skills`` it watches them for changes
-    (``watch_skills``) and offers ``/skills``, ``/reload`` and ``/skill:NAME``. `run`
+    offers Shift+Tab and ``/mode``. ``manager`` is the `PluginManager` the commands act
+    on; its command registry is used unless ``commands`` is given, and its skills
+    unless ``skills`` is. Without a manager the session still offers SkillKit's own
+    commands, over ``skills``. Skills are watched for changes (``watch_skills``).
+    ``frontend`` is passed to command handlers as `CommandContext.frontend`. `run`
     returns the process exit code (0 whichever way the user leaves).
     """
 
@@ -62,15 +73,23 @@ class InteractiveSession:
         *,
         title: str = "",
         permissions: Permissions | None = None,
+        manager: PluginManager | None = None,
+        commands: CommandRegistry | None = None,
         skills: SkillRegistry | None = None,
         watch_skills: bool = True,
+        frontend: Frontend | None = None,
     ) -> None:
         self.runner = runner
         self.renderer = renderer if renderer is not None else TerminalRenderer()
         self.title = title
         self.permissions = permissions
-        self.skills = skills
+        if manager is None:
+            manager = _commands_only(skills)
+        self.manager = manager
+        self.commands = commands if commands is not None else manager.registries.commands
+        self.skills = skills if skills is not None else manager.registries.skills
         self.watch_skills = watch_skills
+        self.context = CommandContext(runner=runner, manager=manager, frontend=frontend)
         self._requests: asyncio.Queue[_Request] | None = None
         self._interrupt: Callable[[], None] | None = None
 
@@ -87,10 +106,12 @@ class InteractiveSession:
         )
         self._requests = asyncio.Queue()
         bus = self.runner.events
+        own = TerminalCommands(self.renderer, self.runner, self.permissions)
         undo = [
             bus.add_sink(self.renderer),
             bus.on("approval_needed", self._queue_request),
             bus.on("question_needed", self._queue_request),
+            own.install(self.commands),
         ]
         watcher = self._start_watcher()
         try:
@@ -111,7 +132,6 @@ class InteractiveSession:
             renderer.info(self.title)
         renderer.info("Enter a prompt. Ctrl-C aborts a run; Ctrl-D or /quit exits; /help for help.")
         self._show_skill_problems()
-        context = CommandContext(renderer, self.permissions, self.skills, self.runner)
         exit_armed = False
         while True:
             try:
@@ -131,17 +151,49 @@ class InteractiveSession:
                 continue
             exit_armed = False
             if text.startswith("/"):
-                outcome = await run_command(text, context)
-                if outcome.quit:
-                    return 0
-                if outcome.prompt is None:
-                    continue
-                text = outcome.prompt
+                result = await self._command(text)
+                if result is not None:
+                    if result.quit:
+                        return 0
+                    if result.send is None:
+                        continue
+                    text = result.send
             quit_now, aborted = await self._run_prompt(text)
             if quit_now:
                 return 0
             exit_armed = aborted
             renderer.console.print()
+
+    async def _command(self, text: str) -> CommandResult | None:
+        """Dispatch ``text`` and show what the command says; None when ``text`` is not a
+        command. Ctrl-C aborts the agent's work the command started (a compaction), or
+        else stops the command; a second Ctrl-C stops it in any case."""
+        runner = self.runner
+        task = asyncio.ensure_future(self.commands.dispatch(text, self.context))
+        presses = 0
+
+        def interrupted() -> None:
+            nonlocal presses
+            presses += 1
+            if presses == 1 and runner.is_running:
+                runner.abort("interrupted by the user")
+            else:
+                task.cancel()
+
+        with on_interrupt(interrupted):
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                if not presses:
+                    raise
+                self.renderer.notice("command interrupted")
+                return CommandResult()
+        if result is not None:
+            if result.output:
+                self.renderer.info(result.output)
+            if result.error:
+                self.renderer.notice(result.error)
+        return result
 
     async def _run_prompt(self, text: str) -> tuple[bool, bool]:
         """Run one prompt; returns (the user asked to exit, the run was aborted)."""
@@ -291,3 +343,16 @@ class InteractiveSession:
         if broken:
             more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
             self.renderer.notice(f"a skill did not load: {broken[0]}{more}")
+
+
+def _commands_only(skills: SkillRegistry | None) -> PluginManager:
+    """A plugin manager holding SkillKit's own commands over ``skills``, for a session
+    made without one (no plugins are loaded and nothing is attached to the runner)."""
+    from skillkit.commands.builtin import builtin_commands
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.extensions.registries import Registries
+
+    manager = PluginManager(Registries(skills=skills))
+    for command in builtin_commands():
+        manager.registries.commands.register(command, source="builtin")
+    return manager

@@ -1,9 +1,25 @@
-"""The agent behind the ``skillkit`` command: one `AgentRunner` with the built-in tools,
-the permission gate in front of them, a background-task manager and the skills.
+"""The agent behind the ``skillkit`` command, assembled through the plugin manager.
 
-`build_agent` makes it from `AgentOptions` (what the command-line flags say) and
-returns a `CliAgent`; a bad model, script file or rule flag is a `SetupError` whose
-message is one line for the user. `CliAgent.aclose` stops the run, kills background
+`build_agent` makes it from `AgentOptions` (what the command-line flags say):
+
+1. the permission gate, from the settings files and the rule flags;
+2. a `PluginManager` for the project (`PluginManager.for_project`): the built-in plugin
+   (SkillKit's tools, slash commands, skill sources, frontends, default system prompt
+   and renderers), installed plugins (entry points), and the project's own plugin
+   files when the project is trusted (``ask`` is the trust prompt; without it only an
+   explicit setting, ``SKILLKIT_TRUST_PROJECT`` or stored trust count);
+3. the model: an adapter a plugin registered under that name, else one made from the
+   model string;
+4. one `AgentRunner` with a `BackgroundTasks` manager (its boundary drain and ``aclose``
+   handed to the runner), the plugins attached (`PluginManager.attach`: their tools and
+   the skills as tool providers, their hooks on the runner's seams), then the gate
+   installed — its ``before_tool_call`` handler runs after every plugin's guard, so it
+   judges the arguments the plugins left.
+
+It returns a `CliAgent`; a bad model, script file or rule flag is a `SetupError` whose
+message is one line for the user. Plugins never stop the agent from being built: a
+plugin that fails is a line in `CliAgent.warnings`, and project plugins left out are
+explained in `CliAgent.notices`. `CliAgent.aclose` stops the run, kills background
 tasks and releases the model. Print mode calls `CliAgent.make_non_interactive`, after
 which no tool call or question can wait for a user.
 """
@@ -14,17 +30,22 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
+    from skillkit.config import AgentConfig
+    from skillkit.events import Event
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.extensions.registries import Frontend
+    from skillkit.extensions.trust import AskTrust, TrustStore
     from skillkit.models import AgentMessage
     from skillkit.permissions import Permissions
     from skillkit.runtime.background import BackgroundTasks
     from skillkit.skills.registry import SkillRegistry
-    from skillkit.tools.base import Tool
 
-__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent", "default_tools"]
+__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent"]
 
 
 class SetupError(ValueError):
@@ -36,12 +57,14 @@ class SetupError(ValueError):
 class AgentOptions:
     """What the command line asks for.
 
-    ``workspace`` is where file tools are confined, ``bash`` runs and project settings
-    and skills are found. ``tools=False`` offers no built-in tools (skills and
+    ``workspace`` is where file tools are confined, ``bash`` runs and project settings,
+    skills and plugins are found. ``tools=False`` offers no built-in tools (skills and
     ``ask_user`` stay). ``permission_mode`` overrides the settings files' default mode;
     ``bypass`` starts in bypass mode (an explicit flag; never read from a file).
     ``allow`` / ``deny`` are rule flags (``bash(npm test:*)``). ``home`` is where user
-    settings and skills live (the user's home when None).
+    settings, skills and the trust store live (the user's home when None).
+    ``trust_project`` decides about the project's own plugin files (None: the
+    environment variable, the trust store, then the prompt, if any).
     """
 
     model: str
@@ -52,19 +75,23 @@ class AgentOptions:
     allow: Sequence[str] = ()
     deny: Sequence[str] = ()
     home: Path | None = None
+    trust_project: bool | None = None
 
 
 @dataclass
 class CliAgent:
-    """The command's agent and its parts. ``warnings`` are one-line problems found while
-    setting up (a broken settings file, a bad rule in one) — worth telling the user, not
-    worth stopping for."""
+    """The command's agent and its parts. ``skills`` is the plugin manager's skill
+    registry. ``warnings`` are one-line problems found while setting up (a broken
+    settings file, a plugin that failed to load) — worth telling the user, not worth
+    stopping for; ``notices`` are one-line notes (project plugins not loaded, and why)."""
 
     runner: AgentRunner
     permissions: Permissions
-    skills: SkillRegistry
+    skills: SkillRegistry | None
     background: BackgroundTasks | None
+    manager: PluginManager
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -75,27 +102,56 @@ class CliAgent:
 
         configure_non_interactive(self.permissions, notify=notify)
 
+    def report_plugin_errors(self, notify: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``notify`` with one line the first time each plugin hook fails during a
+        run (the agent goes on without its answer). Returns a function that stops it."""
+        seen: set[str] = set()
+
+        def on_error(event: Event) -> None:
+            stage = str(getattr(event.payload, "stage", ""))
+            if not stage.startswith("plugin:") or stage in seen:
+                return
+            seen.add(stage)
+            plugin, _, hook = stage.removeprefix("plugin:").rpartition(":")
+            message = _one_line(str(getattr(event.payload, "message", "")))
+            notify(f"plugin '{plugin}' failed in {hook}: {message}")
+
+        return self.runner.events.on("error", on_error)
+
+    def frontend(
+        self, name: str, options: dict[str, Any], *, warn: Callable[[str], None]
+    ) -> Frontend:
+        """The frontend registered as ``name`` (``interactive``, ``print``, ``json``),
+        built with ``options``. When a plugin's factory for it fails, ``warn`` gets one
+        line and SkillKit's own frontend is used."""
+        from skillkit.extensions.builtin import BUILTIN_FRONTENDS
+        from skillkit.extensions.calling import describe
+
+        registry = self.manager.registries.frontends
+        source = registry.source_of(name)
+        if name in registry:
+            try:
+                return registry.create(name, **options)
+            except Exception as exc:
+                if source == "builtin":
+                    raise
+                warn(
+                    f"plugin '{source}' failed to make the {name} frontend: "
+                    f"{_one_line(describe(exc))}; using SkillKit's own"
+                )
+        return BUILTIN_FRONTENDS[name](**options)
+
     async def aclose(self) -> None:
         """Abort any run, kill background tasks, release the model. Idempotent."""
         await self.runner.aclose()
 
 
-def default_tools(workspace: Path, *, background: BackgroundTasks | None = None) -> list[Tool]:
-    """The built-in tools the command offers: ``read``, ``grep``, ``find``, ``ls``,
-    ``write``, ``edit``, ``bash`` (and with ``background``: ``bash_output``,
-    ``kill_task``, ``monitor``), confined to ``workspace``. Every call passes the
-    permission gate first."""
-    from skillkit.tools.builtin import builtin_tools
-
-    return builtin_tools(workspace, allow_writes=True, background=background)
-
-
-def build_agent(options: AgentOptions) -> CliAgent:
-    """The agent for ``options``. Raises `SetupError` with a one-line message."""
-    from skillkit.adapters.factory import UnknownModelError, create_adapter
-    from skillkit.adapters.scripted import ScriptError
+def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAgent:
+    """The agent for ``options``; ``ask`` is the trust prompt for project plugins
+    (interactive sessions only). Raises `SetupError` with a one-line message."""
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig
+    from skillkit.extensions.manager import PluginManager
     from skillkit.permissions import build_gate, install
 
     workspace = Path(os.path.abspath(options.workspace))
@@ -111,33 +167,60 @@ def build_agent(options: AgentOptions) -> CliAgent:
     except ValueError as exc:
         raise SetupError(_one_line(exc)) from None
 
-    config = AgentConfig(model=options.model)
-    try:
-        adapter = create_adapter(config)
-    except (UnknownModelError, ScriptError) as exc:
-        raise SetupError(_one_line(exc)) from None
-
-    skills = _load_skills(workspace, options.home)
     background = None
-    tools: list[Tool] = []
     if options.tools:
         from skillkit.runtime.background import BackgroundTasks
 
         background = BackgroundTasks(cwd=workspace)
-        tools = default_tools(workspace, background=background)
+    manager = PluginManager.for_project(
+        workspace,
+        trusted=options.trust_project,
+        ask=ask,
+        store=_trust_store(options.home),
+        tools=options.tools,
+        background=background,
+        home=options.home,
+    )
+    config = AgentConfig(model=options.model)
+    adapter = _adapter(config, manager)
     runner = AgentRunner(
         config,
         adapter=adapter,
-        tools=tools,
-        skills=skills,
         boundaries=[_boundary(background)] if background else [],
         closers=[background.aclose] if background else [],
     )
     if background is not None:
         background.attach(runner.events)
+    manager.attach(runner)
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
-    return CliAgent(runner, permissions, skills, background, warnings)
+    warnings.extend(_one_line(str(failure)) for failure in manager.failures)
+    notices = [_one_line(notice) for notice in manager.notices]
+    skills = manager.registries.skills
+    return CliAgent(runner, permissions, skills, background, manager, warnings, notices)
+
+
+def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
+    """The adapter a plugin registered as ``config.model``, else a new one for it."""
+    from skillkit.adapters.factory import UnknownModelError, create_adapter
+    from skillkit.adapters.scripted import ScriptError
+
+    adapters = manager.registries.adapters
+    if config.model is not None and config.model in adapters:
+        return adapters.get(config.model)
+    try:
+        return create_adapter(config)
+    except (UnknownModelError, ScriptError) as exc:
+        raise SetupError(_one_line(exc)) from None
+
+
+def _trust_store(home: Path | None) -> TrustStore | None:
+    """The trust store under ``home`` (None: the default one, under the user's home)."""
+    if home is None:
+        return None
+    from skillkit.extensions.trust import TrustStore
+
+    return TrustStore(Path(home) / ".skillkit" / "trusted-projects.json")
 
 
 def _boundary(background: BackgroundTasks) -> Callable[[], list[AgentMessage]]:
@@ -149,13 +232,5 @@ def _boundary(background: BackgroundTasks) -> Callable[[], list[AgentMessage]]:
     return drain
 
 
-def _load_skills(workspace: Path, home: Path | None) -> SkillRegistry:
-    from skillkit.skills.registry import SkillRegistry
-
-    registry = SkillRegistry(cwd=workspace, home=home)
-    registry.load()
-    return registry
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())

@@ -1,0 +1,189 @@
+"""The slash commands the interactive terminal owns.
+
+Every other command comes from the plugins (SkillKit's own through the built-in plugin)
+and is dispatched by the session's `CommandRegistry`. The terminal registers these over
+them, with ``replace=True`` and source ``frontend:interactive``, for as long as a
+session runs; each wraps the command it replaces, so a plugin's version is still the
+one that does the work:
+
+=====================  ==========================================================
+command                what the terminal adds
+=====================  ==========================================================
+``/help [COMMAND]``    the keys (Shift+Tab, Ctrl-C...) after the command list
+``/mode [NAME]``       show the permission mode, or switch to NAME (with a gate)
+``/skill:NAME ACTION`` the action's call and result drawn as panels; Ctrl-C aborts it
+``/compact [TEXT]``    no second summary line: the renderer draws the compaction
+=====================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from skillkit.commands.dispatch import CommandContext, CommandError, CommandResult, run_command
+from skillkit.extensions.registries import Command, CommandRegistry
+from skillkit.frontends.interrupt import on_interrupt
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.events import Event
+    from skillkit.frontends.terminal import TerminalRenderer
+    from skillkit.permissions import Permissions
+
+__all__ = ["KEYS", "SOURCE", "TerminalCommands"]
+
+SOURCE = "frontend:interactive"
+"""The source the terminal's own commands are registered with."""
+
+KEYS: dict[str, str] = {
+    "Shift+Tab": "next permission mode (default → accept_edits → plan)",
+    "Ctrl-C": "abort the running prompt or command; twice to exit",
+    "Ctrl-D": "leave SkillKit (at an empty prompt)",
+}
+
+
+class TerminalCommands:
+    """The terminal's commands for one session: ``renderer`` draws, ``runner`` is the
+    agent, ``permissions`` (if any) offers ``/mode``. `install` registers them in a
+    registry and returns a function putting back what they replaced."""
+
+    def __init__(
+        self,
+        renderer: TerminalRenderer,
+        runner: AgentRunner,
+        permissions: Permissions | None = None,
+    ) -> None:
+        self.renderer = renderer
+        self.runner = runner
+        self.permissions = permissions
+
+    def install(self, registry: CommandRegistry) -> Callable[[], None]:
+        from skillkit.commands.builtin import compact_command, help_command
+        from skillkit.commands.skills import skill_command
+
+        def previous(name: str, fallback: Command) -> Command:
+            return registry.get(name) or fallback
+
+        replaced = {
+            name: (command, registry.source_of(command.name))
+            for name in ("help", "mode", "skill", "compact")
+            if (command := registry.get(name)) is not None
+        }
+        help_ = previous("help", Command("help", "list the commands", help_command))
+        skill = previous("skill", Command("skill", "use a skill", skill_command))
+        compact = previous("compact", Command("compact", "compact", compact_command))
+        ours = [
+            Command(
+                "help",
+                help_.description,
+                lambda ctx, args: self._help(help_, ctx, args),
+                usage=help_.usage,
+            ),
+            Command(
+                "skill",
+                skill.description,
+                lambda ctx, args: self._skill(skill, ctx, args),
+                usage=skill.usage,
+            ),
+            Command(
+                "compact",
+                compact.description,
+                lambda ctx, args: self._compact(compact, ctx, args),
+                usage=compact.usage,
+            ),
+        ]
+        if self.permissions is not None:
+            ours.append(
+                Command(
+                    "mode",
+                    "show the permission mode, or switch to NAME",
+                    self._mode,
+                    usage="[NAME]",
+                )
+            )
+        for command in ours:
+            registry.register(command, source=SOURCE, replace=True)
+
+        def uninstall() -> None:
+            for name in registry.unregister_by_source(SOURCE):
+                if name in replaced:
+                    command, source = replaced[name]
+                    registry.register(command, source=source, replace=True)
+
+        return uninstall
+
+    # ----- the commands
+
+    async def _help(self, inner: Command, ctx: CommandContext, args: str) -> CommandResult:
+        result = await run_command(inner, args, ctx)
+        if args.strip() or not result.ok:
+            return result
+        width = max(map(len, KEYS))
+        keys = [f"  {key:<{width}}  {text}" for key, text in KEYS.items()]
+        if self.permissions is None:
+            keys = keys[1:]
+        return CommandResult(output="\n".join([result.output, "Keys:", *keys]).lstrip("\n"))
+
+    def _mode(self, ctx: CommandContext, args: str) -> str | None:
+        from skillkit.permissions import PermissionMode
+
+        permissions = self.permissions
+        assert permissions is not None
+        name = args.strip()
+        if not name:
+            lines: builtins.list[str] = []
+            for mode in PermissionMode:
+                if mode is PermissionMode.BYPASS and not permissions.gate.modes.bypass_allowed:
+                    continue
+                mark = "●" if mode is permissions.mode else " "
+                lines.append(f"{mark} {mode.value:<12} {mode.description}")
+            return "\n".join(lines)
+        try:
+            if permissions.set_mode(name) is permissions.mode:
+                return f"already in {permissions.mode.value} mode"
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        except PermissionError:
+            raise CommandError(
+                "bypass mode is only available when skillkit starts with "
+                "--dangerously-bypass-permissions"
+            ) from None
+        return None  # the renderer draws the mode_changed event
+
+    async def _skill(self, inner: Command, ctx: CommandContext, args: str) -> CommandResult | None:
+        from skillkit.abort import AbortSignal
+        from skillkit.commands.skills import parse_action_call, skill_registry
+        from skillkit.skills.actions import ActionError
+        from skillkit.skills.registry import UnknownSkillError
+
+        registries = ctx.registries
+        if registries is None or registries.skills is None:
+            return await run_command(inner, args, ctx)
+        skills = skill_registry(ctx)
+        call = parse_action_call(skills, args)  # bad arguments fail before anything is drawn
+        if call is None:
+            return await run_command(inner, args, ctx)
+        renderer = self.renderer
+        renderer.tool_call(call.title, call.typed)
+        abort = AbortSignal()
+        try:
+            with on_interrupt(lambda: abort.abort("interrupted by the user")):
+                result = await skills.run_action(call.skill, call.action, call.values, abort=abort)
+        except (ActionError, UnknownSkillError) as exc:
+            raise CommandError(f"{call.title}: {' '.join(str(exc).split())}") from None
+        renderer.tool_result(call.title, result.to_text(), is_error=not result.ok)
+        return None
+
+    async def _compact(self, inner: Command, ctx: CommandContext, args: str) -> CommandResult:
+        drawn: builtins.list[Event] = []
+        stop = self.runner.events.on("compaction_end", drawn.append)
+        try:
+            with on_interrupt(lambda: self.runner.abort("interrupted by the user")):
+                result = await run_command(inner, args, ctx)
+        finally:
+            stop()
+        if drawn:  # the renderer has shown how it went
+            return CommandResult(quit=result.quit, send=result.send)
+        return result
