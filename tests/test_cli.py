@@ -202,7 +202,8 @@ def test_help_and_version_import_neither_the_agent_nor_the_terminal_libraries() 
         "        main([flag])\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = ('rich', 'prompt_toolkit', 'pydantic', 'yaml', 'msgspec', 'skillkit.agent')\n"
+        "heavy = ('rich', 'prompt_toolkit', 'pydantic', 'yaml', 'msgspec', 'skillkit.agent',"
+        " 'pluggy')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))\n"
     )
     result = subprocess.run(

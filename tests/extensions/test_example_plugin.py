@@ -84,10 +84,10 @@ def make_environment(root: Path) -> Path:
     return python
 
 
-@pytest.mark.timeout(300)
-def test_example_plugin_installs_and_runs_with_skillkit(tmp_path: Path) -> None:
-    pytest.importorskip("hatchling", reason="the example plugin builds with hatchling")
-    python = make_environment(tmp_path / "env")
+def install_example(root: Path) -> Path:
+    """A new environment in ``root`` with the example plugin installed from its folder
+    (offline); returns its python."""
+    python = make_environment(root)
     install = subprocess.run(
         [
             str(python),
@@ -104,8 +104,16 @@ def test_example_plugin_installs_and_runs_with_skillkit(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
+        timeout=240,
     )
     assert install.returncode == 0, install.stderr
+    return python
+
+
+@pytest.mark.timeout(300)
+def test_example_plugin_installs_and_runs_with_skillkit(tmp_path: Path) -> None:
+    pytest.importorskip("hatchling", reason="the example plugin builds with hatchling")
+    python = install_example(tmp_path / "env")
     # installed there, not here
     here = subprocess.run(
         [sys.executable, "-c", "import skillkit_example_plugin"], capture_output=True

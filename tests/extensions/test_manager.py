@@ -251,3 +251,20 @@ def test_reload_runs_registrations_again_in_load_order(manager_factory: Factory)
     manager.reload()
     assert manager.registries.commands.source_of("help") == "plugin0"
     assert manager.registries.commands.source_of("quit") == "builtin"
+
+
+def test_reload_keeps_what_code_registered_over_the_plugins(manager_factory: Factory) -> None:
+    manager = manager_factory()
+    registries = manager.registries
+    own_help = Command("help", "the frontend's help", lambda ctx, args: "frontend help")
+    registries.commands.register(own_help, source="frontend:test", replace=True)
+    registries.tools.register(shout, source=None)
+
+    lines = manager.reload()
+
+    assert manager.failures == [] and not any("dropped" in line for line in lines)
+    assert registries.commands.get("help") is own_help
+    assert registries.commands.source_of("help") == "frontend:test"
+    assert registries.tools.get("shout") is shout
+    assert registries.commands.source_of("quit") == "builtin"
+    assert registries.tools.source_of("read") == "builtin"

@@ -158,3 +158,39 @@ async def test_a_request_the_terminal_cannot_ask_about_is_denied_not_left_waitin
     assert result.text == "Not run: the terminal could not ask the user."
     assert "could not ask: OSError('the terminal went away')" in out.getvalue()
     assert not (tmp_path / "x").exists()
+
+
+async def test_commands_come_from_the_managers_registry_and_other_lines_reach_the_model(
+    tmp_path: Path,
+) -> None:
+    from skillkit.extensions import Command, PluginManager, Registries, hookimpl
+
+    class Greeter:
+        @hookimpl
+        def skillkit_register_commands(self, registry: object) -> None:
+            hello = Command("hello", "greet", lambda ctx, args: f"hello, {args}")
+            registry.register(hello)  # type: ignore[attr-defined]
+
+    manager = PluginManager(Registries())
+    manager.load_builtin(workspace=tmp_path, tools=False)
+    manager.register(Greeter(), "greeter")
+    adapter = ScriptedAdapter([Reply(text="Seen.")])
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter)
+    manager.attach(runner)
+    out = io.StringIO()
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        session = InteractiveSession(
+            runner, TerminalRenderer(Console(file=out, width=100)), manager=manager
+        )
+        task = asyncio.ensure_future(session.run())
+        pipe.send_text("/hello Ada\r/nope\r/usr/bin/env is a path\r")
+        await until(lambda: bool(adapter.requests))
+        pipe.send_text("/exit\r")
+        assert await asyncio.wait_for(task, 10) == 0
+
+    shown = out.getvalue()
+    assert "hello, Ada" in shown
+    assert "unknown command /nope" in shown
+    sent = adapter.requests[0].messages[-1]
+    assert isinstance(sent, UserMessage) and sent.content == "/usr/bin/env is a path"
+    assert manager.registries.commands.source_of("help") == "builtin"  # put back on exit

@@ -162,3 +162,239 @@ def test_the_scripted_adapter_is_used_for_scripted_models(tmp_path: Path, worksp
     agent = build_agent(options(tmp_path, workspace))
     assert isinstance(agent.runner.adapter, ScriptedAdapter)
     asyncio.run(agent.aclose())
+
+
+# --------------------------------------------------------------------------- plugins
+
+EXTRA_TOOL = '''
+from skillkit import tool
+from skillkit.extensions import hookimpl
+
+
+@tool
+def extra_tool(text: str) -> str:
+    """Say it back."""
+    return f"extra: {text}"
+
+
+@hookimpl
+def skillkit_register_tools(registry):
+    registry.register(extra_tool)
+'''
+
+REWRITE_GUARD = """
+from skillkit.events import ToolCallEventResult
+from skillkit.extensions import hookimpl
+
+
+@hookimpl
+def skillkit_before_tool_call(tool_call):
+    if tool_call.arguments.get("command") == "touch made.txt":
+        return ToolCallEventResult(args={"command": "ls"})
+    return None
+"""
+
+ECHO_ADAPTER = """
+from skillkit.adapters.scripted import FunctionAdapter
+from skillkit.extensions import hookimpl
+
+
+@hookimpl
+def skillkit_register_adapters(registry):
+    registry.register("echo", FunctionAdapter(lambda request: "echoed", model="echo"))
+"""
+
+BROKEN_FRONTEND = """
+from skillkit.extensions import FrontendFactory, hookimpl
+
+
+def broken(**options):
+    raise RuntimeError("no screen here")
+
+
+@hookimpl
+def skillkit_register_frontends(registry):
+    registry.register(FrontendFactory("print", broken), replace=True)
+"""
+
+FAILING_PROMPT = """
+from skillkit.extensions import hookimpl
+
+
+@hookimpl
+def skillkit_system_prompt(context):
+    raise ValueError("no prompt today")
+"""
+
+
+def add_plugin(workspace: Path, name: str, source: str) -> Path:
+    path = workspace / ".skillkit" / "plugins" / f"{name}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_trust_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SKILLKIT_TRUST_PROJECT", raising=False)
+
+
+async def test_everything_comes_from_the_built_in_plugin_once(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from skillkit.extensions.builtin import DEFAULT_SYSTEM_PROMPT
+
+    agent = build_agent(options(tmp_path, workspace))
+    try:
+        registries = agent.manager.registries
+        assert agent.manager.plugins()[0].name == "builtin"
+        assert len(agent.runner.tools) == 0  # no tool list of its own
+        names = [t.name for p in agent.runner.tool_providers for t in p.tools()]
+        assert len(names) == len(set(names))
+        assert {registries.tools.source_of(n) for n in registries.tools.names()} == {"builtin"}
+        assert "bash_output" in registries.tools  # with the session's background tasks
+        assert agent.skills is registries.skills
+        assert agent.runner.tool_providers.count(agent.skills) == 1
+        assert agent.runner.prompt_sections[0]() == DEFAULT_SYSTEM_PROMPT
+        assert {"help", "skills", "plugins", "reload"} <= set(registries.commands.names())
+        assert registries.frontends.names() == ["interactive", "print", "json"]
+    finally:
+        await agent.aclose()
+
+
+async def test_a_plugin_guard_runs_before_the_gate_which_judges_the_final_arguments(
+    tmp_path: Path, workspace: Path
+) -> None:
+    add_plugin(workspace, "guard", REWRITE_GUARD)
+    (workspace / "notes.txt").write_text("notes\n")
+    model = script(
+        tmp_path,
+        "replies:\n"
+        "  - tool_calls:\n"
+        "      - {name: bash, arguments: {command: touch made.txt}}\n"
+        "  - text: Done.\n",
+    )
+    agent = build_agent(options(tmp_path, workspace, model=model, trust_project=True))
+    notes: list[str] = []
+    agent.make_non_interactive(notify=notes.append)
+    try:
+        await asyncio.wait_for(agent.runner.chat("go"), 10)
+    finally:
+        await agent.aclose()
+
+    assert notes == []  # `ls` is read-only: the gate let it run without asking
+    assert not (workspace / "made.txt").exists()
+    (result,) = [m for m in agent.runner.messages if isinstance(m, ToolResultMessage)]
+    assert not result.is_error and "notes.txt" in result.text
+
+
+def test_project_plugins_load_only_in_a_trusted_project(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plugin = add_plugin(workspace, "extra", EXTRA_TOOL)
+
+    untrusted = build_agent(options(tmp_path, workspace))
+    asyncio.run(untrusted.aclose())
+    assert "extra_tool" not in offered(untrusted)
+    (notice,) = untrusted.notices
+    assert notice.startswith("project plugins not loaded (extra.py): ")
+    assert "skillkit plugins trust" in notice
+
+    asked: list[tuple[Path, list[Path]]] = []
+
+    def refuse(project: Path, files: object) -> bool:
+        asked.append((project, list(files)))  # type: ignore[call-overload]
+        return False
+
+    refused = build_agent(options(tmp_path, workspace), ask=refuse)
+    asyncio.run(refused.aclose())
+    assert "extra_tool" not in offered(refused)
+    assert asked == [(workspace.resolve(), [plugin])]
+
+    accepted = build_agent(options(tmp_path, workspace), ask=lambda project, files: True)
+    asyncio.run(accepted.aclose())
+    assert "extra_tool" in offered(accepted) and accepted.notices == []
+
+    remembered = build_agent(options(tmp_path, workspace))  # stored under the given home
+    asyncio.run(remembered.aclose())
+    assert "extra_tool" in offered(remembered)
+    assert (tmp_path / "home" / ".skillkit" / "trusted-projects.json").exists()
+
+    elsewhere = tmp_path / "other-home"
+    monkeypatch.setenv("SKILLKIT_TRUST_PROJECT", "1")
+    from_env = build_agent(options(tmp_path, workspace, home=elsewhere))
+    asyncio.run(from_env.aclose())
+    assert "extra_tool" in offered(from_env)
+
+
+async def test_a_broken_plugin_is_one_warning_and_the_agent_still_works(
+    tmp_path: Path, workspace: Path
+) -> None:
+    add_plugin(workspace, "broken", "import a_module_that_does_not_exist\n")
+    add_plugin(workspace, "extra", EXTRA_TOOL)
+
+    agent = build_agent(options(tmp_path, workspace, trust_project=True))
+    try:
+        assert agent.warnings == [
+            "plugin 'project:broken' failed to load: ModuleNotFoundError: "
+            "No module named 'a_module_that_does_not_exist'"
+        ]
+        assert "extra_tool" in offered(agent)
+        response = await asyncio.wait_for(agent.runner.chat("go"), 10)
+        assert response.text == "Done."
+    finally:
+        await agent.aclose()
+
+
+async def test_a_model_name_a_plugin_registered_selects_its_adapter(
+    tmp_path: Path, workspace: Path
+) -> None:
+    add_plugin(workspace, "echo", ECHO_ADAPTER)
+
+    agent = build_agent(options(tmp_path, workspace, model="echo", trust_project=True))
+    try:
+        assert agent.runner.adapter is agent.manager.registries.adapters.get("echo")
+        response = await asyncio.wait_for(agent.runner.chat("anyone?"), 10)
+        assert response.text == "echoed"
+    finally:
+        await agent.aclose()
+
+
+async def test_a_plugin_frontend_that_fails_is_replaced_by_skillkits_own(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from skillkit.extensions.builtin import PrintFrontend
+
+    add_plugin(workspace, "face", BROKEN_FRONTEND)
+    agent = build_agent(options(tmp_path, workspace, trust_project=True))
+    warnings: list[str] = []
+    try:
+        frontend = agent.frontend("print", {"prompt": "hi"}, warn=warnings.append)
+    finally:
+        await agent.aclose()
+
+    assert isinstance(frontend, PrintFrontend)
+    assert warnings == [
+        "plugin 'project:face' failed to make the print frontend: "
+        "RuntimeError: no screen here; using SkillKit's own"
+    ]
+
+
+async def test_a_failing_plugin_hook_is_reported_once_and_the_run_goes_on(
+    tmp_path: Path, workspace: Path
+) -> None:
+    add_plugin(workspace, "prompt", FAILING_PROMPT)
+    model = script(tmp_path, "replies:\n  - text: One.\n  - text: Two.\n")
+    agent = build_agent(options(tmp_path, workspace, model=model, trust_project=True))
+    lines: list[str] = []
+    agent.report_plugin_errors(lines.append)
+    try:
+        first = await asyncio.wait_for(agent.runner.chat("one"), 10)
+        second = await asyncio.wait_for(agent.runner.chat("two"), 10)
+    finally:
+        await agent.aclose()
+
+    assert (first.text, second.text) == ("One.", "Two.")
+    assert lines == [
+        "plugin 'project:prompt' failed in skillkit_system_prompt: ValueError: no prompt today"
+    ]

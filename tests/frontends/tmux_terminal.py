@@ -20,10 +20,13 @@ _ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LIN
 class Terminal:
     """One ``skillkit`` process in a 120x40 tmux pane; every wait polls with a timeout."""
 
-    def __init__(self, socket: Path, exit_file: Path, home: Path | None = None) -> None:
+    def __init__(
+        self, socket: Path, exit_file: Path, home: Path | None = None, program: Path = SKILLKIT
+    ) -> None:
         self.socket = socket
         self.exit_file = exit_file
         self.home = home
+        self.program = program
 
     def tmux(self, *args: str) -> str:
         result = subprocess.run(
@@ -37,9 +40,9 @@ class Terminal:
         return result.stdout
 
     def start(self, *args: str, cwd: Path = ROOT) -> None:
-        """Start ``skillkit ARGS`` in ``cwd``; ``home`` (if set) replaces ``$HOME``, where
-        user settings and user skills are read from."""
-        command = " ".join(shlex.quote(a) for a in (str(SKILLKIT), *args))
+        """Start ``skillkit ARGS`` (``program``) in ``cwd``; ``home`` (if set) replaces
+        ``$HOME``, where user settings, user skills and trusted projects are kept."""
+        command = " ".join(shlex.quote(a) for a in (str(self.program), *args))
         home = self.home
         if home is not None:
             command = f"HOME={shlex.quote(str(home))} {command}"
@@ -82,6 +85,12 @@ class Terminal:
     def wait_for_prompt_count(self, count: int) -> str:
         """Wait until ``count`` input prompts (``›``) are on the screen."""
         return self.wait_for(lambda screen: _prompts(screen) >= count)
+
+    def restart(self, *args: str, cwd: Path = ROOT) -> None:
+        """End the current session (skillkit must have exited) and start a new one."""
+        self.tmux("kill-session", "-t", "skillkit")
+        self.exit_file.unlink(missing_ok=True)
+        self.start(*args, cwd=cwd)
 
     def wait_exit(self) -> int:
         """Wait for skillkit to exit; its exit code."""

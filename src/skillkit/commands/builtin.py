@@ -137,7 +137,8 @@ def reload_command(ctx: CommandContext, args: str) -> str:
 
 def format_plugins(manager: PluginManager) -> str:
     """The ``/plugins`` listing: each plugin's name, version, origin and what it
-    registered; then failures and notices."""
+    registered; then what other code registered under a name of its own (a frontend's
+    commands: ``frontend:interactive (not a plugin)``); then failures and notices."""
     lines: list[str] = []
     for info in manager.plugins():
         version = f" {info.version}" if info.version else ""
@@ -150,6 +151,10 @@ def format_plugins(manager: PluginManager) -> str:
             lines.append(f"  hooks: {', '.join(lifecycle)}")
     if not lines:
         lines.append("no plugins loaded")
+    for source in _other_sources(manager):
+        lines.append(f"{source} (not a plugin)")
+        for kind, names in manager.registered_by(source).items():
+            lines.append(f"  {kind.replace('_', ' ')}: {', '.join(names)}")
     if manager.failures:
         lines.append("Problems:")
         lines.extend(f"  {failure}" for failure in manager.failures)
@@ -157,6 +162,17 @@ def format_plugins(manager: PluginManager) -> str:
         lines.append("Notes:")
         lines.extend(f"  {notice}" for notice in manager.notices)
     return "\n".join(lines)
+
+
+def _other_sources(manager: PluginManager) -> list[str]:
+    """Named sources of registrations that are not loaded plugins."""
+    registries = manager.registries
+    found: set[str | None] = set()
+    for registry in (registries.tools, registries.commands, registries.frontends):
+        found.update(registry.source_of(name) for name in registry.names())
+    found.update(registries.adapters.source_of(name) for name in registries.adapters.list())
+    plugins = {info.name for info in manager.plugins()}
+    return sorted(s for s in found if s is not None and s not in plugins)
 
 
 def plugins_command(ctx: CommandContext, args: str) -> str:

@@ -61,6 +61,7 @@ PROJECT_PLUGIN_DIR = Path(".skillkit") / "plugins"
 
 _MAX_FAILURES = 200
 _log = logging.getLogger("skillkit.extensions")
+_log.addHandler(logging.NullHandler())  # reported by the caller; shown if logging is set up
 
 
 @dataclass(frozen=True, slots=True)
