@@ -354,6 +354,7 @@ async def test_a_model_name_a_plugin_registered_selects_its_adapter(
     agent = build_agent(options(tmp_path, workspace, model="echo", trust_project=True))
     try:
         assert agent.runner.adapter is agent.manager.registries.adapters.get("echo")
+        assert agent.runner.adapters is agent.manager.registries.adapters
         response = await asyncio.wait_for(agent.runner.chat("anyone?"), 10)
         assert response.text == "echoed"
     finally:

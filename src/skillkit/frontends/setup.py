@@ -10,8 +10,9 @@
    explicit setting, ``SKILLKIT_TRUST_PROJECT`` or stored trust count);
 3. the model: an adapter a plugin registered under that name, else one made from the
    model string;
-4. one `AgentRunner` with a `BackgroundTasks` manager (its boundary drain and ``aclose``
-   handed to the runner), the plugins attached (`PluginManager.attach`: their tools and
+4. one `AgentRunner` with the plugins' adapter registry (``runner.set_adapter(NAME)``),
+   a `BackgroundTasks` manager (its boundary drain and ``aclose`` handed to the
+   runner), the plugins attached (`PluginManager.attach`: their tools and
    the skills as tool providers, their hooks on the runner's seams), then the gate
    installed — its ``before_tool_call`` handler runs after every plugin's guard, so it
    judges the arguments the plugins left.
@@ -186,6 +187,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     runner = AgentRunner(
         config,
         adapter=adapter,
+        adapters=manager.registries.adapters,
         boundaries=[_boundary(background)] if background else [],
         closers=[background.aclose] if background else [],
     )
