@@ -13,7 +13,7 @@ from tests.frontends.tmux_terminal import Terminal
 
 pytestmark = pytest.mark.timeout(90)
 
-QUESTION = "Trust this project and run them? [y/N]"
+QUESTION = "Trust this project and run its plugins from now on? [y/N]"
 
 HELLO_COMMAND = """
 from skillkit.extensions import Command, hookimpl

@@ -1,10 +1,17 @@
 """The faces of SkillKit: how a person or a program meets a running agent.
 
+- `skillkit.frontends.setup` — the ``skillkit`` command's agent, assembled through the
+  plugin manager (built-in plugin, installed plugins, trusted project plugins) with the
+  permission gate in front of every tool call;
 - `skillkit.frontends.terminal` — rich rendering of a run (a reusable event sink);
-- `skillkit.frontends.interactive` — the interactive terminal session;
+- `skillkit.frontends.interactive` — the interactive terminal session, whose slash
+  commands come from the plugins' command registry, with the terminal's own
+  (`skillkit.frontends.commands`) registered over them;
+- `skillkit.frontends.trust_prompt` — the question whether a project's own plugins may run;
 - `skillkit.frontends.print_mode` — one-shot runs: the final answer, or JSON events.
 
-Faces sit above the agent: they drive an `AgentRunner` and observe its events, and
-nothing below this package knows they exist. Importing this package imports nothing
-heavy; each face imports its own dependencies.
+The built-in plugin registers the interactive, print and JSON faces as frontends, so
+a plugin can replace any of them. Faces sit above the agent: they drive an
+`AgentRunner` and observe its events, and nothing below this package knows they exist.
+Importing this package imports nothing heavy; each face imports its own dependencies.
 """

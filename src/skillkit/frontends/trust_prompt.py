@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["ask_trust"]
+__all__ = ["QUESTION", "ask_trust"]
+
+QUESTION = "Trust this project and run its plugins from now on? [y/N]"
+"""The question's last line (``skillkit plugins untrust`` takes a yes back)."""
 
 
 def ask_trust(
@@ -32,13 +35,12 @@ def ask_trust(
     out = out if out is not None else sys.stderr
     names = [_relative(path, project) for path in files]
     out.write(
-        f"This project has its own SkillKit plugins: Python code that would run with "
-        f"your rights (a yes is remembered; `skillkit plugins untrust` takes it back).\n"
-        f"  project: {project}\n"
+        "This project has its own SkillKit plugins: Python code that would run with your "
+        f"rights.\n  project: {project}\n"
     )
     for name in names:
         out.write(f"  {name}\n")
-    out.write("Trust this project and run them? [y/N] ")
+    out.write(f"{QUESTION} ")
     out.flush()
     answer = stdin.readline()
     if not answer.endswith("\n"):
