@@ -317,3 +317,22 @@ def test_the_call_panel_of_ask_user_leaves_the_arguments_to_the_question_panel()
 
     assert "tool call ask_user" in out.getvalue()
     assert "Why?" not in out.getvalue()
+
+
+def test_a_failing_plugin_hook_is_drawn_once_per_hook() -> None:
+    from skillkit.events import ErrorInfo
+
+    failed = ErrorInfo(stage="plugin:project:watch:skillkit_on_event", message="E: x")
+    shown = _draw(
+        failed,
+        failed,
+        ErrorInfo(stage="plugin:other:skillkit_system_prompt", message="E: y"),
+        ErrorInfo(stage="tool:read", message="gone"),
+        failed,
+    )
+
+    assert shown.splitlines() == [
+        "error: plugin 'project:watch' failed in skillkit_on_event: E: x (shown once)",
+        "error: plugin 'other' failed in skillkit_system_prompt: E: y (shown once)",
+        "error: tool:read: gone",
+    ]

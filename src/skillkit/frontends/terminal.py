@@ -118,6 +118,7 @@ class TerminalRenderer:
         self.brief_tools = brief_tools
         self._at_line_start = True
         self._last_usage: Usage | None = None
+        self._plugin_failures: set[str] = set()
 
     # ----- feeding
 
@@ -137,6 +138,8 @@ class TerminalRenderer:
                 self.tool_result(name, result.output, is_error=result.is_error)
             case Usage() as usage:
                 self._last_usage = usage
+            case ErrorInfo(stage=stage, message=message) if stage.startswith("plugin:"):
+                self.plugin_error(stage, message)
             case ErrorInfo(stage=stage, message=message):
                 self.error(f"{stage}: {message}")
             case ApprovalNeeded() as request:
@@ -296,6 +299,15 @@ class TerminalRenderer:
             return
         verb = {"create": "added", "update": "reloaded", "delete": "removed"}.get(update.op)
         self.info(f"skill {update.id} {verb or update.op}")
+
+    def plugin_error(self, stage: str, message: str) -> None:
+        """A plugin hook failed (stage ``plugin:NAME:HOOK``): drawn the first time only, so
+        a hook failing on every event does not flood the screen."""
+        if stage in self._plugin_failures:
+            return
+        self._plugin_failures.add(stage)
+        plugin, _, hook = stage.removeprefix("plugin:").rpartition(":")
+        self.error(f"plugin '{plugin}' failed in {hook}: {message} (shown once)")
 
     def error(self, message: str) -> None:
         self._print(Text("error: " + message, style="bold red"))
