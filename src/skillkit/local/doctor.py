@@ -1,0 +1,148 @@
+"""What SkillKit sees on this machine, for ``skillkit doctor``.
+
+`collect_report` gathers facts without side effects (it starts no server and reads no
+file beyond package metadata and the default model's GGUF header). API keys are reported
+as set or not set; their values never enter the report.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+
+__all__ = ["Section", "collect_report", "format_report"]
+
+
+@dataclass(slots=True)
+class Section:
+    """A titled list of (label, value) rows. ``problems`` are one-line findings a user
+    should act on."""
+
+    title: str
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def collect_report(environ: Mapping[str, str] | None = None) -> list[Section]:
+    """The doctor's sections: SkillKit, packages and extras, the local model, providers."""
+    env = os.environ if environ is None else environ
+    return [_skillkit_section(), _packages_section(), _local_section(env), _providers(env)]
+
+
+def format_report(sections: list[Section]) -> str:
+    """Plain text, one row per line, values aligned within a section."""
+    lines: list[str] = []
+    for section in sections:
+        lines.append(section.title)
+        width = max((len(label) for label, _ in section.rows), default=0)
+        for label, value in section.rows:
+            lines.append(f"  {label.ljust(width)}  {value}")
+        for problem in section.problems:
+            lines.append(f"  ! {problem}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _skillkit_section() -> Section:
+    from skillkit import __version__
+
+    section = Section("SkillKit")
+    section.rows.append(("version", __version__))
+    section.rows.append(("python", f"{platform.python_version()} ({sys.executable})"))
+    section.rows.append(("platform", f"{sys.platform} {platform.machine()}".strip()))
+    return section
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def _packages_section() -> Section:
+    section = Section("Packages")
+    for name in ("openai", "anthropic", "xllamacpp"):
+        section.rows.append((name, _version(name) or "not installed"))
+    try:
+        requirements = metadata.requires("skillkit") or []
+    except metadata.PackageNotFoundError:
+        requirements = []
+    extras: dict[str, list[str]] = {}
+    for requirement in requirements:
+        extra = _EXTRA.search(requirement)
+        package = _NAME.match(requirement)
+        if extra is None or package is None:
+            continue
+        extras.setdefault(extra.group(1), []).append(package.group(1))
+    for extra_name, packages in sorted(extras.items()):
+        missing = [package for package in packages if _version(package) is None]
+        state = "installed" if not missing else f"not installed (missing {', '.join(missing)})"
+        section.rows.append((f"extra [{extra_name}]", state))
+    return section
+
+
+def _local_section(env: Mapping[str, str]) -> Section:
+    from skillkit.local.errors import LocalModelError
+    from skillkit.local.gguf import read_gguf_info
+    from skillkit.local.model import default_model, find_default_gguf
+    from skillkit.local.runtime import default_threads, load_runtime, usable_cpus
+
+    section = Section("Local model")
+    model = default_model()
+    section.rows.append(("default", f"{model.display_name} ({model.requirement})"))
+    try:
+        runtime = load_runtime()
+        version = getattr(runtime, "__version__", None) or _version("xllamacpp") or "?"
+        section.rows.append(("runtime", f"xllamacpp {version}"))
+    except LocalModelError as exc:
+        section.rows.append(("runtime", "unavailable"))
+        section.problems.append(str(exc))
+    try:
+        path = find_default_gguf()
+        info = read_gguf_info(path)
+        size = info.file_size / 1_000_000
+        section.rows.append(("weights", f"{path} ({size:.0f} MB)"))
+        section.rows.append(
+            ("gguf", f"{info.architecture}, context {info.context_length or '?'} tokens")
+        )
+    except LocalModelError as exc:
+        section.rows.append(("weights", "not available"))
+        section.problems.append(str(exc))
+    try:
+        threads = str(default_threads())
+    except ValueError as exc:
+        threads = "invalid"
+        section.problems.append(str(exc))
+    source = " (from SKILLKIT_LOCAL_THREADS)" if env.get("SKILLKIT_LOCAL_THREADS") else ""
+    section.rows.append(("threads", f"{threads} of {usable_cpus()} CPUs{source}"))
+    return section
+
+
+def _providers(env: Mapping[str, str]) -> Section:
+    from skillkit.model_registry import default_registry
+
+    section = Section("Providers")
+    configured: list[str] = []
+    for info in default_registry().providers():
+        label = info.display_name or info.name
+        if info.local:
+            section.rows.append((info.name, f"{label}: no key needed ({info.base_url or ''})"))
+            continue
+        if not info.api_key_env:
+            continue
+        states = [f"{name} {'set' if env.get(name) else 'not set'}" for name in info.api_key_env]
+        if any(env.get(name) for name in info.api_key_env):
+            configured.append(info.name)
+        section.rows.append((info.name, f"{label}: {', '.join(states)}"))
+    section.rows.append(("configured", ", ".join(configured) or "none (the local model is used)"))
+    return section
