@@ -29,12 +29,13 @@ from skillkit.local.model import (
     model_path_from_string,
     tool_template,
 )
-from skillkit.local.server import LocalServer
+from skillkit.local.server import CLIENT_HEADERS, LocalServer
 
 if TYPE_CHECKING:
     from skillkit.local.adapter import LocalAdapter
 
 __all__ = [
+    "CLIENT_HEADERS",
     "DefaultModel",
     "LocalModelError",
     "LocalServer",

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import openai
+
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.local.model import default_model, model_path_from_string
-from skillkit.local.server import LocalServer
+from skillkit.local.server import CLIENT_HEADERS, LocalServer
 from skillkit.model_registry import (
     ModelCompat,
     ModelCost,
@@ -35,17 +37,24 @@ class LocalAdapter(LLMAdapter):
     """An `OpenAIAdapter` bound to a `LocalServer`.
 
     ``owns_server`` (default True) makes ``aclose()`` stop the server as well as the HTTP
-    client. Streams, errors, usage and abort behave exactly as `OpenAIAdapter`'s.
+    client (``client``, closed by ``aclose()`` when given). Streams, errors, usage and abort
+    behave exactly as `OpenAIAdapter`'s.
     """
 
     provider = PROVIDER
 
     def __init__(
-        self, server: LocalServer, inner: OpenAIAdapter, *, owns_server: bool = True
+        self,
+        server: LocalServer,
+        inner: OpenAIAdapter,
+        *,
+        owns_server: bool = True,
+        client: openai.AsyncOpenAI | None = None,
     ) -> None:
         self.server = server
         self.inner = inner
         self.owns_server = owns_server
+        self.client = client
 
     @property
     def model(self) -> str:
@@ -70,6 +79,8 @@ class LocalAdapter(LLMAdapter):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+        if self.client is not None:
+            await self.client.close()
         if self.owns_server:
             await self.server.astop()
 
@@ -134,13 +145,20 @@ def create_local_adapter(
     definition = local_model_definition(server, model)
     if register:
         default_registry().register(definition)
+    client = openai.AsyncOpenAI(
+        base_url=server.base_url,
+        api_key="not-needed",
+        default_headers=CLIENT_HEADERS,
+        max_retries=0,
+    )
     inner = OpenAIAdapter(
         server.model_id,
         base_url=server.base_url,
         api_key="not-needed",
+        client=client,
         compat=definition.compat,
         on_retry=on_retry,
         provider=PROVIDER,
         context_window=definition.context_window,
     )
-    return LocalAdapter(server, inner, owns_server=owns)
+    return LocalAdapter(server, inner, owns_server=owns, client=client)

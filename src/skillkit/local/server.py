@@ -36,7 +36,7 @@ from skillkit.local.gguf import GGUFInfo, read_gguf_info
 from skillkit.local.model import default_model, find_default_gguf, tool_template
 from skillkit.local.runtime import default_threads, load_runtime
 
-__all__ = ["DEFAULT_PROMPT_CACHE_MIB", "MAX_DEFAULT_CONTEXT", "LocalServer"]
+__all__ = ["CLIENT_HEADERS", "DEFAULT_PROMPT_CACHE_MIB", "MAX_DEFAULT_CONTEXT", "LocalServer"]
 
 MAX_DEFAULT_CONTEXT = 8192
 """Context window used when none is asked for: the model's own, at most this many tokens
@@ -44,6 +44,12 @@ MAX_DEFAULT_CONTEXT = 8192
 
 DEFAULT_PROMPT_CACHE_MIB = 256
 """RAM for cached prompts between requests (llama.cpp's own default is 8 GiB)."""
+
+CLIENT_HEADERS: dict[str, str] = {"Connection": "close"}
+"""Headers every HTTP client of a `LocalServer` should send. The embedded server closes a
+connection after a streamed response although it announced keep-alive, so a client that
+reuses the connection gets "server disconnected" on its next request; asking for a fresh
+connection per request (cheap on loopback) avoids that."""
 
 _live: weakref.WeakSet[LocalServer] = weakref.WeakSet()
 
