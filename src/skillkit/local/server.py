@@ -251,6 +251,7 @@ class LocalServer:
         params.cache_prompt = not self.reproducible
         params.cache_ram_mib = 0 if self.reproducible else self.prompt_cache_mib
         params.ui = False
+        params.warmup = False  # the first request loads what warm-up would; start is faster
         params.endpoint_slots = False
         params.offline = True
         params.verbosity = 3 if self.verbose else 0
