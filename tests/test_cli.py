@@ -22,6 +22,7 @@ from skillkit.cli import build_parser, default_model, main
 ROOT = Path(__file__).resolve().parents[1]
 SKILLKIT = Path(sys.executable).with_name("skillkit")
 HELLO = "scripted:examples/scripts/hello.yaml"
+HELLO_PATH = ROOT / "examples" / "scripts" / "hello.yaml"
 TOOL_CALL = "scripted:examples/scripts/tool_call.yaml"
 ERROR = "scripted:examples/scripts/error.yaml"
 SLOW = "scripted:examples/scripts/slow.yaml"
@@ -30,11 +31,15 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def skillkit(
-    *args: str, stdin: str | None = None, cwd: Path = ROOT, home: Path | None = None
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path = ROOT,
+    home: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 30,
 ) -> subprocess.CompletedProcess[str]:
-    env = None
-    if home is not None:
-        env = {**os.environ, "HOME": str(home)}
+    if home is not None or env is not None:
+        env = {**os.environ, **(env or {}), **({"HOME": str(home)} if home is not None else {})}
     return subprocess.run(
         [str(SKILLKIT), *args],
         cwd=cwd,
@@ -43,7 +48,7 @@ def skillkit(
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=timeout,
     )
 
 
@@ -91,21 +96,27 @@ def test_prompt_dash_reads_the_prompt_from_stdin() -> None:
     assert result.stdout.startswith("Hello! I am SkillKit")
 
 
-def test_without_a_model_the_scripted_demo_runs_with_a_notice() -> None:
-    result = skillkit("-p", "hello")
+def test_without_a_model_the_local_model_runs_with_a_notice(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    env = {"SKILLKIT_MODEL": "", "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
+    result = skillkit(
+        "-p", "Say hello in one short sentence.", "--no-tools", cwd=tmp_path, env=env, timeout=120
+    )
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("Hello! This is SkillKit's scripted demo model")
-    notice = result.stderr.splitlines()
+    assert result.stdout.strip()
+    notice = [line for line in result.stderr.splitlines() if "local model" in line]
     assert len(notice) == 1
-    assert "scripted demo" in notice[0] and "--model" in notice[0]
+    assert "SmolLM2" in notice[0] and "--model" in notice[0]
 
 
-def test_default_model_is_the_bundled_demo_script() -> None:
-    choice = default_model()
-
-    assert choice.model.startswith("scripted:")
-    assert Path(choice.model.removeprefix("scripted:")).is_file()
+def test_default_model_is_the_local_model_unless_skillkit_model_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SKILLKIT_MODEL", raising=False)
+    assert default_model().model == "local"
+    monkeypatch.setenv("SKILLKIT_MODEL", f"scripted:{HELLO_PATH}")
+    assert default_model() == (f"scripted:{HELLO_PATH}", "")
 
 
 # --------------------------------------------------------------------------- usage errors

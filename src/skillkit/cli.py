@@ -17,6 +17,7 @@ agent, rich and prompt_toolkit are imported when a run starts.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from importlib import import_module
@@ -45,6 +46,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.model_cli",
     "skillkit.skills.cli",
     "skillkit.extensions.cli",
+    "skillkit.local.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
@@ -76,15 +78,15 @@ class ModelChoice(NamedTuple):
 
 
 def default_model() -> ModelChoice:
-    """The model used when ``--model`` is not given: the bundled scripted demo."""
-    from importlib.resources import files
+    """The model used when ``--model`` is not given: ``$SKILLKIT_MODEL`` if set, else the
+    embedded local model (SmolLM2-135M on llama.cpp, offline, no API key), with a notice
+    saying so and how to pick a hosted provider."""
+    chosen = os.environ.get("SKILLKIT_MODEL", "").strip()
+    if chosen:
+        return ModelChoice(chosen, "")
+    from skillkit.local import default_notice
 
-    demo = files("skillkit") / "data" / "demo.yaml"
-    return ModelChoice(
-        f"scripted:{demo}",
-        "skillkit: no --model given, using the scripted demo model (canned replies); "
-        "pick a real model with --model",
-    )
+    return ModelChoice("local", default_notice())
 
 
 def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.ArgumentParser:

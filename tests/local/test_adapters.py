@@ -19,6 +19,7 @@ from skillkit.adapters.anthropic import AnthropicAdapter
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
+from skillkit.context import CompactionSettings
 from skillkit.local import CLIENT_HEADERS, LocalServer
 from skillkit.models import AssistantMessage, ToolCall, ToolResultMessage
 from tests.local.conftest import CONTEXT_WINDOW
@@ -139,7 +140,10 @@ async def test_tool_call_and_result_round_trip(
 async def test_context_overflow_is_its_own_stop_reason(
     runner_for: Callable[..., AgentRunner], make_adapter: MakeAdapter
 ) -> None:
-    response = await runner_for(make_adapter, max_tokens=4).chat("hello " * (CONTEXT_WINDOW + 100))
+    runner = runner_for(make_adapter, max_tokens=4)
+    # the adapter's recognition is under test here, not the compaction that would follow
+    runner.compaction = CompactionSettings(enabled=False)
+    response = await runner.chat("hello " * (CONTEXT_WINDOW + 100))
     assert response.stop_reason == "context_overflow"
     assert response.error
 

@@ -1,6 +1,8 @@
 """Build an adapter from a model string (``AgentConfig.model``).
 
 - ``scripted:PATH`` plays a script file (`skillkit.adapters.scripted`).
+- ``local`` / ``local:PATH.gguf`` starts the embedded llama.cpp server on 127.0.0.1 and
+  talks to it over HTTP (`skillkit.local`); a `LocalModelError` says why it cannot.
 - ``provider:model`` (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``), a catalog id
   (``MiniMax-M2.1``) or any id with ``base_url`` (an OpenAI-compatible server) resolve
   through the model registry to the adapter of the model's API: Chat Completions,
@@ -22,8 +24,9 @@ class UnknownModelError(ValueError):
 
 
 def create_adapter(config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
-    """The adapter for ``config.model``; `UnknownModelError` (or `ScriptError` for a bad
-    script file) with a one-line message when there is none. ``on_retry`` receives a
+    """The adapter for ``config.model``; `UnknownModelError` (`ScriptError` for a bad
+    script file, `LocalModelError` for the local model) with a one-line message when
+    there is none. ``on_retry`` receives a
     `RetryInfo` before each retry of a provider call."""
     model = config.model.strip()
     if model.startswith("scripted:"):
@@ -33,6 +36,10 @@ def create_adapter(config: AgentConfig, *, on_retry: object = None) -> LLMAdapte
         if not path:
             raise UnknownModelError("'scripted:' needs a script file: --model scripted:PATH.yaml")
         return ScriptedAdapter.from_file(path)
+    if model == "local" or model.startswith("local:"):
+        from skillkit.local import create_local_adapter
+
+        return create_local_adapter(model, on_retry=on_retry)
     if not model:
         raise UnknownModelError(
             "no model configured: pass a model, e.g. --model openai:gpt-4o or scripted:PATH.yaml"

@@ -236,14 +236,16 @@ class ContextBudget:
         def tokens_of(message: AgentMessage) -> int:
             return message_tokens(message, count, renderers)
 
+        # a small model must not be asked for a summary longer than a quarter of its window
+        summary_tokens = min(settings.summary_max_tokens, max(256, limits.window // 4))
         summarizer = Summarizer(
             host.adapter,
             host.model,
             options=host.options,
             abort=host.abort,
-            max_tokens=settings.summary_max_tokens,
+            max_tokens=summary_tokens,
             tool_result_chars=settings.summary_tool_result_chars,
-            chunk_tokens=limits.budget - settings.summary_max_tokens - 1024,
+            chunk_tokens=limits.budget - summary_tokens - 1024,
         )
         keep = limits.keep_recent // 2 if reason == "overflow" else limits.keep_recent
         return CompactionJob(

@@ -206,13 +206,14 @@ def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
     """The adapter a plugin registered as ``config.model``, else a new one for it."""
     from skillkit.adapters.factory import UnknownModelError, create_adapter
     from skillkit.adapters.scripted import ScriptError
+    from skillkit.local.errors import LocalModelError
 
     adapters = manager.registries.adapters
     if config.model is not None and config.model in adapters:
         return adapters.get(config.model)
     try:
         return create_adapter(config)
-    except (UnknownModelError, ScriptError) as exc:
+    except (UnknownModelError, ScriptError, LocalModelError) as exc:
         raise SetupError(_one_line(exc)) from None
 
 
