@@ -54,6 +54,10 @@ connection per request (cheap on loopback) avoids that."""
 _live: weakref.WeakSet[LocalServer] = weakref.WeakSet()
 
 
+DEFAULT_MAX_OUTPUT = 512
+"""Tokens one request to the default model may write when the client sends no limit."""
+
+
 class LocalServer:
     """One embedded llama.cpp server for one GGUF model.
 
@@ -270,6 +274,11 @@ class LocalServer:
             temperature = default.temperature
         if temperature is not None:
             params.sampling.temp = temperature
+        if self.is_default_model:
+            # a 135M model at temperature 0 can repeat itself until the context is full:
+            # cap what one request writes unless the client asks for more. (A repeat
+            # penalty stops the loops but also stops it from calling tools.)
+            params.n_predict = DEFAULT_MAX_OUTPUT
         self.model_id = alias
         self.context_window = context
         self.template = template
