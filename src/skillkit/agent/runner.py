@@ -114,6 +114,7 @@ class AgentRunner:
             attach = getattr(skills, "attach", None)
             if callable(attach):
                 attach(self.events)
+        self.permissions: Any = None  # set by skillkit.permissions.install(runner, gate)
         self.boundaries: list[Callable[[], list[AgentMessage]]] = list(boundaries)
         self.closers: list[Callable[[], Awaitable[None]]] = list(closers)
         self.transformers = list(transformers)
@@ -170,6 +171,27 @@ class AgentRunner:
     @property
     def is_running(self) -> bool:
         return self._running
+
+    @property
+    def approvals(self) -> Any:
+        """Where approval answers go: ``agent.approvals.respond(request_id, decision)``.
+        Needs a permission gate (`skillkit.permissions.install`)."""
+        return self._permissions_installed().approvals
+
+    def set_mode(self, mode: str) -> str:
+        """Change the permission mode (``default``, ``accept_edits``, ``plan``,
+        ``bypass``); emits ``mode_changed``. Returns the previous mode. Needs a permission
+        gate (`skillkit.permissions.install`)."""
+        previous = self._permissions_installed().set_mode(mode)
+        return str(getattr(previous, "value", previous))
+
+    def _permissions_installed(self) -> Any:
+        if self.permissions is None:
+            raise RuntimeError(
+                "no permission gate on this runner: call "
+                "skillkit.permissions.install(runner, gate) first"
+            )
+        return self.permissions
 
     @property
     def abort_signal(self) -> AbortSignal:

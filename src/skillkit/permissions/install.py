@@ -138,6 +138,8 @@ class Permissions:
 
     def _wire(self) -> None:
         runner = self.runner
+        runner.permissions = self
+        self._undo.append(lambda: setattr(runner, "permissions", None))
         self._undo.append(
             runner.events.on("before_tool_call", self.before_tool_call, priority=GATE_PRIORITY)
         )
