@@ -60,14 +60,17 @@ def project(tmp_path: Path, script: str) -> tuple[Path, str]:
     return work, f"scripted:{path}"
 
 
-def test_pressing_y_runs_the_command(terminal: Terminal, tmp_path: Path) -> None:
+def request_approval(terminal: Terminal, tmp_path: Path) -> tuple[Path, str]:
+    """Start a session whose model runs `echo hi > out.txt`; return at the approval prompt."""
     work, model = project(tmp_path, WRITE_WITH_BASH)
     terminal.start("--model", model, cwd=work)
     terminal.wait_for_prompt_count(1)
-
     terminal.type("write the file")
+    return work, terminal.wait_for("Allow? y yes, once")
 
-    screen = terminal.wait_for("Allow? y yes, once")
+
+def test_pressing_y_runs_the_command(terminal: Terminal, tmp_path: Path) -> None:
+    work, screen = request_approval(terminal, tmp_path)
     assert "approval needed bash" in screen
     assert "bash: echo hi > out.txt" in screen
     assert "a always allow bash(echo hi > out.txt)" in screen
@@ -85,11 +88,7 @@ def test_pressing_y_runs_the_command(terminal: Terminal, tmp_path: Path) -> None
 def test_pressing_n_denies_the_command_and_the_model_reads_why(
     terminal: Terminal, tmp_path: Path
 ) -> None:
-    work, model = project(tmp_path, WRITE_WITH_BASH)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("write the file")
-    terminal.wait_for("Allow? y yes, once")
+    work, _ = request_approval(terminal, tmp_path)
 
     terminal.press("n")
     terminal.wait_for("message for the model (Enter to skip) ›")
@@ -111,11 +110,7 @@ def test_pressing_n_denies_the_command_and_the_model_reads_why(
 def test_pressing_a_allows_the_same_command_for_the_rest_of_the_session(
     terminal: Terminal, tmp_path: Path
 ) -> None:
-    work, model = project(tmp_path, WRITE_WITH_BASH)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("write the file")
-    terminal.wait_for("Allow? y yes, once")
+    work, _ = request_approval(terminal, tmp_path)
 
     terminal.press("a")
     terminal.wait_for("✓ allowed; from now on also bash(echo hi > out.txt)")
@@ -132,11 +127,7 @@ def test_pressing_a_allows_the_same_command_for_the_rest_of_the_session(
 
 
 def test_ctrl_c_at_the_approval_prompt_aborts_the_run(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, WRITE_WITH_BASH)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("write the file")
-    terminal.wait_for("Allow? y yes, once")
+    work, _ = request_approval(terminal, tmp_path)
 
     terminal.press("C-c")
 
