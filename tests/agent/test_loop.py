@@ -62,6 +62,7 @@ async def test_two_turn_tool_run_emits_the_golden_event_order(recorder: Recorder
         "usage",
         "tool_execution_start",
         "before_tool_call",
+        "after_tool_result",
         "tool_execution_end",
         "turn_end",
         "turn_start",

@@ -120,9 +120,6 @@ async def test_estimate_tracks_provider_reported_usage_over_a_session() -> None:
         return Reply(text="done", usage=usage)
 
     adapter = FunctionAdapter(reply, chunk_size=256)
-    agent = AgentRunner(
-        AgentConfig(model="sim", max_iterations=60), adapter=adapter, tools=[read_file]
-    )
     estimates: list[tuple[int, int]] = []
 
     async def measure(messages: list[AgentMessage]) -> list[AgentMessage]:
@@ -135,7 +132,12 @@ async def test_estimate_tracks_provider_reported_usage_over_a_session() -> None:
         )
         return messages
 
-    agent.transformers.append(measure)
+    agent = AgentRunner(
+        AgentConfig(model="sim", max_iterations=60),
+        adapter=adapter,
+        tools=[read_file],
+        transformers=[measure],
+    )
     await agent.chat("read the files")
     assert len(reported) == 40
     for (estimate, heuristic_only), actual in list(zip(estimates, reported, strict=True))[5:]:

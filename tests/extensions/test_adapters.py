@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,11 +79,21 @@ async def test_switching_is_refused_during_a_run(manager_factory: Factory) -> No
     runner = make_runner()
     manager = manager_factory(ParrotPlugin())
     ctx = CommandContext(runner=runner, manager=manager)
-    runner._running = True
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    @runner.events.on("agent_start")
+    async def hold(event: object) -> None:
+        started.set()
+        await release.wait()
+
+    run = asyncio.ensure_future(runner.chat("hi"))
+    await asyncio.wait_for(started.wait(), 10)
     try:
         result = await manager.registries.commands.dispatch("/model parrot", ctx)
     finally:
-        runner._running = False
+        release.set()
+        await asyncio.wait_for(run, 10)
     assert result is not None and result.error is not None and "in progress" in result.error
 
 

@@ -434,5 +434,5 @@ async def test_detach_removes_every_seam(manager_factory: Factory) -> None:
     assert runner.prompt_sections == sections and runner.tool_providers == providers
     assert runner.convert_to_llm is None
     for event_type in ("before_tool_call", "after_tool_result", "context_transform", "*"):
-        assert not runner.events._handlers.get(event_type)
-    assert not runner.events._wildcard
+        assert not runner.events.has_handlers(event_type)
+    assert not runner.events.observed

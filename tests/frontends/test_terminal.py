@@ -212,14 +212,13 @@ def test_footer_names_each_outcome() -> None:
 
 
 def _draw(*payloads: object) -> str:
-    from skillkit.events import PAYLOAD_TYPES, EventBus
+    from skillkit.events import EventBus
 
-    kinds = {cls: name for name, cls in PAYLOAD_TYPES.items()}
     console, out = _console()
     renderer = TerminalRenderer(console)
     bus = EventBus()
     for payload in payloads:
-        renderer.emit(bus.make(kinds[type(payload)], payload))  # type: ignore[arg-type]
+        renderer.emit(bus.event(payload))  # type: ignore[arg-type]
     return out.getvalue()
 
 

@@ -1,25 +1,49 @@
-"""`AgentRunner`: the stateful shell around `run_loop` — transcript, queues, seams."""
+"""`AgentRunner`: the stateful shell around `run_loop` — transcript, queues, seams.
+
+A run owns itself: it runs in its own task, and every consumer (``chat``,
+``chat_stream``, ``chat_stream_events``, sinks, bus handlers) subscribes to its one
+event stream. A consumer that stops reading, raises or is cancelled aborts the run
+instead of leaving it half done: each tool call is answered, ``run_cancelled`` and
+``agent_end`` are emitted, and the transcript can be sent again.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.registry import AdapterRegistry
+from skillkit.agent.contributors import Contributor, contributes
 from skillkit.agent.loop import (
+    AfterToolResult,
+    BeforeToolCall,
     ContextTransformer,
     ConvertToLLM,
     CostFunction,
     LoopContext,
-    RunState,
+    LoopState,
+    RunOutcome,
     run_loop,
 )
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
-from skillkit.events import ErrorInfo, EventBus, Idle, ProviderRetry, RunResume, Sink
+from skillkit.errors import describe_exception
+from skillkit.events import (
+    ErrorInfo,
+    Event,
+    EventBus,
+    Idle,
+    ProviderRetry,
+    RunResume,
+    Sink,
+    ToolExecutionEnd,
+    TurnEnd,
+)
 from skillkit.models import (
     AgentMessage,
     AgentResponse,
@@ -56,18 +80,104 @@ class RunInProgressError(RuntimeError):
     """`AgentRunner.chat` was called while a run is in flight."""
 
 
+_HIGH_WATER = 256
+"""Events a streaming consumer may fall behind before the run waits for it."""
+
+
+class _Stream:
+    """One consumer's view of a run: a buffer of `StreamEvent` values derived from the
+    run's events. The run waits when the consumer falls ``_HIGH_WATER`` events behind
+    (back-pressure; nothing is dropped) — unless the run was aborted, so an abort always
+    gets through."""
+
+    __slots__ = ("abort", "buffer", "calls", "closed", "consumer", "ended", "producer")
+
+    def __init__(self, abort: AbortSignal) -> None:
+        self.abort = abort
+        self.calls: deque[str] = deque()  # this turn's tool calls not yet reported
+        self.ended: dict[str, StreamEvent] = {}  # results waiting for earlier calls
+        self.buffer: deque[StreamEvent] = deque()
+        self.consumer: asyncio.Future[None] | None = None
+        self.producer: asyncio.Future[None] | None = None
+        self.closed = False
+
+    def handle(self, event: Event[Any]) -> Awaitable[None] | None:
+        payload = event.payload
+        kind = type(payload)
+        if kind is StreamEvent:
+            self.push(payload)
+            if payload.type == "tool_call_end" and payload.tool_call_id is not None:
+                self.calls.append(payload.tool_call_id)
+        elif kind is ToolExecutionEnd:
+            result = payload.result
+            self.ended[payload.tool_call_id] = StreamEvent(
+                "tool_result",
+                content=result.output,
+                tool_name=payload.tool_name,
+                tool_call_id=payload.tool_call_id,
+                is_error=result.is_error,
+            )
+            calls = self.calls  # results go out in call order, as each becomes next
+            while calls and calls[0] in self.ended:
+                self.push(self.ended.pop(calls.popleft()))
+        elif kind is TurnEnd:
+            self.calls.clear()
+            self.ended.clear()
+            return None
+        else:
+            return None
+        if len(self.buffer) >= _HIGH_WATER and not self.closed and not self.abort.aborted:
+            self.producer = asyncio.get_running_loop().create_future()
+            return self.producer
+        return None
+
+    def push(self, event: StreamEvent) -> None:
+        if self.closed:
+            return
+        self.buffer.append(event)
+        self.wake()
+
+    def wake(self) -> None:
+        waiter = self.consumer
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def release_producer(self) -> None:
+        waiter = self.producer
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        self.closed = True
+        self.buffer.clear()
+        self.release_producer()
+
+
+class _Run:
+    """One run in flight: its task and the streams reading it."""
+
+    __slots__ = ("abandoned", "streams", "task")
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[None] | None = None
+        self.streams: list[_Stream] = []
+        self.abandoned = False
+
+
 class AgentRunner:
-    """Runs an agent: holds the transcript and the queues, and calls the pure loop.
+    """Runs an agent: holds the transcript and the queues, and runs the pure loop in a
+    task of its own.
 
     ``adapter`` is an `LLMAdapter` (or None to build one from ``config.model``, e.g.
-    ``"scripted:PATH"``). ``tools`` are always offered; ``tool_providers`` and
-    ``prompt_sections`` are asked once per turn (the seams skills, MCP servers and
-    plugins use); ``skills`` is any object with ``prompt_section()`` and ``tools()`` (and
-    ``attach(bus)``, called once, to publish its changes). ``boundaries`` are called at
-    every iteration boundary and return messages to fold in (e.g.
-    ``BackgroundTasks.boundary_messages``); ``closers`` run on `aclose`.
-    One run at a time: `chat` during a run raises `RunInProgressError` (use `steer` or
-    `follow_up`).
+    ``"scripted:PATH"``). ``tools`` are always offered. ``contributors`` add tools,
+    system-prompt sections, context transforms, before/after tool call checks, boundary
+    messages and closers (see `Contributor`); they apply in list order, after the bus's
+    own handlers. ``sinks`` receive every event. One run at a time: `chat` during a run
+    raises `RunInProgressError` (use `steer` or `follow_up`).
+
+    ``prompt_sections``, ``tool_providers``, ``skills``, ``transformers``,
+    ``boundaries`` and ``closers`` are the older spellings of contributor parts; each is
+    turned into a contributor, in that order, before ``contributors``.
     """
 
     def __init__(
@@ -76,20 +186,21 @@ class AgentRunner:
         adapter: LLMAdapter | None = None,
         tools: Iterable[Tool] = (),
         *,
-        prompt_sections: Iterable[PromptSection] = (),
-        tool_providers: Iterable[ToolProvider] = (),
-        skills: Any = None,
-        events: EventBus | None = None,
+        messages: Iterable[AgentMessage] = (),
         sinks: Iterable[Sink] = (),
-        transformers: Iterable[ContextTransformer] = (),
+        contributors: Iterable[Contributor] = (),
+        events: EventBus | None = None,
         convert_to_llm: ConvertToLLM | None = None,
         renderers: RendererRegistry | None = None,
         cost: CostFunction | None = None,
-        messages: Iterable[AgentMessage] = (),
-        boundaries: Iterable[Callable[[], list[AgentMessage]]] = (),
-        closers: Iterable[Callable[[], Awaitable[None]]] = (),
         compaction: CompactionSettings | None = None,
         adapters: AdapterRegistry | None = None,
+        prompt_sections: Iterable[PromptSection] = (),
+        tool_providers: Iterable[ToolProvider] = (),
+        skills: Any = None,
+        transformers: Iterable[ContextTransformer] = (),
+        boundaries: Iterable[Callable[[], list[AgentMessage]]] = (),
+        closers: Iterable[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.config = config if config is not None else AgentConfig()
         self.events = events if events is not None else EventBus(agent_id=self.config.agent_id)
@@ -108,16 +219,15 @@ class AgentRunner:
         self.tools = ToolRegistry(tools)
         self.prompt_sections: list[PromptSection] = list(prompt_sections)
         self.tool_providers: list[ToolProvider] = list(tool_providers)
-        if skills is not None:
+        self.closers: list[Callable[[], Awaitable[None]]] = list(closers)
+        self._transformers: list[ContextTransformer] = list(transformers)
+        self.boundaries: list[Callable[[], list[AgentMessage]]] = list(boundaries)
+        self._contributors: list[Contributor] = []
+        if skills is not None:  # a skill registry: prompt section, tools, change events
             self.prompt_sections.append(skills.prompt_section)
             self.tool_providers.append(skills)
-            attach = getattr(skills, "attach", None)
-            if callable(attach):
-                attach(self.events)
+            skills.attach(self.events)
         self.permissions: Any = None  # set by skillkit.permissions.install(runner, gate)
-        self.boundaries: list[Callable[[], list[AgentMessage]]] = list(boundaries)
-        self.closers: list[Callable[[], Awaitable[None]]] = list(closers)
-        self.transformers = list(transformers)
         self.convert_to_llm = convert_to_llm
         self.renderers = renderers if renderers is not None else RendererRegistry()
         if self.renderers.on_error is None:
@@ -128,11 +238,57 @@ class AgentRunner:
         self._steering: list[UserMessage] = []
         self._follow_ups: list[UserMessage] = []
         self._abort = AbortSignal()
-        self._running = False
+        self._run: _Run | None = None
         self._paused = False
-        self._state = RunState()
+        self._loop_state = LoopState()
+        self._outcome = RunOutcome()
         self._usage = TokenUsage()
         self._run_start = 0
+        self._parts: dict[str, list[Contributor]] = {}
+        for contributor in contributors:
+            self._contributors.append(contributor)
+        self._index_parts()
+        for contributor in self._contributors:
+            if contributes(contributor, "attach"):
+                contributor.attach(self)
+
+    # ----- contributors
+
+    @property
+    def contributors(self) -> tuple[Contributor, ...]:
+        """The contributors, in the order they apply."""
+        return tuple(self._contributors)
+
+    def add_contributor(self, contributor: Contributor) -> Callable[[], None]:
+        """Add a contributor after the others (before any run starts, or between runs);
+        calls its ``attach``. Returns a function that removes it."""
+        if self.is_running:
+            raise RunInProgressError("cannot add a contributor while a run is in progress")
+        self._contributors.append(contributor)
+        self._index_parts()
+        if contributes(contributor, "attach"):
+            contributor.attach(self)
+
+        def remove() -> None:
+            if contributor in self._contributors:
+                self._contributors.remove(contributor)
+                self._index_parts()
+
+        return remove
+
+    def _index_parts(self) -> None:
+        parts = (
+            "tools",
+            "system_prompt",
+            "transform_context",
+            "before_tool_call",
+            "after_tool_result",
+            "boundary_messages",
+            "aclose",
+        )
+        self._parts = {
+            part: [c for c in self._contributors if contributes(c, part)] for part in parts
+        }
 
     # ----- state
 
@@ -170,7 +326,7 @@ class AgentRunner:
 
     @property
     def is_running(self) -> bool:
-        return self._running
+        return self._run is not None
 
     @property
     def approvals(self) -> Any:
@@ -213,13 +369,12 @@ class AgentRunner:
 
     def _retrying(self, info: Any) -> None:
         self.events.emit_nowait(
-            "retry",
             ProviderRetry(
                 attempt=info.attempt,
                 max_attempts=info.max_retries,
                 delay=info.delay,
                 error=info.message,
-            ),
+            )
         )
 
     def _catalog_cost(self, usage: TokenUsage) -> float | None:
@@ -227,22 +382,28 @@ class AgentRunner:
         from skillkit.model_registry import default_registry
 
         registry = default_registry()
-        model = self.config.model or getattr(self.adapter, "model", "") or ""
+        model = self._model_name()
         if not model or registry.get(model) is None:
             return None
         return registry.calculate_cost(model, usage)
+
+    def _model_name(self) -> str:
+        model: Any = self.config.model
+        if model and not isinstance(model, str):
+            model = getattr(model, "id", "") or ""
+        return str(model or getattr(self.adapter, "model", "") or "")
 
     async def compact(self, instructions: str | None = None) -> CompactionResult:
         """Compact the transcript now (``/compact [instructions]``): a full compaction
         whose summary follows ``instructions`` if given. Returns the outcome (``ok=False``
         with an ``error`` when compaction is disabled, there is nothing to compact or the
         summary failed — the transcript is then unchanged). Not allowed during a run."""
-        if self._running:
+        if self.is_running:
             raise RunInProgressError("cannot compact while a run is in progress")
         budget = self._budget
         if budget is None:
             return CompactionResult(ok=False, reason="manual", error="compaction is disabled")
-        self._running = True
+        self._run = _Run()
         self._abort = AbortSignal()
         try:
             ctx = self._context()
@@ -254,109 +415,204 @@ class AgentRunner:
                 tools=[tool_schema(t) for t in ctx.tools()],
             )
         finally:
-            self._running = False
+            self._run = None
         self._usage = self._usage + result.usage
+        if result.changed:
+            self._loop_state.forget_conversion()
         return result
 
     def clear(self) -> None:
         """Forget the transcript (not allowed during a run)."""
-        if self._running:
+        if self.is_running:
             raise RunInProgressError("cannot clear the transcript while a run is in progress")
         self._messages.clear()
-        self._state = RunState()
+        self._loop_state.forget_conversion()
 
     # ----- control
 
     def abort(self, reason: str = "aborted") -> None:
         """Stop the current run now: the model stream and running tools are cancelled,
         the transcript stays valid. Does nothing when no run is in flight."""
-        if self._running:
+        if self._run is not None:
             self._abort.abort(reason)
 
     def steer(self, message: str | list[UserContent]) -> None:
-        """Interrupt the current tool chain: the turn's remaining tool calls are skipped
-        and ``message`` is handled next turn. Without a run in flight, it is queued for
-        the next one."""
+        """Interrupt the current tool chain: tool calls of this turn that have not
+        started are skipped, and ``message`` is handled next turn. Without a run in
+        flight, it is queued for the next one."""
         self._steering.append(UserMessage(content=message))
 
     def follow_up(self, message: str | list[UserContent]) -> None:
         """Queue ``message`` to be handled after the current run ends."""
         self._follow_ups.append(UserMessage(content=message))
 
+    async def wait(self) -> None:
+        """Wait until the run in flight (if any) has ended."""
+        run = self._run
+        if run is not None and run.task is not None:
+            await asyncio.shield(run.task)
+
     # ----- running
 
     async def chat(self, message: str | list[UserContent]) -> AgentResponse:
-        """Run the agent on ``message`` to the end and return the outcome."""
-        async for _ in self._run(message):
-            pass
+        """Run the agent on ``message`` to the end and return the outcome. Cancelling
+        the caller aborts the run (the transcript stays valid) before the cancellation
+        propagates."""
+        run = await self._start(message)
+        await self._join(run)
         return self._response()
 
     def chat_stream(self, message: str | list[UserContent]) -> AsyncIterator[str]:
         """Run the agent, yielding only the text deltas of its replies."""
-        return self._text_only(self._run(message))
+        return self._text_only(self.chat_stream_events(message))
 
     def chat_stream_events(self, message: str | list[UserContent]) -> AsyncIterator[StreamEvent]:
-        """Run the agent, yielding every `StreamEvent` (ends with one ``done``)."""
-        return self._run(message)
+        """Run the agent, yielding every `StreamEvent` (the model's text, thinking and
+        tool-call events, one ``tool_result`` per call, an ``error`` if the run failed,
+        and one final ``done``). Closing the iterator early, or cancelling its reader,
+        aborts the run."""
+        return self._stream(message, resume=False)
 
     async def continue_(self) -> AgentResponse:
         """Resume a run paused by ``max_iterations``, with a fresh iteration budget."""
-        async for _ in self.continue_stream_events():
-            pass
+        if not self._paused:
+            raise RuntimeError("nothing to continue: the last run did not stop at max_iterations")
+        run = await self._start(None)
+        await self._join(run)
         return self._response()
 
     def continue_stream_events(self) -> AsyncIterator[StreamEvent]:
         if not self._paused:
             raise RuntimeError("nothing to continue: the last run did not stop at max_iterations")
-        return self._run(None)
+        return self._stream(None, resume=True)
 
     async def aclose(self) -> None:
-        """Abort any run, run the ``closers`` (background tasks...) and release the
+        """Abort any run (and wait for it to end), close the contributors and release the
         adapter. Safe to call more than once."""
         self.abort("closed")
+        run = self._run
+        if run is not None and run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
         for close in self.closers:
             await close()
+        for contributor in self._parts.get("aclose", ()):
+            try:
+                await contributor.aclose()
+            except Exception as exc:
+                self._report(f"contributor:{_label(contributor)}:aclose", exc)
         await self.adapter.aclose()
 
     async def _text_only(self, events: AsyncIterator[StreamEvent]) -> AsyncIterator[str]:
-        async for event in events:
-            if event.type == "text_delta":
-                yield event.content
+        try:
+            async for event in events:
+                if event.type == "text_delta":
+                    yield event.content
+        finally:
+            closer = getattr(events, "aclose", None)
+            if closer is not None:
+                await closer()
 
-    async def _run(self, message: str | list[UserContent] | None) -> AsyncIterator[StreamEvent]:
-        if self._running:
-            raise RunInProgressError(
-                "a run is already in progress; use steer() or follow_up() to send more input"
-            )
-        self._running = True
+    async def _start(self, message: str | list[UserContent] | None) -> _Run:
+        """Start a run in its own task. A run whose stream reader went away is waited
+        for first (its reader's clean-up may still be pending)."""
+        current = self._run
+        if current is not None:
+            for _ in range(3):  # let a dropped stream reader's finaliser run
+                await asyncio.sleep(0)
+                current = self._run
+                if current is None or current.abandoned:
+                    break
+            if current is not None and current.abandoned and current.task is not None:
+                await asyncio.gather(current.task, return_exceptions=True)
+            elif current is not None:
+                raise RunInProgressError(
+                    "a run is already in progress; use steer() or follow_up() to send more input"
+                )
+        run = _Run()
+        self._run = run
         self._abort = AbortSignal()
+        run.task = asyncio.create_task(self._drive(run, message), name="skillkit-run")
+        return run
+
+    async def _join(self, run: _Run) -> None:
+        task = run.task
+        assert task is not None
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                self._abort.abort("cancelled")
+                await asyncio.gather(task, return_exceptions=True)
+            raise
+
+    async def _stream(
+        self, message: str | list[UserContent] | None, *, resume: bool
+    ) -> AsyncIterator[StreamEvent]:
+        run = await self._start(message)
+        # subscribed before the run's task first runs: it sees every event of the run
+        stream = _Stream(self._abort)
+        unsubscribe = self.events.on("*", stream.handle)
+        run.streams.append(stream)
+        task = run.task
+        assert task is not None
+        task.add_done_callback(lambda _task: stream.wake())
+        finished = False
+        try:
+            buffer = stream.buffer
+            while True:
+                while buffer:
+                    event = buffer.popleft()
+                    if stream.producer is not None and len(buffer) < _HIGH_WATER // 2:
+                        stream.release_producer()
+                    yield event
+                if task.done():
+                    break
+                stream.consumer = asyncio.get_running_loop().create_future()
+                await stream.consumer
+                stream.consumer = None
+            finished = True
+            outcome = self._outcome
+            if outcome.stop_reason in ("error", "context_overflow"):
+                yield StreamEvent("error", error=outcome.error, stop_reason=outcome.stop_reason)
+            yield StreamEvent(
+                "done", stop_reason=outcome.stop_reason, usage=outcome.usage, error=outcome.error
+            )
+        finally:
+            unsubscribe()
+            stream.close()
+            if not finished and not task.done():
+                run.abandoned = True
+                self._abort.abort("the reader of the run's events stopped")
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def _drive(self, run: _Run, message: str | list[UserContent] | None) -> None:
+        """The run's task: input handlers, the loop, follow-ups; ``idle`` at the end."""
+        bus = self.events
         start = len(self._messages)
         self._run_start = start
-        state = RunState(cumulative_usage=self._usage, cumulative_cost=self._state.cumulative_cost)
-        self._state = state
-        bus = self.events
+        self._outcome = RunOutcome()
+        self._loop_state.forget_conversion()  # renderers may have changed between runs
         try:
             pending: list[UserMessage] = []
             prompt = ""
             if message is None:
-                await bus.emit("run_resume", RunResume(from_message_index=start))
+                await bus.emit(RunResume(from_message_index=start))
             else:
                 content = await bus.transform_input(message)
                 if content is None:  # swallowed by an input handler
-                    state.stop_reason = "stop"
-                    yield StreamEvent("done", stop_reason="stop", usage=TokenUsage())
                     return
                 pending.append(UserMessage(content=content))
                 prompt = content if isinstance(content, str) else ""
             pending.extend(self._take_steering())
+            total = TokenUsage()
             while True:
                 self._messages.extend(pending)
-                async for event in run_loop(self._messages, self._context(), state, prompt=prompt):
-                    if event.type == "done" and self._follow_ups and state.stop_reason == "stop":
-                        continue
-                    yield event
-                self._usage = state.cumulative_usage
-                if state.stop_reason != "stop" or not self._follow_ups:
+                outcome = await run_loop(
+                    self._messages, self._context(), prompt=prompt, state=self._loop_state
+                )
+                total = total + outcome.usage
+                self._outcome = outcome
+                if outcome.stop_reason != "stop" or not self._follow_ups:
                     break
                 pending = []
                 for follow in self._take_follow_ups():
@@ -364,26 +620,32 @@ class AgentRunner:
                     if content is not None:  # a swallowed follow-up is skipped
                         pending.append(UserMessage(content=content))
                 if not pending:
-                    yield StreamEvent("done", stop_reason="stop", usage=state.usage)
                     break
                 first = pending[0].content
                 prompt = first if isinstance(first, str) else ""
-                state.iterations = 0
+            self._outcome.usage = total
+        except Exception as exc:  # a failing input handler in strict mode, a bug
+            self._outcome = RunOutcome(stop_reason="error", error=describe_exception(exc))
+            if bus.strict:
+                raise
+            await bus.emit(ErrorInfo(stage="run", message=self._outcome.error or ""))
         finally:
-            self._usage = state.cumulative_usage
-            self._paused = state.stop_reason == "max_iterations"
-            self._running = False
-            await bus.emit("idle", Idle())
+            self._usage = self._loop_state.cumulative_usage
+            self._paused = self._outcome.stop_reason == "max_iterations"
+            self._run = None
+            for stream in run.streams:
+                stream.release_producer()
+            await bus.emit(Idle())
 
     def _response(self) -> AgentResponse:
-        state = self._state
+        outcome = self._outcome
         return AgentResponse(
-            text=state.text,
+            text=outcome.text,
             messages=self._messages[self._run_start :],
-            usage=state.usage,
-            stop_reason=state.stop_reason,
-            error=state.error,
-            iterations=state.iterations,
+            usage=outcome.usage,
+            stop_reason=outcome.stop_reason,
+            error=outcome.error,
+            iterations=outcome.iterations,
         )
 
     def _take_steering(self) -> list[UserMessage]:
@@ -403,46 +665,68 @@ class AgentRunner:
 
     def _context(self) -> LoopContext:
         config = self.config
+        parts = self._parts
+        transformers: list[ContextTransformer] = [
+            *self._transformers,
+            *(c.transform_context for c in parts["transform_context"]),
+        ]
+        before: list[BeforeToolCall] = [c.before_tool_call for c in parts["before_tool_call"]]
+        after: list[AfterToolResult] = [c.after_tool_result for c in parts["after_tool_result"]]
         return LoopContext(
             adapter=self.adapter,
             bus=self.events,
-            model=config.model or getattr(self.adapter, "model", "") or "",
+            model=self._model_name(),
             tools=self._current_tools,
             system_prompt=self._system_prompt,
             abort=self._abort,
             max_iterations=config.max_iterations,
             parallel_tools=config.tool_execution == "parallel",
             options=config.options,
-            transformers=self.transformers,
+            transformers=transformers,
             convert_to_llm=self.convert_to_llm,
             renderers=self.renderers,
             steering=self._take_steering,
             has_steering=self._has_steering,
             cost=self.cost,
             schema_of=tool_schema,
-            boundary=self._boundary if self.boundaries else None,
+            boundary=self._boundary if parts["boundary_messages"] or self.boundaries else None,
             compaction=self._budget,
+            before_tool_call=before,
+            after_tool_result=after,
         )
 
     def _boundary(self) -> list[AgentMessage]:
         messages: list[AgentMessage] = []
         for source in self.boundaries:
             messages.extend(source())
+        for contributor in self._parts["boundary_messages"]:
+            try:
+                messages.extend(contributor.boundary_messages())
+            except Exception as exc:
+                self._report(f"contributor:{_label(contributor)}:boundary_messages", exc)
         return messages
 
     def _compacted(self, result: CompactionResult) -> None:
         self._run_start = result.new_index(self._run_start)
 
     def _render_failed(self, kind: str, exc: Exception) -> None:
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        self.events.emit_nowait("error", ErrorInfo(stage=f"render:{kind}", message=text))
+        self._report(f"render:{kind}", exc)
+
+    def _report(self, stage: str, exc: Exception) -> None:
+        self.events.emit_nowait(ErrorInfo(stage=stage, message=describe_exception(exc)))
 
     def _current_tools(self) -> list[Tool]:
         tools = self.tools.tools()
-        if self.tool_providers:
+        providers: list[Any] = [*self.tool_providers, *self._parts["tools"]]
+        if providers:
             seen = {t.name for t in tools}
-            for provider in self.tool_providers:
-                for t in provider.tools():
+            for provider in providers:
+                try:
+                    offered = provider.tools()
+                except Exception as exc:
+                    self._report(f"contributor:{_label(provider)}:tools", exc)
+                    continue
+                for t in offered:
                     if t.name not in seen:
                         seen.add(t.name)
                         tools.append(t)
@@ -450,13 +734,25 @@ class AgentRunner:
 
     def _system_prompt(self) -> str:
         base = self.config.system_prompt
-        if not self.prompt_sections:
+        sections: list[Callable[[], Any]] = [
+            *self.prompt_sections,
+            *(c.system_prompt for c in self._parts["system_prompt"]),
+        ]
+        if not sections:
             return base
         parts = [base] if base else []
-        for section in self.prompt_sections:
-            text = section()
+        for section in sections:
+            try:
+                text = section()
+            except Exception as exc:
+                self._report("system_prompt", exc)
+                continue
             if inspect.isawaitable(text):
                 raise TypeError("prompt sections must be synchronous callables")
             if text:
                 parts.append(text)
         return "\n\n".join(parts)
+
+
+def _label(contributor: Any) -> str:
+    return str(getattr(contributor, "name", "") or type(contributor).__name__)

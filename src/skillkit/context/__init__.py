@@ -33,6 +33,8 @@ from skillkit.context.compaction import (
 )
 from skillkit.context.convert import (
     BUILTIN_RENDERERS,
+    ContextTransformer,
+    ConvertToLLM,
     CustomMessageRenderer,
     RendererRegistry,
     convert_message,
@@ -59,7 +61,8 @@ from skillkit.context.tokens import (
     image_tokens,
     message_tokens,
 )
-from skillkit.context.transcript import is_pinned, tool_pairing_problems
+from skillkit.context.transcript import is_pinned
+from skillkit.tool_pairing import tool_pairing_problems
 
 __all__ = [
     "BOUNDARY_KIND",
@@ -74,6 +77,8 @@ __all__ = [
     "CompactionSettings",
     "Compactor",
     "ContextBudget",
+    "ContextTransformer",
+    "ConvertToLLM",
     "CustomMessageRenderer",
     "Limits",
     "ModelHost",

@@ -13,18 +13,28 @@ wants to render them differently registers its own with ``replace=True``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND, render_pinned, render_summary
 from skillkit.models import AgentMessage, AssistantMessage, CustomMessage, LLMMessage
 
 __all__ = [
     "BUILTIN_RENDERERS",
+    "ContextTransformer",
+    "ConvertToLLM",
     "CustomMessageRenderer",
     "RendererRegistry",
     "convert_message",
     "convert_to_llm",
 ]
+
+ContextTransformer = Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]]]
+"""An async function that reshapes the messages before each model call (prune, inject):
+it gets a copy and returns the list to use. A transformer that raises is reported as an
+``error`` event and skipped."""
+
+ConvertToLLM = Callable[[list[AgentMessage]], list[LLMMessage] | Awaitable[list[LLMMessage]]]
+"""Replaces the default `AgentMessage` -> `LLMMessage` conversion (sync or async)."""
 
 CustomMessageRenderer = Callable[[CustomMessage], LLMMessage | None]
 """Turns one custom message into a message for the model, or None to leave it out."""

@@ -15,12 +15,10 @@ from collections.abc import Collection, Sequence
 from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND
 from skillkit.models import (
     AgentMessage,
-    AssistantMessage,
     CustomMessage,
-    LLMMessage,
     ToolResultMessage,
-    UserMessage,
 )
+from skillkit.tool_pairing import tool_pairing_problems
 
 __all__ = [
     "SKILL_CONTENT_PREFIX",
@@ -32,40 +30,6 @@ __all__ = [
 
 SKILL_CONTENT_PREFIX = "<skill_content "
 """Tool results starting with this (a skill's instructions) are pinned."""
-
-
-def tool_pairing_problems(messages: Sequence[LLMMessage], *, first_user: bool = True) -> list[str]:
-    """What makes ``messages`` (as sent to a model) invalid; empty when valid.
-    ``first_user=False`` skips the rule that the first message is a user message."""
-    problems: list[str] = []
-    open_calls: dict[str, str] = {}
-    for index, message in enumerate(messages):
-        if type(message) is ToolResultMessage:
-            call_id = message.tool_call_id
-            if call_id in open_calls:
-                del open_calls[call_id]
-            else:
-                problems.append(
-                    f"message {index}: result for {call_id!r} does not follow its tool call"
-                )
-            continue
-        if open_calls:
-            problems.append(f"message {index}: calls {sorted(open_calls)} have no result before it")
-            open_calls = {}
-        if type(message) is AssistantMessage:
-            for call in message.tool_calls:
-                if call.id in open_calls:
-                    problems.append(f"message {index}: duplicate tool call id {call.id!r}")
-                open_calls[call.id] = call.name
-        elif type(message) is not UserMessage:
-            problems.append(f"message {index}: {type(message).__name__} is not an LLM message")
-    if open_calls:
-        problems.append(f"end: calls {sorted(open_calls)} have no result")
-    if first_user and messages and type(messages[0]) is not UserMessage:
-        problems.append(
-            f"message 0: the first message is not a user message ({type(messages[0]).__name__})"
-        )
-    return problems
 
 
 def is_cut_point(messages: Sequence[AgentMessage], index: int) -> bool:

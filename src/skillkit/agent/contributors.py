@@ -1,0 +1,78 @@
+"""`Contributor`: the one seam through which a layer adds to an agent.
+
+A contributor may offer any of these parts; each is optional (the base class's versions
+do nothing and are skipped):
+
+- ``tools()`` — tools to offer, asked once per turn;
+- ``system_prompt()`` — a system-prompt section, asked once per turn (None: nothing);
+- ``transform_context(messages)`` — reshape the messages before each model call;
+- ``before_tool_call(call)`` — block a call or replace its arguments;
+- ``after_tool_result(event)`` — replace a tool's result;
+- ``boundary_messages()`` — messages to fold in before each model call (background
+  results, monitor lines);
+- ``attach(agent)`` — called once when the runner is built (subscribe to its bus...);
+- ``aclose()`` — release what it holds when the runner closes.
+
+Contributors apply in the order of the ``contributors`` list, after the bus's own
+handlers: the permission gate goes last so it judges the final arguments of a call.
+`AgentRunner.contributors` shows that order. Skills, the permission gate, plugin
+bindings and background tasks are contributors; so are the layers to come (subagents,
+MCP servers, the session store).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from skillkit.events import ToolCallEvent, ToolCallEventResult, ToolResultEvent
+from skillkit.models import AgentMessage
+from skillkit.tools.base import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+
+__all__ = ["Contributor", "contributes"]
+
+
+class Contributor:
+    """Base class of contributors; override the parts you offer (see the module docs).
+
+    ``name`` labels the contributor in `AgentRunner.contributors` and error events.
+    Every part must be cheap: the per-turn parts run on every turn. A part that raises
+    is reported as an ``error`` event; a raising ``before_tool_call`` blocks the call
+    (fail closed).
+    """
+
+    name: str = ""
+
+    def tools(self) -> Sequence[Tool]:
+        return ()
+
+    def system_prompt(self) -> str | None:
+        return None
+
+    async def transform_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        return messages
+
+    async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
+        return None
+
+    async def after_tool_result(self, event: ToolResultEvent) -> ToolResult | None:
+        return None
+
+    def boundary_messages(self) -> list[AgentMessage]:
+        return []
+
+    def attach(self, agent: AgentRunner) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def contributes(contributor: Any, part: str) -> bool:
+    """Whether ``contributor`` offers ``part`` (it defines it, and not as the base
+    class's do-nothing version)."""
+    method = getattr(type(contributor), part, None)
+    return method is not None and method is not getattr(Contributor, part, None)

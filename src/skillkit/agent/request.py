@@ -1,0 +1,173 @@
+"""Building one model request: context transform, conversion, budget and compaction.
+
+Kept apart from the turn logic: the loop asks `build_request` for the next request and
+`recover_overflow` after a context overflow; the incremental conversion cache lives in
+`LoopState`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from skillkit.context import (
+    CompactionResult,
+    ContextTransformer,
+    ConvertToLLM,
+    RendererRegistry,
+    convert_message,
+)
+from skillkit.errors import describe_exception
+from skillkit.events import ErrorInfo
+from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage
+from skillkit.tools.base import Tool
+
+if TYPE_CHECKING:
+    from skillkit.agent.loop import LoopContext
+
+__all__ = ["ContextTransformer", "ConvertToLLM", "LoopState", "build_request", "recover_overflow"]
+
+
+@dataclass
+class LoopState:
+    """What the loop carries across turns and runs of one runner: cumulative usage and
+    cost, and the incremental conversion cache (``transcript[:converted]`` became
+    ``llm_view``)."""
+
+    cumulative_usage: TokenUsage = field(default_factory=TokenUsage)
+    cumulative_cost: float | None = None
+    converted: int = 0
+    llm_view: list[LLMMessage] = field(default_factory=list)
+    last_converted: object = None
+
+    def forget_conversion(self) -> None:
+        self.converted = 0
+        self.llm_view = []
+        self.last_converted = None
+
+
+async def build_request(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: LoopState,
+    tools: Sequence[Tool],
+    turn: int,
+    usage: list[TokenUsage],
+) -> LLMRequest:
+    """The request for this turn: transform -> convert -> budget check (compacting
+    ``transcript`` in place when needed). Usage of compaction calls is appended to
+    ``usage``."""
+    seams = bool(
+        ctx.transformers or ctx.bus.has_handlers("context_transform") or ctx.convert_to_llm
+    )
+    if seams:
+        context, messages = await _transform_and_convert(transcript, ctx, turn)
+    else:
+        context, messages = transcript, _convert_incremental(transcript, state, ctx.renderers)
+    schema_of = ctx.schema_of
+    schemas = [schema_of(t) for t in tools] if schema_of is not None else []
+    system_prompt = ctx.system_prompt()
+    budget = ctx.compaction
+    if budget is not None:
+        result = await budget.compact_if_needed(
+            transcript, context, ctx, turn=turn, system_prompt=system_prompt, tools=schemas
+        )
+        if result is not None and _absorb(state, result, usage):
+            if seams:
+                context, messages = await _transform_and_convert(transcript, ctx, turn)
+            else:
+                messages = _convert_incremental(transcript, state, ctx.renderers)
+    return LLMRequest(
+        model=ctx.model,
+        messages=messages,
+        system_prompt=system_prompt,
+        tools=schemas,
+        options=ctx.options,
+    )
+
+
+async def recover_overflow(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: LoopState,
+    request: LLMRequest,
+    turn: int,
+    usage: list[TokenUsage],
+) -> bool:
+    """Compact after a context overflow; True when the turn should be retried."""
+    if ctx.compaction is None:
+        return False
+    result = await ctx.compaction.recover_overflow(
+        transcript, ctx, turn=turn, system_prompt=request.system_prompt, tools=request.tools
+    )
+    return _absorb(state, result, usage)
+
+
+def _absorb(state: LoopState, result: CompactionResult, usage: list[TokenUsage]) -> bool:
+    """Count a compaction's model calls; drop the conversion cache if the transcript was
+    rewritten. Returns whether it was."""
+    if result.usage.total:
+        usage.append(result.usage)
+    if result.changed:
+        state.forget_conversion()
+    return result.changed
+
+
+async def _transform_and_convert(
+    transcript: list[AgentMessage], ctx: LoopContext, turn: int
+) -> tuple[list[AgentMessage], list[LLMMessage]]:
+    """transform_context then convert_to_llm: (the transformed messages, the LLM view)."""
+    bus = ctx.bus
+    context: list[AgentMessage] = list(transcript)
+    context = await bus.transform_context(context, turn=turn)
+    for transform in ctx.transformers:
+        try:
+            context = list(await transform(list(context)))
+        except Exception as exc:
+            await bus.emit(
+                ErrorInfo(stage="context_transform", message=describe_exception(exc)), turn=turn
+            )
+    if ctx.convert_to_llm is not None:
+        try:
+            converted = ctx.convert_to_llm(context)
+            messages = await converted if inspect.isawaitable(converted) else converted
+        except Exception as exc:
+            await bus.emit(
+                ErrorInfo(stage="convert_to_llm", message=describe_exception(exc)), turn=turn
+            )
+            messages = _convert_all(context, ctx.renderers)
+    else:
+        messages = _convert_all(context, ctx.renderers)
+    return context, messages
+
+
+def _convert_all(
+    messages: list[AgentMessage], renderers: RendererRegistry | None
+) -> list[LLMMessage]:
+    out: list[LLMMessage] = []
+    for message in messages:
+        converted = convert_message(message, renderers)
+        if converted is not None:
+            out.append(converted)
+    return out
+
+
+def _convert_incremental(
+    transcript: list[AgentMessage], state: LoopState, renderers: RendererRegistry | None
+) -> list[LLMMessage]:
+    """Convert only what was appended since the last turn (the transcript is append-only
+    within a run; anything else falls back to a full conversion)."""
+    done = state.converted
+    if done > len(transcript) or (done and transcript[done - 1] is not state.last_converted):
+        state.forget_conversion()
+        done = 0
+    view = state.llm_view
+    for message in transcript[done:] if done else transcript:
+        converted = convert_message(message, renderers)
+        if converted is not None:
+            view.append(converted)
+    state.converted = len(transcript)
+    state.last_converted = transcript[-1] if transcript else None
+    return view[:]

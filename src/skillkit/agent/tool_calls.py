@@ -1,0 +1,248 @@
+"""Running the tool calls of one turn: look up, validate, gate, execute, report.
+
+`run_tool_calls` yields one `ToolResultMessage` per call, in call order, and never
+raises for a tool's failure. Calls that have not started when the user steers are
+skipped, in both tool modes; calls cut by abort get an "Aborted" result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from skillkit.errors import describe_exception
+from skillkit.events import (
+    ToolCallEvent,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    ToolResultEvent,
+)
+from skillkit.models import ToolCall, ToolResultMessage
+from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format_validation_error
+
+if TYPE_CHECKING:
+    from skillkit.agent.loop import LoopContext
+
+__all__ = ["ABORTED", "NOT_RUN", "SKIPPED", "run_tool_calls"]
+
+SKIPPED = "Skipped: the user sent a new message before this tool ran."
+ABORTED = "Aborted: the run was cancelled before this tool finished."
+NOT_RUN = "Not run: the model call failed before this tool could run."
+
+
+class _Pending:
+    __slots__ = ("args", "call", "raw_args", "result", "started", "tool")
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.tool: Tool | None = None
+        self.args: Any = None
+        self.raw_args: dict[str, Any] = call.arguments
+        self.result: ToolResult | None = None
+        self.started = 0.0
+
+
+async def run_tool_calls(
+    calls: list[ToolCall], tools: Sequence[Tool], ctx: LoopContext, turn: int
+) -> AsyncIterator[ToolResultMessage]:
+    """Prepare, run and report the calls of one turn; yields results in call order."""
+    by_name = {t.name: t for t in tools}
+    pending = [_Pending(call) for call in calls]
+    parallel = ctx.parallel_tools and len(pending) > 1
+    if parallel:  # gate the calls together, so several can wait for approval at once
+        await asyncio.gather(*(_prepare(item, by_name, ctx, turn) for item in pending))
+    else:
+        for item in pending:
+            await _prepare(item, by_name, ctx, turn)
+
+    runnable = [p for p in pending if p.result is None]
+    if (
+        not parallel
+        or len(runnable) < 2
+        or any(getattr(p.tool, "sequential", False) for p in runnable)
+    ):
+        for item in pending:
+            if item.result is None:
+                item.result = await _execute(item, ctx, turn)
+            yield await _finish(item, ctx, turn)
+        return
+
+    if _steered(ctx):  # the user spoke while the calls were being gated
+        for item in pending:
+            if item.result is None:
+                item.result = ToolResult.error(SKIPPED)
+            yield await _finish(item, ctx, turn)
+        return
+
+    async def run_and_finish(item: _Pending) -> ToolResultMessage:
+        item.result = await _execute(item, ctx, turn)
+        return await _finish(item, ctx, turn)
+
+    # each call reports its end as soon as it finishes; results are yielded in call order
+    tasks = {id(p): asyncio.ensure_future(run_and_finish(p)) for p in runnable}
+    try:
+        for item in pending:
+            task = tasks.get(id(item))
+            yield (await task) if task is not None else await _finish(item, ctx, turn)
+    finally:
+        for task in tasks.values():
+            task.cancel()
+
+
+def _steered(ctx: LoopContext) -> bool:
+    return ctx.has_steering is not None and ctx.has_steering()
+
+
+async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, turn: int) -> None:
+    """Look up, validate and gate one call; sets ``item.result`` if it must not run."""
+    bus = ctx.bus
+    call = item.call
+    tool = by_name.get(call.name)
+    if bus.wants("tool_execution_start"):
+        await bus.emit(
+            ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments),
+            turn=turn,
+        )
+    if tool is None:
+        available = ", ".join(sorted(by_name)) or "none"
+        item.result = ToolResult.error(f"Unknown tool '{call.name}'. Available tools: {available}.")
+        return
+    item.tool = tool
+    if "__raw_arguments__" in call.arguments:
+        raw = str(call.arguments["__raw_arguments__"])[:200]
+        item.result = ToolResult.error(
+            f"Invalid arguments for tool '{call.name}': not a JSON object: {raw}"
+        )
+        return
+    try:
+        item.args = tool.args_model.model_validate(call.arguments)
+    except Exception as exc:
+        item.result = ToolResult.error(format_validation_error(call.name, exc))
+        return
+    if not (bus.wants("before_tool_call") or ctx.before_tool_call):
+        return
+    event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(call.arguments))
+    decision = await bus.before_tool_call(event, turn=turn)
+    if decision.block:
+        item.result = ToolResult.error(decision.reason)
+        return
+    args = decision.args
+    for hook in ctx.before_tool_call:  # contributors, in list order, after bus handlers
+        if args is not None:
+            event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(args))
+        try:
+            answer = await hook(event)
+        except Exception as exc:  # a failing gate must not let the call through
+            item.result = ToolResult.error(
+                f"Tool '{call.name}' was not run: a check failed ({describe_exception(exc)})"
+            )
+            return
+        if answer is None:
+            continue
+        if answer.block:
+            item.result = ToolResult.error(answer.reason or "blocked")
+            return
+        if answer.args is not None:
+            args = dict(answer.args)
+    if args is not None:
+        item.raw_args = args
+        try:
+            item.args = tool.args_model.model_validate(args)
+        except Exception as exc:
+            item.result = ToolResult.error(format_validation_error(call.name, exc))
+
+
+async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
+    """Run one validated call; never raises for the tool's failure (it becomes an error
+    result). Steering before the call starts skips it; abort cuts it."""
+    if ctx.abort.aborted:
+        return ToolResult.error(ABORTED)
+    if _steered(ctx):
+        return ToolResult.error(SKIPPED)
+    tool = item.tool
+    assert tool is not None
+    call = item.call
+    bus = ctx.bus
+    on_update = None
+    if bus.wants("tool_execution_update"):
+
+        def on_update(text: str) -> None:  # may be called from a worker thread
+            bus.emit_nowait(
+                ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, output=text),
+                turn=turn,
+            )
+
+    tool_ctx = ToolContext(call.id, call.name, ctx.abort, on_update, bus.agent_id)
+    task = asyncio.current_task()
+    remove = None
+    if task is not None:
+
+        def cancel() -> None:
+            task.cancel()
+
+        remove = ctx.abort.on_abort(cancel)
+    item.started = time.perf_counter()
+    try:
+        result = await tool.execute(item.args, tool_ctx)
+        if not isinstance(result, ToolResult):
+            raise TypeError(f"tool returned {type(result).__name__}, not ToolResult")
+        return result
+    except ToolError as exc:
+        return ToolResult.error(str(exc) or f"{call.name} failed")
+    except asyncio.CancelledError:
+        if not ctx.abort.aborted:
+            raise
+        if task is not None:
+            task.uncancel()
+        return ToolResult.error(ABORTED)
+    except Exception as exc:
+        return ToolResult.error(f"Tool '{call.name}' failed: {describe_exception(exc)}")
+    finally:
+        if remove is not None:
+            remove()
+
+
+async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMessage:
+    """after_tool_result (bus handlers, then contributors), tool_execution_end, and the
+    message for the transcript."""
+    bus = ctx.bus
+    call = item.call
+    result = item.result or ToolResult.error(ABORTED)
+    duration = time.perf_counter() - item.started if item.started else 0.0
+    if item.tool is not None and (bus.wants("after_tool_result") or ctx.after_tool_result):
+        payload = ToolResultEvent(
+            tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
+        )
+        result = await bus.after_tool_result(payload, turn=turn)
+        for hook in ctx.after_tool_result:
+            try:
+                replaced = await hook(
+                    ToolResultEvent(
+                        tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
+                    )
+                )
+            except Exception as exc:
+                result = ToolResult.error(
+                    f"Tool '{call.name}' result withheld: a check failed "
+                    f"({describe_exception(exc)})"
+                )
+                break
+            if replaced is not None:
+                result = replaced
+    if bus.wants("tool_execution_end"):
+        await bus.emit(
+            ToolExecutionEnd(
+                tool_call_id=call.id, tool_name=call.name, result=result, duration=duration
+            ),
+            turn=turn,
+        )
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=result.content,
+        is_error=result.is_error,
+        details=result.details,
+    )

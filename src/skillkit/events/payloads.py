@@ -1,0 +1,458 @@
+"""The payload classes of SkillKit's core events and the registry of event kinds.
+
+Each payload class carries its ``kind`` (a class attribute), so an event's type and its
+payload can never disagree: the bus takes a payload and reads the kind from it. Layers
+above the core add kinds of their own with `register_payload`. Provider stream events
+(`skillkit.models.StreamEvent`) are payloads too: their kind is their ``type``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, TypeAlias
+
+import msgspec
+
+from skillkit.models import (
+    AgentMessage,
+    AssistantMessage,
+    StopReason,
+    StreamEvent,
+    TokenUsage,
+    ToolResultMessage,
+    UserContent,
+)
+from skillkit.tools.base import ToolResult
+
+STREAM_KINDS: tuple[str, ...] = (
+    "text_start",
+    "text_delta",
+    "text_end",
+    "thinking_start",
+    "thinking_delta",
+    "thinking_end",
+    "tool_call_start",
+    "tool_call_delta",
+    "tool_call_end",
+)
+"""The provider stream kinds that reach the bus (their payload is the `StreamEvent`)."""
+
+PAYLOAD_TYPES: dict[str, type[Any]] = dict.fromkeys(STREAM_KINDS, StreamEvent)
+"""The payload class of every registered event kind (read-only for callers: add kinds
+by subclassing `Payload`)."""
+
+
+class DuplicateKindError(ValueError):
+    """Two payload classes claimed the same event kind."""
+
+
+def register_payload(cls: type[Any]) -> type[Any]:
+    """Register ``cls`` (a `Payload` subclass with a ``kind``) as its kind's payload.
+    Called for every such subclass when it is defined; registering the same class again
+    is a no-op. Raises `DuplicateKindError` when another class holds the kind."""
+    kind = cls.kind
+    held = PAYLOAD_TYPES.get(kind)
+    if held is not None and held is not cls:
+        if held.__qualname__ == cls.__qualname__ and held.__module__ == cls.__module__:
+            PAYLOAD_TYPES[kind] = cls  # the same class defined again (a module reload)
+            return cls
+        raise DuplicateKindError(
+            f"event kind {kind!r} already has payload {held.__module__}.{held.__qualname__}"
+        )
+    PAYLOAD_TYPES[kind] = cls
+    return cls
+
+
+def kind_of(payload: Any) -> str:
+    """The event kind of a payload (a `Payload` or a `StreamEvent`); raises `TypeError`
+    for anything else."""
+    if isinstance(payload, StreamEvent):
+        return payload.type
+    kind = getattr(type(payload), "kind", "")
+    if not kind or not isinstance(payload, msgspec.Struct):
+        raise TypeError(f"not an event payload: {type(payload).__name__}")
+    return str(kind)
+
+
+class Payload(msgspec.Struct, frozen=True, kw_only=True):
+    """The base of every event payload. A subclass that sets ``kind`` (a class
+    attribute, snake_case) is registered as the payload of that kind; a kind has exactly
+    one payload class (`DuplicateKindError` otherwise). Layers above the core define their
+    own payloads this way, so the core never needs to know them."""
+
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if isinstance(kind, str) and kind:
+            register_payload(cls)
+
+
+# --------------------------------------------------------------------------- run lifecycle
+
+
+class AgentStart(Payload, frozen=True, kw_only=True):
+    """A run began: the user's prompt (empty when resuming) and the model used."""
+
+    kind: ClassVar[str] = "agent_start"
+
+    prompt: str = ""
+    model: str = ""
+
+
+class AgentEnd(Payload, frozen=True, kw_only=True):
+    """A run ended, whatever the outcome; always the last event of a run."""
+
+    kind: ClassVar[str] = "agent_end"
+
+    stop_reason: StopReason
+    iterations: int = 0
+    text: str = ""
+    thinking: str = ""
+    usage: TokenUsage = msgspec.field(default_factory=TokenUsage)
+    error: str | None = None
+
+
+class RunResume(Payload, frozen=True, kw_only=True):
+    """`AgentRunner.continue_` resumed a run paused by the iteration limit."""
+
+    kind: ClassVar[str] = "run_resume"
+
+    from_message_index: int
+
+
+class RunCancelled(Payload, frozen=True, kw_only=True):
+    """The run was aborted; the transcript was left valid."""
+
+    kind: ClassVar[str] = "run_cancelled"
+
+    reason: str = "aborted"
+
+
+class IterLimit(Payload, frozen=True, kw_only=True):
+    """The run paused at its iteration limit; `AgentRunner.continue_` resumes it."""
+
+    kind: ClassVar[str] = "iter_limit"
+
+    iterations: int
+
+
+class Idle(Payload, frozen=True, kw_only=True):
+    """Nothing runs: the agent waits for input."""
+
+    kind: ClassVar[str] = "idle"
+
+
+class TurnStart(Payload, frozen=True, kw_only=True):
+    """One model call and the tools it asked for begin (``turn`` counts from 1)."""
+
+    kind: ClassVar[str] = "turn_start"
+
+    turn: int
+
+
+class TurnEnd(Payload, frozen=True, kw_only=True):
+    """The turn ended: the assistant message and the tool results, in call order."""
+
+    kind: ClassVar[str] = "turn_end"
+
+    turn: int
+    message: AssistantMessage | None = None
+    tool_results: list[ToolResultMessage] = msgspec.field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class ToolExecutionStart(Payload, frozen=True, kw_only=True):
+    """A tool call is about to be validated, gated and run."""
+
+    kind: ClassVar[str] = "tool_execution_start"
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ToolExecutionUpdate(Payload, frozen=True, kw_only=True):
+    """Partial output streamed by a running tool (`ToolContext.update`)."""
+
+    kind: ClassVar[str] = "tool_execution_update"
+
+    tool_call_id: str
+    tool_name: str
+    output: str
+
+
+class ToolExecutionEnd(Payload, frozen=True, kw_only=True):
+    """A tool call finished (emitted as each finishes, so possibly out of call order)."""
+
+    kind: ClassVar[str] = "tool_execution_end"
+
+    tool_call_id: str
+    tool_name: str
+    result: ToolResult
+    duration: float = 0.0
+
+
+# --------------------------------------------------------------------------- user interaction
+
+
+class ApprovalNeeded(Payload, frozen=True, kw_only=True):
+    """The permission gate asks the user to allow a tool call (answer by ``request_id``)."""
+
+    kind: ClassVar[str] = "approval_needed"
+
+    request_id: str
+    tool_name: str
+    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
+    input_description: str = ""
+    mode: str = ""
+    reason: str = ""
+    risk_hint: str = ""
+    matched: str = ""
+    plan_content: str = ""
+
+
+class QuestionOption(Payload, frozen=True, kw_only=True):
+    label: str
+    description: str = ""
+    preview: str = ""
+
+
+class QuestionItem(Payload, frozen=True, kw_only=True):
+    question: str
+    header: str = ""
+    multi_select: bool = False
+    options: list[QuestionOption] = msgspec.field(default_factory=list)
+
+
+class QuestionNeeded(Payload, frozen=True, kw_only=True):
+    """A tool asks the user questions (answer by ``request_id``)."""
+
+    kind: ClassVar[str] = "question_needed"
+
+    request_id: str
+    agent_id: str = ""
+    questions: list[QuestionItem] = msgspec.field(default_factory=list)
+
+
+class ModeChanged(Payload, frozen=True, kw_only=True):
+    """The permission mode changed (from ``prev_mode`` to ``mode``)."""
+
+    kind: ClassVar[str] = "mode_changed"
+
+    prev_mode: str
+    mode: str
+
+
+# --------------------------------------------------------------------------- context, usage, errors
+
+
+class CompactionStart(Payload, frozen=True, kw_only=True):
+    """A compaction began (``type``: micro or full)."""
+
+    kind: ClassVar[str] = "compaction_start"
+
+    type: Literal["micro", "full"]
+    usage_ratio: float = 0.0
+
+
+class CompactionEnd(Payload, frozen=True, kw_only=True):
+    """A compaction ended, with the context size before and after."""
+
+    kind: ClassVar[str] = "compaction_end"
+
+    type: Literal["micro", "full"]
+    ok: bool
+    tokens_before: int = 0
+    tokens_after: int = 0
+    error: str | None = None
+
+
+class Usage(Payload, frozen=True, kw_only=True):
+    """Tokens (and cost in USD when the model's prices are known) of the last model call
+    and of the whole session so far."""
+
+    kind: ClassVar[str] = "usage"
+
+    turn_usage: TokenUsage
+    cumulative_usage: TokenUsage
+    turn_cost: float | None = None
+    cumulative_cost: float | None = None
+
+
+class ErrorInfo(Payload, frozen=True, kw_only=True):
+    """A failure: ``stage`` is ``llm``, ``tool:<name>``, ``handler:<event type>``,
+    ``sink`` or ``loop``. Tool failures that the model sees as error results do not
+    produce this event."""
+
+    kind: ClassVar[str] = "error"
+
+    stage: str
+    message: str
+
+
+class ProviderRetry(Payload, frozen=True, kw_only=True):
+    """A model call failed before streaming and will be retried after ``delay`` seconds."""
+
+    kind: ClassVar[str] = "retry"
+
+    attempt: int
+    max_attempts: int
+    delay: float
+    error: str
+
+
+class StoreUpdate(Payload, frozen=True, kw_only=True):
+    """A state change of a backing store (``domain``: ``skill``, ``task``, ``subagent``...)."""
+
+    kind: ClassVar[str] = "store_update"
+
+    domain: str
+    op: str
+    id: str
+    payload: Any = None
+
+
+class BgResult(Payload, frozen=True, kw_only=True):
+    """A background task finished."""
+
+    kind: ClassVar[str] = "bg_result"
+
+    task_id: str
+    status: str
+    exit_code: int | None = None
+    output: str = ""
+    agent_id: str = ""
+
+
+class MonitorEvent(Payload, frozen=True, kw_only=True):
+    """A line from a monitored background process."""
+
+    kind: ClassVar[str] = "monitor_event"
+
+    monitor_id: str
+    line: str = ""
+    closing: bool = False
+    agent_id: str = ""
+
+
+class DrainBackgroundTask(Payload, frozen=True, kw_only=True):
+    """Finished background tasks were folded into the conversation."""
+
+    kind: ClassVar[str] = "drain_background_task"
+
+    task_ids: list[str] = msgspec.field(default_factory=list)
+
+
+class DrainMonitorEvents(Payload, frozen=True, kw_only=True):
+    """Monitor lines were folded into the conversation."""
+
+    kind: ClassVar[str] = "drain_monitor_events"
+
+    event_count: int = 0
+    monitor_ids: list[str] = msgspec.field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- control events
+
+
+class InputEvent(Payload, frozen=True, kw_only=True):
+    """The user's message, before it enters the transcript."""
+
+    kind: ClassVar[str] = "input"
+
+    content: str | list[UserContent]
+
+
+class InputResult(Payload, frozen=True, kw_only=True):
+    """Answer to ``input``: ``content`` replaces the message; ``handled=True`` swallows it
+    (nothing is sent to the model and the run ends at once)."""
+
+    content: str | list[UserContent] | None = None
+    handled: bool = False
+
+
+class ContextTransformEvent(Payload, frozen=True, kw_only=True):
+    """The messages about to be converted for the model (a copy; return a new list)."""
+
+    kind: ClassVar[str] = "context_transform"
+
+    messages: list[AgentMessage]
+
+
+class ContextTransformResult(Payload, frozen=True, kw_only=True):
+    messages: list[AgentMessage]
+
+
+class ToolCallEvent(Payload, frozen=True, kw_only=True):
+    """A validated tool call about to run; ``args`` are its JSON arguments."""
+
+    kind: ClassVar[str] = "before_tool_call"
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+
+
+class ToolCallEventResult(Payload, frozen=True, kw_only=True):
+    """Answer to ``before_tool_call``: ``block=True`` refuses the call (the model gets
+    ``reason`` as the tool's error result); ``args`` replaces the arguments."""
+
+    block: bool = False
+    reason: str = ""
+    args: dict[str, Any] | None = None
+
+
+class ToolResultEvent(Payload, frozen=True, kw_only=True):
+    """Control event: a tool produced ``result``; handlers may replace it."""
+
+    kind: ClassVar[str] = "after_tool_result"
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    result: ToolResult
+
+
+class ToolResultEventResult(Payload, frozen=True, kw_only=True):
+    """Answer to ``after_tool_result``: ``result`` replaces the tool's result."""
+
+    result: ToolResult
+
+
+CorePayload: TypeAlias = (
+    AgentStart
+    | AgentEnd
+    | RunResume
+    | RunCancelled
+    | IterLimit
+    | Idle
+    | TurnStart
+    | TurnEnd
+    | StreamEvent
+    | ToolExecutionStart
+    | ToolExecutionUpdate
+    | ToolExecutionEnd
+    | ApprovalNeeded
+    | QuestionNeeded
+    | ModeChanged
+    | CompactionStart
+    | CompactionEnd
+    | Usage
+    | ErrorInfo
+    | ProviderRetry
+    | StoreUpdate
+    | BgResult
+    | MonitorEvent
+    | DrainBackgroundTask
+    | DrainMonitorEvents
+    | InputEvent
+    | ContextTransformEvent
+    | ToolCallEvent
+    | ToolResultEvent
+)
+
+EventPayload: TypeAlias = "Payload | StreamEvent"
+"""What an `Event` carries: a payload of a registered kind, or a provider stream event."""
