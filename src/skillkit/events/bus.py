@@ -225,6 +225,8 @@ class EventBus:
         form is accepted when the kind matches the payload (`ValueError` otherwise).
         """
         payload = _payload(payload, legacy_payload)
+        if self._loop is None:
+            self._bind()
         kind = kind_of(payload)
         if not (self._sinks or kind in self._handlers or "*" in self._handlers):
             return []
