@@ -41,8 +41,7 @@ async def test_a_kind_that_disagrees_with_its_payload_is_refused() -> None:
         await bus.emit("usage", AgentStart())
     with pytest.raises(ValueError, match="does not match"):
         bus.emit_nowait("usage", AgentStart())
-    with pytest.raises(ValueError, match="does not match"):
-        Event("usage", AgentStart())
+    assert Event.of(AgentStart()).type == "agent_start"
     await bus.emit("agent_start", AgentStart())  # the older spelling, when it agrees
 
 

@@ -89,26 +89,26 @@ class _ScriptedBase(LLMAdapter):
     async def _reply_for(self, request: LLMRequest) -> Reply | str:
         """The reply to play for ``request``."""
 
-    async def chat_stream_events(
+    def chat_stream_events(
         self, request: LLMRequest, *, abort: AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
+        return self._play(request, abort)
+
+    async def _play(
+        self, request: LLMRequest, abort: AbortSignal | None
+    ) -> AsyncIterator[StreamEvent]:
+        """Fetch the reply for ``request`` and stream it (one generator: no per-event
+        cost of a second level)."""
         try:
-            reply = await self._reply_for(request)
+            found = await self._reply_for(request)
         except _ScriptExhausted as exc:
             yield StreamEvent("error", error=str(exc), stop_reason="error")
             return
         except Exception as exc:  # a reply function's failure is the provider failing
             yield StreamEvent("error", error=f"scripted reply failed: {exc}", stop_reason="error")
             return
-        if isinstance(reply, str):
-            reply = Reply(text=reply)
-        async for event in self._play(reply, request, abort):
-            yield event
-
-    async def _play(
-        self, reply: Reply, request: LLMRequest, abort: AbortSignal | None
-    ) -> AsyncIterator[StreamEvent]:
+        reply = Reply(text=found) if isinstance(found, str) else found
         size = self.chunk_size
         delay = reply.delay
         output_chars = 0

@@ -259,8 +259,10 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
         async for event in ctx.adapter.chat_stream_events(request, abort=ctx.abort):
             add(event)
             kind = event.type
-            if kind in _STREAM_KINDS and bus.wants(kind):
-                await bus.dispatch(bus.event(event, turn))
+            if kind in _STREAM_KINDS:
+                pending = bus.publish(event, turn, kind=kind)
+                if pending is not None:
+                    await pending
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # an adapter broke its contract: still end cleanly

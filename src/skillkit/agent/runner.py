@@ -35,7 +35,6 @@ from skillkit.context import CompactionResult, CompactionSettings, ContextBudget
 from skillkit.errors import describe_exception
 from skillkit.events import (
     ErrorInfo,
-    Event,
     EventBus,
     Idle,
     ProviderRetry,
@@ -101,11 +100,12 @@ class _Stream:
         self.producer: asyncio.Future[None] | None = None
         self.closed = False
 
-    def handle(self, event: Event[Any]) -> Awaitable[None] | None:
-        payload = event.payload
+    def handle(self, payload: Any, turn: int | None) -> Awaitable[None] | None:
         kind = type(payload)
         if kind is StreamEvent:
-            self.push(payload)
+            self.buffer.append(payload)
+            if self.consumer is not None:
+                self.wake()
             if payload.type == "tool_call_end" and payload.tool_call_id is not None:
                 self.calls.append(payload.tool_call_id)
         elif kind is ToolExecutionEnd:
@@ -551,7 +551,7 @@ class AgentRunner:
         run = await self._start(message)
         # subscribed before the run's task first runs: it sees every event of the run
         stream = _Stream(self._abort)
-        unsubscribe = self.events.on("*", stream.handle)
+        unsubscribe = self.events.tap(stream.handle)
         run.streams.append(stream)
         task = run.task
         assert task is not None

@@ -33,9 +33,12 @@ from skillkit.events.sinks import Sink
 from skillkit.models import AgentMessage, StreamEvent, UserContent
 from skillkit.tools.base import ToolResult
 
-__all__ = ["EventBus", "Handler"]
+__all__ = ["EventBus", "Handler", "Tap"]
 
 Handler: TypeAlias = Callable[[Event[Any]], Any]
+Tap: TypeAlias = Callable[[EventPayload, "int | None"], "Awaitable[None] | None"]
+"""A reader of payloads (no envelope): ``tap(payload, turn)``; may return an awaitable
+the emitter waits for (back-pressure)."""
 H = TypeVar("H", bound=Handler)
 P = TypeVar("P", bound=Payload)
 
@@ -87,6 +90,7 @@ class EventBus:
         self._sinks: tuple[Sink, ...] = tuple(sinks)
         self._subscriptions: dict[str, list[_Subscription]] = {}
         self._handlers: dict[str, tuple[Handler, ...]] = {}  # per kind, wildcard included
+        self._taps: tuple[Tap, ...] = ()
         self._reporting = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
@@ -178,6 +182,23 @@ class EventBus:
             merged["*"] = tuple(s.handler for s in sorted(wildcard, key=_priority))
         self._handlers = merged
 
+    def tap(self, reader: Tap) -> Callable[[], None]:
+        """Subscribe an in-process reader to every event's payload (and turn), with no
+        envelope built for it — the cheap way to follow a run from the same process
+        (`AgentRunner.chat_stream_events` reads a run this way). It is called after the
+        sinks and before the handlers, on the event loop's thread; an awaitable it
+        returns is awaited before the event counts as delivered. Returns a function that
+        unsubscribes."""
+        self._taps = (*self._taps, reader)
+
+        def remove() -> None:
+            taps = list(self._taps)
+            if reader in taps:
+                taps.remove(reader)
+                self._taps = tuple(taps)
+
+        return remove
+
     def add_sink(self, sink: Sink) -> Callable[[], None]:
         """Add a sink (it receives every event from now on); returns a function that
         removes it."""
@@ -193,14 +214,16 @@ class EventBus:
 
     @property
     def observed(self) -> bool:
-        """Whether sinks or ``*`` handlers receive every event (emitters then build every
-        event; otherwise only kinds with handlers)."""
-        return bool(self._sinks) or "*" in self._handlers
+        """Whether sinks, taps or ``*`` handlers receive every event (emitters then build
+        every event; otherwise only kinds with handlers)."""
+        return bool(self._sinks or self._taps) or "*" in self._handlers
 
     def wants(self, event_type: str) -> bool:
         """Whether anything would receive an event of this type (lets emitters skip
         building events nobody reads)."""
-        return bool(self._sinks) or event_type in self._handlers or "*" in self._handlers
+        return (
+            bool(self._sinks or self._taps) or event_type in self._handlers or "*" in self._handlers
+        )
 
     def has_handlers(self, event_type: str) -> bool:
         """Whether handlers subscribed to this very type (``*`` not counted)."""
@@ -228,12 +251,77 @@ class EventBus:
         if self._loop is None:
             self._bind()
         kind = kind_of(payload)
-        if not (self._sinks or kind in self._handlers or "*" in self._handlers):
-            return []
-        return await self.dispatch(self.event(payload, turn))
+        results: list[Any] = []
+        pending = self.publish(payload, turn, kind=kind, results=results)
+        if pending is not None:
+            await pending
+        return results
+
+    def publish(
+        self,
+        payload: EventPayload,
+        turn: int | None = None,
+        *,
+        kind: str | None = None,
+        results: list[Any] | None = None,
+    ) -> Awaitable[None] | None:
+        """Deliver ``payload`` from async code without a coroutine per event: sinks,
+        taps and sync handlers run now; returns an awaitable (which the caller must await
+        before emitting anything else) only when a tap or handler has to be waited for."""
+        if kind is None:
+            kind = kind_of(payload)
+        handlers = self._handlers
+        if self._sinks or kind in handlers or "*" in handlers:
+            envelope: Event[Any] | None = Event(
+                kind, payload, self.agent_id, self.parent_id, time.time(), turn
+            )
+        else:
+            envelope = None
+            if not self._taps:
+                return None
+        waits: list[Awaitable[Any]] | None = None
+        for tap in self._taps:
+            try:
+                waiting = tap(payload, turn)
+            except Exception as exc:
+                self._failed("tap", exc)
+                continue
+            if waiting is not None:
+                if waits is None:
+                    waits = []
+                waits.append(waiting)
+        pending = self.deliver(envelope, results) if envelope is not None else None
+        if waits is None:
+            return pending
+        if pending is not None:
+            waits.append(pending)
+        return _all(waits)
 
     async def dispatch(self, event: Event[Any]) -> list[Any]:
-        """Deliver an already built event to the sinks, then the handlers."""
+        """Deliver an already built event to the sinks, the taps, then the handlers;
+        returns the handlers' non-None results, in order."""
+        results: list[Any] = []
+        for tap in self._taps:
+            try:
+                waiting = tap(event.payload, event.turn)
+            except Exception as exc:
+                self._failed("tap", exc)
+                continue
+            if waiting is not None:
+                await waiting
+        pending = self.deliver(event, results)
+        if pending is not None:
+            await pending
+        return results
+
+    def deliver(
+        self, event: Event[Any], results: list[Any] | None = None
+    ) -> Awaitable[None] | None:
+        """Deliver ``event`` from async code without a coroutine per event: sinks and
+        sync handlers run now; the first handler that returns an awaitable makes this
+        return an awaitable that finishes the delivery (the caller must await it before
+        emitting anything else). None when everything ran. Non-None handler results are
+        appended to ``results``."""
         if self._loop is None:
             self._bind()
         for sink in self._sinks:
@@ -243,19 +331,42 @@ class EventBus:
                 self._failed("sink", exc)
         handlers = self._handlers.get(event.type) or self._handlers.get("*")
         if not handlers:
-            return []
-        results: list[Any] = []
-        for handler in handlers:
+            return None
+        for index, handler in enumerate(handlers):
             try:
                 result = handler(event)
-                if inspect.isawaitable(result):
-                    result = await result
             except Exception as exc:
                 self._failed(f"handler:{event.type}", exc)
                 continue
-            if result is not None:
+            if result is None:
+                continue
+            if inspect.isawaitable(result):
+                return self._finish(event, handlers, index, result, results)
+            if results is not None:
                 results.append(result)
-        return results
+        return None
+
+    async def _finish(
+        self,
+        event: Event[Any],
+        handlers: tuple[Handler, ...],
+        index: int,
+        awaiting: Awaitable[Any],
+        results: list[Any] | None,
+    ) -> None:
+        for position in range(index, len(handlers)):
+            try:
+                if position == index:
+                    result = await awaiting
+                else:
+                    result = handlers[position](event)
+                    if inspect.isawaitable(result):
+                        result = await result
+            except Exception as exc:
+                self._failed(f"handler:{event.type}", exc)
+                continue
+            if result is not None and results is not None:
+                results.append(result)
 
     def emit_nowait(
         self,
@@ -269,7 +380,7 @@ class EventBus:
         thread the event is handed to the loop's thread (in order) and delivered there."""
         payload = _payload(payload, legacy_payload)
         kind = kind_of(payload)
-        if not (self._sinks or kind in self._handlers or "*" in self._handlers):
+        if not (self._sinks or self._taps or kind in self._handlers or "*" in self._handlers):
             return
         event = self.event(payload, turn)
         loop = self._loop
@@ -298,6 +409,11 @@ class EventBus:
                 sink.emit(event)
             except Exception as exc:
                 self._failed("sink", exc)
+        for tap in self._taps:
+            try:
+                tap(event.payload, event.turn)  # no waiting from synchronous code
+            except Exception as exc:
+                self._failed("tap", exc)
         for handler in self._handlers.get(event.type) or self._handlers.get("*") or ():
             try:
                 result = handler(event)
@@ -444,6 +560,11 @@ def _payload(payload: EventPayload | str, legacy_payload: EventPayload | None) -
     if legacy_payload is not None:
         raise TypeError("emit(payload) takes the payload alone")
     return payload
+
+
+async def _all(waits: list[Awaitable[Any]]) -> None:
+    for waiting in waits:
+        await waiting
 
 
 _background: set[asyncio.Future[Any]] = set()

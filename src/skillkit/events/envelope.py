@@ -24,12 +24,13 @@ class EventDecodeError(ValueError):
 class Event(msgspec.Struct, Generic[P], frozen=True):
     """One event: a ``type``, one typed ``payload`` and where/when it happened.
 
-    ``type`` is always the payload's kind (`Event.of` fills it in; a mismatch raises
-    `ValueError`). ``agent_id`` is the emitting agent, ``parent_id`` its parent for a
-    subagent (None for a root agent), ``time`` the wall-clock time and ``turn`` the turn it
-    belongs to (None outside a turn). Attribute access falls through to the payload:
-    ``event.tool_name`` reads ``event.payload.tool_name`` (the envelope's own fields come
-    first). `to_json` / `from_json` round-trip every event losslessly.
+    ``type`` is the payload's kind: the bus and `Event.of` fill it in from the payload,
+    and `from_json` gives each type its registered payload class, so the two agree.
+    ``agent_id`` is the emitting agent, ``parent_id`` its parent for a subagent (None for
+    a root agent), ``time`` the wall-clock time and ``turn`` the turn it belongs to (None
+    outside a turn). Attribute access falls through to the payload: ``event.tool_name``
+    reads ``event.payload.tool_name`` (the envelope's own fields come first).
+    `to_json` / `from_json` round-trip every event losslessly.
     """
 
     type: str
@@ -38,13 +39,6 @@ class Event(msgspec.Struct, Generic[P], frozen=True):
     parent_id: str | None = None
     time: float = 0.0
     turn: int | None = None
-
-    def __post_init__(self) -> None:
-        if kind_of(self.payload) != self.type:
-            raise ValueError(
-                f"event type {self.type!r} does not match its payload "
-                f"{type(self.payload).__name__} (kind {kind_of(self.payload)!r})"
-            )
 
     @classmethod
     def of(
