@@ -1,0 +1,163 @@
+"""Contributors: the one seam through which a layer adds to an agent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from skillkit import AgentConfig, AgentRunner, ToolCallEventResult, ToolResult, tool
+from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit.agent import Contributor
+from skillkit.events import Event, ToolCallEvent, ToolResultEvent
+from skillkit.models import AgentMessage, CustomMessage, UserMessage
+from skillkit.tools.base import Tool
+from tests.conftest import Recorder
+
+
+@tool
+def echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+class Recording(Contributor):
+    """Records what it was asked, in a shared log."""
+
+    def __init__(self, name: str, log: list[str], *, rewrite: str | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.rewrite = rewrite
+
+    def system_prompt(self) -> str | None:
+        return f"section {self.name}"
+
+    async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
+        self.log.append(f"{self.name} saw {call.args['text']}")
+        if self.rewrite is not None:
+            return ToolCallEventResult(args={"text": self.rewrite})
+        return None
+
+    async def after_tool_result(self, event: ToolResultEvent) -> ToolResult | None:
+        self.log.append(f"{self.name} result {event.result.output}")
+        return ToolResult.text(event.result.output + f"+{self.name}")
+
+
+def agent_with(*contributors: Contributor, replies: Sequence[Reply | str] = ()) -> AgentRunner:
+    script = list(replies) or [Reply(tool_calls=[("echo", {"text": "hi"})]), "done"]
+    return AgentRunner(
+        AgentConfig(model="scripted", system_prompt="base"),
+        adapter=ScriptedAdapter(script),
+        tools=[echo],
+        contributors=contributors,
+    )
+
+
+async def test_contributors_apply_in_list_order_after_the_bus_handlers() -> None:
+    log: list[str] = []
+    first, second = Recording("first", log, rewrite="changed"), Recording("second", log)
+    agent = agent_with(first, second)
+
+    @agent.events.on("before_tool_call")
+    def handler(event: Event) -> None:
+        log.append(f"bus saw {event.args['text']}")
+
+    response = await asyncio.wait_for(agent.chat("go"), 10)
+    assert log == [
+        "bus saw hi",
+        "first saw hi",
+        "second saw changed",  # each sees the arguments the one before it left
+        "first result changed",
+        "second result changed+first",
+    ]
+    assert agent.contributors == (first, second)
+    results = [m for m in response.messages if type(m).__name__ == "ToolResultMessage"]
+    assert results[0].text == "changed+first+second"  # type: ignore[attr-defined]
+    adapter = agent.adapter
+    assert isinstance(adapter, ScriptedAdapter)
+    assert adapter.requests[0].system_prompt == "base\n\nsection first\n\nsection second"
+
+
+async def test_a_contributor_that_raises_before_a_call_blocks_it(recorder: Recorder) -> None:
+    ran: list[str] = []
+
+    @tool
+    def dangerous() -> str:
+        """Must not run unchecked."""
+        ran.append("ran")
+        return "done"
+
+    class BrokenGate(Contributor):
+        name = "gate"
+
+        async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
+            raise RuntimeError("rules unreadable")
+
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("dangerous", {})]), "ok"]),
+        tools=[dangerous],
+        contributors=[BrokenGate()],
+    )
+    agent.events.add_sink(recorder)
+    await asyncio.wait_for(agent.chat("go"), 10)
+    assert ran == []
+    (end,) = recorder.of("tool_execution_end")
+    assert end.result.is_error and "rules unreadable" in end.result.output
+
+
+async def test_tools_transforms_boundaries_attach_and_close() -> None:
+    events: list[str] = []
+
+    class Layer(Contributor):
+        name = "layer"
+
+        def __init__(self) -> None:
+            self.pending: list[AgentMessage] = [UserMessage(content="background finished")]
+
+        def tools(self) -> Sequence[Tool]:
+            return [echo]
+
+        async def transform_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+            return [m for m in messages if not isinstance(m, CustomMessage)]
+
+        def boundary_messages(self) -> list[AgentMessage]:
+            taken, self.pending = self.pending, []
+            return taken
+
+        def attach(self, agent: AgentRunner) -> None:
+            events.append("attached")
+
+        async def aclose(self) -> None:
+            events.append("closed")
+
+    adapter = ScriptedAdapter(["ok"])
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=adapter,
+        messages=[CustomMessage(kind="note", payload="x")],
+        contributors=[Layer()],
+    )
+    await asyncio.wait_for(agent.chat("go"), 10)
+    request = adapter.requests[0]
+    assert [t.name for t in request.tools] == ["echo"]
+    assert request.messages[-1] == UserMessage(content="background finished")
+    await agent.aclose()
+    assert events == ["attached", "closed"]
+
+
+async def test_a_contributor_added_later_applies_from_the_next_run() -> None:
+    log: list[str] = []
+    agent = agent_with(
+        replies=[
+            Reply(tool_calls=[("echo", {"text": "a"})]),
+            "one",
+            Reply(tool_calls=[("echo", {"text": "b"})]),
+            "two",
+        ]
+    )
+    await asyncio.wait_for(agent.chat("go"), 10)
+    remove = agent.add_contributor(Recording("late", log))
+    await asyncio.wait_for(agent.chat("again"), 10)
+    remove()
+    assert log == ["late saw b", "late result b"]
+    assert agent.contributors == ()
