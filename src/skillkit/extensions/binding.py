@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -47,18 +47,18 @@ from skillkit.extensions.calling import (
     ordered,
 )
 from skillkit.extensions.hookspecs import AgentContext
+from skillkit.extensions.registries import Registries
 from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall
 
 if TYPE_CHECKING:
-    from pluggy import HookImpl
+    from pluggy import HookImpl, HookRelay
 
     from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig
-    from skillkit.extensions.manager import PluginManager
     from skillkit.tools.base import Tool
 
-__all__ = ["RunnerBinding"]
+__all__ = ["PluginHooks", "RunnerBinding"]
 
 _BUS_HOOKS = {
     "context_transform": "skillkit_transform_context",
@@ -68,12 +68,27 @@ _BUS_HOOKS = {
 }
 
 
+class PluginHooks(Protocol):
+    """What a binding uses of its plugin manager (`PluginManager` is one): the hooks
+    to call, the registries to follow, and where a failing hook is reported."""
+
+    @property
+    def registries(self) -> Registries: ...
+
+    @property
+    def hook(self) -> HookRelay: ...
+
+    def hook_failed(
+        self, plugin: str, hook_name: str, exc: BaseException, bus: EventBus | None = None
+    ) -> None: ...
+
+
 class RunnerBinding:
     """The connection between one runner and one `PluginManager` (see the module
     docs). Made by `PluginManager.attach`; `sync` follows plugin changes; `detach`
     undoes everything the binding added."""
 
-    def __init__(self, manager: PluginManager, runner: AgentRunner) -> None:
+    def __init__(self, manager: PluginHooks, runner: AgentRunner) -> None:
         self.manager = manager
         self.runner = runner
         self._turn: int | None = None

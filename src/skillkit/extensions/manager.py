@@ -25,7 +25,6 @@ import logging
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,8 @@ from skillkit.extensions import hookspecs
 from skillkit.extensions.binding import RunnerBinding, report
 from skillkit.extensions.calling import describe
 from skillkit.extensions.hookspecs import HOOK_NAMESPACE, REGISTRATION_HOOKS
-from skillkit.extensions.registries import Registries
+from skillkit.extensions.info import PluginFailure, PluginInfo
+from skillkit.extensions.registries import FrontendFactory, Registries
 from skillkit.extensions.trust import AskTrust, TrustStore, decide_trust
 
 if TYPE_CHECKING:
@@ -62,40 +62,6 @@ PROJECT_PLUGIN_DIR = Path(".skillkit") / "plugins"
 _MAX_FAILURES = 200
 _log = logging.getLogger("skillkit.extensions")
 _log.addHandler(logging.NullHandler())  # reported by the caller; shown if logging is set up
-
-
-@dataclass(frozen=True, slots=True)
-class PluginFailure:
-    """A plugin that failed to import, to register, or in one of its hooks.
-
-    ``stage`` is ``import``, ``register`` or ``hook``; ``hook`` names the hook for the
-    last two (when known). ``str()`` is a one-line message naming the plugin.
-    """
-
-    plugin: str
-    stage: str
-    message: str
-    hook: str | None = None
-
-    def __str__(self) -> str:
-        where = {"import": "failed to load", "register": "failed to register"}.get(
-            self.stage, "failed"
-        )
-        in_hook = f" in {self.hook}" if self.hook else ""
-        return f"plugin '{self.plugin}' {where}{in_hook}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-    """A loaded plugin. ``origin`` is ``built-in``, ``entry point``, ``project`` or
-    ``code`` (registered by a program); ``location`` is the distribution, file or module
-    it came from; ``hooks`` the hooks it implements."""
-
-    name: str
-    origin: str
-    version: str | None = None
-    location: str = ""
-    hooks: tuple[str, ...] = ()
 
 
 class PluginManager:
@@ -274,15 +240,21 @@ class PluginManager:
         allow_writes: bool = True,
         background: BackgroundTasks | None = None,
         tools: bool = True,
+        frontends: Iterable[FrontendFactory] = (),
     ) -> PluginInfo | None:
         """Register SkillKit's built-in plugin (`skillkit.extensions.builtin`): its
-        tools (options as in `BuiltinPlugin`), commands, skill sources, frontends,
-        default system prompt and renderers."""
+        tools (options as in `BuiltinPlugin`), commands, skill sources, default system
+        prompt and renderers, and ``frontends`` (the faces above this layer hand in
+        theirs: `skillkit.frontends.builtin.builtin_frontends`)."""
         from skillkit import __version__
         from skillkit.extensions.builtin import BuiltinPlugin
 
         plugin = BuiltinPlugin(
-            workspace=workspace, allow_writes=allow_writes, background=background, tools=tools
+            workspace=workspace,
+            allow_writes=allow_writes,
+            background=background,
+            tools=tools,
+            frontends=frontends,
         )
         return self.register(
             plugin,
@@ -387,13 +359,15 @@ class PluginManager:
         background: BackgroundTasks | None = None,
         tools: bool = True,
         home: str | os.PathLike[str] | None = None,
+        frontends: Iterable[FrontendFactory] = (),
     ) -> PluginManager:
         """A manager for a session in ``project_dir`` (default: the current folder),
         with every discovery path run and the skills loaded: the set-up a
         terminal session needs. ``trusted``/``ask``/``store`` decide about project plugins
         (`decide_trust`); ``allow_writes``/``background``/``tools`` configure the built-in
         tools (as in `BuiltinPlugin`); ``home`` is where user skills are found (default:
-        the user's home)."""
+        the user's home); ``frontends`` are registered by the built-in plugin (see
+        `load_builtin`)."""
         from skillkit.skills.registry import SkillRegistry
 
         folder = Path(project_dir) if project_dir is not None else Path.cwd()
@@ -402,7 +376,11 @@ class PluginManager:
         )
         manager = cls(registries, disabled=disabled)
         manager.load_builtin(
-            workspace=folder, allow_writes=allow_writes, background=background, tools=tools
+            workspace=folder,
+            allow_writes=allow_writes,
+            background=background,
+            tools=tools,
+            frontends=frontends,
         )
         if entry_points:
             manager.load_entry_points()
