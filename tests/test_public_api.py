@@ -67,7 +67,7 @@ def test_removing_or_breaking_a_public_name_fails_the_api_check(tmp_path: Path) 
     shutil.copytree(SOURCE / "skillkit", copy / "skillkit", ignore=shutil.ignore_patterns("*.pyc"))
     init = copy / "skillkit" / "extensions" / "__init__.py"
     init.write_text(init.read_text().replace('    "BlockDecision",\n', ""))
-    registries = copy / "skillkit" / "extensions" / "registries.py"
+    registries = copy / "skillkit" / "commands" / "dispatch.py"
     text = registries.read_text()
     edited = text.replace(
         "self, command: Command, *, source: str | None = None, replace: bool = False",

@@ -43,7 +43,7 @@ Registrar: TypeAlias = "Callable[[Subparsers], None]"
 """A function adding one subcommand to the ``skillkit`` parser."""
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "skillkit.model_registry.cli",
+    "skillkit.model_cli",
     "skillkit.skills.cli",
     "skillkit.frontends.plugins_cli",
     "skillkit.local.cli",

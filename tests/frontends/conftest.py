@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extensions.conftest import isolated_home  # noqa: F401 (a shared fixture)
 from tests.frontends.tmux_terminal import Terminal
 
 
@@ -29,3 +30,4 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
             ["tmux", "-S", str(term.socket), "kill-server"], capture_output=True, timeout=10
         )
         shutil.rmtree(socket_dir, ignore_errors=True)
+

@@ -17,7 +17,7 @@ published under the entry-point group ``skillkit`` or dropped into a trusted pro
 ``.skillkit/plugins/``. See ``docs/plugins.md`` ("Writing plugins") and the hook
 inventory in `skillkit.extensions.hookspecs`.
 
-Names are loaded on first use, so importing a submodule (``skillkit.extensions.cli``,
+Names are loaded on first use, so importing a submodule (``skillkit.extensions.hookspecs``,
 ``skillkit.extensions.trust``) does not load pluggy or the agent.
 """
 

@@ -12,7 +12,7 @@ here round-trips through JSON (`skillkit.models.to_json` / `from_json`).
 
 The package's modules, one concept each: `definitions` (what a model is),
 `catalog` (the catalog file), `registry` (`ModelRegistry` and the process-wide one),
-`resolve` (model strings), `cli` (the ``skillkit models`` subcommand).
+`resolve` (model strings).
 """
 
 from skillkit.model_registry.catalog import Catalog, load_catalog
