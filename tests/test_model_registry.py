@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillkit.model_cli import register as register_models_command
 from skillkit.model_registry import (
     OPENAI_COMPATIBLE,
     CostTier,
@@ -28,7 +29,6 @@ from skillkit.model_registry import (
     resolve_model,
     set_default_registry,
 )
-from skillkit.model_cli import register as register_models_command
 from skillkit.models import TokenUsage, from_json, to_json
 
 ROOT = Path(__file__).resolve().parents[1]

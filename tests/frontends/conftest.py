@@ -30,4 +30,3 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
             ["tmux", "-S", str(term.socket), "kill-server"], capture_output=True, timeout=10
         )
         shutil.rmtree(socket_dir, ignore_errors=True)
-

@@ -8,16 +8,14 @@ configured; `default_notice` is the line it shows about it.
 
 The model strings ``local`` and ``local:PATH.gguf`` reach it through `provider`, which
 ``skillkit.adapters.factory`` finds as the ``local`` entry point of the
-``skillkit.providers`` group (and which importing this package registers as well, for a
-source tree without installed metadata). Nothing heavy is imported here: the runtime
-loads when a server starts.
+``skillkit.providers`` group (declared in SkillKit's own package metadata). Nothing
+heavy is imported here: the runtime loads when a server starts.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skillkit.adapters.factory import register_provider
 from skillkit.local.errors import (
     LocalModelError,
     ModelFileError,
@@ -97,6 +95,3 @@ def provider(model: str, config: AgentConfig, *, on_retry: object = None) -> LLM
     """The ``local`` provider of `skillkit.adapters.factory.create_adapter`: the adapter
     for ``local`` / ``local:PATH.gguf`` (see `create_local_adapter`)."""
     return create_local_adapter(model, on_retry=on_retry)
-
-
-register_provider("local", provider, replace=True)
