@@ -11,7 +11,10 @@ every caller:
   (``skillkit_on_event``), each subscribed only while some plugin implements the hook;
 - the ``convert_to_llm`` seam (``skillkit_convert_to_llm``, then
   ``skillkit_render_custom_message`` per custom message, then the runner's own
-  conversion).
+  conversion);
+- the runner's ``adapters`` registry, which sees the plugins' adapter registry live
+  (`AdapterRegistry.see_also`): ``runner.set_adapter(NAME)`` reaches an adapter a plugin
+  registers before or after the binding is made.
 
 The two tool hooks run on a private `EventBus` with one handler per implementation, in
 LIFO order, so "any block wins" and "overrides fold" are the bus's own rules, not a copy
@@ -106,6 +109,7 @@ class RunnerBinding:
         self._history: list[tuple[LLMAdapter, AgentConfig]] = []
         self._call_cache: tuple[str, dict[str, Any], ToolCall, Any] | None = None
         self._created: list[LLMAdapter] = []
+        self._unsee_adapters: Callable[[], None] | None = None
 
     # ----- wiring
 
@@ -126,6 +130,7 @@ class RunnerBinding:
         self._added_sections.append(self._system_prompt)
         self._untrack_turn = runner.events.on("turn_start", self._on_turn_start)
         runner.closers.append(self.close_created)
+        self._unsee_adapters = runner.adapters.see_also(registries.adapters)
         self.sync()
 
     def sync(self) -> None:
@@ -185,6 +190,9 @@ class RunnerBinding:
         if self._unwatch_skills is not None:
             self._unwatch_skills()
             self._unwatch_skills = None
+        if self._unsee_adapters is not None:
+            self._unsee_adapters()
+            self._unsee_adapters = None
         if self._convert_installed:
             runner.convert_to_llm = self._original_convert
             self._convert_installed = False
