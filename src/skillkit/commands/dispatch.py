@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from skillkit.errors import describe_exception
+
 if TYPE_CHECKING:
     from skillkit.adapters.registry import AdapterRegistry
     from skillkit.agent.runner import AgentRunner
@@ -160,9 +162,7 @@ async def run_command(command: Command, args: str, ctx: CommandContext) -> Comma
     except CommandError as exc:
         return CommandResult.fail(str(exc) or f"/{command.name} failed")
     except Exception as exc:
-        text = str(exc)
-        detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-        return CommandResult.fail(f"/{command.name} failed: {detail}")
+        return CommandResult.fail(f"/{command.name} failed: {describe_exception(exc)}")
     if outcome is None:
         return CommandResult()
     if isinstance(outcome, CommandResult):

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from skillkit.errors import describe_exception
 from skillkit.extensions import hookspecs
 from skillkit.extensions.binding import RunnerBinding, report
-from skillkit.extensions.calling import describe
 from skillkit.extensions.hookspecs import HOOK_NAMESPACE, REGISTRATION_HOOKS
 from skillkit.extensions.info import PluginFailure, PluginInfo
 from skillkit.extensions.registries import FrontendFactory, Registries
@@ -137,7 +137,7 @@ class PluginManager:
         try:
             self._pm.register(plugin, name)
         except Exception as exc:
-            self._fail(PluginFailure(name, "register", describe(exc)))
+            self._fail(PluginFailure(name, "register", describe_exception(exc)))
             return None
         problem = self._check(plugin)
         if problem is not None:
@@ -188,7 +188,7 @@ class PluginManager:
                         raise TypeError("registration hooks must not be async")
                 except Exception as exc:
                     registries.claim(name, before)
-                    self._fail(PluginFailure(name, "register", describe(exc), hook_name))
+                    self._fail(PluginFailure(name, "register", describe_exception(exc), hook_name))
                     return False
                 registries.claim(name, before)
         return True
@@ -226,7 +226,7 @@ class PluginManager:
     ) -> None:
         """Record that ``plugin``'s ``hook_name`` raised (or answered wrongly) and, with
         a ``bus``, report it there as an ``error`` event (stage ``plugin:NAME:HOOK``)."""
-        failure = PluginFailure(plugin, "hook", describe(exc), hook_name)
+        failure = PluginFailure(plugin, "hook", describe_exception(exc), hook_name)
         self._fail(failure)
         if bus is not None:
             report(bus, plugin, hook_name, failure.message)
@@ -281,7 +281,7 @@ class PluginManager:
             try:
                 plugin = entry.load()
             except (Exception, SystemExit) as exc:
-                self._fail(PluginFailure(name, "import", describe(exc)))
+                self._fail(PluginFailure(name, "import", describe_exception(exc)))
                 continue
             info = self.register(
                 plugin, name, origin="entry point", version=version, location=location
@@ -321,7 +321,7 @@ class PluginManager:
             try:
                 module = self._import_file(path)
             except (Exception, SystemExit) as exc:
-                self._fail(PluginFailure(name, "import", describe(exc)))
+                self._fail(PluginFailure(name, "import", describe_exception(exc)))
                 continue
             info = self.register(module, name, origin="project", location=str(path))
             if info is not None:
