@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND
+from skillkit.context.markers import PINNED_KIND
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
@@ -24,9 +24,7 @@ from skillkit.models import (
 
 __all__ = [
     "SKILL_CONTENT_PREFIX",
-    "is_cut_point",
     "is_pinned",
-    "is_summary",
     "tool_pairing_problems",
 ]
 
@@ -68,12 +66,6 @@ def tool_pairing_problems(messages: Sequence[LLMMessage], *, first_user: bool = 
     return problems
 
 
-def is_cut_point(messages: Sequence[AgentMessage], index: int) -> bool:
-    """Whether the messages from ``index`` on can stand alone: ``messages[index]`` is not
-    a tool result (it would lose its call)."""
-    return type(messages[index]) is not ToolResultMessage
-
-
 def is_pinned(message: AgentMessage, kinds: Collection[str], tools: Collection[str]) -> bool:
     """Whether compaction must keep ``message`` verbatim: a custom message of a pinned
     kind (``pinned``, ``skill`` by default), or the result of a pinned tool (``skill``)
@@ -87,8 +79,3 @@ def is_pinned(message: AgentMessage, kinds: Collection[str], tools: Collection[s
         content = message.content  # type: ignore[union-attr]
         return bool(content) and getattr(content[0], "text", "").startswith(SKILL_CONTENT_PREFIX)
     return False
-
-
-def is_summary(message: AgentMessage) -> bool:
-    """Whether ``message`` is a compaction summary entry."""
-    return type(message) is CustomMessage and message.kind == SUMMARY_KIND

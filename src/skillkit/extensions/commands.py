@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from skillkit.commands.dispatch import Command, CommandContext, CommandError
+from skillkit.extensions.hookspecs import LIFECYCLE_HOOKS
 from skillkit.extensions.info import PluginFailure, PluginInfo
 from skillkit.extensions.registries import Registries
 
@@ -62,7 +63,7 @@ def format_plugins(manager: PluginHost) -> str:
         lines.append(f"{info.name}{version} ({origin})")
         for kind, names in manager.registered_by(info.name).items():
             lines.append(f"  {kind.replace('_', ' ')}: {', '.join(names)}")
-        lifecycle = [h.removeprefix("skillkit_") for h in info.hooks if "_register_" not in h]
+        lifecycle = [h.removeprefix("skillkit_") for h in info.hooks if h in LIFECYCLE_HOOKS]
         if lifecycle:
             lines.append(f"  hooks: {', '.join(lifecycle)}")
     if not lines:
