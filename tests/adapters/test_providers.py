@@ -89,21 +89,6 @@ def test_the_local_provider_is_found_through_its_entry_point(tmp_path: Path) -> 
     assert module == "skillkit.local.errors" and name.endswith("Error")
 
 
-def test_a_model_definition_config_keeps_a_string_model() -> None:
-    definition = ModelDefinition(
-        id="house-model", provider="acme", context_window=8_000, max_output_tokens=1_000
-    )
-    config = AgentConfig(model=definition)
-    assert (config.model, config.model_definition) == ("acme:house-model", definition)
-    import msgspec
-
-    other = msgspec.structs.replace(config, model="openai:gpt-4o")
-    assert (other.model, other.model_definition) == ("openai:gpt-4o", None)
-    assert msgspec.structs.replace(config, max_iterations=3).model_definition is definition
-    with pytest.raises(TypeError, match="model must be a str or a ModelDefinition"):
-        AgentConfig(model=42)  # type: ignore[arg-type]
-
-
 async def test_an_agent_runs_on_a_model_definition_the_catalog_does_not_know(
     wire: WireServer,
 ) -> None:
