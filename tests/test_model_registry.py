@@ -122,12 +122,12 @@ def test_providers_of_the_builtin_catalog_are_known() -> None:
 
 def test_importing_the_module_does_not_load_the_catalog() -> None:
     code = (
-        "import skillkit, skillkit.model_registry as m\n"
-        "assert m._builtin_catalog.cache_info().currsize == 0\n"
+        "import skillkit, skillkit.model_registry as m, skillkit.model_registry.catalog as c\n"
+        "assert c._builtin_catalog.cache_info().currsize == 0\n"
         "r = m.ModelRegistry()\n"
-        "assert m._builtin_catalog.cache_info().currsize == 0\n"
+        "assert c._builtin_catalog.cache_info().currsize == 0\n"
         "r.get('gpt-4o')\n"
-        "assert m._builtin_catalog.cache_info().currsize == 1\n"
+        "assert c._builtin_catalog.cache_info().currsize == 1\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 

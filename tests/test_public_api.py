@@ -67,17 +67,18 @@ def test_removing_or_breaking_a_public_name_fails_the_api_check(tmp_path: Path) 
     shutil.copytree(SOURCE / "skillkit", copy / "skillkit", ignore=shutil.ignore_patterns("*.pyc"))
     init = copy / "skillkit" / "extensions" / "__init__.py"
     init.write_text(init.read_text().replace('    "BlockDecision",\n', ""))
-    registries = copy / "skillkit" / "extensions" / "registries.py"
-    text = registries.read_text()
+    dispatch = copy / "skillkit" / "commands" / "dispatch.py"
+    text = dispatch.read_text()
     edited = text.replace(
         "self, command: Command, *, source: str | None = None, replace: bool = False",
         "self, command: Command, *, source: str | None = None, replace: bool",
     )
     assert edited != text
-    registries.write_text(edited)
+    dispatch.write_text(edited)
 
     breaking = breaking_changes(load_snapshot(), extract(copy))
     assert breaking == [
+        "skillkit.commands.CommandRegistry.register: parameter 'replace' became required",
         "skillkit.extensions.BlockDecision: removed",
         "skillkit.extensions.CommandRegistry.register: parameter 'replace' became required",
         "skillkit.extensions.registries.CommandRegistry.register: "

@@ -45,7 +45,7 @@ Registrar: TypeAlias = "Callable[[Subparsers], None]"
 COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.model_cli",
     "skillkit.skills.cli",
-    "skillkit.extensions.cli",
+    "skillkit.frontends.plugins_cli",
     "skillkit.local.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever

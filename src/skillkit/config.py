@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
+
+from skillkit.model_registry.definitions import ModelDefinition
 
 __all__ = ["AgentConfig"]
 
@@ -12,8 +14,12 @@ __all__ = ["AgentConfig"]
 class AgentConfig(msgspec.Struct, frozen=True):
     """Settings of an `AgentRunner`.
 
-    ``model`` names the model (``"scripted:PATH"`` for a script file, ``provider:model``
-    or a catalog id once provider adapters are configured). ``max_iterations`` bounds the
+    ``model`` names the model: ``"scripted:PATH"`` for a script file, ``"local"`` or
+    ``"local:PATH.gguf"`` for the embedded model, ``provider:model`` or a catalog id — or
+    is a `ModelDefinition` for a model the catalog does not know. A definition is kept in
+    ``model_definition`` and ``model`` becomes its name (``provider:id``), so ``model``
+    is always a string; ``model_definition`` describes ``model`` only while ``model`` is
+    that name (a copy made with another ``model`` has none). ``max_iterations`` bounds the
     model calls of one run; when reached the run pauses with ``stop_reason
     "max_iterations"`` and `AgentRunner.continue_` resumes it. ``tool_execution`` says
     whether the tool calls of one turn run concurrently (results are always reported in
@@ -32,8 +38,38 @@ class AgentConfig(msgspec.Struct, frozen=True):
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     steering_delivery: Literal["all", "one_at_a_time"] = "all"
     follow_up_delivery: Literal["all", "one_at_a_time"] = "one_at_a_time"
+    model_definition: ModelDefinition | None = None
+
+    if TYPE_CHECKING:  # what the constructor accepts: ``model`` may be a definition
+
+        def __init__(
+            self,
+            model: str | ModelDefinition = "",
+            base_url: str | None = None,
+            api_key: str | None = None,
+            system_prompt: str = "",
+            max_iterations: int = 50,
+            tool_execution: Literal["parallel", "sequential"] = "parallel",
+            agent_id: str = "main",
+            options: dict[str, Any] = ...,
+            steering_delivery: Literal["all", "one_at_a_time"] = "all",
+            follow_up_delivery: Literal["all", "one_at_a_time"] = "one_at_a_time",
+            model_definition: ModelDefinition | None = None,
+        ) -> None: ...
 
     def __post_init__(self) -> None:
+        model: object = self.model
+        if isinstance(model, ModelDefinition):
+            msgspec.structs.force_setattr(self, "model_definition", model)
+            msgspec.structs.force_setattr(self, "model", model.key)
+        elif not isinstance(model, str):
+            raise TypeError(f"model must be a str or a ModelDefinition, got {type(model).__name__}")
+        definition = self.model_definition
+        if definition is not None and self.model != definition.key:
+            if self.model:
+                msgspec.structs.force_setattr(self, "model_definition", None)
+            else:
+                msgspec.structs.force_setattr(self, "model", definition.key)
         if self.max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations}")
         for name in ("steering_delivery", "follow_up_delivery"):

@@ -1,4 +1,4 @@
-"""Plain helpers for reporting failures in one line."""
+"""Turning an exception into the one line a user, a model or an event reads."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ __all__ = ["describe_exception"]
 
 
 def describe_exception(exc: BaseException) -> str:
-    """``"TypeName: message"`` (or just the type name when the message is empty): the
-    one-line form SkillKit uses for failures in events, tool results and errors."""
-    text = str(exc)
+    """``Type: message``, or just ``Type`` when the message is empty. Never raises."""
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -91,3 +91,25 @@ def test_register_rejects_non_adapters_and_empty_names() -> None:
     with pytest.raises(ValueError, match="non-empty"):
         registry.register("  ", make())
     assert registry.list() == []
+
+
+def test_a_registry_sees_another_live_and_its_own_names_first() -> None:
+    mine, theirs = AdapterRegistry(), AdapterRegistry()
+    own, shadowed, added_later = (
+        ScriptedAdapter(["own"]),
+        ScriptedAdapter(["shadowed"]),
+        ScriptedAdapter(["later"]),
+    )
+    mine.register("a", own, "me")
+    theirs.register("a", shadowed, "them")
+    forget = mine.see_also(theirs)
+    theirs.register("b", added_later, "them")
+    assert mine.get("a") is own and mine.source_of("a") == "me"
+    assert mine.get("b") is added_later and mine.source_of("b") == "them"
+    assert mine.list() == ["a", "b"] and len(mine) == 2 and "b" in mine
+    assert mine.unregister("b") is None and theirs.get("b") is added_later
+    assert mine.see_also(mine)() is None and theirs.see_also(mine)() is None
+    forget()
+    assert "b" not in mine
+    with pytest.raises(AdapterNotFoundError, match="known: a"):
+        mine.get("b")

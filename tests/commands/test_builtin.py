@@ -10,6 +10,7 @@ from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.commands import CommandContext, CommandResult
 from skillkit.extensions import PluginFailure, PluginManager, Registries, hookimpl
+from skillkit.frontends.builtin import builtin_frontends
 from skillkit.models import TokenUsage
 from skillkit.skills import SkillRegistry
 from tests.extensions.conftest import Model, make_runner
@@ -58,7 +59,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def manager(project: Path) -> PluginManager:
     skills = SkillRegistry(cwd=project, home=project.parent / "home", default_sources=False)
     manager = PluginManager(Registries(skills=skills))
-    manager.load_builtin()
+    manager.load_builtin(frontends=builtin_frontends())
     manager.register(Shouter(), "shouter", version="0.2.0", location="skillkit-shouter")
     skills.load()
     return manager

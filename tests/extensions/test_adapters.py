@@ -116,3 +116,34 @@ async def test_model_command_builds_an_adapter_from_a_model_string(
         and bad.error == "'scripted:' needs a script file: --model scripted:PATH.yaml"
     )
     await runner.aclose()
+
+
+async def test_set_adapter_reaches_an_adapter_a_plugin_registers_after_attach(
+    manager_factory: Factory,
+) -> None:
+    runner = make_runner(Model("from the first model"))
+    manager = manager_factory()
+    manager.attach(runner)
+    assert "parrot" not in runner.adapters
+
+    plugin = ParrotPlugin()
+    manager.register(plugin, "parrot-plugin")
+    runner.set_adapter("parrot")
+    assert runner.adapter is plugin.adapter
+    assert runner.adapters.source_of("parrot") == "parrot-plugin"
+    assert (await runner.chat("hello")).text == "parrot says: hello"
+
+
+async def test_set_adapter_reaches_an_adapter_registered_directly_after_attach(
+    manager_factory: Factory,
+) -> None:
+    runner = make_runner(Model("unused"))
+    manager = manager_factory()
+    manager.attach(runner)
+    direct = FunctionAdapter(parrot, model="parrot-2")
+    manager.registries.adapters.register("direct", direct, "my-extension")
+    runner.set_adapter("direct")
+    assert (await runner.chat("hi")).text == "parrot says: hi"
+
+    manager.detach(runner)
+    assert "direct" not in runner.adapters

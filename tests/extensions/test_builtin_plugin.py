@@ -3,14 +3,20 @@ through the same plugin model a third party uses."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
 from skillkit import tool
 from skillkit.adapters.scripted import Reply
-from skillkit.extensions import Frontend, PluginManager, ToolRegistry, TrustStore, hookimpl
+from skillkit.extensions import (
+    Frontend,
+    FrontendFactory,
+    PluginManager,
+    ToolRegistry,
+    TrustStore,
+    hookimpl,
+)
 from skillkit.models import ToolResultMessage
 from tests.extensions.conftest import Model, make_runner
 
@@ -79,15 +85,17 @@ def test_read_only_builtin_tools(project: Path) -> None:
     assert manager.registries.tools.names() == ["read", "grep", "find", "ls"]
 
 
-async def test_the_print_frontend_runs_a_prompt(project: Path, tmp_path: Path) -> None:
-    manager = manager_for(project, tmp_path)
-    out, err = io.StringIO(), io.StringIO()
-    frontend = manager.registries.frontends.create("print", prompt="hi", out=out, err=err)
-    assert isinstance(frontend, Frontend)
-    code = await frontend.run(make_runner(Model("hello there")), manager.registries.commands)
-    assert (code, out.getvalue(), err.getvalue()) == (0, "hello there\n", "")
-    with pytest.raises(KeyError, match="no frontend named 'web'"):
-        manager.registries.frontends.create("web")
+def test_frontends_handed_in_are_registered_by_the_builtin_plugin() -> None:
+    class Face:
+        async def run(self, runner: object, commands: object) -> int:
+            return 7
+
+    manager = PluginManager()
+    assert manager.registries.frontends.names() == []
+    manager.load_builtin(tools=False, frontends=[FrontendFactory("face", Face, "a face")])
+    assert manager.registries.frontends.names() == ["face"]
+    assert manager.registries.frontends.source_of("face") == "builtin"
+    assert isinstance(manager.registries.frontends.create("face"), Frontend)
 
 
 def test_for_project_reports_untrusted_project_plugins(project: Path, tmp_path: Path) -> None:

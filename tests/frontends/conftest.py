@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extensions.conftest import isolated_home  # noqa: F401 (a shared fixture)
 from tests.frontends.tmux_terminal import Terminal
 
 

@@ -364,7 +364,7 @@ async def test_a_model_name_a_plugin_registered_selects_its_adapter(
 async def test_a_plugin_frontend_that_fails_is_replaced_by_skillkits_own(
     tmp_path: Path, workspace: Path
 ) -> None:
-    from skillkit.extensions.builtin import PrintFrontend
+    from skillkit.frontends.builtin import PrintFrontend
 
     add_plugin(workspace, "face", BROKEN_FRONTEND)
     agent = build_agent(options(tmp_path, workspace, trust_project=True))

@@ -1,8 +1,14 @@
-"""Build an adapter from a model string (``AgentConfig.model``).
+"""Build an adapter from a model string (``AgentConfig.model``) or a `ModelDefinition`.
 
-- ``scripted:PATH`` plays a script file (`skillkit.adapters.scripted`).
-- ``local`` / ``local:PATH.gguf`` starts the embedded llama.cpp server on 127.0.0.1 and
-  talks to it over HTTP (`skillkit.local`); a `LocalModelError` says why it cannot.
+- A model string whose prefix names a *provider* is made by that provider:
+  ``PREFIX`` or ``PREFIX:REST``. SkillKit's own are ``scripted:PATH`` (plays a script
+  file, `skillkit.adapters.scripted`) and ``local`` / ``local:PATH.gguf`` (the embedded
+  llama.cpp server, `skillkit.local`, which says why it cannot start with a
+  `LocalModelError`). Providers are added with `register_provider`, or declared as
+  entry points of the group ``skillkit.providers`` (``local = "skillkit.local:provider"``)
+  and loaded the first time a model string names them — so this module never imports
+  the packages that provide them.
+- ``AgentConfig(model=ModelDefinition(...))`` is built from the definition itself.
 - ``provider:model`` (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``), a catalog id
   (``MiniMax-M2.1``) or any id with ``base_url`` (an OpenAI-compatible server) resolve
   through the model registry to the adapter of the model's API: Chat Completions,
@@ -13,37 +19,128 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
+import threading
+from functools import cache
+from typing import Protocol
+
 from skillkit.adapters.base import LLMAdapter
 from skillkit.config import AgentConfig
+from skillkit.model_registry.definitions import ModelDefinition
 
-__all__ = ["UnknownModelError", "create_adapter"]
+__all__ = [
+    "PROVIDER_ENTRY_POINT_GROUP",
+    "ProviderFactory",
+    "UnknownModelError",
+    "create_adapter",
+    "register_provider",
+    "unregister_provider",
+]
+
+PROVIDER_ENTRY_POINT_GROUP = "skillkit.providers"
+"""The entry-point group naming provider factories by prefix (``local = "pkg:factory"``)."""
 
 
 class UnknownModelError(ValueError):
     """The model string names no model SkillKit can reach; the message says what to use."""
 
 
+class ProviderFactory(Protocol):
+    """Makes the adapter for a model string that starts with the provider's prefix.
+
+    ``model`` is the whole stripped string (``local`` or ``local:PATH.gguf``); ``config``
+    the agent's configuration; ``on_retry`` the callback an adapter reports retries to.
+    Raises an exception with a one-line message when it cannot (`UnknownModelError`,
+    or the provider's own `ValueError` subclass)."""
+
+    def __call__(
+        self, model: str, config: AgentConfig, *, on_retry: object = None
+    ) -> LLMAdapter: ...
+
+
+_PREFIX = re.compile(r"[a-z][a-z0-9_-]*")
+_lock = threading.Lock()
+_providers: dict[str, ProviderFactory] = {}
+
+
+def register_provider(prefix: str, factory: ProviderFactory, *, replace: bool = False) -> None:
+    """Let ``factory`` make the adapters of model strings ``PREFIX`` and ``PREFIX:...``,
+    for every agent of this process. Raises ValueError when ``prefix`` is taken (unless
+    ``replace``) or is not a plain lowercase word."""
+    if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
+        raise ValueError(f"invalid provider prefix {prefix!r}: use a lowercase word")
+    with _lock:
+        if prefix in _providers and not replace and _providers[prefix] is not factory:
+            raise ValueError(f"provider '{prefix}' is already registered")
+        _providers[prefix] = factory
+
+
+def unregister_provider(prefix: str) -> ProviderFactory | None:
+    """Forget the provider ``prefix``; returns its factory, or None when there was none."""
+    with _lock:
+        return _providers.pop(prefix, None)
+
+
+def _provider(prefix: str) -> ProviderFactory | None:
+    """The factory registered for ``prefix``, else the one an installed package declares
+    under that name in `PROVIDER_ENTRY_POINT_GROUP` (registered on first use)."""
+    with _lock:
+        found = _providers.get(prefix)
+    if found is not None:
+        return found
+    entry = _declared_providers().get(prefix)
+    if entry is None:
+        return None
+    loaded = entry.load()
+    if not callable(loaded):
+        raise TypeError(f"entry point {entry.value!r} of provider '{prefix}' is not callable")
+    with _lock:
+        return _providers.setdefault(prefix, loaded)
+
+
+@cache
+def _declared_providers() -> dict[str, importlib.metadata.EntryPoint]:
+    """The installed packages' provider entry points by name (read once per process)."""
+    group = importlib.metadata.entry_points(group=PROVIDER_ENTRY_POINT_GROUP)
+    return {entry.name: entry for entry in group}
+
+
+def _scripted(model: str, config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
+    from skillkit.adapters.scripted import ScriptedAdapter
+
+    path = model.removeprefix("scripted").removeprefix(":")
+    if not path:
+        raise UnknownModelError("'scripted:' needs a script file: --model scripted:PATH.yaml")
+    return ScriptedAdapter.from_file(path)
+
+
+register_provider("scripted", _scripted)
+
+
 def create_adapter(config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
-    """The adapter for ``config.model``; `UnknownModelError` (`ScriptError` for a bad
-    script file, `LocalModelError` for the local model) with a one-line message when
-    there is none. ``on_retry`` receives a
-    `RetryInfo` before each retry of a provider call."""
+    """The adapter for ``config.model_definition`` when the config has one, else for the
+    model string ``config.model``; `UnknownModelError` (`ScriptError` for a bad script
+    file, `LocalModelError` for the local model, a provider's own error for its models)
+    with a one-line message when there is none. ``on_retry`` receives a `RetryInfo`
+    before each retry of a provider call."""
+    if config.model_definition is not None:
+        return _from_registry(config.model_definition, config, on_retry)
     model = config.model.strip()
-    if model.startswith("scripted:"):
-        from skillkit.adapters.scripted import ScriptedAdapter
-
-        path = model.removeprefix("scripted:")
-        if not path:
-            raise UnknownModelError("'scripted:' needs a script file: --model scripted:PATH.yaml")
-        return ScriptedAdapter.from_file(path)
-    if model == "local" or model.startswith("local:"):
-        from skillkit.local import create_local_adapter
-
-        return create_local_adapter(model, on_retry=on_retry)
     if not model:
         raise UnknownModelError(
             "no model configured: pass a model, e.g. --model openai:gpt-4o or scripted:PATH.yaml"
         )
+    prefix = model.partition(":")[0]
+    factory = _provider(prefix) if prefix else None
+    if factory is not None:
+        return factory(model, config, on_retry=on_retry)
+    return _from_registry(model, config, on_retry)
+
+
+def _from_registry(
+    model: str | ModelDefinition, config: AgentConfig, on_retry: object
+) -> LLMAdapter:
     from skillkit.model_registry import ModelNotFoundError, resolve_model
 
     try:

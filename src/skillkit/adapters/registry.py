@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from skillkit.adapters.base import LLMAdapter
 
@@ -31,12 +31,43 @@ class AdapterRegistry:
     removes everything one plugin added. The registry never closes adapters: whoever
     removes one decides whether to ``await adapter.aclose()``. Safe to share between
     threads; names keep registration order.
+
+    A registry may also see another's adapters, live (`see_also`): `get`, ``in``,
+    `list`, `source_of` and ``len`` answer from its own adapters first, then from the
+    registries it sees; `register` and the ``unregister`` methods change its own only.
+    (An agent's registry sees its plugin manager's this way, so ``set_adapter(NAME)``
+    reaches an adapter a plugin registers at any time.)
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._adapters: dict[str, LLMAdapter] = {}
         self._sources: dict[str, str | None] = {}
+        self._others: list[AdapterRegistry] = []
+
+    def see_also(self, other: AdapterRegistry) -> Callable[[], None]:
+        """Let lookups in this registry also find ``other``'s adapters (after its own and
+        those of registries added before). Returns a function that undoes it. Seeing
+        itself, or a registry that already sees this one, is a no-op."""
+        if other is self or other._reaches(self):
+            return lambda: None
+        with self._lock:
+            if any(o is other for o in self._others):
+                return lambda: None
+            self._others.append(other)
+
+        def forget() -> None:
+            with self._lock:
+                self._others = [o for o in self._others if o is not other]
+
+        return forget
+
+    def _reaches(self, target: AdapterRegistry) -> bool:
+        return any(o is target or o._reaches(target) for o in self._seen())
+
+    def _seen(self) -> list[AdapterRegistry]:
+        with self._lock:
+            return list(self._others)
 
     def register(
         self, name: str, adapter: LLMAdapter, source: str | None = None, *, replace: bool = False
@@ -72,28 +103,38 @@ class AdapterRegistry:
     def get(self, name: str) -> LLMAdapter:
         """The adapter registered as ``name``; raises `AdapterNotFoundError` (a KeyError)
         naming the registered adapters otherwise."""
+        found = self._find(name)
+        if found is None:
+            raise AdapterNotFoundError(name, self.list())
+        return found[0]
+
+    def _find(self, name: object) -> tuple[LLMAdapter, str | None] | None:
         with self._lock:
-            adapter = self._adapters.get(name)
-            if adapter is None:
-                raise AdapterNotFoundError(name, list(self._adapters))
-            return adapter
+            if isinstance(name, str) and name in self._adapters:
+                return self._adapters[name], self._sources.get(name)
+        for other in self._seen():
+            found = other._find(name)
+            if found is not None:
+                return found
+        return None
 
     def source_of(self, name: str) -> str | None:
-        with self._lock:
-            return self._sources.get(name)
+        found = self._find(name)
+        return found[1] if found is not None else None
 
     def list(self) -> list[str]:
-        """Registered names in registration order."""
+        """Registered names in registration order (this registry's own first)."""
         with self._lock:
-            return list(self._adapters)
+            names = list(self._adapters)
+        for other in self._seen():
+            names.extend(n for n in other.list() if n not in names)
+        return names
 
     def __contains__(self, name: object) -> bool:
-        with self._lock:
-            return name in self._adapters
+        return self._find(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.list())
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._adapters)
+        return len(self.list())

@@ -207,10 +207,6 @@ class ScriptedAdapter(_ScriptedBase):
         replies, cycle = load_script(path)
         return cls(replies, chunk_size=chunk_size, cycle=cycle, model=f"scripted:{path}")
 
-    @property
-    def remaining(self) -> int:
-        return len(self.replies) - self._next
-
     async def _reply_for(self, request: LLMRequest) -> Reply | str:
         if self._next >= len(self.replies):
             if self.cycle and self.replies:

@@ -23,16 +23,25 @@ MCP servers, the session store).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from skillkit.events import ToolCallEvent, ToolCallEventResult, ToolResultEvent
+from skillkit.config import AgentConfig
+from skillkit.events import EventBus, ToolCallEvent, ToolCallEventResult, ToolResultEvent
 from skillkit.models import AgentMessage
 from skillkit.tools.base import Tool, ToolResult
 
-if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
+__all__ = ["AgentHandle", "Contributor", "contributes"]
 
-__all__ = ["Contributor", "contributes"]
+
+class AgentHandle(Protocol):
+    """What `Contributor.attach` gets: the agent's configuration and event bus (an
+    `AgentRunner` is one)."""
+
+    @property
+    def config(self) -> AgentConfig: ...
+
+    @property
+    def events(self) -> EventBus: ...
 
 
 class Contributor:
@@ -64,7 +73,7 @@ class Contributor:
     def boundary_messages(self) -> list[AgentMessage]:
         return []
 
-    def attach(self, agent: AgentRunner) -> None:
+    def attach(self, agent: AgentHandle) -> None:
         return None
 
     async def aclose(self) -> None:

@@ -19,12 +19,17 @@ cleanly before the cancellation propagates.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
-from skillkit.abort import AbortSignal
-from skillkit.adapters.base import LLMAdapter, MessageBuilder
+from skillkit.adapters.base import MessageBuilder
+from skillkit.agent.loop_context import (
+    AfterToolResult,
+    BeforeToolCall,
+    CostFunction,
+    LoopContext,
+    RunOutcome,
+)
 from skillkit.agent.request import (
     ContextTransformer,
     ConvertToLLM,
@@ -33,19 +38,14 @@ from skillkit.agent.request import (
     recover_overflow,
 )
 from skillkit.agent.tool_calls import ABORTED, NOT_RUN, run_tool_calls
-from skillkit.context import ContextBudget, RendererRegistry
 from skillkit.errors import describe_exception
 from skillkit.events import (
     STREAM_KINDS,
     AgentEnd,
     AgentStart,
     ErrorInfo,
-    EventBus,
     IterLimit,
     RunCancelled,
-    ToolCallEvent,
-    ToolCallEventResult,
-    ToolResultEvent,
     TurnEnd,
     TurnStart,
     Usage,
@@ -53,17 +53,17 @@ from skillkit.events import (
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
-    StopReason,
     StreamEvent,
     TokenUsage,
     ToolResultMessage,
-    ToolSchema,
-    UserMessage,
 )
 from skillkit.tool_pairing import close_open_calls, error_results
-from skillkit.tools.base import Tool, ToolResult
+from skillkit.tools.base import Tool
+
+_STREAM_KINDS = frozenset(STREAM_KINDS)
 
 __all__ = [
+    "AfterToolResult",
     "BeforeToolCall",
     "ContextTransformer",
     "ConvertToLLM",
@@ -73,63 +73,6 @@ __all__ = [
     "RunOutcome",
     "run_loop",
 ]
-
-CostFunction = Callable[[TokenUsage], float | None]
-BeforeToolCall = Callable[[ToolCallEvent], Awaitable[ToolCallEventResult | None]]
-AfterToolResult = Callable[[ToolResultEvent], Awaitable[ToolResult | None]]
-
-_STREAM_KINDS = frozenset(STREAM_KINDS)
-
-
-@dataclass
-class LoopContext:
-    """The inputs of one run besides the transcript.
-
-    ``tools`` and ``system_prompt`` are called once per turn (the seams through which
-    skills, plugins and MCP servers change what the model sees). ``transformers`` run
-    after the bus's ``context_transform`` handlers; ``convert_to_llm`` (sync or async)
-    replaces the default conversion (custom messages rendered by ``renderers`` or dropped).
-    ``before_tool_call`` / ``after_tool_result`` hooks run after the bus's handlers, in
-    order (contributors, e.g. the permission gate); a hook that raises blocks the call.
-    ``steering`` returns (and removes) messages the user sent while the run was busy;
-    ``has_steering`` says whether there are any. ``boundary`` is called at every
-    iteration boundary (before each model call) and returns messages to fold into the
-    conversation. ``compaction`` keeps the context within the model's window (None:
-    never compact).
-    """
-
-    adapter: LLMAdapter
-    bus: EventBus
-    model: str
-    tools: Callable[[], Sequence[Tool]]
-    system_prompt: Callable[[], str]
-    abort: AbortSignal
-    max_iterations: int = 50
-    parallel_tools: bool = True
-    options: dict[str, Any] = field(default_factory=dict)
-    transformers: Sequence[ContextTransformer] = ()
-    convert_to_llm: ConvertToLLM | None = None
-    renderers: RendererRegistry | None = None
-    steering: Callable[[], list[UserMessage]] | None = None
-    has_steering: Callable[[], bool] | None = None
-    cost: CostFunction | None = None
-    schema_of: Callable[[Tool], ToolSchema] | None = None
-    boundary: Callable[[], list[AgentMessage]] | None = None
-    compaction: ContextBudget | None = None
-    before_tool_call: Sequence[BeforeToolCall] = ()
-    after_tool_result: Sequence[AfterToolResult] = ()
-
-
-@dataclass
-class RunOutcome:
-    """How a run ended (the same facts ``agent_end`` carries)."""
-
-    stop_reason: StopReason = "stop"
-    iterations: int = 0
-    text: str = ""
-    thinking: str = ""
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    error: str | None = None
 
 
 async def run_loop(

@@ -25,7 +25,7 @@ from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage
 from skillkit.tools.base import Tool
 
 if TYPE_CHECKING:
-    from skillkit.agent.loop import LoopContext
+    from skillkit.agent.loop_context import LoopContext
 
 __all__ = ["ContextTransformer", "ConvertToLLM", "LoopState", "build_request", "recover_overflow"]
 

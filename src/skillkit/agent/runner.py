@@ -378,20 +378,24 @@ class AgentRunner:
         )
 
     def _catalog_cost(self, usage: TokenUsage) -> float | None:
-        """Cost of ``usage`` at the catalog price of the current model (None if unknown)."""
+        """Cost of ``usage`` at the price of the configured model: its own definition's
+        (``AgentConfig(model=ModelDefinition(...))``), else the catalog's (None if
+        unknown)."""
+        definition = self.config.model_definition
+        if definition is not None:
+            return definition.cost.cost_of(usage)
         from skillkit.model_registry import default_registry
 
         registry = default_registry()
-        model = self._model_name()
+        model = self.config.model or getattr(self.adapter, "model", "") or ""
         if not model or registry.get(model) is None:
             return None
         return registry.calculate_cost(model, usage)
 
     def _model_name(self) -> str:
-        model: Any = self.config.model
-        if model and not isinstance(model, str):
-            model = getattr(model, "id", "") or ""
-        return str(model or getattr(self.adapter, "model", "") or "")
+        """The model name the provider is sent: the adapter's own (``gpt-4o`` for
+        ``openai:gpt-4o``), else the configured one."""
+        return str(getattr(self.adapter, "model", "") or self.config.model or "")
 
     async def compact(self, instructions: str | None = None) -> CompactionResult:
         """Compact the transcript now (``/compact [instructions]``): a full compaction

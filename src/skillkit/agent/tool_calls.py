@@ -24,7 +24,7 @@ from skillkit.models import ToolCall, ToolResultMessage
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format_validation_error
 
 if TYPE_CHECKING:
-    from skillkit.agent.loop import LoopContext
+    from skillkit.agent.loop_context import LoopContext
 
 __all__ = ["ABORTED", "NOT_RUN", "SKIPPED", "run_tool_calls"]
 

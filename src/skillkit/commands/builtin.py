@@ -1,24 +1,29 @@
 """SkillKit's own slash commands (registered by the built-in plugin).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
-(also ``/skill:NAME``), ``/reload``, ``/plugins``, ``/cost``, ``/quit``. Each is an
-ordinary `Command`: a plugin replaces one by registering the same name with
-``replace=True``.
+(also ``/skill:NAME``), ``/cost``, ``/quit``. Each is an ordinary `Command`: a plugin
+replaces one by registering the same name with ``replace=True``. The commands about
+plugins (``/plugins``, ``/reload``) belong to the plugin layer:
+`skillkit.extensions.commands`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from skillkit.commands.dispatch import CommandContext, CommandError, CommandResult
+from skillkit.commands.dispatch import (
+    Command,
+    CommandContext,
+    CommandError,
+    CommandRegistry,
+    CommandResult,
+)
 from skillkit.commands.skills import skill_command, skills_command
-from skillkit.extensions.registries import Command, CommandRegistry
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
-    from skillkit.extensions.manager import PluginManager
 
-__all__ = ["builtin_commands", "format_plugins"]
+__all__ = ["builtin_commands"]
 
 _MODELS_SHOWN = 25
 
@@ -124,61 +129,6 @@ def clear_command(ctx: CommandContext, args: str) -> str:
     return "conversation cleared"
 
 
-def reload_command(ctx: CommandContext, args: str) -> str:
-    manager = ctx.require_manager()
-    lines = manager.reload()
-    plugins = len(manager.plugins())
-    skills = manager.registries.skills
-    summary = f"reloaded {plugins} plugin(s)"
-    if skills is not None:
-        summary += f" and {len(skills)} skill(s)"
-    return "\n".join([summary, *(f"  {line}" for line in lines)])
-
-
-def format_plugins(manager: PluginManager) -> str:
-    """The ``/plugins`` listing: each plugin's name, version, origin and what it
-    registered; then what other code registered under a name of its own (a frontend's
-    commands: ``frontend:interactive (not a plugin)``); then failures and notices."""
-    lines: list[str] = []
-    for info in manager.plugins():
-        version = f" {info.version}" if info.version else ""
-        origin = info.origin + (f": {info.location}" if info.location else "")
-        lines.append(f"{info.name}{version} ({origin})")
-        for kind, names in manager.registered_by(info.name).items():
-            lines.append(f"  {kind.replace('_', ' ')}: {', '.join(names)}")
-        lifecycle = [h.removeprefix("skillkit_") for h in info.hooks if "_register_" not in h]
-        if lifecycle:
-            lines.append(f"  hooks: {', '.join(lifecycle)}")
-    if not lines:
-        lines.append("no plugins loaded")
-    for source in _other_sources(manager):
-        lines.append(f"{source} (not a plugin)")
-        for kind, names in manager.registered_by(source).items():
-            lines.append(f"  {kind.replace('_', ' ')}: {', '.join(names)}")
-    if manager.failures:
-        lines.append("Problems:")
-        lines.extend(f"  {failure}" for failure in manager.failures)
-    if manager.notices:
-        lines.append("Notes:")
-        lines.extend(f"  {notice}" for notice in manager.notices)
-    return "\n".join(lines)
-
-
-def _other_sources(manager: PluginManager) -> list[str]:
-    """Named sources of registrations that are not loaded plugins."""
-    registries = manager.registries
-    found: set[str | None] = set()
-    for registry in (registries.tools, registries.commands, registries.frontends):
-        found.update(registry.source_of(name) for name in registry.names())
-    found.update(registries.adapters.source_of(name) for name in registries.adapters.list())
-    plugins = {info.name for info in manager.plugins()}
-    return sorted(s for s in found if s is not None and s not in plugins)
-
-
-def plugins_command(ctx: CommandContext, args: str) -> str:
-    return format_plugins(ctx.require_manager())
-
-
 def cost_command(ctx: CommandContext, args: str) -> str:
     runner = ctx.require_runner()
     usage = runner.usage
@@ -221,8 +171,6 @@ def builtin_commands() -> list[Command]:
             skill_command,
             usage="NAME [ARGS]",
         ),
-        Command("reload", "reload plugins and skills", reload_command),
-        Command("plugins", "list the plugins and what each added", plugins_command),
         Command("cost", "tokens used and their cost", cost_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
     ]

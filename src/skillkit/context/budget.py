@@ -45,6 +45,7 @@ from skillkit.context.tokens import (
     resolve_tokenizer,
 )
 from skillkit.context.transcript import tool_pairing_problems
+from skillkit.errors import describe_exception
 from skillkit.events import CompactionEnd, CompactionStart, ErrorInfo, EventBus
 from skillkit.models import AgentMessage, CustomMessage, TokenUsage, ToolSchema, UserMessage
 
@@ -387,7 +388,7 @@ class ContextBudget:
         except SummaryError as exc:
             error = str(exc)
         except Exception as exc:
-            error = f"{compactor.name} compactor failed: {_describe(exc)}"
+            error = f"{compactor.name} compactor failed: {describe_exception(exc)}"
             await bus.emit("error", ErrorInfo(stage="compaction", message=error), turn=turn)
         if compacted is not None:
             problem = self._problem(transcript, compacted.messages)
@@ -437,8 +438,3 @@ class ContextBudget:
         if self.on_compacted is not None and result.changed:
             self.on_compacted(result)
         return result
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

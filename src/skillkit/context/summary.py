@@ -23,6 +23,7 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND, summary_payload
 from skillkit.context.tokens import heuristic_tokens
+from skillkit.errors import describe_exception
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
@@ -291,7 +292,7 @@ class Summarizer:
         try:
             reply = await self.adapter.chat(request, abort=self.abort)
         except Exception as exc:  # an adapter broke its contract
-            raise SummaryError(f"summary call failed: {type(exc).__name__}: {exc}") from exc
+            raise SummaryError(f"summary call failed: {describe_exception(exc)}") from exc
         self.usage = self.usage + reply.usage
         if reply.stop_reason in ("error", "aborted", "context_overflow"):
             raise SummaryError(f"summary call failed: {reply.error or reply.stop_reason}")

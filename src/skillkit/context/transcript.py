@@ -10,9 +10,9 @@ refuses to produce a transcript that fails it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
-from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND
+from skillkit.context.markers import PINNED_KIND
 from skillkit.models import (
     AgentMessage,
     CustomMessage,
@@ -22,20 +22,12 @@ from skillkit.tool_pairing import tool_pairing_problems
 
 __all__ = [
     "SKILL_CONTENT_PREFIX",
-    "is_cut_point",
     "is_pinned",
-    "is_summary",
     "tool_pairing_problems",
 ]
 
 SKILL_CONTENT_PREFIX = "<skill_content "
 """Tool results starting with this (a skill's instructions) are pinned."""
-
-
-def is_cut_point(messages: Sequence[AgentMessage], index: int) -> bool:
-    """Whether the messages from ``index`` on can stand alone: ``messages[index]`` is not
-    a tool result (it would lose its call)."""
-    return type(messages[index]) is not ToolResultMessage
 
 
 def is_pinned(message: AgentMessage, kinds: Collection[str], tools: Collection[str]) -> bool:
@@ -51,8 +43,3 @@ def is_pinned(message: AgentMessage, kinds: Collection[str], tools: Collection[s
         content = message.content  # type: ignore[union-attr]
         return bool(content) and getattr(content[0], "text", "").startswith(SKILL_CONTENT_PREFIX)
     return False
-
-
-def is_summary(message: AgentMessage) -> bool:
-    """Whether ``message`` is a compaction summary entry."""
-    return type(message) is CustomMessage and message.kind == SUMMARY_KIND

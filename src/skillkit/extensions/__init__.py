@@ -17,7 +17,7 @@ published under the entry-point group ``skillkit`` or dropped into a trusted pro
 ``.skillkit/plugins/``. See ``docs/plugins.md`` ("Writing plugins") and the hook
 inventory in `skillkit.extensions.hookspecs`.
 
-Names are loaded on first use, so importing a submodule (``skillkit.extensions.cli``,
+Names are loaded on first use, so importing a submodule (``skillkit.extensions.hookspecs``,
 ``skillkit.extensions.trust``) does not load pluggy or the agent.
 """
 
@@ -34,8 +34,8 @@ _EXPORTS: dict[str, str] = {
     "hookspec": "skillkit.extensions.hookspecs",
     "ENTRY_POINT_GROUP": "skillkit.extensions.manager",
     "PROJECT_PLUGIN_DIR": "skillkit.extensions.manager",
-    "PluginFailure": "skillkit.extensions.manager",
-    "PluginInfo": "skillkit.extensions.manager",
+    "PluginFailure": "skillkit.extensions.info",
+    "PluginInfo": "skillkit.extensions.info",
     "PluginManager": "skillkit.extensions.manager",
     "AdapterRegistry": "skillkit.extensions.registries",
     "Command": "skillkit.extensions.registries",
@@ -94,13 +94,8 @@ if TYPE_CHECKING:
         hookimpl,
         hookspec,
     )
-    from skillkit.extensions.manager import (
-        ENTRY_POINT_GROUP,
-        PROJECT_PLUGIN_DIR,
-        PluginFailure,
-        PluginInfo,
-        PluginManager,
-    )
+    from skillkit.extensions.info import PluginFailure, PluginInfo
+    from skillkit.extensions.manager import ENTRY_POINT_GROUP, PROJECT_PLUGIN_DIR, PluginManager
     from skillkit.extensions.registries import (
         AdapterRegistry,
         Command,

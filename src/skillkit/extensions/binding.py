@@ -11,7 +11,10 @@ every caller:
   (``skillkit_on_event``), each subscribed only while some plugin implements the hook;
 - the ``convert_to_llm`` seam (``skillkit_convert_to_llm``, then
   ``skillkit_render_custom_message`` per custom message, then the runner's own
-  conversion).
+  conversion);
+- the runner's ``adapters`` registry, which sees the plugins' adapter registry live
+  (`AdapterRegistry.see_also`): ``runner.set_adapter(NAME)`` reaches an adapter a plugin
+  registers before or after the binding is made.
 
 The two tool hooks run on a private `EventBus` with one handler per implementation, in
 LIFO order, so "any block wins" and "overrides fold" are the bus's own rules, not a copy
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -47,18 +50,18 @@ from skillkit.extensions.calling import (
     ordered,
 )
 from skillkit.extensions.hookspecs import AgentContext
+from skillkit.extensions.registries import Registries
 from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall
 
 if TYPE_CHECKING:
-    from pluggy import HookImpl
+    from pluggy import HookImpl, HookRelay
 
     from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig
-    from skillkit.extensions.manager import PluginManager
     from skillkit.tools.base import Tool
 
-__all__ = ["RunnerBinding"]
+__all__ = ["PluginHooks", "RunnerBinding"]
 
 _BUS_HOOKS = {
     "context_transform": "skillkit_transform_context",
@@ -68,12 +71,27 @@ _BUS_HOOKS = {
 }
 
 
+class PluginHooks(Protocol):
+    """What a binding uses of its plugin manager (`PluginManager` is one): the hooks
+    to call, the registries to follow, and where a failing hook is reported."""
+
+    @property
+    def registries(self) -> Registries: ...
+
+    @property
+    def hook(self) -> HookRelay: ...
+
+    def hook_failed(
+        self, plugin: str, hook_name: str, exc: BaseException, bus: EventBus | None = None
+    ) -> None: ...
+
+
 class RunnerBinding:
     """The connection between one runner and one `PluginManager` (see the module
     docs). Made by `PluginManager.attach`; `sync` follows plugin changes; `detach`
     undoes everything the binding added."""
 
-    def __init__(self, manager: PluginManager, runner: AgentRunner) -> None:
+    def __init__(self, manager: PluginHooks, runner: AgentRunner) -> None:
         self.manager = manager
         self.runner = runner
         self._turn: int | None = None
@@ -91,6 +109,7 @@ class RunnerBinding:
         self._history: list[tuple[LLMAdapter, AgentConfig]] = []
         self._call_cache: tuple[str, dict[str, Any], ToolCall, Any] | None = None
         self._created: list[LLMAdapter] = []
+        self._unsee_adapters: Callable[[], None] | None = None
 
     # ----- wiring
 
@@ -111,6 +130,7 @@ class RunnerBinding:
         self._added_sections.append(self._system_prompt)
         self._untrack_turn = runner.events.on("turn_start", self._on_turn_start)
         runner.closers.append(self.close_created)
+        self._unsee_adapters = runner.adapters.see_also(registries.adapters)
         self.sync()
 
     def sync(self) -> None:
@@ -170,6 +190,9 @@ class RunnerBinding:
         if self._unwatch_skills is not None:
             self._unwatch_skills()
             self._unwatch_skills = None
+        if self._unsee_adapters is not None:
+            self._unsee_adapters()
+            self._unsee_adapters = None
         if self._convert_installed:
             runner.convert_to_llm = self._original_convert
             self._convert_installed = False

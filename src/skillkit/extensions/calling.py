@@ -19,7 +19,6 @@ __all__ = [
     "DELEGATES_TO_REGISTRY",
     "FailureCallback",
     "call_first",
-    "describe",
     "invoke",
     "invoke_sync",
     "is_async",
@@ -34,12 +33,6 @@ agent needs no conversion seam for it."""
 
 FailureCallback = Callable[[HookImpl, str, BaseException], None]
 """``on_failure(impl, hook_name, exception)``."""
-
-
-def describe(exc: BaseException) -> str:
-    """``Type: message`` (or just the type when the message is empty)."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def ordered(hook: HookCaller) -> list[HookImpl]:

@@ -25,18 +25,18 @@ import logging
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from skillkit.errors import describe_exception
 from skillkit.extensions import hookspecs
 from skillkit.extensions.binding import RunnerBinding, report
-from skillkit.extensions.calling import describe
 from skillkit.extensions.hookspecs import HOOK_NAMESPACE, REGISTRATION_HOOKS
-from skillkit.extensions.registries import Registries
+from skillkit.extensions.info import PluginFailure, PluginInfo
+from skillkit.extensions.registries import FrontendFactory, Registries
 from skillkit.extensions.trust import AskTrust, TrustStore, decide_trust
 
 if TYPE_CHECKING:
@@ -62,40 +62,6 @@ PROJECT_PLUGIN_DIR = Path(".skillkit") / "plugins"
 _MAX_FAILURES = 200
 _log = logging.getLogger("skillkit.extensions")
 _log.addHandler(logging.NullHandler())  # reported by the caller; shown if logging is set up
-
-
-@dataclass(frozen=True, slots=True)
-class PluginFailure:
-    """A plugin that failed to import, to register, or in one of its hooks.
-
-    ``stage`` is ``import``, ``register`` or ``hook``; ``hook`` names the hook for the
-    last two (when known). ``str()`` is a one-line message naming the plugin.
-    """
-
-    plugin: str
-    stage: str
-    message: str
-    hook: str | None = None
-
-    def __str__(self) -> str:
-        where = {"import": "failed to load", "register": "failed to register"}.get(
-            self.stage, "failed"
-        )
-        in_hook = f" in {self.hook}" if self.hook else ""
-        return f"plugin '{self.plugin}' {where}{in_hook}: {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-    """A loaded plugin. ``origin`` is ``built-in``, ``entry point``, ``project`` or
-    ``code`` (registered by a program); ``location`` is the distribution, file or module
-    it came from; ``hooks`` the hooks it implements."""
-
-    name: str
-    origin: str
-    version: str | None = None
-    location: str = ""
-    hooks: tuple[str, ...] = ()
 
 
 class PluginManager:
@@ -171,7 +137,7 @@ class PluginManager:
         try:
             self._pm.register(plugin, name)
         except Exception as exc:
-            self._fail(PluginFailure(name, "register", describe(exc)))
+            self._fail(PluginFailure(name, "register", describe_exception(exc)))
             return None
         problem = self._check(plugin)
         if problem is not None:
@@ -222,7 +188,7 @@ class PluginManager:
                         raise TypeError("registration hooks must not be async")
                 except Exception as exc:
                     registries.claim(name, before)
-                    self._fail(PluginFailure(name, "register", describe(exc), hook_name))
+                    self._fail(PluginFailure(name, "register", describe_exception(exc), hook_name))
                     return False
                 registries.claim(name, before)
         return True
@@ -260,7 +226,7 @@ class PluginManager:
     ) -> None:
         """Record that ``plugin``'s ``hook_name`` raised (or answered wrongly) and, with
         a ``bus``, report it there as an ``error`` event (stage ``plugin:NAME:HOOK``)."""
-        failure = PluginFailure(plugin, "hook", describe(exc), hook_name)
+        failure = PluginFailure(plugin, "hook", describe_exception(exc), hook_name)
         self._fail(failure)
         if bus is not None:
             report(bus, plugin, hook_name, failure.message)
@@ -274,15 +240,21 @@ class PluginManager:
         allow_writes: bool = True,
         background: BackgroundTasks | None = None,
         tools: bool = True,
+        frontends: Iterable[FrontendFactory] = (),
     ) -> PluginInfo | None:
         """Register SkillKit's built-in plugin (`skillkit.extensions.builtin`): its
-        tools (options as in `BuiltinPlugin`), commands, skill sources, frontends,
-        default system prompt and renderers."""
+        tools (options as in `BuiltinPlugin`), commands, skill sources, default system
+        prompt and renderers, and ``frontends`` (the faces above this layer hand in
+        theirs: `skillkit.frontends.builtin.builtin_frontends`)."""
         from skillkit import __version__
         from skillkit.extensions.builtin import BuiltinPlugin
 
         plugin = BuiltinPlugin(
-            workspace=workspace, allow_writes=allow_writes, background=background, tools=tools
+            workspace=workspace,
+            allow_writes=allow_writes,
+            background=background,
+            tools=tools,
+            frontends=frontends,
         )
         return self.register(
             plugin,
@@ -309,7 +281,7 @@ class PluginManager:
             try:
                 plugin = entry.load()
             except (Exception, SystemExit) as exc:
-                self._fail(PluginFailure(name, "import", describe(exc)))
+                self._fail(PluginFailure(name, "import", describe_exception(exc)))
                 continue
             info = self.register(
                 plugin, name, origin="entry point", version=version, location=location
@@ -349,7 +321,7 @@ class PluginManager:
             try:
                 module = self._import_file(path)
             except (Exception, SystemExit) as exc:
-                self._fail(PluginFailure(name, "import", describe(exc)))
+                self._fail(PluginFailure(name, "import", describe_exception(exc)))
                 continue
             info = self.register(module, name, origin="project", location=str(path))
             if info is not None:
@@ -387,13 +359,15 @@ class PluginManager:
         background: BackgroundTasks | None = None,
         tools: bool = True,
         home: str | os.PathLike[str] | None = None,
+        frontends: Iterable[FrontendFactory] = (),
     ) -> PluginManager:
         """A manager for a session in ``project_dir`` (default: the current folder),
         with every discovery path run and the skills loaded: the set-up a
         terminal session needs. ``trusted``/``ask``/``store`` decide about project plugins
         (`decide_trust`); ``allow_writes``/``background``/``tools`` configure the built-in
         tools (as in `BuiltinPlugin`); ``home`` is where user skills are found (default:
-        the user's home)."""
+        the user's home); ``frontends`` are registered by the built-in plugin (see
+        `load_builtin`)."""
         from skillkit.skills.registry import SkillRegistry
 
         folder = Path(project_dir) if project_dir is not None else Path.cwd()
@@ -402,7 +376,11 @@ class PluginManager:
         )
         manager = cls(registries, disabled=disabled)
         manager.load_builtin(
-            workspace=folder, allow_writes=allow_writes, background=background, tools=tools
+            workspace=folder,
+            allow_writes=allow_writes,
+            background=background,
+            tools=tools,
+            frontends=frontends,
         )
         if entry_points:
             manager.load_entry_points()

@@ -1,10 +1,10 @@
 """The registries plugins add to, one of each kind, and the value types they hold.
 
-`ToolRegistry` (``skillkit.tools``), `AdapterRegistry` (``skillkit.adapters.registry``)
-and `SkillRegistry` (``skillkit.skills``) are SkillKit's own registries, used as they
-are. This module adds `CommandRegistry` (slash commands, `Command`) and
-`FrontendRegistry` (`FrontendFactory`, the `Frontend` protocol), and `Registries`, the
-bundle a `PluginManager` owns.
+`ToolRegistry` (``skillkit.tools``), `AdapterRegistry` (``skillkit.adapters.registry``),
+`CommandRegistry` (``skillkit.commands``) and `SkillRegistry` (``skillkit.skills``) are
+SkillKit's own registries, used as they are. This module adds `FrontendRegistry`
+(`FrontendFactory`, the `Frontend` protocol), and `Registries`, the bundle a
+`PluginManager` owns.
 
 Every registry keys its items by name: registering a taken name is an error unless
 ``replace=True`` (so two plugins never shadow each other silently), and every item
@@ -15,22 +15,15 @@ removes all one plugin added.
 from __future__ import annotations
 
 import builtins
-import difflib
 import os
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from skillkit.adapters.registry import AdapterRegistry
-from skillkit.commands.dispatch import (
-    CommandContext,
-    CommandHandler,
-    CommandResult,
-    parse_command,
-    run_command,
-)
+from skillkit.commands.dispatch import Command, CommandRegistry
 from skillkit.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -49,155 +42,6 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"[a-z][a-z0-9_.-]*(?::[^\s]+)?")
-
-
-# --------------------------------------------------------------------------- commands
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A slash command: ``/name args``. ``handler(ctx, args)`` does the work (see
-    `CommandHandler`). ``name`` is lowercase, without the slash (a leading ``/`` is
-    dropped); ``usage`` is the argument synopsis shown by ``/help`` (``"[NAME]"``);
-    ``aliases`` are other names for the same command."""
-
-    name: str
-    description: str
-    handler: CommandHandler
-    usage: str = ""
-    aliases: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "name", _command_name(self.name))
-        object.__setattr__(self, "aliases", tuple(_command_name(a) for a in self.aliases))
-        if not callable(self.handler):
-            raise TypeError(f"command /{self.name}: handler must be callable")
-
-
-def _command_name(raw: str) -> str:
-    name = raw.removeprefix("/") if isinstance(raw, str) else raw
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(
-            f"invalid command name {raw!r}: use lowercase letters, digits, '-', '_', '.'"
-        )
-    return name
-
-
-class CommandRegistry:
-    """Slash commands by name (and alias), each remembering its source.
-
-    `dispatch` turns a typed line into a `CommandResult`. Frontends own commands by
-    registering them with ``replace=True`` (collision-safe when a frontend is created
-    twice) and ``source=`` their own name.
-    """
-
-    def __init__(self) -> None:
-        self._commands: dict[str, Command] = {}
-        self._sources: dict[str, str | None] = {}
-        self._aliases: dict[str, str] = {}
-
-    def register(
-        self, command: Command, *, source: str | None = None, replace: bool = False
-    ) -> None:
-        """Add ``command``. Raises ValueError when its name or an alias is taken by
-        another command (unless ``replace``: then the newcomer takes those names)."""
-        if not isinstance(command, Command):
-            raise TypeError(f"not a Command: {command!r}")
-        names = (command.name, *command.aliases)
-        if not replace:
-            for name in names:
-                owner = self._owner(name)
-                if owner is not None:
-                    by = self._sources.get(owner) or "another registration"
-                    raise ValueError(f"command /{name} is already registered by {by}")
-        for name in names:
-            owner = self._owner(name)
-            if owner is not None and owner != command.name:
-                if owner == name:
-                    self.unregister(owner)
-                else:
-                    del self._aliases[name]
-        if command.name in self._commands:
-            self.unregister(command.name)
-        self._commands[command.name] = command
-        self._sources[command.name] = source
-        for alias in command.aliases:
-            self._aliases[alias] = command.name
-
-    def _owner(self, name: str) -> str | None:
-        if name in self._commands:
-            return name
-        return self._aliases.get(name)
-
-    def unregister(self, name: str) -> Command | None:
-        command = self._commands.pop(name, None)
-        self._sources.pop(name, None)
-        if command is not None:
-            for alias in command.aliases:
-                if self._aliases.get(alias) == name:
-                    del self._aliases[alias]
-        return command
-
-    def unregister_by_source(self, source: str) -> builtins.list[str]:
-        """Remove every command ``source`` registered; returns their names."""
-        names = [n for n, s in self._sources.items() if s == source]
-        for name in names:
-            self.unregister(name)
-        return names
-
-    def get(self, name: str) -> Command | None:
-        """The command called ``name`` (or with that alias), without the slash."""
-        key = self._owner(name.removeprefix("/").lower())
-        return self._commands.get(key) if key is not None else None
-
-    def source_of(self, name: str) -> str | None:
-        return self._sources.get(name)
-
-    def list(self) -> builtins.list[Command]:
-        """Every command, by name."""
-        return [self._commands[n] for n in sorted(self._commands)]
-
-    def names(self) -> builtins.list[str]:
-        return sorted(self._commands)
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def __iter__(self) -> Iterator[Command]:
-        return iter(self.list())
-
-    def __len__(self) -> int:
-        return len(self._commands)
-
-    def resolve(self, text: str) -> tuple[Command, str] | None:
-        """The command a typed line calls and its arguments; None when the line is not
-        a command or names none (see `parse_command`)."""
-        parsed = parse_command(text)
-        if parsed is None:
-            return None
-        name, args = parsed
-        command = self.get(name)
-        if command is None and ":" in name:
-            prefix, _, rest = name.partition(":")
-            command = self.get(prefix)
-            args = f"{rest} {args}".strip()
-        return (command, args) if command is not None else None
-
-    async def dispatch(self, text: str, ctx: CommandContext) -> CommandResult | None:
-        """Run the command ``text`` names. Returns None when ``text`` is not a command
-        (send it to the agent instead); an unknown command or a failing handler is a
-        `CommandResult` with ``error`` set. Never raises for user input."""
-        parsed = parse_command(text)
-        if parsed is None:
-            return None
-        found = self.resolve(text)
-        if found is None:
-            name = parsed[0]
-            close = difflib.get_close_matches(name, [*self._commands, *self._aliases], n=1)
-            hint = f" (did you mean /{close[0]}?)" if close else ""
-            return CommandResult.fail(f"unknown command /{name}{hint}; /help lists the commands")
-        command, args = found
-        return await run_command(command, args, ctx)
 
 
 # --------------------------------------------------------------------------- frontends

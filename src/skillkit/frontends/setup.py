@@ -4,10 +4,11 @@
 
 1. the permission gate, from the settings files and the rule flags;
 2. a `PluginManager` for the project (`PluginManager.for_project`): the built-in plugin
-   (SkillKit's tools, slash commands, skill sources, frontends, default system prompt
-   and renderers), installed plugins (entry points), and the project's own plugin
-   files when the project is trusted (``ask`` is the trust prompt; without it only an
-   explicit setting, ``SKILLKIT_TRUST_PROJECT`` or stored trust count);
+   (SkillKit's tools, slash commands, skill sources, default system prompt and
+   renderers, with SkillKit's frontends handed in), installed plugins (entry points),
+   and the project's own plugin files when the project is trusted (``ask`` is the
+   trust prompt; without it only an explicit setting, ``SKILLKIT_TRUST_PROJECT`` or
+   stored trust count);
 3. the model: an adapter a plugin registered under that name, else one made from the
    model string;
 4. one `AgentRunner` with the plugins' adapter registry (``runner.set_adapter(NAME)``),
@@ -125,8 +126,8 @@ class CliAgent:
         """The frontend registered as ``name`` (``interactive``, ``print``, ``json``),
         built with ``options``. When a plugin's factory for it fails, ``warn`` gets one
         line and SkillKit's own frontend is used."""
-        from skillkit.extensions.builtin import BUILTIN_FRONTENDS
-        from skillkit.extensions.calling import describe
+        from skillkit.errors import describe_exception
+        from skillkit.frontends.builtin import BUILTIN_FRONTENDS
 
         registry = self.manager.registries.frontends
         source = registry.source_of(name)
@@ -138,7 +139,7 @@ class CliAgent:
                     raise
                 warn(
                     f"plugin '{source}' failed to make the {name} frontend: "
-                    f"{_one_line(describe(exc))}; using SkillKit's own"
+                    f"{_one_line(describe_exception(exc))}; using SkillKit's own"
                 )
         return BUILTIN_FRONTENDS[name](**options)
 
@@ -153,6 +154,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig
     from skillkit.extensions.manager import PluginManager
+    from skillkit.frontends.builtin import builtin_frontends
     from skillkit.permissions import build_gate, install
 
     workspace = Path(os.path.abspath(options.workspace))
@@ -181,6 +183,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         tools=options.tools,
         background=background,
         home=options.home,
+        frontends=builtin_frontends(),
     )
     config = AgentConfig(model=options.model)
     adapter = _adapter(config, manager)

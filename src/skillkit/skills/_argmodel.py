@@ -3,12 +3,36 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
-if TYPE_CHECKING:
-    from skillkit.skills.actions import ActionParam, ActionSpec
+
+class ActionParam(Protocol):
+    """What the model is built from, per parameter (`skillkit.skills.actions.ActionParam`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def required(self) -> bool: ...
+    @property
+    def default(self) -> Any: ...
+    @property
+    def enum(self) -> tuple[Any, ...] | None: ...
+
+
+class ActionSpec(Protocol):
+    """What the model is built from, per action (`skillkit.skills.actions.ActionSpec`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def params(self) -> Sequence[ActionParam]: ...
 
 
 def _no_nul(value: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillkit.extensions import TrustStore
-from skillkit.extensions.cli import register
+from skillkit.frontends.plugins_cli import register
 
 
 def run(*argv: str) -> int:

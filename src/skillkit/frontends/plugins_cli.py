@@ -46,8 +46,9 @@ def run_plugins(args: argparse.Namespace) -> int:
         was = store.untrust(folder)
         print(f"{folder} {'is no longer trusted' if was else 'was not trusted'}")
         return 0
-    from skillkit.commands.builtin import format_plugins
+    from skillkit.extensions.commands import format_plugins
+    from skillkit.frontends.builtin import builtin_frontends
 
-    manager = PluginManager.for_project(folder, store=store)
+    manager = PluginManager.for_project(folder, store=store, frontends=builtin_frontends())
     print(format_plugins(manager))
     return 1 if manager.failures else 0

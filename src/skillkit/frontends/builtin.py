@@ -1,0 +1,110 @@
+"""SkillKit's own frontends: the interactive terminal, print mode and JSON events.
+
+The plugin layer knows no face, so whoever builds the session hands these to the
+built-in plugin (``PluginManager.for_project(..., frontends=builtin_frontends())``);
+it registers them under its name, and a later plugin may replace any of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING
+
+from skillkit.extensions.registries import Frontend, FrontendFactory
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.commands.dispatch import CommandRegistry
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.permissions import Permissions
+
+__all__ = [
+    "BUILTIN_FRONTENDS",
+    "InteractiveFrontend",
+    "JsonFrontend",
+    "PrintFrontend",
+    "builtin_frontends",
+]
+
+
+class InteractiveFrontend:
+    """The interactive terminal session (`skillkit.frontends.interactive`).
+
+    Options: ``title`` (the first line shown), ``permissions`` (the runner's
+    `Permissions`: approvals, questions and modes from the keyboard), ``manager`` (the
+    `PluginManager` the slash commands act on; its skills are watched)."""
+
+    def __init__(
+        self,
+        *,
+        title: str = "",
+        permissions: Permissions | None = None,
+        manager: PluginManager | None = None,
+    ) -> None:
+        self.title = title
+        self.permissions = permissions
+        self.manager = manager
+
+    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
+        from skillkit.frontends.interactive import InteractiveSession
+
+        session = InteractiveSession(
+            runner,
+            title=self.title,
+            permissions=self.permissions,
+            manager=self.manager,
+            commands=commands,
+            frontend=self,
+        )
+        return await session.run()
+
+
+class PrintFrontend:
+    """Runs ``prompt`` once and prints the final answer."""
+
+    def __init__(self, *, prompt: str, out: IO[str] | None = None, err: IO[str] | None = None):
+        self.prompt, self.out, self.err = prompt, out, err
+
+    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
+        from skillkit.frontends.print_mode import run_print
+
+        out, err = self.out or sys.stdout, self.err or sys.stderr
+        return await run_print(runner, self.prompt, out=out, err=err)
+
+
+class JsonFrontend:
+    """Runs ``prompt`` once and prints every event as one JSON line."""
+
+    def __init__(
+        self, *, prompt: str, out: IO[bytes] | None = None, err: IO[str] | None = None
+    ) -> None:
+        self.prompt, self.out, self.err = prompt, out, err
+
+    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
+        from skillkit.frontends.print_mode import run_json
+
+        out, err = self.out or sys.stdout.buffer, self.err or sys.stderr
+        return await run_json(runner, self.prompt, out=out, err=err)
+
+
+_DESCRIPTIONS: dict[str, str] = {
+    "interactive": "the interactive terminal",
+    "print": "print the final answer",
+    "json": "print every event as JSON",
+}
+
+BUILTIN_FRONTENDS: dict[str, Callable[..., Frontend]] = {
+    "interactive": InteractiveFrontend,
+    "print": PrintFrontend,
+    "json": JsonFrontend,
+}
+"""SkillKit's own frontend classes by name."""
+
+
+def builtin_frontends() -> list[FrontendFactory]:
+    """A `FrontendFactory` for each of SkillKit's own frontends, for the built-in plugin."""
+    return [
+        FrontendFactory(name, factory, _DESCRIPTIONS[name])
+        for name, factory in BUILTIN_FRONTENDS.items()
+    ]
