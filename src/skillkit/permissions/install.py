@@ -27,6 +27,7 @@ from skillkit.permissions.plan import exit_plan_mode_tool
 from skillkit.permissions.questions import QuestionBroker, QuestionRequest, ask_user_tool
 from skillkit.permissions.rules import RuleAction
 from skillkit.permissions.settings import PermissionSettings, load_permission_settings
+from skillkit.trust import TrustStore
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -246,12 +247,18 @@ def build_gate(
     ask: Iterable[str] = (),
     bypass: bool = False,
     home: str | os.PathLike[str] | None = None,
+    trusted: bool | None = None,
+    store: TrustStore | None = None,
 ) -> tuple[PermissionGate, PermissionSettings]:
     """A gate for ``workspace`` with the rules of the settings files plus rule flags
     (source ``flag``). ``mode`` overrides the settings' default mode; ``bypass=True``
     (an explicit flag) starts in bypass mode. Raises `ValueError` for a malformed flag
-    rule; problems in settings files are returned in the settings, not raised."""
-    settings = load_permission_settings(workspace, home=home)
+    rule; problems in settings files are returned in the settings, not raised.
+
+    The project's own settings files widen nothing unless the project is trusted
+    (``trusted``, else ``SKILLKIT_TRUST_PROJECT`` or ``store``; see
+    `load_permission_settings`); what was left out is in ``settings.ignored``."""
+    settings = load_permission_settings(workspace, home=home, trusted=trusted, store=store)
     start = PermissionMode.BYPASS if bypass else (mode or settings.default_mode or "default")
     gate = PermissionGate(
         workspace=workspace,
