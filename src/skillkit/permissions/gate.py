@@ -354,6 +354,42 @@ class PermissionGate:
     def inside(self, path: str) -> bool:
         return any(path == d or path.startswith(d.rstrip("/") + "/") for d in self.directories)
 
+    def can_read(self, path: str | os.PathLike[str]) -> bool:
+        """The path policy file tools apply to what they find (see
+        ``Workspace.add_policy``): False when a deny rule — or, outside bypass mode, an
+        ask rule — of the read family (``read``/``grep``/``find``/``ls``) matches ``path``
+        as named or with its symlinks resolved. Such a file is never shown: not its
+        contents (``read``, ``grep``) and not its name (``find``, ``ls``). Never raises;
+        any failure is False (fail closed)."""
+        try:
+            subject = self._path_subject(self._absolute(path))
+            found = self.rules.evaluate(
+                "read", [subject], actions=(RuleAction.DENY, RuleAction.ASK)
+            )
+        except Exception:
+            return False
+        if found.deny is not None:
+            return False
+        return found.ask is None or self.mode is PermissionMode.BYPASS
+
+    def can_write(self, path: str | os.PathLike[str]) -> bool:
+        """The path policy for ``write``/``edit`` at the moment they open the file: False
+        when a deny rule of the edit family matches ``path`` (as named or resolved), so a
+        symlink swapped in after the gate's check cannot reach a denied file. Never
+        raises; any failure is False."""
+        try:
+            subject = self._path_subject(self._absolute(path))
+            found = self.rules.evaluate("edit", [subject], actions=(RuleAction.DENY,))
+        except Exception:
+            return False
+        return found.deny is None
+
+    def _absolute(self, path: str | os.PathLike[str]) -> str:
+        text = os.fspath(path)
+        if "\0" in text:
+            raise ValueError("NUL in path")
+        return os.path.normpath(os.path.join(self.workspace, text))
+
     def _path_subject(self, path: str) -> Subject:
         real = _realpath(path)
         return Subject("path", (path,) if real == path else (path, real))

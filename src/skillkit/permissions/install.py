@@ -72,6 +72,7 @@ class Permissions:
         self.gate = gate
         self.questions = questions
         self._undo: list[Callable[[], None]] = []
+        self._bound: list[object] = []
         self.ask_user = ask_user_tool(questions, announce=self._announce_question)
         self.exit_plan_mode = exit_plan_mode_tool(gate, announce=self._announce_approval)
 
@@ -112,10 +113,12 @@ class Permissions:
         if not isinstance(call, ToolCallEvent):
             return None
         try:
+            tool = self._lookup(call.tool_name)
+            self._bind_path_policy(tool)
             outcome = await self.gate.check(
                 call.tool_name,
                 call.args,
-                tool=self._lookup(call.tool_name),
+                tool=tool,
                 tool_call_id=call.tool_call_id,
                 agent_id=event.agent_id,
                 abort=self._abort_signal(),
@@ -132,6 +135,7 @@ class Permissions:
     def uninstall(self) -> None:
         """Remove the handler, tools, prompt section and event wiring."""
         undo, self._undo = self._undo, []
+        self._bound.clear()
         for step in reversed(undo):
             step()
 
@@ -149,6 +153,21 @@ class Permissions:
         runner.prompt_sections.append(self.prompt_section)
         self._undo.append(lambda: _remove(runner.tool_providers, self))
         self._undo.append(lambda: _remove(runner.prompt_sections, self.prompt_section))
+
+    def _bind_path_policy(self, tool: object | None) -> None:
+        """Give a file tool's workspace the gate as its path policy (``can_read`` /
+        ``can_write``), so ``grep``, ``find`` and ``ls`` leave out files the rules deny
+        and ``write``/``edit`` re-check the file they really open. Any object with a
+        ``workspace`` that has ``add_policy`` qualifies (the built-in tools do); binding
+        is idempotent and undone by `uninstall`."""
+        workspace = getattr(tool, "workspace", None)
+        add_policy = getattr(workspace, "add_policy", None)
+        if not callable(add_policy) or any(w is workspace for w in self._bound):
+            return
+        remove = add_policy(self.gate)
+        self._bound.append(workspace)
+        if callable(remove):
+            self._undo.append(remove)
 
     def _lookup(self, name: str) -> object | None:
         if name == EXIT_PLAN_MODE:

@@ -183,11 +183,17 @@ def _ignored(rules: list[_IgnoreRule], relative: str, is_dir: bool) -> bool:
 
 
 def walk(
-    root: Path, *, hidden: bool = False, gitignore: bool = True
+    root: Path,
+    *,
+    hidden: bool = False,
+    gitignore: bool = True,
+    keep: Callable[[Path], bool] | None = None,
 ) -> Iterator[tuple[Path, str, bool]]:
     """Yield (path, path relative to ``root`` with ``/``, is a directory) under ``root``.
 
     Entries come in sorted order per directory; symlinks are yielded but never entered.
+    An entry ``keep`` rejects (a path policy: denied by a permission rule) is neither
+    yielded nor entered, and its ``.gitignore`` is not read.
     """
     rules: list[_IgnoreRule] = []
     stack: list[tuple[Path, str, int]] = [(root, "", 0)]
@@ -214,6 +220,8 @@ def walk(
             except OSError:
                 continue
             if gitignore and _ignored(rules, relative, is_dir):
+                continue
+            if keep is not None and not keep(Path(entry.path)):
                 continue
             yield Path(entry.path), relative, is_dir
             if is_dir:
