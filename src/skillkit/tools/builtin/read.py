@@ -31,6 +31,8 @@ _EXACT_LINE_BYTES = 1 << 16
 left out); a longer line is read only up to here and the rest is skipped in chunks."""
 _COUNT_BUDGET = 64 * 1024 * 1024
 """After the lines shown, at most this many more bytes are read to count the lines."""
+_LONG_LINE_BYTES = 64 * 1024 * 1024
+"""A line is skipped through for at most this many bytes; past that, reading stops."""
 
 _IMAGE_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -120,17 +122,19 @@ class ReadTool:
         shown: list[str] = []
         chars = 0
         number = 0
-        while True:
+        endless = False  # a line longer than _LONG_LINE_BYTES: the rest is not read
+        while not endless:
             piece = handle.readline(line_bytes)
             if not piece:
                 break
             number += 1
             skipped = 0
             if len(piece) == line_bytes and not piece.endswith(b"\n"):
-                skipped = _skip_rest_of_line(handle)
+                skipped, ended = _skip_rest_of_line(handle, _LONG_LINE_BYTES)
+                endless = not ended
             if number < start:
                 continue
-            text = _shown_line(piece, skipped, limits.max_line_chars)
+            text = _shown_line(piece, skipped, limits.max_line_chars, ended=not endless)
             if len(shown) >= max_lines or (shown and chars + len(text) + 1 > limits.max_chars):
                 number -= 1
                 handle.seek(-len(piece) - skipped, os.SEEK_CUR)
@@ -139,13 +143,28 @@ class ReadTool:
             chars += len(text) + 1
         if number == 0:
             return ToolResult.text("(empty file)", details={"path": str(real), "total_lines": 0})
-        total = number + _count_lines(handle, _COUNT_BUDGET) if shown else number
+        if endless and start > number:
+            raise ToolError(
+                f"{args.path}: line {number} is longer than {_LONG_LINE_BYTES} bytes; "
+                "the lines after it cannot be read with this tool"
+            )
+        total = number  # the lines read; -1 when they could not all be counted
+        if endless:
+            total = -1
+        elif shown:
+            rest = _count_lines(handle, _COUNT_BUDGET)
+            total = -1 if rest < 0 else number + rest
         if start > number:
             raise ToolError(f"offset {start} is past the end of {args.path} ({number} lines)")
         end = start + len(shown) - 1
         body = "\n".join(shown)
         details: dict[str, object] = {"path": str(real), "start_line": start, "end_line": end}
-        if total < 0:  # too large to count every line
+        if endless and end == number:
+            body += (
+                f"\n\n[Line {number} goes on past {_LONG_LINE_BYTES} bytes; "
+                "nothing after it was read.]"
+            )
+        elif total < 0:  # too large to count every line
             body += f"\n\n[Showing lines {start}-{end}. Use offset={end + 1} to continue.]"
         elif end < total:
             body += (
@@ -155,26 +174,28 @@ class ReadTool:
         return ToolResult.text(body, details=details)
 
 
-def _skip_rest_of_line(handle: BinaryIO) -> int:
-    """Read past the end of the current line in bounded chunks; returns the bytes skipped
-    (the newline included)."""
+def _skip_rest_of_line(handle: BinaryIO, limit: int) -> tuple[int, bool]:
+    """Read past the end of the current line in bounded chunks, at most ``limit`` bytes;
+    returns the bytes skipped (the newline included) and whether the line ended."""
     skipped = 0
-    while True:
+    while skipped < limit:
         more = handle.readline(_CHUNK)
         if not more:
-            return skipped
+            return skipped, True
         skipped += len(more)
         if more.endswith(b"\n"):
-            return skipped
+            return skipped, True
+    return skipped, False
 
 
-def _shown_line(piece: bytes, skipped: int, max_chars: int) -> str:
+def _shown_line(piece: bytes, skipped: int, max_chars: int, *, ended: bool = True) -> str:
     """One line as shown: decoded, line ending removed, cut to ``max_chars`` with a note."""
     text = piece.decode("utf-8", "replace")
     if skipped:
         kept = text[:max_chars]
         rest = len(piece) + skipped - len(kept.encode("utf-8", "replace"))
-        return f"{kept} [... line cut: {rest} more bytes in this line]"
+        more = "" if ended else "more than "
+        return f"{kept} [... line cut: {more}{rest} more bytes in this line]"
     text = text.rstrip("\r\n")
     if len(text) > max_chars:
         more = len(text) - max_chars

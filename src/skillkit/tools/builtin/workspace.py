@@ -208,7 +208,10 @@ def _open_error(shown: str, exc: OSError) -> str:
     if exc.errno in (errno.ELOOP, errno.EMLINK):
         return f"{shown}: refused, a symlink appeared in the path while it was being opened"
     if exc.errno == errno.ENOTDIR:
-        return f"{shown}: a part of the path is not a directory (or changed while opening)"
+        return (
+            f"{shown}: refused, a part of the path is not a directory "
+            "(a symlink may have appeared in it while it was being opened)"
+        )
     if exc.errno == errno.ENXIO:
         return f"{shown} is not a regular file"
     if isinstance(exc, IsADirectoryError):
