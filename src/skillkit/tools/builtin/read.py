@@ -194,8 +194,8 @@ def _shown_line(piece: bytes, skipped: int, max_chars: int, *, ended: bool = Tru
     if skipped:
         kept = text[:max_chars]
         rest = len(piece) + skipped - len(kept.encode("utf-8", "replace"))
-        more = "" if ended else "more than "
-        return f"{kept} [... line cut: {more}{rest} more bytes in this line]"
+        at_least = "" if ended else "more than "
+        return f"{kept} [... line cut: {at_least}{rest} more bytes in this line]"
     text = text.rstrip("\r\n")
     if len(text) > max_chars:
         more = len(text) - max_chars
