@@ -15,7 +15,7 @@ import pytest
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.models import ToolResultMessage
-from skillkit.permissions import PermissionGate, install
+from skillkit.permissions import ApprovalDecision, PermissionGate, install
 from skillkit.permissions.gate import GateAction
 from skillkit.permissions.rules import Rule, RuleAction, RuleSet, Subject, parse_rule
 from skillkit.permissions.settings import load_permission_settings
@@ -205,6 +205,26 @@ async def test_a_symlink_swapped_in_after_the_check_is_caught_by_the_tool(
     args = read.args_model.model_validate({"path": "later.txt"})
     with pytest.raises(ToolError, match="permission rule"):
         await read.execute(args, ToolContext("c", "read"))
+
+
+async def test_an_ask_rule_hides_files_from_a_wider_search_but_not_from_an_approved_call(
+    project: Path,
+) -> None:
+    gate = PermissionGate(workspace=project)
+    gate.rules.ask("read(*.env)")
+    gate.approvals.answerer = lambda request: ApprovalDecision.allow_once()
+    wide, narrow, read = await results_of(
+        project,
+        gate,
+        [
+            ("grep", {"pattern": "TOKEN"}),
+            ("grep", {"pattern": "TOKEN", "path": "config/secret.env"}),
+            ("read", {"path": "config/secret.env"}),
+        ],
+    )
+    assert "hunter2" not in wide.text and "public.txt" in wide.text
+    assert not narrow.is_error and "hunter2" in narrow.text
+    assert not read.is_error and read.text == SECRET
 
 
 # ------------------------------------------------------------ parsing never raises later

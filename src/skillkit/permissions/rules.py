@@ -327,6 +327,19 @@ class RuleSet:
         result.exact = result.allowed and exact
         return result
 
+    def matching(self, tool_name: str, subject: Subject, action: RuleAction) -> list[Rule]:
+        """Every ``action`` rule for ``tool_name`` that matches ``subject`` (a rule without
+        a pattern always does). A pattern that cannot be used counts as a match."""
+        return [
+            rule
+            for rule in self.for_tool(tool_name)
+            if rule.action is action
+            and (
+                rule.pattern is None
+                or any(self._matches(rule, subject.kind, v, on_error=True) for v in subject.values)
+            )
+        ]
+
     def _matches(self, rule: Rule, kind: SubjectKind, value: str, *, on_error: bool) -> bool:
         """Whether ``rule``'s pattern matches ``value``. Never raises: a pattern that
         cannot be used (only possible for a rule built by hand, not parsed) counts as

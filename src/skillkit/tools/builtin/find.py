@@ -59,7 +59,9 @@ class FindTool:
         found: list[str] = []
         chars = 0
         more = False
-        for path, relative, is_dir in walk(real, hidden=args.hidden, keep=self.workspace.can_read):
+        for path, relative, is_dir in walk(
+            real, hidden=args.hidden, keep=self.workspace.searching(real)
+        ):
             if abort.aborted:
                 raise ToolError("aborted")
             if not matches(relative):

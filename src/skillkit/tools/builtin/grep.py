@@ -108,7 +108,7 @@ def _candidates(
     prefix = "" if shown_root == "." else shown_root.rstrip("/") + "/"
     wanted = compile_glob(glob) if glob else None
     found: list[tuple[str, str]] = []
-    for path, relative, is_dir in walk(root, hidden=hidden, keep=workspace.can_read):
+    for path, relative, is_dir in walk(root, hidden=hidden, keep=workspace.searching(root)):
         if abort.aborted:
             break
         if is_dir or (wanted is not None and not wanted(prefix + relative)):
@@ -298,12 +298,13 @@ class GrepTool:
         stop = AbortSignal()
         remove = abort.on_abort(stop.abort)
         base = self.workspace.base
+        searched = base / shown_root
         verdicts: dict[str, bool] = {}
 
         def allowed(path: str) -> bool:
             verdict = verdicts.get(path)
             if verdict is None:
-                verdict = verdicts[path] = self.workspace.can_read(base / path)
+                verdict = verdicts[path] = self.workspace.can_read(base / path, searched)
             return verdict
 
         def on_line(line: str) -> None:

@@ -48,7 +48,7 @@ class LsTool:
         try:
             with os.scandir(real) as scan:
                 entries = sorted(
-                    (e for e in scan if self.workspace.can_read(e.path)),
+                    (e for e in scan if self.workspace.can_read(e.path, real)),
                     key=lambda e: (e.name.lower(), e.name),
                 )
         except FileNotFoundError:

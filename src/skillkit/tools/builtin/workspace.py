@@ -19,12 +19,14 @@ __all__ = ["PathPolicy", "Workspace"]
 class PathPolicy(Protocol):
     """Which files the file tools may show or change (the permission gate is one).
 
-    ``can_read(path)`` — False hides the file from ``read``, ``grep``, ``find`` and
-    ``ls`` (contents and name); ``can_write(path)`` — False makes ``write`` and ``edit``
-    refuse it. Both get an absolute path and must not raise (a raise counts as False).
+    ``can_read(path, searched)`` — False hides the file from ``read``, ``grep``,
+    ``find`` and ``ls`` (contents and name); ``searched`` is the file or folder the call
+    named (what the user may already have approved), or None. ``can_write(path)`` —
+    False makes ``write`` and ``edit`` refuse it. Both get absolute paths and must not
+    raise (a raise counts as False).
     """
 
-    def can_read(self, path: str) -> bool: ...
+    def can_read(self, path: str, searched: str | None = None) -> bool: ...
 
     def can_write(self, path: str) -> bool: ...
 
@@ -100,26 +102,39 @@ class Workspace:
 
         return remove
 
-    def can_read(self, path: Path | str) -> bool:
-        """Whether the readers may show ``path`` (its contents or its name). Never raises."""
-        return self._ask("can_read", path)
+    def can_read(self, path: Path | str, searched: Path | str | None = None) -> bool:
+        """Whether the readers may show ``path`` (its contents or its name) in a call that
+        named ``searched`` (see `PathPolicy`). Never raises."""
+        for policy in list(self._policies):
+            try:
+                if searched is None:
+                    verdict = policy.can_read(os.fspath(path))
+                else:
+                    verdict = policy.can_read(os.fspath(path), os.fspath(searched))
+            except Exception:
+                return False
+            if verdict is not True:
+                return False
+        return True
 
     def can_write(self, path: Path | str) -> bool:
         """Whether ``write``/``edit`` may change ``path``. Never raises."""
-        return self._ask("can_write", path)
-
-    def _ask(self, question: str, path: Path | str) -> bool:
         for policy in list(self._policies):
             try:
-                if getattr(policy, question)(os.fspath(path)) is not True:
+                if policy.can_write(os.fspath(path)) is not True:
                     return False
             except Exception:
                 return False
         return True
 
+    def searching(self, root: Path) -> Callable[[Path], bool]:
+        """The ``keep`` test for a search under ``root``: `can_read` with ``root`` as the
+        path the call named."""
+        return lambda path: self.can_read(path, root)
+
     def check_readable(self, shown: str, real: Path) -> None:
-        """Raise `ToolError` when a policy hides ``real``."""
-        if not self.can_read(real):
+        """Raise `ToolError` when a policy hides ``real``, the path a call named."""
+        if not self.can_read(real, real):
             raise ToolError(f"{shown}: refused by a permission rule")
 
     # ----- opening files
@@ -143,8 +158,8 @@ class Workspace:
             raise ToolError(f"{shown}: invalid path")
         if write and not self.can_write(real):
             raise ToolError(f"{shown}: refused by a permission rule")
-        if not write and not self.can_read(real):
-            raise ToolError(f"{shown}: refused by a permission rule")
+        if not write:
+            self.check_readable(shown, real)
         parts = real.parts[1:]
         if not parts:
             raise ToolError(f"{shown} is a directory")
