@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
@@ -18,7 +20,7 @@ from skillkit.models import ToolResultMessage
 from skillkit.permissions import ApprovalDecision, PermissionGate, install
 from skillkit.permissions.gate import GateAction
 from skillkit.permissions.rules import Rule, RuleAction, RuleSet, Subject, parse_rule
-from skillkit.permissions.settings import load_permission_settings
+from skillkit.permissions.settings import load_permission_settings, read_settings_file
 from skillkit.runtime import BashRuntime, OutputLimits
 from skillkit.tools.base import Tool
 from skillkit.tools.builtin import GrepTool, builtin_tools
@@ -267,3 +269,36 @@ def test_bad_globs_and_deep_json_in_settings_are_problem_lines(tmp_path: Path) -
     assert "nested deeper than" in settings.problems[0]
     assert "bad pattern" in settings.problems[1]
     assert all("\n" not in p for p in settings.problems)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+rule_texts = st.text(alphabet="readwtbash()[]!^*?{},/~.-z ", max_size=24)
+
+
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    section=st.dictionaries(
+        st.sampled_from(["allow", "ask", "deny", "default_mode", "additional_directories", "x"]),
+        st.lists(rule_texts, max_size=4) | json_values,
+        max_size=5,
+    ),
+    trusted=st.booleans(),
+)
+def test_any_settings_file_loads_without_raising(
+    tmp_path: Path, section: dict[str, object], trusted: bool
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"permissions": section}))
+    loaded = read_settings_file(path, "project", trusted=trusted)
+    gate = PermissionGate(workspace=tmp_path, rules=loaded.rules)
+    for tool, args in (("read", {"path": "a/b.txt"}), ("bash", {"command": "ls [z-a]"})):
+        gate.decide(tool, args)
+    assert gate.can_read(tmp_path / "a" / "b.txt") in (True, False)
