@@ -133,7 +133,7 @@ def settled_trust(
     store = store if store is not None else TrustStore()
     if store.is_trusted(project):
         return True, f"trusted in {store.path}"
-    return None, "the project is not trusted (run `skillkit plugins trust` to trust it)"
+    return None, "the project is not trusted (run `skillkit plugins trust` to allow it)"
 
 
 def decide_trust(
