@@ -280,3 +280,19 @@ async def test_a_tool_context_is_all_a_read_needs(root: Path) -> None:
     tool = ReadTool(Workspace(root), OutputLimits())
     result = await tool.execute(ReadArgs(path="x.txt"), ToolContext("c", "read"))
     assert result.output == "x"
+
+
+async def test_a_fifo_named_gitignore_does_not_wedge_a_search(root: Path, call: Caller) -> None:
+    (root / "sub").mkdir()
+    (root / "sub" / "a.txt").write_text("needle\n")
+    os.mkfifo(root / "sub" / ".gitignore")
+    space = Workspace(root)
+    grep = GrepTool(space, OutputLimits(), BashRuntime(), use_ripgrep=False)
+    found = await asyncio.wait_for(call(grep, pattern="needle"), 30)
+    assert found.output == "sub/a.txt:1:needle"
+    if find_ripgrep() is not None:  # ripgrep waits on the FIFO: the time limit ends it
+        ripgrep = GrepTool(space, OutputLimits(), BashRuntime(), timeout=1)
+        with pytest.raises(ToolError, match="stopped after 1 s"):
+            await asyncio.wait_for(call(ripgrep, pattern="needle"), 30)
+    listed = await asyncio.wait_for(call(FindTool(space, OutputLimits()), pattern="*.txt"), 30)
+    assert listed.output == "sub/a.txt"

@@ -128,9 +128,10 @@ class GrepTool:
     Python search in a separate process.
 
     Both engines leave out files the workspace's path policy hides (denied by a
-    permission rule) and never read FIFOs or devices. The Python search is killed after
-    ``timeout`` seconds (a pattern that backtracks badly becomes an error result) and on
-    abort; the event loop never waits on a regular expression.
+    permission rule) and never search FIFOs or devices. Either is stopped after
+    ``timeout`` seconds with an error result (a Python pattern that backtracks badly; a
+    FIFO named ``.gitignore``, which ripgrep would wait on) and on abort; the event loop
+    never waits on a regular expression.
     """
 
     name: str = "grep"
@@ -328,9 +329,16 @@ class GrepTool:
 
         try:
             result = await self.runtime.execute(
-                shlex.join(command), base, None, None, on_line, abort=stop
+                shlex.join(command), base, None, self.timeout, on_line, abort=stop
             )
         finally:
             remove()
+        if result.status == "timeout":
+            # ripgrep itself is linear-time, but a FIFO named .gitignore wedges it
+            raise ToolError(
+                f"grep stopped after {self.timeout:g} s ({collector.matches} matches so far); "
+                "a special file in the tree (a FIFO named .gitignore?) may block the search. "
+                "Narrow the path."
+            )
         if result.exit_code == 2 and not collector.matches:
             raise ToolError(result.stderr.strip() or f"ripgrep failed on {args.pattern!r}")
