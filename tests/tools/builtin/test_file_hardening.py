@@ -296,3 +296,14 @@ async def test_a_fifo_named_gitignore_does_not_wedge_a_search(root: Path, call: 
             await asyncio.wait_for(call(ripgrep, pattern="needle"), 30)
     listed = await asyncio.wait_for(call(FindTool(space, OutputLimits()), pattern="*.txt"), 30)
     assert listed.output == "sub/a.txt"
+
+
+async def test_without_openat_files_are_still_checked_before_use(
+    root: Path, call: Caller, fifo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "supports_dir_fd", set())
+    space = Workspace(root)
+    await call(WriteTool(space), path="new/dir/x.txt", content="hello\n")
+    assert (await call(ReadTool(space, OutputLimits()), path="new/dir/x.txt")).output == "hello"
+    with pytest.raises(ToolError, match="not a regular file"):
+        await asyncio.wait_for(call(ReadTool(space, OutputLimits()), path="pipe"), 10)

@@ -163,8 +163,9 @@ class Workspace:
         parts = real.parts[1:]
         if not parts:
             raise ToolError(f"{shown} is a directory")
-        nofollow = getattr(os, "O_NOFOLLOW", 0)
-        directory_flags = os.O_RDONLY | os.O_CLOEXEC | nofollow | getattr(os, "O_DIRECTORY", 0)
+        if os.open not in os.supports_dir_fd:  # no openat() here: open by the checked path
+            return self._open_plain(real, shown, write=write, create=create)
+        directory_flags = os.O_RDONLY | _CLOEXEC | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
         fd = os.open(real.anchor, directory_flags)
         created = False
         try:
@@ -173,7 +174,7 @@ class Workspace:
                 os.close(fd)
                 fd = child
             # O_NONBLOCK: opening a FIFO must never wait for its other end
-            flags = os.O_CLOEXEC | nofollow | os.O_NONBLOCK
+            flags = _CLOEXEC | _NOFOLLOW | _NONBLOCK
             flags |= os.O_RDWR if write else os.O_RDONLY
             try:
                 file_fd = os.open(parts[-1], flags, 0o666, dir_fd=fd)
@@ -189,6 +190,30 @@ class Workspace:
             raise ToolError(_open_error(shown, exc)) from None
         finally:
             os.close(fd)
+        return self._checked(file_fd, shown, write=write), created
+
+    def _open_plain(self, real: Path, shown: str, *, write: bool, create: bool) -> tuple[int, bool]:
+        """`open_file` where the platform has no ``openat`` (the final component is still
+        not followed where ``O_NOFOLLOW`` exists)."""
+        flags = _CLOEXEC | _NOFOLLOW | _NONBLOCK | (os.O_RDWR if write else os.O_RDONLY)
+        created = False
+        try:
+            if write:
+                real.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                file_fd = os.open(real, flags)
+            except FileNotFoundError:
+                if not (write and create):
+                    raise ToolError(f"{shown}: no such file") from None
+                file_fd = os.open(real, flags | os.O_CREAT | os.O_EXCL, 0o666)
+                created = True
+        except OSError as exc:
+            raise ToolError(_open_error(shown, exc)) from None
+        return self._checked(file_fd, shown, write=write), created
+
+    def _checked(self, file_fd: int, shown: str, *, write: bool) -> int:
+        """``file_fd`` once it is known to be a regular file fit for the access (closed
+        and `ToolError` otherwise), switched back to blocking reads and writes."""
         try:
             info = os.fstat(file_fd)
             if not stat.S_ISREG(info.st_mode):
@@ -198,11 +223,17 @@ class Workspace:
                     f"{shown}: refused, the file has {info.st_nlink} hard links and another "
                     "name for it may be outside the workspace"
                 )
-            os.set_blocking(file_fd, True)
+            if _NONBLOCK:
+                os.set_blocking(file_fd, True)
         except BaseException:
             os.close(file_fd)
             raise
-        return file_fd, created
+        return file_fd
+
+
+_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 
 
 def _enter(fd: int, name: str, flags: int, shown: str, *, make: bool) -> int:
