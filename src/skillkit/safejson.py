@@ -27,7 +27,7 @@ DEFAULT_MAX_DEPTH = 64
 stay far below it)."""
 
 # A string (terminated or running to the end) or one bracket; everything else is skipped.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.S)
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.S)
 
 
 class JSONError(ValueError):
