@@ -165,7 +165,13 @@ class Workspace:
             raise ToolError(f"{shown} is a directory")
         if os.open not in os.supports_dir_fd:  # no openat() here: open by the checked path
             return self._open_plain(real, shown, write=write, create=create)
-        directory_flags = os.O_RDONLY | _CLOEXEC | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
+        # O_PATH (Linux): a directory needs only search permission to be walked through
+        directory_flags = (
+            getattr(os, "O_PATH", os.O_RDONLY)
+            | _CLOEXEC
+            | _NOFOLLOW
+            | getattr(os, "O_DIRECTORY", 0)
+        )
         fd = os.open(real.anchor, directory_flags)
         created = False
         try:
