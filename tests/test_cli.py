@@ -513,10 +513,13 @@ def test_a_broken_settings_file_is_a_warning_and_its_rules_are_skipped(work: Pat
     assert "settings.json: not valid JSON" in result.stderr
 
 
-def test_project_settings_rules_apply_in_print_mode(work: Path) -> None:
+def test_project_settings_rules_apply_in_print_mode_once_trusted(work: Path) -> None:
+    from skillkit.trust import TrustStore
+
     (work / ".skillkit").mkdir()
     settings = {"permissions": {"allow": ["write(hello.txt)"]}}
     (work / ".skillkit" / "settings.json").write_text(json.dumps(settings))
+    TrustStore(work.parent / "home" / ".skillkit" / "trusted-projects.json").trust(work)
 
     result = run_script(work, WRITE)
 

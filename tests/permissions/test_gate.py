@@ -316,8 +316,10 @@ async def test_allow_always_with_a_chosen_rule(gate: PermissionGate, watch: Watc
     task = asyncio.ensure_future(gate.check("edit", {"path": "src/app.py"}))
     await requests.answer(ApprovalDecision.allow_always("edit(src/**)"))
     await task
-    assert gate.decide("write", {"path": "src/b.py"}).action is ASK  # only edit was allowed
     assert gate.decide("edit", {"path": "src/deep/c.py"}).action is RUN
+    # edit and write are one family of file access: the rule covers both
+    assert gate.decide("write", {"path": "src/b.py"}).action is RUN
+    assert gate.decide("write", {"path": "docs/b.md"}).action is ASK
 
 
 async def test_deny_message_reaches_the_model(gate: PermissionGate, watch: Watch) -> None:

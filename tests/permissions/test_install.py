@@ -304,7 +304,9 @@ def test_build_gate_reads_settings_and_flags(tmp_path: Path) -> None:
     (ws / ".skillkit" / "settings.json").write_text(
         '{"permissions": {"allow": ["bash(make:*)"], "default_mode": "accept_edits"}}'
     )
-    gate, settings = build_gate(ws, deny=["bash(make deploy)"], home=tmp_path / "home")
+    gate, settings = build_gate(
+        ws, deny=["bash(make deploy)"], home=tmp_path / "home", trusted=True
+    )
     assert gate.mode.value == "accept_edits" and settings.problems == []
     assert [(r.source, str(r)) for r in gate.rules] == [
         ("project", "allow bash(make:*)"),

@@ -175,7 +175,7 @@ def test_user_and_project_settings_are_merged(tmp_path: Path) -> None:
         },
     )
     write(ws / ".skillkit/settings.local.json", {"permissions": {"allow": ["edit(src/**)"]}})
-    settings = load_permission_settings(ws, home=home)
+    settings = load_permission_settings(ws, home=home, trusted=True)
     assert [(r.source, str(r)) for r in settings.rules] == [
         ("user", "deny read(~/.ssh/**)"),
         ("project", "allow bash(npm test:*)"),
@@ -194,7 +194,7 @@ def test_bad_settings_are_reported_not_raised(tmp_path: Path) -> None:
         ws / ".skillkit/settings.json",
         {"permissions": {"allow": ["bash(", "read"], "deny": "read", "default_mode": "bypass"}},
     )
-    settings = load_permission_settings(ws, home=home)
+    settings = load_permission_settings(ws, home=home, trusted=True)
     assert [str(r) for r in settings.rules] == ["allow read"]
     assert settings.default_mode is None
     assert len(settings.problems) == 4

@@ -2,7 +2,8 @@
 
 ``list`` (the default) loads every plugin as a session in DIR would and prints what each
 registered, what failed and why project plugins were not loaded. ``trust`` lets DIR's
-``.skillkit/plugins/*.py`` run from now on; ``untrust`` takes that back.
+``.skillkit/plugins/*.py`` run and its ``.skillkit/settings*.json`` grant permissions
+from now on; ``untrust`` takes that back.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 `build_agent` makes it from `AgentOptions` (what the command-line flags say):
 
-1. the permission gate, from the settings files and the rule flags;
+1. the permission gate, from the settings files and the rule flags (the project's own
+   settings widen nothing until the project is trusted — the same trust that lets its
+   plugin files run; what was left out is a line each in `CliAgent.notices`);
 2. a `PluginManager` for the project (`PluginManager.for_project`): the built-in plugin
    (SkillKit's tools, slash commands, skill sources, default system prompt and
    renderers, with SkillKit's frontends handed in), installed plugins (entry points),
@@ -41,11 +43,12 @@ if TYPE_CHECKING:
     from skillkit.events import Event
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
-    from skillkit.extensions.trust import AskTrust, TrustStore
     from skillkit.models import AgentMessage
-    from skillkit.permissions import Permissions
+    from skillkit.permissions import PermissionGate, Permissions
+    from skillkit.permissions.settings import PermissionSettings
     from skillkit.runtime.background import BackgroundTasks
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.trust import AskTrust, TrustStore
 
 __all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent"]
 
@@ -158,17 +161,23 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     from skillkit.permissions import build_gate, install
 
     workspace = Path(os.path.abspath(options.workspace))
-    try:
-        gate, settings = build_gate(
-            workspace,
-            mode=options.permission_mode,
-            allow=options.allow,
-            deny=options.deny,
-            bypass=options.bypass,
-            home=options.home,
-        )
-    except ValueError as exc:
-        raise SetupError(_one_line(exc)) from None
+
+    def make_gate() -> tuple[PermissionGate, PermissionSettings]:
+        try:
+            return build_gate(
+                workspace,
+                mode=options.permission_mode,
+                allow=options.allow,
+                deny=options.deny,
+                bypass=options.bypass,
+                home=options.home,
+                trusted=options.trust_project,
+                store=_trust_store(options.home),
+            )
+        except ValueError as exc:
+            raise SetupError(_one_line(exc)) from None
+
+    gate, settings = make_gate()
 
     background = None
     if options.tools:
@@ -197,10 +206,13 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     if background is not None:
         background.attach(runner.events)
     manager.attach(runner)
+    if settings.ignored and options.trust_project is None:
+        gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
     notices = [_one_line(notice) for notice in manager.notices]
+    notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     skills = manager.registries.skills
     return CliAgent(runner, permissions, skills, background, manager, warnings, notices)
 
@@ -224,7 +236,7 @@ def _trust_store(home: Path | None) -> TrustStore | None:
     """The trust store under ``home`` (None: the default one, under the user's home)."""
     if home is None:
         return None
-    from skillkit.extensions.trust import TrustStore
+    from skillkit.trust import TrustStore
 
     return TrustStore(Path(home) / ".skillkit" / "trusted-projects.json")
 

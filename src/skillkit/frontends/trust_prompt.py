@@ -5,7 +5,8 @@ An interactive session asks once, before it starts, when the project has plugin 
 `skillkit.extensions.trust`). The question lists the files; ``y`` or ``yes`` trusts the
 project, and the trust store remembers it, so the next session does not ask. Anything
 else — ``n``, an empty line, the end of input — leaves the files out for this session
-(and the next session asks again).
+(and the next session asks again). The same trust lets the project's own settings
+files widen permissions (see `skillkit.trust`), and the question says so.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def ask_trust(
     names = [_relative(path, project) for path in files]
     out.write(
         "This project has its own SkillKit plugins: Python code that would run with your "
-        f"rights.\n  project: {project}\n"
+        "rights (trusting it also lets its .skillkit/settings files grant permissions)."
+        f"\n  project: {project}\n"
     )
     for name in names:
         out.write(f"  {name}\n")

@@ -354,6 +354,56 @@ class PermissionGate:
     def inside(self, path: str) -> bool:
         return any(path == d or path.startswith(d.rstrip("/") + "/") for d in self.directories)
 
+    def can_read(
+        self, path: str | os.PathLike[str], searched: str | os.PathLike[str] | None = None
+    ) -> bool:
+        """The path policy file tools apply to what they find (see
+        ``Workspace.add_policy``): False when a deny rule of the read family
+        (``read``/``grep``/``find``/``ls``) matches ``path`` as named or with its symlinks
+        resolved — such a file is never shown, not its contents (``read``, ``grep``) and
+        not its name (``find``, ``ls``).
+
+        An ask rule hides ``path`` too (no one can be asked file by file in the middle
+        of a search), unless it also matches ``searched`` — the file or folder the call
+        named, which the gate already asked about — or the mode is ``bypass``. Never
+        raises; any failure is False (fail closed)."""
+        try:
+            subject = self._path_subject(self._absolute(path))
+            found = self.rules.evaluate(
+                "read", [subject], actions=(RuleAction.DENY, RuleAction.ASK)
+            )
+            if found.deny is not None:
+                return False
+            if found.ask is None or self.mode is PermissionMode.BYPASS:
+                return True
+            if searched is None:
+                return False
+            approved = self._path_subject(self._absolute(searched))
+            asking = self.rules.matching("read", subject, RuleAction.ASK)
+            return all(
+                rule in self.rules.matching("read", approved, RuleAction.ASK) for rule in asking
+            )
+        except Exception:
+            return False
+
+    def can_write(self, path: str | os.PathLike[str]) -> bool:
+        """The path policy for ``write``/``edit`` at the moment they open the file: False
+        when a deny rule of the edit family matches ``path`` (as named or resolved), so a
+        symlink swapped in after the gate's check cannot reach a denied file. Never
+        raises; any failure is False."""
+        try:
+            subject = self._path_subject(self._absolute(path))
+            found = self.rules.evaluate("edit", [subject], actions=(RuleAction.DENY,))
+        except Exception:
+            return False
+        return found.deny is None
+
+    def _absolute(self, path: str | os.PathLike[str]) -> str:
+        text = os.fspath(path)
+        if "\0" in text:
+            raise ValueError("NUL in path")
+        return os.path.normpath(os.path.join(self.workspace, text))
+
     def _path_subject(self, path: str) -> Subject:
         real = _realpath(path)
         return Subject("path", (path,) if real == path else (path, real))

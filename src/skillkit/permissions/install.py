@@ -27,6 +27,7 @@ from skillkit.permissions.plan import exit_plan_mode_tool
 from skillkit.permissions.questions import QuestionBroker, QuestionRequest, ask_user_tool
 from skillkit.permissions.rules import RuleAction
 from skillkit.permissions.settings import PermissionSettings, load_permission_settings
+from skillkit.trust import TrustStore
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -71,6 +72,7 @@ class Permissions:
         self.gate = gate
         self.questions = questions
         self._undo: list[Callable[[], None]] = []
+        self._bound: list[object] = []
         self.ask_user = ask_user_tool(questions, announce=self._announce_question)
         self.exit_plan_mode = exit_plan_mode_tool(gate, announce=self._announce_approval)
 
@@ -111,10 +113,12 @@ class Permissions:
         if not isinstance(call, ToolCallEvent):
             return None
         try:
+            tool = self._lookup(call.tool_name)
+            self._bind_path_policy(tool)
             outcome = await self.gate.check(
                 call.tool_name,
                 call.args,
-                tool=self._lookup(call.tool_name),
+                tool=tool,
                 tool_call_id=call.tool_call_id,
                 agent_id=event.agent_id,
                 abort=self._abort_signal(),
@@ -131,6 +135,7 @@ class Permissions:
     def uninstall(self) -> None:
         """Remove the handler, tools, prompt section and event wiring."""
         undo, self._undo = self._undo, []
+        self._bound.clear()
         for step in reversed(undo):
             step()
 
@@ -148,6 +153,21 @@ class Permissions:
         runner.prompt_sections.append(self.prompt_section)
         self._undo.append(lambda: _remove(runner.tool_providers, self))
         self._undo.append(lambda: _remove(runner.prompt_sections, self.prompt_section))
+
+    def _bind_path_policy(self, tool: object | None) -> None:
+        """Give a file tool's workspace the gate as its path policy (``can_read`` /
+        ``can_write``), so ``grep``, ``find`` and ``ls`` leave out files the rules deny
+        and ``write``/``edit`` re-check the file they really open. Any object with a
+        ``workspace`` that has ``add_policy`` qualifies (the built-in tools do); binding
+        is idempotent and undone by `uninstall`."""
+        workspace = getattr(tool, "workspace", None)
+        add_policy = getattr(workspace, "add_policy", None)
+        if not callable(add_policy) or any(w is workspace for w in self._bound):
+            return
+        remove = add_policy(self.gate)
+        self._bound.append(workspace)
+        if callable(remove):
+            self._undo.append(remove)
 
     def _lookup(self, name: str) -> object | None:
         if name == EXIT_PLAN_MODE:
@@ -246,12 +266,18 @@ def build_gate(
     ask: Iterable[str] = (),
     bypass: bool = False,
     home: str | os.PathLike[str] | None = None,
+    trusted: bool | None = None,
+    store: TrustStore | None = None,
 ) -> tuple[PermissionGate, PermissionSettings]:
     """A gate for ``workspace`` with the rules of the settings files plus rule flags
     (source ``flag``). ``mode`` overrides the settings' default mode; ``bypass=True``
     (an explicit flag) starts in bypass mode. Raises `ValueError` for a malformed flag
-    rule; problems in settings files are returned in the settings, not raised."""
-    settings = load_permission_settings(workspace, home=home)
+    rule; problems in settings files are returned in the settings, not raised.
+
+    The project's own settings files widen nothing unless the project is trusted
+    (``trusted``, else ``SKILLKIT_TRUST_PROJECT`` or ``store``; see
+    `load_permission_settings`); what was left out is in ``settings.ignored``."""
+    settings = load_permission_settings(workspace, home=home, trusted=trusted, store=store)
     start = PermissionMode.BYPASS if bypass else (mode or settings.default_mode or "default")
     gate = PermissionGate(
         workspace=workspace,

@@ -18,6 +18,14 @@ A rule is written ``tool`` or ``tool(pattern)``:
 When several rules match, deny beats ask beats allow (`RuleSet.evaluate`). An allow rule
 whose pattern has a wildcard (or no pattern) is *broad*: the gate still asks for commands
 the classifier marks dangerous, unless an exact rule allows them.
+
+**File rules are one family per kind of access** (`FILE_FAMILIES`): a rule for ``read``,
+``grep``, ``find`` or ``ls`` applies to all four (``deny read(.env)`` also hides ``.env``
+from ``grep``), and a rule for ``edit`` or ``write`` applies to both. Path patterns are
+matched against every spelling of the file (as named, and with every symlink resolved).
+
+A pattern is compiled when the rule is parsed (`parse_rule`, `RuleSet.add`): an invalid
+glob (``read([z-a])``) is a `ValueError` there, so matching never raises.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from pathlib import Path
 from typing import Literal
 
 __all__ = [
+    "FILE_FAMILIES",
     "Evaluation",
     "Rule",
     "RuleAction",
@@ -48,6 +57,20 @@ class RuleAction(StrEnum):
 
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.*:?\[\]-]+)\s*(?:\((.*)\))?\s*$", re.S)
+
+FILE_FAMILIES: dict[str, str] = {
+    "read": "read",
+    "grep": "read",
+    "find": "read",
+    "ls": "read",
+    "edit": "edit",
+    "write": "edit",
+}
+"""The built-in file tools and the access family each belongs to: a rule naming any
+tool of a family applies to every tool of that family."""
+
+_COMMAND_TOOLS = frozenset({"bash", "monitor"})
+"""Tools whose rule patterns are shell-command patterns (never path globs)."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +95,14 @@ class Rule:
         return self.pattern is None or re.search(r"(?<!\\)\*", self.pattern) is not None
 
     def applies_to(self, tool_name: str) -> bool:
+        """Whether the rule covers calls of ``tool_name``: its own name, a name its
+        wildcard matches, or a file tool of the same family (`FILE_FAMILIES`)."""
         if any(ch in self.tool for ch in "*?["):
             return fnmatch.fnmatchcase(tool_name, self.tool)
-        return self.tool == tool_name
+        if self.tool == tool_name:
+            return True
+        family = FILE_FAMILIES.get(self.tool)
+        return family is not None and family == FILE_FAMILIES.get(tool_name)
 
     def __str__(self) -> str:
         return f"{self.action.value} {self.text}"
@@ -96,7 +124,24 @@ def parse_rule(text: str, action: RuleAction | str, source: str = "sdk") -> Rule
         pattern = pattern.strip()
         if not pattern:
             raise ValueError(f"invalid permission rule {text!r}: empty pattern in parentheses")
+        for kind in _pattern_kinds(tool):
+            try:
+                re.compile(_pattern_regex(pattern, kind, "/workspace", "/home"), re.S)
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise ValueError(
+                    f"invalid permission rule {text!r}: bad pattern ({_one_line(exc)})"
+                ) from None
     return Rule(act, tool, pattern, source)
+
+
+def _pattern_kinds(tool: str) -> tuple[str, ...]:
+    """The forms a rule for ``tool`` is matched in: commands for shell tools, paths for
+    everything else (any tool with a ``path`` argument is matched by path)."""
+    return ("command",) if tool in _COMMAND_TOOLS else ("command", "path")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 SubjectKind = Literal["command", "path", "text"]
@@ -179,6 +224,14 @@ class RuleSet:
             if action is None:
                 raise ValueError("add(text) needs an action: 'allow', 'ask' or 'deny'")
             rule = parse_rule(rule, action, source)
+        if rule.pattern is not None:
+            for kind in _pattern_kinds(rule.tool):
+                try:
+                    self._regex(rule.pattern, kind)
+                except (re.error, RecursionError, OverflowError) as exc:
+                    raise ValueError(
+                        f"invalid permission rule {rule.text!r}: bad pattern ({_one_line(exc)})"
+                    ) from None
         if rule not in self._rules:
             self._rules.append(rule)
         return rule
@@ -239,7 +292,9 @@ class RuleSet:
                 continue
             for rule in (r for r in rules if r.action is action):
                 if rule.pattern is None or any(
-                    self._matches(rule, s.kind, v) for s in subjects for v in s.values
+                    self._matches(rule, s.kind, v, on_error=True)
+                    for s in subjects
+                    for v in s.values
                 ):
                     setattr(result, action.value, rule)
                     break
@@ -257,7 +312,9 @@ class RuleSet:
                 if r.pattern is None
                 or (
                     subject.values
-                    and all(self._matches(r, subject.kind, v) for v in subject.values)
+                    and all(
+                        self._matches(r, subject.kind, v, on_error=False) for v in subject.values
+                    )
                 )
             ]
             if not covering:
@@ -270,38 +327,63 @@ class RuleSet:
         result.exact = result.allowed and exact
         return result
 
-    def _matches(self, rule: Rule, kind: SubjectKind, value: str) -> bool:
+    def matching(self, tool_name: str, subject: Subject, action: RuleAction) -> list[Rule]:
+        """Every ``action`` rule for ``tool_name`` that matches ``subject`` (a rule without
+        a pattern always does). A pattern that cannot be used counts as a match."""
+        return [
+            rule
+            for rule in self.for_tool(tool_name)
+            if rule.action is action
+            and (
+                rule.pattern is None
+                or any(self._matches(rule, subject.kind, v, on_error=True) for v in subject.values)
+            )
+        ]
+
+    def _matches(self, rule: Rule, kind: SubjectKind, value: str, *, on_error: bool) -> bool:
+        """Whether ``rule``'s pattern matches ``value``. Never raises: a pattern that
+        cannot be used (only possible for a rule built by hand, not parsed) counts as
+        ``on_error`` — a match for deny and ask, no match for allow (fail closed)."""
         assert rule.pattern is not None
-        if kind == "command":
-            return self._regex(rule.pattern, "command").fullmatch(_squash(value)) is not None
-        if kind == "path":
-            return self._regex(rule.pattern, "path").fullmatch(value) is not None
-        return fnmatch.fnmatchcase(value, rule.pattern)
+        try:
+            if kind == "command":
+                return self._regex(rule.pattern, "command").fullmatch(_squash(value)) is not None
+            if kind == "path":
+                return self._regex(rule.pattern, "path").fullmatch(value) is not None
+            return fnmatch.fnmatchcase(value, rule.pattern)
+        except (re.error, RecursionError, OverflowError, ValueError):
+            return on_error
 
     def _regex(self, pattern: str, kind: str) -> re.Pattern[str]:
         key = f"{kind}\0{pattern}"
         compiled = self._compiled.get(key)
         if compiled is None:
-            source = _command_regex(pattern) if kind == "command" else self._path_regex(pattern)
+            source = _pattern_regex(pattern, kind, self.workspace, self.home)
             compiled = self._compiled[key] = re.compile(source, re.S)
         return compiled
 
-    def _path_regex(self, pattern: str) -> str:
-        if "/" not in pattern:
-            return r"(?:.*/)?" + _glob_regex(pattern) + r"(?:/.*)?"
-        if pattern == "~" or pattern.startswith("~/"):
-            root, rest = self.home, pattern[2:]
-        elif pattern.startswith("/"):
-            root, rest = "", pattern.lstrip("/")
-        else:
-            root, rest = self.workspace, pattern[2:] if pattern.startswith("./") else pattern
-        rest = rest.rstrip("/")
-        while rest.endswith("/**"):  # "dir/**" also covers "dir" itself
-            rest = rest[:-3]
-        prefix = re.escape(root.rstrip("/")) + "/"
-        if not rest:
-            return re.escape(root.rstrip("/") or "/") + r"(?:/.*)?"
-        return prefix + _glob_regex(rest) + r"(?:/.*)?"
+
+def _pattern_regex(pattern: str, kind: str, workspace: str, home: str) -> str:
+    """The regular expression (for ``fullmatch``) of a rule pattern matched as ``kind``."""
+    return _command_regex(pattern) if kind == "command" else _path_regex(pattern, workspace, home)
+
+
+def _path_regex(pattern: str, workspace: str, home: str) -> str:
+    if "/" not in pattern:
+        return r"(?:.*/)?" + _glob_regex(pattern) + r"(?:/.*)?"
+    if pattern == "~" or pattern.startswith("~/"):
+        root, rest = home, pattern[2:]
+    elif pattern.startswith("/"):
+        root, rest = "", pattern.lstrip("/")
+    else:
+        root, rest = workspace, pattern[2:] if pattern.startswith("./") else pattern
+    rest = rest.rstrip("/")
+    while rest.endswith("/**"):  # "dir/**" also covers "dir" itself
+        rest = rest[:-3]
+    prefix = re.escape(root.rstrip("/")) + "/"
+    if not rest:
+        return re.escape(root.rstrip("/") or "/") + r"(?:/.*)?"
+    return prefix + _glob_regex(rest) + r"(?:/.*)?"
 
 
 def _squash(text: str) -> str:

@@ -1,4 +1,4 @@
-import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -6,6 +6,7 @@ import pytest
 from skillkit.runtime import BashRuntime, OutputLimits
 from skillkit.tools.base import ToolError
 from skillkit.tools.builtin import GrepTool, Workspace
+from skillkit.tools.builtin.grep import find_ripgrep
 
 from .conftest import Caller
 
@@ -14,7 +15,7 @@ ENGINES = [
     pytest.param(
         True,
         id="ripgrep",
-        marks=pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not on PATH"),
+        marks=pytest.mark.skipif(find_ripgrep() is None, reason="ripgrep is not installed"),
     ),
 ]
 
@@ -116,5 +117,6 @@ def test_asking_for_ripgrep_without_it_is_an_error(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(root))
-    with pytest.raises(ValueError, match="not on PATH"):
+    monkeypatch.setattr(sys, "executable", str(root / "python"))
+    with pytest.raises(ValueError, match="not installed"):
         GrepTool(Workspace(root), OutputLimits(), BashRuntime(), use_ripgrep=True)

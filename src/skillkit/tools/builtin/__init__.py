@@ -20,7 +20,7 @@ from skillkit.tools.builtin.find import FindTool
 from skillkit.tools.builtin.grep import GrepTool
 from skillkit.tools.builtin.ls import LsTool
 from skillkit.tools.builtin.read import ReadTool
-from skillkit.tools.builtin.workspace import Workspace
+from skillkit.tools.builtin.workspace import PathPolicy, Workspace
 from skillkit.tools.builtin.write import WriteTool
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "KillTaskTool",
     "LsTool",
     "MonitorTool",
+    "PathPolicy",
     "ReadTool",
     "Workspace",
     "WriteTool",
@@ -55,14 +56,16 @@ def builtin_tools(
     """The default tool set.
 
     ``workspace`` is the directory relative paths start from and ``bash`` runs in (the
-    current directory if None); the file tools are confined to it unless ``confine`` is
-    false. ``allow_writes=False`` gives only the read-only tools (``read``, ``grep``,
-    ``find``, ``ls``); ``True`` adds ``write``, ``edit`` and ``bash``. Passing
-    ``background`` (with ``allow_writes``) lets ``bash`` run commands in the background
-    and adds ``bash_output``, ``kill_task`` and ``monitor`` — the caller then owns the
-    manager: it drains it at iteration boundaries and closes it. ``limits`` are the
-    output limits every tool shares; ``runtime`` runs commands (a `BashRuntime` with
-    those limits by default).
+    current directory if None); the file tools are confined to it — also when it is
+    None — unless ``confine=False`` is passed explicitly. ``allow_writes=False`` gives
+    only the read-only tools (``read``, ``grep``, ``find``, ``ls``); ``True`` adds
+    ``write``, ``edit`` and ``bash``. Passing ``background`` (with ``allow_writes``)
+    lets ``bash`` run commands in the background and adds ``bash_output``,
+    ``kill_task`` and ``monitor`` — the caller then owns the manager: it drains it at
+    iteration boundaries and closes it. ``limits`` are the output limits every tool
+    shares; ``runtime`` runs commands (a `BashRuntime` with those limits by default).
+    The tools share one `Workspace`; a permission gate installed on the runner becomes
+    its path policy on the first call (see ``Workspace.add_policy``).
     """
     limits = limits or OutputLimits()
     if runtime is None:

@@ -5,16 +5,34 @@ from __future__ import annotations
 import asyncio
 import difflib
 import itertools
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.workspace import Workspace
+from skillkit.tools.builtin.write import write_all
 
-__all__ = ["EditArgs", "EditOperation", "EditTool", "apply_edits"]
+__all__ = ["MAX_EDIT_BYTES", "EditArgs", "EditOperation", "EditTool", "apply_edits", "read_at_most"]
 
 _BOM = "\ufeff"
+
+MAX_EDIT_BYTES = 32 * 1024 * 1024
+"""Files larger than this are refused by ``edit`` (it holds the whole text in memory)."""
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from ``fd``'s position, in bounded chunks."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 class EditOperation(BaseModel):
@@ -126,14 +144,27 @@ class EditTool:
         return await asyncio.to_thread(self._edit, args, real)
 
     def _edit(self, args: EditArgs, real: Path) -> ToolResult:
+        if not real.exists() and not real.is_symlink():
+            raise ToolError(f"{args.path}: no such file; use write to create it")
+        fd, _ = self.workspace.open_file(real, args.path, write=True)
         try:
-            raw = real.read_bytes()
-        except FileNotFoundError:
-            raise ToolError(f"{args.path}: no such file; use write to create it") from None
-        except IsADirectoryError:
-            raise ToolError(f"{args.path} is a directory") from None
+            return self._edit_open(args, real, fd)
+        finally:
+            os.close(fd)
+
+    def _edit_open(self, args: EditArgs, real: Path, fd: int) -> ToolResult:
+        try:
+            size = os.fstat(fd).st_size
+            if size > MAX_EDIT_BYTES:
+                raise ToolError(
+                    f"{args.path} has {size} bytes, more than edit handles ({MAX_EDIT_BYTES}); "
+                    "change it with a command instead"
+                )
+            raw = read_at_most(fd, MAX_EDIT_BYTES + 1)
         except OSError as exc:
             raise ToolError(f"{args.path}: cannot read ({exc.strerror or exc})") from None
+        if len(raw) > MAX_EDIT_BYTES:
+            raise ToolError(f"{args.path} grew past {MAX_EDIT_BYTES} bytes while being read")
         try:
             original = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -171,7 +202,9 @@ class EditTool:
         if bom:
             updated = _BOM + updated
         try:
-            real.write_bytes(updated.encode("utf-8"))
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.ftruncate(fd, 0)
+            write_all(fd, updated.encode("utf-8"))
         except OSError as exc:
             raise ToolError(f"{args.path}: cannot write ({exc.strerror or exc})") from None
         plural = "s" if count != 1 else ""

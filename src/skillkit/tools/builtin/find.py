@@ -1,4 +1,7 @@
-"""The ``find`` tool: files and directories whose path matches a glob pattern."""
+"""The ``find`` tool: files and directories whose path matches a glob pattern.
+
+Paths the workspace's path policy hides (denied by a permission rule) are not listed,
+and denied directories are not entered."""
 
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ class FindTool:
         real = self.workspace.resolve(args.path)
         if not real.is_dir():
             raise ToolError(f"{args.path} is not a directory")
+        self.workspace.check_readable(args.path, real)
         return await asyncio.to_thread(self._find, args, real, ctx.abort)
 
     def _find(self, args: FindArgs, real: Path, abort: AbortSignal) -> ToolResult:
@@ -55,7 +59,9 @@ class FindTool:
         found: list[str] = []
         chars = 0
         more = False
-        for path, relative, is_dir in walk(real, hidden=args.hidden):
+        for path, relative, is_dir in walk(
+            real, hidden=args.hidden, keep=self.workspace.searching(real)
+        ):
             if abort.aborted:
                 raise ToolError("aborted")
             if not matches(relative):

@@ -6,7 +6,8 @@ path segment (any number of directories, including none). A pattern without ``/`
 matches a file's name at any depth; one with ``/`` matches the path from the search root.
 
 The walk skips hidden files and directories unless asked, never follows symlinked
-directories, and honours ``.gitignore`` files (blank lines, ``#`` comments, ``!``
+directories, and honours ``.gitignore`` files (regular files up to 1 MiB; a FIFO there is
+ignored, never waited on) (blank lines, ``#`` comments, ``!``
 negation, a trailing ``/`` for directories only, and patterns anchored by a ``/``).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -144,10 +146,33 @@ class _IgnoreRule:
     directories_only: bool
 
 
-def _read_gitignore(directory: Path, base: str) -> list[_IgnoreRule]:
+_MAX_GITIGNORE_BYTES = 1024 * 1024
+
+
+def _read_small_file(path: Path, limit: int) -> str | None:
+    """The text of ``path`` if it is a regular file (not a symlink) of at most ``limit``
+    bytes, else None. Never blocks on a FIFO."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
     try:
-        text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        fd = os.open(path, flags)
     except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        os.set_blocking(fd, True)
+        data = os.read(fd, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data[:limit].decode("utf-8", "replace")
+
+
+def _read_gitignore(directory: Path, base: str) -> list[_IgnoreRule]:
+    text = _read_small_file(directory / ".gitignore", _MAX_GITIGNORE_BYTES)
+    if text is None:
         return []
     rules = []
     for raw in text.splitlines():
@@ -183,11 +208,17 @@ def _ignored(rules: list[_IgnoreRule], relative: str, is_dir: bool) -> bool:
 
 
 def walk(
-    root: Path, *, hidden: bool = False, gitignore: bool = True
+    root: Path,
+    *,
+    hidden: bool = False,
+    gitignore: bool = True,
+    keep: Callable[[Path], bool] | None = None,
 ) -> Iterator[tuple[Path, str, bool]]:
     """Yield (path, path relative to ``root`` with ``/``, is a directory) under ``root``.
 
     Entries come in sorted order per directory; symlinks are yielded but never entered.
+    An entry ``keep`` rejects (a path policy: denied by a permission rule) is neither
+    yielded nor entered, and its ``.gitignore`` is not read.
     """
     rules: list[_IgnoreRule] = []
     stack: list[tuple[Path, str, int]] = [(root, "", 0)]
@@ -214,6 +245,8 @@ def walk(
             except OSError:
                 continue
             if gitignore and _ignored(rules, relative, is_dir):
+                continue
+            if keep is not None and not keep(Path(entry.path)):
                 continue
             yield Path(entry.path), relative, is_dir
             if is_dir:

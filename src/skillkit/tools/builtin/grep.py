@@ -3,15 +3,23 @@
 Both produce the same lines: ``path:line:text`` for a match, ``path-line-text`` for a
 context line, ``--`` between separate groups. Patterns are regular expressions (Rust
 syntax under ripgrep, Python's under the fallback; the common subset behaves the same).
+
+ripgrep's engine runs in linear time. Python's can backtrack for hours on a bad
+pattern, so the fallback runs in a worker process (``_grep_worker``) with a time limit,
+killed on abort: the event loop is never blocked by a regular expression.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterable
+import stat
+import sys
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,9 +31,12 @@ from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.globs import compile_glob, walk
 from skillkit.tools.builtin.workspace import Workspace
 
-__all__ = ["GrepArgs", "GrepTool"]
+__all__ = ["DEFAULT_TIMEOUT", "GrepArgs", "GrepTool", "find_ripgrep"]
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
+DEFAULT_TIMEOUT = 30.0
+"""Seconds the Python search may take before it is stopped with an error."""
+_WORKER = Path(__file__).with_name("_grep_worker.py")
 _RG_LINE = re.compile(r"(\d+)([:-])")
 
 
@@ -71,67 +82,57 @@ class _Collector:
         return True
 
 
-def _python_grep(
-    regex: re.Pattern[str],
+def find_ripgrep() -> str | None:
+    """The ``rg`` binary: the one installed next to this Python (the ``ripgrep`` wheel
+    SkillKit depends on), else one on PATH; None when there is neither."""
+    name = "rg.exe" if os.name == "nt" else "rg"
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("rg")
+
+
+def _candidates(
+    workspace: Workspace,
     root: Path,
     shown_root: str,
-    collector: _Collector,
     *,
     glob: str | None,
-    context: int,
     hidden: bool,
     abort: AbortSignal,
-) -> None:
-    """Search ``root`` (a file or a directory) line by line, feeding ``collector``."""
-    files: Iterable[tuple[Path, str]]
+) -> list[tuple[str, str]]:
+    """The (real path, shown path) of every file the Python search reads under ``root``:
+    regular files only, symlinks skipped, and nothing the path policy hides."""
     if root.is_file():
-        files = [(root, shown_root)]
-    else:
-        prefix = "" if shown_root == "." else shown_root.rstrip("/") + "/"
-        files = (
-            (path, prefix + relative)
-            for path, relative, is_dir in walk(root, hidden=hidden)
-            if not is_dir and not path.is_symlink()
-        )
+        return [(str(root), shown_root)]
+    prefix = "" if shown_root == "." else shown_root.rstrip("/") + "/"
     wanted = compile_glob(glob) if glob else None
-    for path, shown in files:
-        if abort.aborted or collector.full:
-            return
-        if wanted is not None and not wanted(shown):
+    found: list[tuple[str, str]] = []
+    for path, relative, is_dir in walk(root, hidden=hidden, keep=workspace.searching(root)):
+        if abort.aborted:
+            break
+        if is_dir or (wanted is not None and not wanted(prefix + relative)):
             continue
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
+            info = path.lstat()
         except OSError:
             continue
-        if b"\0" in data[:8192]:
-            continue
-        lines = data.decode("utf-8", "replace").splitlines()
-        last_shown = -1
-        for number, line in enumerate(lines):
-            if not regex.search(line):
-                continue
-            first = max(number - context, last_shown + 1)
-            if context and last_shown >= 0 and first > last_shown + 1:
-                collector.add("--", False)
-            for before in range(first, number):
-                collector.add(f"{shown}-{before + 1}-{lines[before]}", False)
-            if not collector.add(f"{shown}:{number + 1}:{line}", True):
-                return
-            last_shown = number
-            for after in range(number + 1, min(number + 1 + context, len(lines))):
-                if regex.search(lines[after]):
-                    break
-                collector.add(f"{shown}-{after + 1}-{lines[after]}", False)
-                last_shown = after
-        if context and last_shown >= 0 and not collector.full:
-            collector.add("--", False)
-    return
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+            found.append((str(path), prefix + relative))
+    return found
 
 
 class GrepTool:
-    """Searches file contents; uses ``rg`` when it is on PATH (unless ``use_ripgrep=False``)."""
+    """Searches file contents with ripgrep when it is available (the ``ripgrep``
+    dependency, or ``rg`` on PATH; ``use_ripgrep=False`` never uses it), else with a
+    Python search in a separate process.
+
+    Both engines leave out files the workspace's path policy hides (denied by a
+    permission rule) and never search FIFOs or devices. Either is stopped after
+    ``timeout`` seconds with an error result (a Python pattern that backtracks badly; a
+    FIFO named ``.gitignore``, which ripgrep would wait on) and on abort; the event loop
+    never waits on a regular expression.
+    """
 
     name: str = "grep"
     description: str = (
@@ -148,40 +149,38 @@ class GrepTool:
         runtime: SkillRuntime,
         *,
         use_ripgrep: bool | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.workspace = workspace
         self.limits = limits
         self.runtime = runtime
-        self.ripgrep = shutil.which("rg") if use_ripgrep is not False else None
+        self.timeout = timeout
+        self.ripgrep = find_ripgrep() if use_ripgrep is not False else None
         if use_ripgrep and self.ripgrep is None:
-            raise ValueError("ripgrep (rg) is not on PATH")
+            raise ValueError("ripgrep (rg) is not installed")
 
     async def execute(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         real = self.workspace.resolve(args.path)
         if not real.exists():
             raise ToolError(f"{args.path}: no such file or directory")
+        if not (real.is_dir() or real.is_file()):
+            raise ToolError(f"{args.path} is not a regular file or a directory")
+        self.workspace.check_readable(args.path, real)
         shown_root = self.workspace.display(real)
         collector = _Collector(args.limit, self.limits)
         if self.ripgrep is not None:
             await self._ripgrep(args, shown_root, collector, ctx.abort)
         else:
-            flags = re.IGNORECASE if args.ignore_case else 0
-            pattern = re.escape(args.pattern) if args.literal else args.pattern
-            try:
-                regex = re.compile(pattern, flags)
-            except re.error as exc:
-                raise ToolError(f"invalid regular expression {args.pattern!r}: {exc}") from None
-            await asyncio.to_thread(
-                _python_grep,
-                regex,
+            files = await asyncio.to_thread(
+                _candidates,
+                self.workspace,
                 real,
                 shown_root,
-                collector,
                 glob=args.glob,
-                context=args.context,
                 hidden=args.hidden,
                 abort=ctx.abort,
             )
+            await self._python(args, files, collector, ctx.abort)
         if ctx.abort.aborted:
             raise ToolError("aborted")
         lines = collector.lines
@@ -195,12 +194,96 @@ class GrepTool:
         details = {"matches": collector.matches, "truncated": collector.full}
         return ToolResult.text(text, details=details)
 
+    async def _python(
+        self,
+        args: GrepArgs,
+        files: list[tuple[str, str]],
+        collector: _Collector,
+        abort: AbortSignal,
+    ) -> None:
+        """Run the search in the worker process, feeding ``collector``; kill the worker
+        when the collector is full, on abort and after ``timeout`` seconds."""
+        header = {
+            "pattern": args.pattern,
+            "ignore_case": args.ignore_case,
+            "literal": args.literal,
+            "context": args.context,
+            "max_file_bytes": MAX_FILE_BYTES,
+            "max_line_chars": self.limits.max_line_chars,
+        }
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-I",
+            "-S",
+            str(_WORKER),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 20,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        stdin, stdout = process.stdin, process.stdout
+
+        def stop() -> None:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+
+        remove = abort.on_abort(stop)
+        problem: list[str] = []
+
+        async def feed() -> None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                stdin.write(json.dumps(header).encode() + b"\n")
+                for index in range(0, len(files), 512):
+                    batch = files[index : index + 512]
+                    stdin.write(
+                        b"".join(
+                            os.fsencode(real) + b"\0" + os.fsencode(shown) + b"\0"
+                            for real, shown in batch
+                        )
+                    )
+                    await stdin.drain()
+                stdin.close()
+
+        async def read() -> None:
+            while raw := await stdout.readline():
+                kind, text = raw[:1], raw[1:].rstrip(b"\n").decode("utf-8", "replace")
+                if kind == b"E":
+                    problem.append(text)
+                    return
+                kept = collector.add("--" if kind == b"S" else text, kind == b"M")
+                if not kept:
+                    return
+
+        timed_out = False
+        feeding = asyncio.ensure_future(feed())
+        try:
+            await asyncio.wait_for(read(), self.timeout)
+        except TimeoutError:
+            timed_out = True
+        finally:
+            remove()
+            stop()
+            feeding.cancel()
+            with contextlib.suppress(asyncio.CancelledError, BrokenPipeError, ConnectionError):
+                await feeding
+            await process.wait()
+        if problem:
+            raise ToolError(f"invalid regular expression {args.pattern!r}: {problem[0]}")
+        if timed_out and not abort.aborted:
+            raise ToolError(
+                f"grep stopped after {self.timeout:g} s: the pattern {args.pattern!r} is too "
+                f"slow on these files ({collector.matches} matches so far; heavy backtracking?). "
+                "Simplify the pattern or narrow the path."
+            )
+
     async def _ripgrep(
         self, args: GrepArgs, shown_root: str, collector: _Collector, abort: AbortSignal
     ) -> None:
         assert self.ripgrep is not None
-        command = [self.ripgrep, "--line-number", "--with-filename", "--no-heading", "--null"]
-        command += ["--color=never", "--no-messages", "--no-require-git"]
+        command = [self.ripgrep, "--no-config", "--line-number", "--with-filename"]
+        command += ["--no-heading", "--null", "--color=never", "--no-messages", "--no-require-git"]
         if args.ignore_case:
             command.append("--ignore-case")
         if args.literal:
@@ -215,6 +298,15 @@ class GrepTool:
         strip_dot = shown_root == "."
         stop = AbortSignal()
         remove = abort.on_abort(stop.abort)
+        base = self.workspace.base
+        searched = base / shown_root
+        verdicts: dict[str, bool] = {}
+
+        def allowed(path: str) -> bool:
+            verdict = verdicts.get(path)
+            if verdict is None:
+                verdict = verdicts[path] = self.workspace.can_read(base / path, searched)
+            return verdict
 
         def on_line(line: str) -> None:
             # --null ends the path with NUL: "path\0" "12:text" (match) or "12-text" (context)
@@ -223,7 +315,11 @@ class GrepTool:
                 path = path.removeprefix("./")
             found = _RG_LINE.match(rest) if nul else None
             if found is None:
+                if not collector.lines or collector.lines[-1] == "--":
+                    return  # a group left out entirely: no separator for it
                 kept = collector.add(path, False)  # "--" between groups
+            elif not allowed(path):
+                return  # a file the permission rules hide: its lines never leave here
             else:
                 number, kind = found.groups()
                 text = rest[found.end() :]
@@ -233,9 +329,16 @@ class GrepTool:
 
         try:
             result = await self.runtime.execute(
-                shlex.join(command), self.workspace.base, None, None, on_line, abort=stop
+                shlex.join(command), base, None, self.timeout, on_line, abort=stop
             )
         finally:
             remove()
+        if result.status == "timeout":
+            # ripgrep itself is linear-time, but a FIFO named .gitignore wedges it
+            raise ToolError(
+                f"grep stopped after {self.timeout:g} s ({collector.matches} matches so far); "
+                "a special file in the tree (a FIFO named .gitignore?) may block the search. "
+                "Narrow the path."
+            )
         if result.exit_code == 2 and not collector.matches:
             raise ToolError(result.stderr.strip() or f"ripgrep failed on {args.pattern!r}")

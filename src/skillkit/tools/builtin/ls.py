@@ -1,4 +1,7 @@
-"""The ``ls`` tool: the entries of one directory."""
+"""The ``ls`` tool: the entries of one directory.
+
+Entries the workspace's path policy hides (denied by a permission rule, as named or
+through a symlink) are left out. Listing never opens an entry, so a FIFO is harmless."""
 
 from __future__ import annotations
 
@@ -41,9 +44,13 @@ class LsTool:
         return await asyncio.to_thread(self._list, args, real)
 
     def _list(self, args: LsArgs, real: Path) -> ToolResult:
+        self.workspace.check_readable(args.path, real)
         try:
             with os.scandir(real) as scan:
-                entries = sorted(scan, key=lambda e: (e.name.lower(), e.name))
+                entries = sorted(
+                    (e for e in scan if self.workspace.can_read(e.path, real)),
+                    key=lambda e: (e.name.lower(), e.name),
+                )
         except FileNotFoundError:
             raise ToolError(f"{args.path}: no such directory") from None
         except NotADirectoryError:

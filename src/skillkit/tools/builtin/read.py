@@ -1,10 +1,18 @@
-"""The ``read`` tool: a text file by line range, or an image."""
+"""The ``read`` tool: a text file by line range, or an image.
+
+Memory is bounded per line and per call: lines are read with a size limit (a longer
+line is cut and the rest skipped in chunks), at most the requested window is kept, and
+counting the lines after it stops after a fixed number of bytes. Only regular files are
+read (a FIFO or a device is refused, never waited on), through `Workspace.open_file`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import os
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,6 +24,15 @@ from skillkit.tools.builtin.workspace import Workspace
 __all__ = ["ReadArgs", "ReadTool", "sniff_image"]
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+_CHUNK = 1 << 16
+_EXACT_LINE_BYTES = 1 << 16
+"""Lines up to this many bytes are read whole (their cut says how many characters were
+left out); a longer line is read only up to here and the rest is skipped in chunks."""
+_COUNT_BUDGET = 64 * 1024 * 1024
+"""After the lines shown, at most this many more bytes are read to count the lines."""
+_LONG_LINE_BYTES = 64 * 1024 * 1024
+"""A line is skipped through for at most this many bytes; past that, reading stops."""
 
 _IMAGE_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -68,63 +85,137 @@ class ReadTool:
     def _read(self, args: ReadArgs, real: Path) -> ToolResult:
         if real.is_dir():
             raise ToolError(f"{args.path} is a directory; use ls to list it")
-        try:
-            with real.open("rb") as handle:
+        fd, _ = self.workspace.open_file(real, args.path)
+        with os.fdopen(fd, "rb", buffering=_CHUNK) as handle:
+            try:
                 head = handle.read(8192)
-        except FileNotFoundError:
-            raise ToolError(f"{args.path}: no such file") from None
-        except OSError as exc:
-            raise ToolError(f"{args.path}: cannot read ({exc.strerror or exc})") from None
-        mime = sniff_image(head)
-        if mime is not None:
-            return self._image(args.path, real, mime)
-        if b"\0" in head:
-            raise ToolError(f"{args.path} looks like a binary file; it cannot be shown as text")
-        return self._text(args, real)
+                handle.seek(0)
+                mime = sniff_image(head)
+                if mime is not None:
+                    return self._image(args.path, real, mime, handle)
+                if b"\0" in head:
+                    raise ToolError(
+                        f"{args.path} looks like a binary file; it cannot be shown as text"
+                    )
+                return self._text(args, real, handle)
+            except OSError as exc:
+                raise ToolError(f"{args.path}: cannot read ({exc.strerror or exc})") from None
 
-    def _image(self, shown: str, real: Path, mime: str) -> ToolResult:
-        size = real.stat().st_size
+    def _image(self, shown: str, real: Path, mime: str, handle: BinaryIO) -> ToolResult:
+        size = os.fstat(handle.fileno()).st_size
         if size > MAX_IMAGE_BYTES:
             raise ToolError(f"{shown}: image of {size} bytes is larger than {MAX_IMAGE_BYTES}")
-        data = base64.b64encode(real.read_bytes()).decode("ascii")
+        raw = handle.read(MAX_IMAGE_BYTES + 1)
+        if len(raw) > MAX_IMAGE_BYTES:
+            raise ToolError(f"{shown}: image grew past {MAX_IMAGE_BYTES} bytes while being read")
+        data = base64.b64encode(raw).decode("ascii")
         return ToolResult(
-            [TextPart(f"Image {shown} ({mime}, {size} bytes)"), ImagePart(data, mime)],
-            details={"path": str(real), "mime_type": mime, "bytes": size},
+            [TextPart(f"Image {shown} ({mime}, {len(raw)} bytes)"), ImagePart(data, mime)],
+            details={"path": str(real), "mime_type": mime, "bytes": len(raw)},
         )
 
-    def _text(self, args: ReadArgs, real: Path) -> ToolResult:
+    def _text(self, args: ReadArgs, real: Path, handle: BinaryIO) -> ToolResult:
         limits = self.limits
         start = args.offset or 1
         max_lines = min(args.limit or limits.max_lines, limits.max_lines)
+        line_bytes = max(limits.max_line_chars * 4 + 4, _EXACT_LINE_BYTES)
         shown: list[str] = []
         chars = 0
-        total = 0
-        full = True  # everything from ``start`` on fits
-        with real.open(encoding="utf-8", errors="replace", newline="") as handle:
-            for number, line in enumerate(handle, 1):
-                total = number
-                if number < start or not full:
-                    continue
-                text = line.rstrip("\r\n")
-                if len(text) > limits.max_line_chars:
-                    more = len(text) - limits.max_line_chars
-                    text = (
-                        f"{text[: limits.max_line_chars]} [... {more} more characters in this line]"
-                    )
-                if len(shown) >= max_lines or (shown and chars + len(text) + 1 > limits.max_chars):
-                    full = False
-                    continue
-                shown.append(text)
-                chars += len(text) + 1
-        if total == 0:
+        number = 0
+        endless = False  # a line longer than _LONG_LINE_BYTES: the rest is not read
+        while not endless:
+            piece = handle.readline(line_bytes)
+            if not piece:
+                break
+            number += 1
+            skipped = 0
+            if len(piece) == line_bytes and not piece.endswith(b"\n"):
+                skipped, ended = _skip_rest_of_line(handle, _LONG_LINE_BYTES)
+                endless = not ended
+            if number < start:
+                continue
+            text = _shown_line(piece, skipped, limits.max_line_chars, ended=not endless)
+            if len(shown) >= max_lines or (shown and chars + len(text) + 1 > limits.max_chars):
+                number -= 1
+                handle.seek(-len(piece) - skipped, os.SEEK_CUR)
+                break
+            shown.append(text)
+            chars += len(text) + 1
+        if number == 0:
             return ToolResult.text("(empty file)", details={"path": str(real), "total_lines": 0})
-        if start > total:
-            raise ToolError(f"offset {start} is past the end of {args.path} ({total} lines)")
+        if endless and start > number:
+            raise ToolError(
+                f"{args.path}: line {number} is longer than {_LONG_LINE_BYTES} bytes; "
+                "the lines after it cannot be read with this tool"
+            )
+        total = number  # the lines read; -1 when they could not all be counted
+        if endless:
+            total = -1
+        elif shown:
+            rest = _count_lines(handle, _COUNT_BUDGET)
+            total = -1 if rest < 0 else number + rest
+        if start > number:
+            raise ToolError(f"offset {start} is past the end of {args.path} ({number} lines)")
         end = start + len(shown) - 1
         body = "\n".join(shown)
-        if end < total:
+        details: dict[str, object] = {"path": str(real), "start_line": start, "end_line": end}
+        if endless and end == number:
+            body += (
+                f"\n\n[Line {number} goes on past {_LONG_LINE_BYTES} bytes; "
+                "nothing after it was read.]"
+            )
+        elif total < 0:  # too large to count every line
+            body += f"\n\n[Showing lines {start}-{end}. Use offset={end + 1} to continue.]"
+        elif end < total:
             body += (
                 f"\n\n[Showing lines {start}-{end} of {total}. Use offset={end + 1} to continue.]"
             )
-        details = {"path": str(real), "start_line": start, "end_line": end, "total_lines": total}
+        details["total_lines"] = total if total >= 0 else None
         return ToolResult.text(body, details=details)
+
+
+def _skip_rest_of_line(handle: BinaryIO, limit: int) -> tuple[int, bool]:
+    """Read past the end of the current line in bounded chunks, at most ``limit`` bytes;
+    returns the bytes skipped (the newline included) and whether the line ended."""
+    skipped = 0
+    while skipped < limit:
+        more = handle.readline(_CHUNK)
+        if not more:
+            return skipped, True
+        skipped += len(more)
+        if more.endswith(b"\n"):
+            return skipped, True
+    return skipped, False
+
+
+def _shown_line(piece: bytes, skipped: int, max_chars: int, *, ended: bool = True) -> str:
+    """One line as shown: decoded, line ending removed, cut to ``max_chars`` with a note."""
+    text = piece.decode("utf-8", "replace")
+    if skipped:
+        kept = text[:max_chars]
+        rest = len(piece) + skipped - len(kept.encode("utf-8", "replace"))
+        at_least = "" if ended else "more than "
+        return f"{kept} [... line cut: {at_least}{rest} more bytes in this line]"
+    text = text.rstrip("\r\n")
+    if len(text) > max_chars:
+        more = len(text) - max_chars
+        return f"{text[:max_chars]} [... {more} more characters in this line]"
+    return text
+
+
+def _count_lines(handle: BinaryIO, budget: int) -> int:
+    """The lines from the current position to the end, reading at most ``budget`` bytes
+    in bounded chunks; -1 when the file goes on past the budget."""
+    count = 0
+    last = b"\n"
+    read = 0
+    while True:
+        chunk = handle.read(_CHUNK)
+        if not chunk:
+            break
+        read += len(chunk)
+        if read > budget:
+            return -1
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (0 if last == b"\n" else 1)

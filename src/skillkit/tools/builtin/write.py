@@ -1,8 +1,14 @@
-"""The ``write`` tool: create or overwrite a file."""
+"""The ``write`` tool: create or overwrite a file.
+
+The file is opened through `Workspace.open_file` (no symlink followed anywhere in the
+path, permission rules re-checked, hard-linked files refused in a confined workspace)
+and rewritten in place, so its mode and owner stay.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.workspace import Workspace
 
-__all__ = ["WriteArgs", "WriteTool"]
+__all__ = ["WriteArgs", "WriteTool", "write_all"]
 
 
 class WriteArgs(BaseModel):
@@ -39,17 +45,25 @@ class WriteTool:
         return await asyncio.to_thread(self._write, args, real)
 
     def _write(self, args: WriteArgs, real: Path) -> ToolResult:
-        if real.is_dir():
-            raise ToolError(f"{args.path} is a directory")
-        existed = real.exists()
         data = args.content.encode("utf-8")
+        fd, created = self.workspace.open_file(real, args.path, write=True, create=True)
         try:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            real.write_bytes(data)
+            os.ftruncate(fd, 0)
+            write_all(fd, data)
         except OSError as exc:
             raise ToolError(f"{args.path}: cannot write ({exc.strerror or exc})") from None
-        verb = "Overwrote" if existed else "Created"
+        finally:
+            os.close(fd)
+        verb = "Created" if created else "Overwrote"
         return ToolResult.text(
             f"{verb} {args.path} ({len(data)} bytes)",
-            details={"path": str(real), "bytes": len(data), "created": not existed},
+            details={"path": str(real), "bytes": len(data), "created": created},
         )
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` at the descriptor's position (short writes are continued)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
