@@ -26,9 +26,7 @@ async def test_lines_stream_in_order_while_the_command_runs(tmp_path: Path) -> N
             flag.touch()  # the command waits for this: proves "first" arrived before the end
 
     command = f"echo first; while [ ! -e {flag} ]; do sleep 0.01; done; echo second; printf third"
-    result = await BashRuntime().execute(
-        command, cwd=tmp_path, on_output=on_output, timeout=30
-    )
+    result = await BashRuntime().execute(command, cwd=tmp_path, on_output=on_output, timeout=30)
     assert seen == ["first\n", "second\n", "third"]
     assert result.status == "completed" and result.exit_code == 0
     assert result.output == "first\nsecond\nthird"

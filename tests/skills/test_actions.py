@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from skillkit.abort import AbortSignal
+from skillkit.runtime.sandbox import Sandbox
 from skillkit.skills.actions import ActionError, parse_command_arguments
 from skillkit.skills.diagnostics import SkillError
 from skillkit.skills.loader import Skill, parse_skill
@@ -140,7 +141,8 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         f"hang:\n  description: Hang\n  timeout: 0.5\n"
         f"  command: [{json.dumps(sys.executable)}, -c, {json.dumps(code)}]",
     )
-    result = await asyncio.wait_for(run(skill, "hang", {}), timeout=20)
+    # Unconfined: the test follows a printed pid (inside the sandbox it is a namespace pid).
+    result = await asyncio.wait_for(run(skill, "hang", {}, sandbox=Sandbox.disabled()), 20)
     assert result.timed_out and result.exit_code is None and not result.ok
     assert result.stdout == "started\n"
     grandchild = int(marker.read_text())
