@@ -62,13 +62,14 @@ def builtin_tools(
     and adds ``bash_output``, ``kill_task`` and ``monitor`` — the caller then owns the
     manager: it drains it at iteration boundaries and closes it. ``limits`` are the
     output limits every tool shares; ``runtime`` runs commands (a `BashRuntime` with
-    those limits by default).
+    those limits by default, confined by ``background``'s sandbox when it has one).
     """
     limits = limits or OutputLimits()
     if runtime is None:
         from skillkit.runtime.bash import BashRuntime
 
-        runtime = BashRuntime(limits=limits)
+        sandbox = background.sandbox if background is not None else None
+        runtime = BashRuntime(limits=limits, sandbox=sandbox)
     space = Workspace(workspace, confine=confine)
     tools: list[Tool] = [
         ReadTool(space, limits),
