@@ -117,3 +117,46 @@ def test_an_untrusted_project_cannot_switch_the_sandbox_off(
     assert code == 0 and not probe.exists()
     assert "ignored project settings: sandbox.mode=off (the project is not trusted)" in err
     assert "ignored project settings: sandbox.network=true (the project is not trusted)" in err
+
+
+# --------------------------------------------------------------------------- doctor
+
+
+def sandbox_rows(report: str) -> list[str]:
+    lines = report.split("Sandbox\n", 1)[1].splitlines()
+    return [line.strip() for line in lines if line.strip()]
+
+
+@needs_bwrap
+def test_doctor_names_the_sandbox_in_force(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert isinstance(FOUND, Bubblewrap)
+    assert main(["doctor"]) == 0
+    rows = sandbox_rows(capsys.readouterr().out)
+    assert rows[0].split(None, 1) == ["sandbox", f"bubblewrap {FOUND.version} (auto)"]
+    assert rows[1].split(None, 1) == ["mode", "auto (settings files, default auto)"]
+    assert main(["--sandbox", "off", "doctor"]) == 0
+    rows = sandbox_rows(capsys.readouterr().out)
+    assert rows[0].split(None, 1) == ["sandbox", "none (off)"]
+
+
+def test_doctor_says_why_there_is_no_sandbox(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (project / ".skillkit").mkdir()
+    (project / ".skillkit" / "settings.json").write_text('{"sandbox": {"mode": "off"}}')
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert main(["doctor"]) == 0
+    rows = sandbox_rows(capsys.readouterr().out)
+    assert rows[0].split(None, 1) == [
+        "sandbox",
+        "none — bwrap not found; install the bubblewrap package",
+    ]
+    assert any(row.startswith("! commands run unconfined") for row in rows)
+    assert "! ignored project settings: sandbox.mode=off (the project is not trusted)" in rows

@@ -165,5 +165,5 @@ def run_doctor(args: argparse.Namespace) -> int:
     """Print the report; exit 0 (problems are reported, not failures of the command)."""
     from skillkit.local.doctor import collect_report, format_report
 
-    sys.stdout.write(format_report(collect_report()))
+    sys.stdout.write(format_report(collect_report(sandbox=getattr(args, "sandbox", None))))
     return 0

@@ -47,6 +47,7 @@ __all__ = [
     "SandboxSettings",
     "SandboxUnavailable",
     "find_bubblewrap",
+    "is_sandbox_mode",
     "load_sandbox_settings",
     "sandbox_settings",
 ]
@@ -65,6 +66,7 @@ class SandboxUnavailable(OSError):
 
 
 def is_sandbox_mode(value: object) -> TypeGuard[SandboxMode]:
+    """True when ``value`` names a mode (``auto``, ``on`` or ``off``)."""
     return isinstance(value, str) and value in SANDBOX_MODES
 
 
