@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from skillkit.abort import AbortSignal
-from skillkit.runtime import BackgroundTasks, BashRuntime
+from skillkit.runtime import BackgroundTasks, BashRuntime, OutputLimits
 from skillkit.runtime.sandbox import (
     Bubblewrap,
     Sandbox,
@@ -408,3 +408,30 @@ def test_sandbox_from_settings_carries_the_policy(tmp_path: Path) -> None:
     sandbox = Sandbox.from_settings(settings, workspace=tmp_path / "ws")
     assert (sandbox.mode, sandbox.network, sandbox.writable_paths) == ("on", True, (tmp_path,))
     assert sandbox.workspace == tmp_path / "ws"
+
+
+@needs_bwrap
+async def test_a_sandboxed_command_can_read_but_not_change_a_spill_file(
+    workspace: Path,
+) -> None:
+    sandbox = Sandbox(workspace=workspace)
+    tool = BashRuntime(limits=OutputLimits(max_lines=10), sandbox=sandbox)
+    background = BackgroundTasks(cwd=workspace, limits=OutputLimits(max_lines=10), sandbox=sandbox)
+    try:
+        cut = await tool.execute("seq 1 100", cwd=workspace, timeout=30)
+        task = background.start("seq 1 200")
+        await background.wait(task.id, timeout=30)
+        task_spill = background.read_output(task.id).full_output_path
+        assert cut.full_output_path is not None and task_spill is not None
+        shown = await tool.execute(
+            f"tail -n1 {cut.full_output_path}; tail -n1 {task_spill}; "
+            f"echo changed >> {cut.full_output_path}",
+            cwd=workspace,
+            timeout=30,
+        )
+        assert shown.stdout == "100\n200\n"
+        assert "Read-only file system" in shown.stderr
+    finally:
+        await background.aclose()
+        await tool.aclose()
+        sandbox.close()

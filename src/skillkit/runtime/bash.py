@@ -138,6 +138,9 @@ class BashRuntime(SkillRuntime):
         started = time.monotonic()
         if abort is not None and abort.aborted:
             return ExecutionResult(command, "aborted", None, "")
+        if self.sandbox.mode != "off":
+            # Commands may read the full output a cut result points to.
+            self.sandbox.expose(self.spill.ensure_directory())
         collector = _Collector(on_output, self.limits, self.keep, self.spill)
         environ = None if env is None else {**os.environ, **env}
         try:

@@ -94,14 +94,19 @@ class SpillFiles:
         """The current directory, or None before the first spill (or after `close`)."""
         return self._directory
 
-    def create(self) -> tuple[IO[bytes], str]:
-        """A new empty file (mode 0600) open for binary writing, and its path."""
+    def ensure_directory(self) -> str:
+        """The current directory, made now if there is none."""
         if self._directory is None or not os.path.isdir(self._directory):
             self._directory = tempfile.mkdtemp(prefix="skillkit-spill-")
             if self._finalizer is not None:
                 self._finalizer.detach()
             self._finalizer = weakref.finalize(self, shutil.rmtree, self._directory, True)
-        fd, path = tempfile.mkstemp(prefix="output-", suffix=".log", dir=self._directory)
+        return self._directory
+
+    def create(self) -> tuple[IO[bytes], str]:
+        """A new empty file (mode 0600) open for binary writing, and its path."""
+        directory = self.ensure_directory()
+        fd, path = tempfile.mkstemp(prefix="output-", suffix=".log", dir=directory)
         return os.fdopen(fd, "wb"), path
 
     def close(self) -> None:

@@ -281,6 +281,7 @@ def _bwrap_argv(
     writable: Iterable[Path],
     tmp: Path,
     network: bool,
+    readable: Iterable[Path] = (),
 ) -> list[str]:
     wrapped = [
         binary,
@@ -297,6 +298,9 @@ def _bwrap_argv(
     # The private /tmp comes before the writable binds, so a workspace under /tmp stays
     # visible (bubblewrap creates its mount point inside the private directory).
     wrapped += ["--bind", str(tmp), "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    for path in readable:
+        if path.exists():
+            wrapped += ["--ro-bind", str(path), str(path)]
     seen: set[str] = set()
     for path in writable:
         text = str(path)
@@ -326,6 +330,7 @@ class Sandbox:
     network: bool = False
     writable_paths: tuple[Path, ...] = ()
     bwrap_path: str | None = None
+    _exposed: set[Path] = field(default_factory=set, init=False, repr=False)
     _resolved: Bubblewrap | str | None = field(default=None, init=False, repr=False)
     _tmp: str | None = field(default=None, init=False, repr=False)
     _finalizer: Any = field(default=None, init=False, repr=False)
@@ -391,6 +396,12 @@ class Sandbox:
             return f"unavailable — commands are refused: {found}"
         return f"none — {found}"
 
+    def expose(self, path: str | os.PathLike[str]) -> None:
+        """Make ``path`` visible (read-only) to every later command, also when it lies in
+        the host's ``/tmp`` (the runtimes expose their spill-file directories this way, so
+        a command can read the full output a truncated result points to)."""
+        self._exposed.add(Path(os.path.abspath(path)))
+
     def wrap(
         self,
         argv: Sequence[str],
@@ -417,6 +428,7 @@ class Sandbox:
             writable=roots,
             tmp=self._private_tmp(),
             network=self.network,
+            readable=sorted(self._exposed),
         )
 
     def _private_tmp(self) -> Path:
