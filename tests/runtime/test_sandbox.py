@@ -435,3 +435,17 @@ async def test_a_sandboxed_command_can_read_but_not_change_a_spill_file(
         await background.aclose()
         await tool.aclose()
         sandbox.close()
+
+
+@needs_bwrap
+async def test_a_working_directory_outside_the_workspace_is_readable_only(
+    workspace: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "skill-folder"
+    elsewhere.mkdir()
+    (elsewhere / "data.txt").write_text("from the skill\n")
+    result = await BashRuntime(sandbox=Sandbox(workspace=workspace)).execute(
+        "cat data.txt; echo x > new.txt", cwd=elsewhere, timeout=30
+    )
+    assert result.stdout == "from the skill\n"
+    assert "Read-only file system" in result.stderr and not (elsewhere / "new.txt").exists()

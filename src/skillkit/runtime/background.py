@@ -133,10 +133,14 @@ class BackgroundTasks:
             from skillkit.runtime.bash import BashRuntime
 
             runtime = self._own_runtime = BashRuntime(limits=limits, keep="tail", sandbox=sandbox)
+            sandbox = runtime.sandbox
+        elif sandbox is None:
+            found = getattr(runtime, "sandbox", None)
+            sandbox = found if isinstance(found, Sandbox) else None
         self.runtime = runtime
-        self.sandbox = sandbox
-        """The sandbox given at construction (None when the runtime was given, or the
-        default applies); `builtin_tools` gives ``bash`` the same one."""
+        self.sandbox: Sandbox | None = sandbox
+        """The sandbox the tasks run in (None: unknown, a custom runtime without one);
+        `builtin_tools` gives ``bash`` the same one, so they share one private ``/tmp``."""
         self.emit = emit
         self.cwd = cwd
         self.limits = limits or OutputLimits()

@@ -333,7 +333,9 @@ class Sandbox:
     _exposed: set[Path] = field(default_factory=set, init=False, repr=False)
     _resolved: Bubblewrap | str | None = field(default=None, init=False, repr=False)
     _tmp: str | None = field(default=None, init=False, repr=False)
-    _finalizer: Any = field(default=None, init=False, repr=False)
+    _finalizer: weakref.finalize[[str], Sandbox] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if not is_sandbox_mode(self.mode):
@@ -421,6 +423,9 @@ class Sandbox:
         where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
         roots = [self.workspace or where, *self.writable_paths]
         roots += [Path(os.path.abspath(p)) for p in writable]
+        readable = sorted(self._exposed)
+        if not any(where == root or root in where.parents for root in roots):
+            readable.append(where)  # e.g. a skill folder under the host's /tmp
         return _bwrap_argv(
             found.path,
             argv,
@@ -428,7 +433,7 @@ class Sandbox:
             writable=roots,
             tmp=self._private_tmp(),
             network=self.network,
-            readable=sorted(self._exposed),
+            readable=readable,
         )
 
     def _private_tmp(self) -> Path:
