@@ -33,8 +33,10 @@ async def main() -> None:
         finally:
             await runtime.aclose()
             sandbox.close()
-            Path("~/skillkit-sandbox-example.txt").expanduser().unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:  # only unconfined runs could have written it
+        Path("~/skillkit-sandbox-example.txt").expanduser().unlink(missing_ok=True)
