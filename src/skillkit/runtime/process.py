@@ -260,15 +260,17 @@ def find_tagged(tag: str) -> list[tuple[int, int]]:
 
 
 def kill_tagged(tag: str, *, rounds: int = 20) -> list[int]:
-    """SIGKILL every process carrying ``tag`` (see `find_tagged`); returns their pids.
+    """SIGKILL every process carrying ``tag`` (see `find_tagged`); returns their pids,
+    each once.
 
     Each round freezes what it finds (SIGSTOP) before killing, so a process forking
-    meanwhile is caught by the next round; stops when a round finds nothing (at most
-    ``rounds`` rounds). Never raises for processes already gone.
+    meanwhile is caught by the next round; stops when a round finds nothing new (at most
+    ``rounds`` rounds). A process already sent SIGKILL but not yet gone is not counted
+    again. Never raises for processes already gone.
     """
-    killed: list[int] = []
+    killed: dict[int, int] = {}
     for _ in range(rounds):
-        found = find_tagged(tag)
+        found = [(pid, started) for pid, started in find_tagged(tag) if killed.get(pid) != started]
         if not found:
             break
         for pid, _started in found:
@@ -280,5 +282,5 @@ def kill_tagged(tag: str, *, rounds: int = 20) -> list[int]:
                 continue
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-    return killed
+                killed[pid] = started
+    return list(killed)
