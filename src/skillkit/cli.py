@@ -47,6 +47,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.skills.cli",
     "skillkit.frontends.plugins_cli",
     "skillkit.local.cli",
+    "skillkit.doctor",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
@@ -149,6 +150,13 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="refuse matching tool calls, in every mode (repeatable)",
     )
     gate.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        help="run commands in an OS sandbox (bubblewrap): auto uses it where available, "
+        "on refuses commands where it is not, off never uses it (default: the settings "
+        "files', else auto)",
+    )
+    gate.add_argument(
         "--no-tools",
         action="store_false",
         dest="tools",
@@ -204,6 +212,7 @@ def _run_agent(args: argparse.Namespace) -> int:
         bypass=args.bypass,
         allow=tuple(args.allow),
         deny=tuple(args.deny),
+        sandbox=args.sandbox,
     )
     ask = None
     if prompt is None:  # only an interactive session asks about project plugins

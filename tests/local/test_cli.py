@@ -16,16 +16,17 @@ from pathlib import Path
 import pytest
 
 from skillkit.cli import build_parser
+from skillkit.doctor import collect_report, format_report
 from skillkit.local.cli import register
-from skillkit.local.doctor import collect_report, format_report
 
 # Runs the parser with only this module's subcommands, as the command line wires them.
 _MAIN = textwrap.dedent(
     """
     import sys
+    from skillkit import doctor
     from skillkit.cli import build_parser
     from skillkit.local.cli import register
-    args = build_parser([register]).parse_args(sys.argv[1:])
+    args = build_parser([register, doctor.register]).parse_args(sys.argv[1:])
     sys.exit(args.handler(args))
     """
 )

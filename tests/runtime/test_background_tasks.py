@@ -8,6 +8,7 @@ import pytest
 from skillkit.events import BgResult, DrainBackgroundTask, DrainMonitorEvents, MonitorEvent
 from skillkit.runtime import BackgroundTasks
 from skillkit.runtime.process import wait_gone
+from skillkit.runtime.sandbox import Sandbox
 
 
 @pytest.fixture
@@ -16,8 +17,8 @@ def events() -> list[object]:
 
 
 @pytest.fixture
-async def manager(events: list[object]) -> AsyncIterator[BackgroundTasks]:
-    tasks = BackgroundTasks(emit=events.append)
+async def manager(events: list[object], tmp_path: Path) -> AsyncIterator[BackgroundTasks]:
+    tasks = BackgroundTasks(emit=events.append, cwd=tmp_path)
     yield tasks
     await tasks.aclose()
 
@@ -96,12 +97,13 @@ async def test_a_result_read_through_bash_output_is_not_drained_again(
 
 
 async def test_kill_stops_the_whole_tree_and_is_reported_but_not_drained(
-    manager: BackgroundTasks,
     events: list[object],
     stubborn_tree: str,
     pids_in: Callable[[list[str]], list[int]],
     reap: list[int],
 ) -> None:
+    # Unconfined: the test follows printed pids (see test_sandbox.py for bubblewrap).
+    manager = BackgroundTasks(emit=events.append, sandbox=Sandbox.disabled())
     task = manager.start(stubborn_tree)
     seen = await read_until(manager, task.id, "ready\n")
     pids = pids_in(seen)
@@ -111,6 +113,7 @@ async def test_kill_stops_the_whole_tree_and_is_reported_but_not_drained(
     assert await wait_gone(pids, 5) == []
     assert [r.status for r in of_type(events, BgResult)] == ["killed"]
     assert manager.drain_results() == []
+    await manager.aclose()
 
 
 async def test_a_timed_out_task_fails_and_says_why(manager: BackgroundTasks) -> None:
@@ -177,7 +180,7 @@ async def test_unknown_ids_are_a_clear_error(manager: BackgroundTasks) -> None:
 async def test_aclose_kills_everything_and_refuses_new_tasks(
     stubborn_tree: str, pids_in: Callable[[list[str]], list[int]], reap: list[int]
 ) -> None:
-    manager = BackgroundTasks()
+    manager = BackgroundTasks(sandbox=Sandbox.disabled())  # follows printed pids
     task = manager.start(stubborn_tree)
     monitor = manager.start_monitor("sleep 300")
     seen = await read_until(manager, task.id, "ready\n")

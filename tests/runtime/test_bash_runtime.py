@@ -9,6 +9,11 @@ import pytest
 from skillkit.abort import AbortSignal
 from skillkit.runtime import BashRuntime, OutputLimits
 from skillkit.runtime.process import wait_gone
+from skillkit.runtime.sandbox import Sandbox
+
+# Tests that follow printed pids run unconfined: inside the sandbox's PID namespace `$$`
+# is not the host's pid. test_sandbox.py proves the same under bubblewrap.
+UNCONFINED = Sandbox.disabled()
 
 
 async def test_lines_stream_in_order_while_the_command_runs(tmp_path: Path) -> None:
@@ -21,7 +26,7 @@ async def test_lines_stream_in_order_while_the_command_runs(tmp_path: Path) -> N
             flag.touch()  # the command waits for this: proves "first" arrived before the end
 
     command = f"echo first; while [ ! -e {flag} ]; do sleep 0.01; done; echo second; printf third"
-    result = await BashRuntime().execute(command, on_output=on_output, timeout=30)
+    result = await BashRuntime().execute(command, cwd=tmp_path, on_output=on_output, timeout=30)
     assert seen == ["first\n", "second\n", "third"]
     assert result.status == "completed" and result.exit_code == 0
     assert result.output == "first\nsecond\nthird"
@@ -46,7 +51,7 @@ async def test_timeout_kills_a_tree_that_ignores_sigterm(
     reap: list[int], stubborn_tree: str, pids_in: Callable[[list[str]], list[int]]
 ) -> None:
     lines: list[str] = []
-    runtime = BashRuntime(kill_grace=0.2)
+    runtime = BashRuntime(kill_grace=0.2, sandbox=UNCONFINED)
     result = await runtime.execute(stubborn_tree, timeout=2, on_output=lines.append)
     pids = pids_in(lines)
     reap.extend(pids)
@@ -67,7 +72,7 @@ async def test_abort_kills_the_whole_process_tree(
         if line == "ready\n":
             abort.abort()
 
-    result = await BashRuntime().execute(
+    result = await BashRuntime(sandbox=UNCONFINED).execute(
         stubborn_tree, on_output=on_output, abort=abort, timeout=60
     )
     pids = pids_in(lines)
@@ -88,7 +93,9 @@ async def test_cancelling_the_caller_kills_the_tree_and_propagates(
         if line == "ready\n":
             ready.set()
 
-    task = asyncio.create_task(BashRuntime().execute(stubborn_tree, on_output=on_output))
+    task = asyncio.create_task(
+        BashRuntime(sandbox=UNCONFINED).execute(stubborn_tree, on_output=on_output)
+    )
     await asyncio.wait_for(ready.wait(), 30)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -123,7 +130,7 @@ async def test_long_output_is_cut_and_spilled_whole() -> None:
 async def test_a_background_child_holding_the_pipe_does_not_hang_the_command(
     reap: list[int],
 ) -> None:
-    result = await BashRuntime(drain_timeout=0.1).execute(
+    result = await BashRuntime(drain_timeout=0.1, sandbox=UNCONFINED).execute(
         "sleep 300 & echo $!; echo done", timeout=30
     )
     reap.append(int(result.stdout.split()[0]))
@@ -136,7 +143,9 @@ async def test_a_failing_output_callback_stops_the_command_and_raises(reap: list
         raise RuntimeError("observer broke")
 
     with pytest.raises(RuntimeError, match="observer broke"):
-        await BashRuntime().execute("echo $$; sleep 300", on_output=on_output, timeout=30)
+        await BashRuntime(sandbox=UNCONFINED).execute(
+            "echo $$; sleep 300", on_output=on_output, timeout=30
+        )
 
 
 async def test_invalid_utf8_is_replaced_not_fatal() -> None:

@@ -1,10 +1,16 @@
+# ruff: noqa: ASYNC240 - tests read small files directly
+
+import gc
+import os
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillkit.runtime.output import OutputBuffer, OutputLimits, truncate_text
+from skillkit.runtime import BackgroundTasks, BashRuntime
+from skillkit.runtime.output import OutputBuffer, OutputLimits, SpillFiles, truncate_text
+from skillkit.runtime.sandbox import Sandbox
 
 LINES = [f"line {i}\n" for i in range(1, 101)]
 
@@ -100,3 +106,55 @@ def test_truncation_is_bounded_and_the_spill_is_exact(
     marker_line = next(line for line in result.text.splitlines() if "omitted" in line)
     kept = len(result.text) - len(marker_line) - 2
     assert kept <= max_chars
+
+
+def test_spill_files_are_capped_and_deleted_on_close() -> None:
+    spills = SpillFiles(max_bytes=1000)
+    buffer = OutputBuffer(OutputLimits(max_lines=5), keep="head", spill=spills)
+    for i in range(10_000):
+        buffer.append(f"line {i}\n")
+    result = buffer.finish()
+    assert result.spill_path is not None and spills.directory is not None
+    spilled = Path(result.spill_path).read_bytes()
+    assert spilled.startswith(b"line 0\nline 1\n")
+    assert spilled.endswith(b"\n[... spill file cut at 1000 bytes ...]\n")
+    assert len(spilled) < 1100
+    assert oct(os.stat(spills.directory).st_mode & 0o777) == "0o700"
+    directory = spills.directory
+    spills.close()
+    assert not Path(directory).exists() and not Path(result.spill_path).exists()
+    spills.close()  # idempotent
+
+
+async def test_a_runtime_deletes_its_spill_files_on_close() -> None:
+    runtime = BashRuntime(limits=OutputLimits(max_lines=10), sandbox=Sandbox.disabled())
+    first = await runtime.execute("seq 1 100", timeout=30)
+    second = await runtime.execute("seq 1 100", timeout=30)
+    paths = [Path(p) for p in (first.full_output_path, second.full_output_path) if p]
+    assert len(paths) == 2 and all(p.read_text().endswith("100\n") for p in paths)
+    await runtime.aclose()
+    assert not any(p.exists() for p in paths)
+    again = await runtime.execute("seq 1 100", timeout=30)  # still usable afterwards
+    assert again.full_output_path is not None and Path(again.full_output_path).exists()
+    await runtime.aclose()
+
+
+async def test_background_aclose_deletes_its_spill_files(tmp_path: Path) -> None:
+    manager = BackgroundTasks(
+        cwd=tmp_path, limits=OutputLimits(max_lines=10), sandbox=Sandbox.disabled()
+    )
+    task = manager.start("seq 1 100")
+    await manager.wait(task.id, timeout=30)
+    spill = manager.read_output(task.id).full_output_path
+    assert spill is not None and Path(spill).exists()
+    await manager.aclose()
+    assert not Path(spill).exists()
+
+
+def test_a_dropped_spill_store_deletes_its_files() -> None:
+    spills = SpillFiles()
+    handle, path = spills.create()
+    handle.close()
+    del spills
+    gc.collect()
+    assert not Path(path).exists()

@@ -2,6 +2,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -67,3 +68,43 @@ def test_a_zombie_counts_as_gone() -> None:
     assert not is_alive(child.pid)
     child.wait()
     assert not is_alive(child.pid)
+
+
+def test_tags_add_up_so_nested_calls_keep_every_tag() -> None:
+    outer = process.tagged_environment({"PATH": "/bin"}, "skouter")
+    inner = process.tagged_environment(outer, "skinner")
+    assert outer[process.TAG_VARIABLE] == "skouter"
+    assert inner[process.TAG_VARIABLE] == "skouter:skinner" and inner["PATH"] == "/bin"
+
+
+def test_kill_tagged_finds_an_orphan_in_another_session_and_only_it() -> None:
+    tag, other = process.new_tag(), process.new_tag()
+    # Each shell starts a double-forked setsid sleeper and prints its pid, then exits.
+    script = "setsid bash -c 'sleep 300 >/dev/null 2>&1 & echo $!' </dev/null"
+    pids = []
+    for t in (tag, other):
+        env = process.tagged_environment(os.environ, t)
+        out = subprocess.run(
+            ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=30
+        )
+        pids.append(int(out.stdout.split()[0]))
+    try:
+        # (The shell that started the sleeper may still be exiting: it carries the tag too.)
+        assert pids[0] in [pid for pid, _ in process.find_tagged(tag)]
+        assert pids[1] not in [pid for pid, _ in process.find_tagged(tag)]
+        assert pids[0] in process.kill_tagged(tag)
+        assert gone_within(pids[0], 5)
+        assert is_alive(pids[1])  # another call's process is left alone
+        assert process.find_tagged(tag) == []
+    finally:
+        for pid in pids:
+            if is_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    for _ in range(int(seconds / 0.01)):
+        if not is_alive(pid):
+            return True
+        time.sleep(0.01)
+    return not is_alive(pid)

@@ -12,12 +12,26 @@ from typing import Any
 import pytest
 
 from skillkit.abort import AbortSignal
+from skillkit.runtime.sandbox import Bubblewrap, Sandbox, find_bubblewrap
 from skillkit.skills.actions import ActionError, parse_command_arguments
 from skillkit.skills.diagnostics import SkillError
 from skillkit.skills.loader import Skill, parse_skill
 from skillkit.skills.registry import SkillRegistry
 from skillkit.skills.runner import ActionTool, action_tool_name, run_action
 from skillkit.tools.base import ToolContext, ToolError
+from tests.runtime.escapes import (
+    escaping_command,
+    processes_running,
+    reaping,
+    unique_seconds,
+    wait_until_gone,
+    wait_until_running,
+)
+
+FOUND = find_bubblewrap()
+needs_bwrap = pytest.mark.skipif(
+    not isinstance(FOUND, Bubblewrap), reason=f"no usable bubblewrap: {FOUND}"
+)
 
 ECHO_ARGS = "import json, sys; print(json.dumps(sys.argv[1:]))"
 
@@ -140,7 +154,8 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         f"hang:\n  description: Hang\n  timeout: 0.5\n"
         f"  command: [{json.dumps(sys.executable)}, -c, {json.dumps(code)}]",
     )
-    result = await asyncio.wait_for(run(skill, "hang", {}), timeout=20)
+    # Unconfined: the test follows a printed pid (inside the sandbox it is a namespace pid).
+    result = await asyncio.wait_for(run(skill, "hang", {}, sandbox=Sandbox.disabled()), 20)
     assert result.timed_out and result.exit_code is None and not result.ok
     assert result.stdout == "started\n"
     grandchild = int(marker.read_text())
@@ -317,3 +332,89 @@ async def test_registry_runs_actions_without_a_model(project: Path, home: Path) 
     assert json.loads(result.stdout) == ["--mode=fast", "x", "--count", "1"]
     with pytest.raises(LookupError, match=r"skill 'kit' has no action 'nope' \(actions: echo\)"):
         await reg.run_action("kit", "nope")
+
+
+# --------------------------------------------------------------------------- confinement
+
+SANDBOXES = [
+    pytest.param("off", id="unconfined"),
+    pytest.param("bwrap", id="bubblewrap", marks=needs_bwrap),
+]
+
+
+def make_sandbox(kind: str, project: Path) -> Sandbox:
+    return Sandbox.disabled() if kind == "off" else Sandbox(mode="on", workspace=project)
+
+
+def bash_skill(tmp_path: Path, script: str, timeout: float = 60) -> Skill:
+    return action_skill(
+        tmp_path,
+        f"go:\n  description: Run\n  timeout: {timeout}\n"
+        f"  command: [bash, -c, {json.dumps(script)}]",
+    )
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_a_setsid_child_holding_the_pipes_does_not_stretch_the_timeout(
+    tmp_path: Path, kind: str
+) -> None:
+    seconds = unique_seconds()
+    skill = bash_skill(tmp_path, escaping_command(seconds) + "; sleep 300", timeout=0.5)
+    with reaping(seconds):
+        result = await asyncio.wait_for(
+            run(skill, "go", {}, sandbox=make_sandbox(kind, skill.base_dir)), 20
+        )
+        assert result.timed_out and result.exit_code is None
+        assert result.stdout == "spawned\n"
+        assert await wait_until_gone(seconds) == []
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_an_action_leaves_no_process_behind(tmp_path: Path, kind: str) -> None:
+    seconds = unique_seconds()
+    skill = bash_skill(tmp_path, escaping_command(seconds))
+    with reaping(seconds):
+        result = await asyncio.wait_for(
+            run(skill, "go", {}, sandbox=make_sandbox(kind, skill.base_dir)), 20
+        )
+        assert result.ok and result.stdout == "spawned\n"
+        assert processes_running(seconds) == []
+
+
+@pytest.mark.parametrize("kind", SANDBOXES)
+async def test_abort_reaches_an_escaped_child_of_an_action(tmp_path: Path, kind: str) -> None:
+    seconds = unique_seconds()
+    skill = bash_skill(tmp_path, escaping_command(seconds) + "; sleep 300")
+    abort = AbortSignal()
+    with reaping(seconds):
+        call = asyncio.create_task(
+            run(skill, "go", {}, sandbox=make_sandbox(kind, skill.base_dir), abort=abort)
+        )
+        await wait_until_running(seconds)
+        abort.abort()
+        result = await asyncio.wait_for(call, 20)
+        assert result.aborted
+        assert await wait_until_gone(seconds) == []
+
+
+@needs_bwrap
+async def test_a_sandboxed_action_writes_only_in_the_project(tmp_path: Path) -> None:
+    outside = Path.cwd() / f".skillkit-action-probe-{os.getpid()}"
+    skill = bash_skill(tmp_path, f"echo in > made.txt; echo out > {outside}")
+    try:
+        result = await run(skill, "go", {}, sandbox=Sandbox(mode="on", workspace=skill.base_dir))
+    finally:
+        leaked = outside.exists()
+        outside.unlink(missing_ok=True)
+    assert (skill.base_dir / "made.txt").read_text() == "in\n"
+    assert not leaked and "Read-only file system" in result.stderr
+
+
+async def test_sandbox_on_without_bubblewrap_is_an_action_error(tmp_path: Path) -> None:
+    empty = tmp_path / "no-bwrap"
+    empty.mkdir()
+    skill = bash_skill(tmp_path, "touch ran")
+    sandbox = Sandbox(mode="on", workspace=skill.base_dir, bwrap_path=str(empty))
+    with pytest.raises(ActionError, match="sandbox is on but unavailable: bwrap not found"):
+        await run(skill, "go", {}, sandbox=sandbox)
+    assert not (skill.base_dir / "ran").exists()

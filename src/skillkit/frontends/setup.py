@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from skillkit.permissions import PermissionGate, Permissions
     from skillkit.permissions.settings import PermissionSettings
     from skillkit.runtime.background import BackgroundTasks
+    from skillkit.runtime.sandbox import Sandbox, SandboxMode, SandboxSettings
     from skillkit.skills.registry import SkillRegistry
     from skillkit.trust import AskTrust, TrustStore
 
@@ -69,7 +70,8 @@ class AgentOptions:
     ``allow`` / ``deny`` are rule flags (``bash(npm test:*)``). ``home`` is where user
     settings, skills and the trust store live (the user's home when None).
     ``trust_project`` decides about the project's own plugin files (None: the
-    environment variable, the trust store, then the prompt, if any).
+    environment variable, the trust store, then the prompt, if any). ``sandbox`` is the
+    ``--sandbox`` mode (None: the settings files', else ``auto``).
     """
 
     model: str
@@ -81,6 +83,7 @@ class AgentOptions:
     deny: Sequence[str] = ()
     home: Path | None = None
     trust_project: bool | None = None
+    sandbox: SandboxMode | None = None
 
 
 @dataclass
@@ -179,11 +182,12 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
 
     gate, settings = make_gate()
 
+    sandbox, sandbox_settings = _sandbox(options, workspace, trusted=settings.trusted is True)
     background = None
     if options.tools:
         from skillkit.runtime.background import BackgroundTasks
 
-        background = BackgroundTasks(cwd=workspace)
+        background = BackgroundTasks(cwd=workspace, sandbox=sandbox)
     manager = PluginManager.for_project(
         workspace,
         trusted=options.trust_project,
@@ -201,8 +205,10 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         adapter=adapter,
         adapters=manager.registries.adapters,
         boundaries=[_boundary(background)] if background else [],
-        closers=[background.aclose] if background else [],
+        closers=[*([background.aclose] if background else []), sandbox.aclose],
     )
+    if manager.registries.skills is not None:
+        manager.registries.skills.sandbox = sandbox
     if background is not None:
         background.attach(runner.events)
     manager.attach(runner)
@@ -211,10 +217,31 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
+    warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
     notices = [_one_line(notice) for notice in manager.notices]
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
+    notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
     skills = manager.registries.skills
     return CliAgent(runner, permissions, skills, background, manager, warnings, notices)
+
+
+def _sandbox(
+    options: AgentOptions, workspace: Path, *, trusted: bool
+) -> tuple[Sandbox, SandboxSettings]:
+    """The sandbox for every command of the session: the settings files' policy (the
+    project's own files may only tighten it until the project is trusted), the
+    ``--sandbox`` flag over it. Mode ``on`` where none can run is a `SetupError`."""
+    from skillkit.runtime.sandbox import Sandbox, SandboxUnavailable, load_sandbox_settings
+
+    settings = load_sandbox_settings(workspace, trusted=trusted, home=options.home)
+    if options.sandbox is not None:
+        settings = settings.with_mode(options.sandbox)
+    sandbox = Sandbox.from_settings(settings, workspace=workspace)
+    try:
+        sandbox.check()
+    except SandboxUnavailable as exc:
+        raise SetupError(_one_line(exc)) from None
+    return sandbox, settings
 
 
 def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:

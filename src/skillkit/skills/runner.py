@@ -1,18 +1,19 @@
 """Running actions: `run_action`, `ActionResult`, and `ActionTool` (an action as a tool).
 
-The command starts with ``asyncio.create_subprocess_exec`` (an argument list, no shell),
-in its own process group, with standard input closed. When the timeout passes or the
-abort signal fires, the whole group is killed. When the command exits, any process it
-left behind in its group is killed too, so an action never outlives its call.
+The command starts as an argument list (no shell), in its own process group, with
+standard input closed, through `skillkit.runtime.spawn.run_process` — inside the OS
+sandbox where one is in force (`skillkit.runtime.sandbox`). When the timeout passes or
+the abort signal fires, every process it started is killed at once — also one that left
+its group (``setsid``) and holds the output pipes open. When the command exits, anything
+it left behind is killed too, so an action never outlives its call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
 import os
-import signal
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from skillkit.abort import AbortSignal
+    from skillkit.runtime.sandbox import Sandbox
     from skillkit.tools.base import ToolContext, ToolResult
 
 __all__ = ["MAX_OUTPUT", "ActionResult", "ActionTool", "action_tool_name", "run_action"]
@@ -88,7 +90,7 @@ class ActionResult:
 
 
 class _Capture:
-    """Reads one pipe to its end, keeping the first `MAX_OUTPUT` bytes."""
+    """Keeps the first `MAX_OUTPUT` bytes of one stream and passes decoded text on."""
 
     def __init__(self, on_text: Callable[[str], None] | None) -> None:
         self.chunks: list[bytes] = []
@@ -97,32 +99,37 @@ class _Capture:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._on_text = on_text
 
-    async def read(self, stream: asyncio.StreamReader) -> None:
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                break
-            room = MAX_OUTPUT - self.size
-            if room > 0:
-                self.chunks.append(chunk[:room])
-                self.size += min(room, len(chunk))
-            if len(chunk) > room:
-                self.truncated = True
-            if self._on_text is not None:
-                text = self._decoder.decode(chunk)
-                if text:
-                    self._on_text(text)
+    def feed(self, chunk: bytes) -> None:
+        room = MAX_OUTPUT - self.size
+        if chunk and room > 0:
+            self.chunks.append(chunk[:room])
+            self.size += min(room, len(chunk))
+        if len(chunk) > room:
+            self.truncated = True
+        if self._on_text is not None:
+            text = self._decoder.decode(chunk, final=not chunk)
+            if text:
+                self._on_text(text)
 
     def text(self) -> str:
         return b"".join(self.chunks).decode("utf-8", "replace")
 
 
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if hasattr(os, "killpg"):
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - no process groups on this platform
-            process.kill()
+def _program(argv: list[str], env: Mapping[str, str], cwd: Path, name: str) -> str:
+    """The absolute path of ``argv[0]`` as it would be run; raises `ActionError`."""
+    program = argv[0]
+    if os.sep in program:
+        path = program if os.path.isabs(program) else str(cwd / program)
+    else:
+        found = shutil.which(program, mode=os.F_OK, path=env.get("PATH", os.defpath))
+        if found is None:
+            raise ActionError(f"action '{name}': command not found: {program}")
+        path = found
+    if not os.path.isfile(path):
+        raise ActionError(f"action '{name}': command not found: {program}")
+    if not os.access(path, os.X_OK):
+        raise ActionError(f"action '{name}': command not executable: {program}")
+    return path
 
 
 async def run_action(
@@ -135,81 +142,71 @@ async def run_action(
     on_output: Callable[[str], None] | None = None,
     on_stderr: Callable[[str], None] | None = None,
     environ: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ActionResult:
     """Validate ``values``, run the action, and return what it did.
 
     Raises `ActionError` when the arguments are invalid or the command cannot start
-    (not found, not executable). A command that runs and fails is a result, not an error.
-    ``on_output`` receives decoded output text as it arrives: stdout, and stderr too
-    unless ``on_stderr`` is given for it.
+    (not found, not executable, or the sandbox is ``on`` and unavailable). A command that
+    runs and fails is a result, not an error. ``on_output`` receives decoded output text
+    as it arrives: stdout, and stderr too unless ``on_stderr`` is given for it.
+    ``sandbox`` confines the command (default: an ``auto`` `Sandbox` with ``project_dir``
+    writable). The timeout and abort hold however the command behaves: every process it
+    started is killed when the call ends, also one that left its process group.
     """
+    from skillkit.runtime.sandbox import Sandbox, SandboxUnavailable
+    from skillkit.runtime.spawn import run_process
+
     typed = spec.validate(values)
     argv = spec.argv(typed)
     cwd = spec.working_directory(project_dir)
     env = dict(os.environ if environ is None else environ)
     env.update(spec.env)
     env["SKILLKIT_SKILL_DIR"] = str(spec.skill_dir)
+    if not await asyncio.to_thread(cwd.is_dir):
+        raise ActionError(f"action '{spec.name}': working folder not found: {cwd}")
+    program = await asyncio.to_thread(_program, argv, env, cwd, spec.name)
+    own_sandbox = sandbox is None
+    confine = sandbox if sandbox is not None else Sandbox(workspace=project_dir)
+    out, err = _Capture(on_output), _Capture(on_stderr or on_output)
+
+    def sink(fd: int, data: bytes) -> None:
+        (out if fd == 1 else err).feed(data)
+
     started = time.monotonic()
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(cwd),
+        outcome = await run_process(
+            [program, *argv[1:]],
+            sink,
+            cwd=cwd,
             env=env,
-            start_new_session=True,
+            timeout=spec.timeout,
+            abort=abort,
+            sandbox=confine,
+            kill_grace=0.0,
+            drain_timeout=_DRAIN_SECONDS,
         )
-    except FileNotFoundError:
-        if not cwd.is_dir():
-            raise ActionError(f"action '{spec.name}': working folder not found: {cwd}") from None
-        raise ActionError(f"action '{spec.name}': command not found: {argv[0]}") from None
+    except SandboxUnavailable as exc:
+        raise ActionError(f"action '{spec.name}': {exc}") from None
     except PermissionError:
         raise ActionError(f"action '{spec.name}': command not executable: {argv[0]}") from None
+    except FileNotFoundError:
+        raise ActionError(f"action '{spec.name}': command not found: {argv[0]}") from None
     except OSError as exc:
         raise ActionError(f"action '{spec.name}': cannot start {argv[0]}: {exc.strerror}") from None
-
-    out, err = _Capture(on_output), _Capture(on_stderr or on_output)
-    assert process.stdout is not None and process.stderr is not None
-    readers = [
-        asyncio.ensure_future(out.read(process.stdout)),
-        asyncio.ensure_future(err.read(process.stderr)),
-    ]
-    aborted_event = asyncio.Event()
-    remove = abort.on_abort(aborted_event.set) if abort is not None else None
-    waiter = asyncio.ensure_future(process.wait())
-    stopper = asyncio.ensure_future(aborted_event.wait())
-    timed_out = aborted = False
-    try:
-        done, _ = await asyncio.wait(
-            {waiter, stopper}, timeout=spec.timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-        if waiter not in done:
-            aborted = stopper in done
-            timed_out = not aborted
-        _kill_group(process)
-        await waiter
-        _, pending = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
-        for task in pending:
-            task.cancel()
     finally:
-        stopper.cancel()
-        if remove is not None:
-            remove()
-        if not waiter.done():
-            _kill_group(process)
-            waiter.cancel()
-        for task in readers:
-            task.cancel()
+        if own_sandbox:
+            confine.close()
+    killed = outcome.status in ("timeout", "aborted")
     return ActionResult(
         skill=skill,
         action=spec.name,
         argv=tuple(argv),
-        exit_code=None if (timed_out or aborted) else process.returncode,
+        exit_code=None if killed else outcome.exit_code,
         stdout=out.text(),
         stderr=err.text(),
-        timed_out=timed_out,
-        aborted=aborted,
+        timed_out=outcome.status == "timeout",
+        aborted=outcome.status == "aborted",
         truncated=out.truncated or err.truncated,
         duration=time.monotonic() - started,
     )
@@ -238,10 +235,18 @@ class ActionTool:
 
     sequential = False
 
-    def __init__(self, skill: str, spec: ActionSpec, project_dir: Path) -> None:
+    def __init__(
+        self,
+        skill: str,
+        spec: ActionSpec,
+        project_dir: Path,
+        *,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.skill = skill
         self.spec = spec
         self.project_dir = project_dir
+        self.sandbox = sandbox
         self.name = action_tool_name(skill, spec.name)
         self.description = (
             f"{spec.description} (action '{spec.name}' of skill '{skill}'; "
@@ -267,6 +272,7 @@ class ActionTool:
                 project_dir=self.project_dir,
                 abort=ctx.abort,
                 on_output=ctx.update,
+                sandbox=self.sandbox,
             )
         except ActionError as exc:
             raise ToolError(str(exc)) from None

@@ -8,6 +8,7 @@ from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.runtime import BackgroundTasks, BashRuntime, OutputLimits
 from skillkit.runtime.process import wait_gone
+from skillkit.runtime.sandbox import Sandbox
 from skillkit.tools.base import tool_schema
 from skillkit.tools.builtin import BashTool, Workspace
 from tests.conftest import Recorder
@@ -18,6 +19,12 @@ from .conftest import Caller
 
 def make(root: Path, **options: object) -> BashTool:
     return BashTool(Workspace(root), BashRuntime(), **options)  # type: ignore[arg-type]
+
+
+def make_unconfined(root: Path) -> BashTool:
+    """For tests that follow printed pids: inside the sandbox's PID namespace they are not
+    the host's (tests/runtime/test_sandbox.py covers the sandboxed case)."""
+    return BashTool(Workspace(root), BashRuntime(sandbox=Sandbox.disabled()))
 
 
 async def test_output_lines_stream_through_ctx_update_in_order(root: Path, call: Caller) -> None:
@@ -69,7 +76,7 @@ async def test_a_failing_command_is_an_error_result_with_its_exit_code(
 
 
 async def test_a_timeout_kills_the_command_and_says_so(root: Path, call: Caller) -> None:
-    result = await call(make(root), command="sleep 300 & echo $!; wait", timeout=0.5)
+    result = await call(make_unconfined(root), command="sleep 300 & echo $!; wait", timeout=0.5)
     assert result.is_error and result.details["status"] == "timeout"
     assert "[timed out after 0.5s" in result.output
     assert await wait_gone([int(result.output.split()[0])], 5) == []
@@ -81,7 +88,7 @@ async def test_abort_through_the_context_kills_the_process_tree(root: Path, call
             call.abort.abort()
 
     call.on_update = on_line
-    result = await call(make(root), command=STUBBORN_TREE)
+    result = await call(make_unconfined(root), command=STUBBORN_TREE)
     pids = [int(line.split()[1]) for line in call.updates if line.startswith("pid ")]
     assert len(pids) == 4
     assert result.is_error and result.output.endswith("[aborted]")

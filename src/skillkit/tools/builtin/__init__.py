@@ -63,7 +63,8 @@ def builtin_tools(
     lets ``bash`` run commands in the background and adds ``bash_output``,
     ``kill_task`` and ``monitor`` — the caller then owns the manager: it drains it at
     iteration boundaries and closes it. ``limits`` are the output limits every tool
-    shares; ``runtime`` runs commands (a `BashRuntime` with those limits by default).
+    shares; ``runtime`` runs commands (a `BashRuntime` with those limits by default,
+    confined by ``background``'s sandbox when it has one).
     The tools share one `Workspace`; a permission gate installed on the runner becomes
     its path policy on the first call (see ``Workspace.add_policy``).
     """
@@ -71,7 +72,8 @@ def builtin_tools(
     if runtime is None:
         from skillkit.runtime.bash import BashRuntime
 
-        runtime = BashRuntime(limits=limits)
+        sandbox = background.sandbox if background is not None else None
+        runtime = BashRuntime(limits=limits, sandbox=sandbox)
     space = Workspace(workspace, confine=confine)
     tools: list[Tool] = [
         ReadTool(space, limits),

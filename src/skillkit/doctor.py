@@ -7,6 +7,7 @@ as set or not set; their values never enter the report.
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import re
@@ -14,8 +15,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import Any
 
-__all__ = ["Section", "collect_report", "format_report"]
+__all__ = ["Section", "collect_report", "format_report", "register", "run_doctor"]
 
 
 @dataclass(slots=True)
@@ -28,10 +30,24 @@ class Section:
     problems: list[str] = field(default_factory=list)
 
 
-def collect_report(environ: Mapping[str, str] | None = None) -> list[Section]:
-    """The doctor's sections: SkillKit, packages and extras, the local model, providers."""
+def collect_report(
+    environ: Mapping[str, str] | None = None,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    sandbox: str | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> list[Section]:
+    """The doctor's sections: SkillKit, packages and extras, the local model, providers,
+    and the sandbox commands would run in from ``workspace`` (default: the current
+    folder) with the ``--sandbox`` mode ``sandbox`` (None: the settings files')."""
     env = os.environ if environ is None else environ
-    return [_skillkit_section(), _packages_section(), _local_section(env), _providers(env)]
+    return [
+        _skillkit_section(),
+        _packages_section(),
+        _local_section(env),
+        _providers(env),
+        _sandbox_section(workspace, sandbox, home),
+    ]
 
 
 def format_report(sections: list[Section]) -> str:
@@ -144,3 +160,55 @@ def _providers(env: Mapping[str, str]) -> Section:
         section.rows.append((info.name, f"{label}: {', '.join(states)}"))
     section.rows.append(("configured", ", ".join(configured) or "none (the local model is used)"))
     return section
+
+
+def _sandbox_section(
+    workspace: str | os.PathLike[str] | None,
+    flag: str | None,
+    home: str | os.PathLike[str] | None,
+) -> Section:
+    from skillkit.runtime.sandbox import Sandbox, is_sandbox_mode, load_sandbox_settings
+
+    section = Section("Sandbox")
+    folder = os.path.abspath(workspace if workspace is not None else os.getcwd())
+    # Project settings are read as untrusted: the doctor shows the safe reading.
+    settings = load_sandbox_settings(folder, trusted=False, home=home)
+    origin = "settings files, default auto"
+    if flag is not None and is_sandbox_mode(flag):
+        settings = settings.with_mode(flag)
+        origin = "--sandbox"
+    sandbox = Sandbox.from_settings(settings, workspace=folder)
+    section.rows.append(("sandbox", sandbox.describe()))
+    section.rows.append(("mode", f"{settings.mode} ({origin})"))
+    if sandbox.active:
+        section.rows.append(("network", "allowed" if settings.network else "off"))
+        writable = [folder, *(str(p) for p in settings.writable_paths)]
+        section.rows.append(("writable", ", ".join(writable) + ", private /tmp"))
+    elif settings.mode == "auto":
+        section.problems.append(
+            "commands run unconfined; install bubblewrap to confine them "
+            "(Debian/Ubuntu: apt-get install bubblewrap)"
+        )
+    elif settings.mode == "on":
+        section.problems.append("every command will be refused until bubblewrap works here")
+    section.problems.extend(settings.problems)
+    section.problems.extend(f"ignored {line}" for line in settings.ignored)
+    return section
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``doctor`` subcommand."""
+    doctor = subparsers.add_parser(
+        "doctor",
+        help="show Python, packages, the local model, the sandbox and which API keys are set",
+        description="Report what SkillKit sees: Python, installed extras, the local model, "
+        "the sandbox in force, configured providers and which API-key variables are set "
+        "(never their values).",
+    )
+    doctor.set_defaults(handler=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Print the report; exit 0 (problems are reported, not failures of the command)."""
+    sys.stdout.write(format_report(collect_report(sandbox=getattr(args, "sandbox", None))))
+    return 0

@@ -1,0 +1,198 @@
+"""`run_process`: start one argument list, feed its output to a sink, and make sure
+nothing it started outlives the call.
+
+This is the one place SkillKit starts processes for the model (`BashRuntime` and skill
+actions build on it). The process:
+
+- runs in a new session (it leads its own process group), with stdin closed, wrapped by
+  the `Sandbox` when one is in force;
+- carries a fresh tag in its environment (see `skillkit.runtime.process`), inherited by
+  everything it starts;
+- on abort is killed at once (SIGKILL to the whole tree, inside the abort call); on
+  timeout gets SIGTERM, then SIGKILL after ``kill_grace`` seconds or as soon as the
+  leader exits.
+
+However the call ends — the leader exits, a timeout, an abort, the awaiting task is
+cancelled, the sink raises — every process still carrying the tag is killed before
+`run_process` returns or raises, even one that left the group and the tree
+(``setsid`` and a double fork). Output is read for ``drain_timeout`` seconds after the
+leader exits; pipes still held open after that (by escaped descendants) are not waited
+for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillkit.abort import AbortSignal
+from skillkit.runtime.base import ExecutionStatus
+from skillkit.runtime.process import ProcessTree, kill_tagged, new_tag, tagged_environment
+from skillkit.runtime.sandbox import Sandbox
+
+__all__ = ["DataSink", "ProcessOutcome", "run_process"]
+
+DataSink = Callable[[int, bytes], None]
+"""Receives raw bytes read from fd 1 (stdout) or 2 (stderr); an empty ``bytes`` marks the
+end of that stream (delivered once per stream). May raise: the process is then stopped
+and the exception is re-raised by `run_process` once everything is cleaned up."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOutcome:
+    """How the process ended: ``status`` and its exit code (minus the signal number when a
+    signal ended it; None if it never started). ``pid`` is the leader's pid."""
+
+    status: ExecutionStatus
+    exit_code: int | None
+    pid: int | None = None
+
+
+class _Pipes(asyncio.SubprocessProtocol):
+    def __init__(self, sink: DataSink, loop: asyncio.AbstractEventLoop) -> None:
+        self.sink = sink
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.pipes_closed: asyncio.Future[None] = loop.create_future()
+        self.stopped: asyncio.Future[None] = loop.create_future()
+        self.error: BaseException | None = None
+        self.open = {1, 2}
+
+    def _deliver(self, fd: int, data: bytes) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.sink(fd, data)
+        except BaseException as exc:
+            self.error = exc
+            if not self.stopped.done():
+                self.stopped.set_result(None)
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if data:
+            self._deliver(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.end_of(fd)
+
+    def end_of(self, fd: int) -> None:
+        if fd not in self.open:
+            return
+        self.open.discard(fd)
+        self._deliver(fd, b"")
+        if not self.open and not self.pipes_closed.done():
+            self.pipes_closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def stop(self) -> None:
+        if not self.stopped.done():
+            self.stopped.set_result(None)
+
+
+def _working_directory(cwd: str | os.PathLike[str] | None) -> Path:
+    where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    if not where.is_dir():
+        raise FileNotFoundError(2, "working directory not found", str(where))
+    return where
+
+
+async def run_process(
+    argv: Sequence[str],
+    sink: DataSink,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,  # noqa: ASYNC109 - the runtimes take a timeout
+    abort: AbortSignal | None = None,
+    sandbox: Sandbox | None = None,
+    kill_grace: float = 2.0,
+    drain_timeout: float = 0.25,
+) -> ProcessOutcome:
+    """Run ``argv`` to its end (see the module docs) and say how it ended.
+
+    ``env`` is the whole environment (default: this process's). Never raises for how the
+    command ended (``status`` says it); raises `OSError` when it cannot start — a missing
+    ``cwd`` (`FileNotFoundError`, also under a sandbox), a missing program, or
+    `SandboxUnavailable` when the sandbox is ``on`` and none can run — and re-raises what
+    the sink raised or the task's cancellation, after killing every process it started.
+    """
+    if abort is not None and abort.aborted:
+        return ProcessOutcome("aborted", None)
+    where = _working_directory(cwd)
+    tag = new_tag()
+    environ = tagged_environment(os.environ if env is None else env, tag)
+    # The first use of a sandbox probes bubblewrap (a short subprocess): off the loop.
+    command = (
+        list(argv) if sandbox is None else await asyncio.to_thread(sandbox.wrap, argv, cwd=where)
+    )
+    loop = asyncio.get_running_loop()
+    pipes = _Pipes(sink, loop)
+    transport, _ = await loop.subprocess_exec(
+        lambda: pipes,
+        *command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=where,
+        env=environ,
+        start_new_session=True,
+    )
+    pid = transport.get_pid()
+    tree = ProcessTree(pid)
+    ended_by: ExecutionStatus | None = None
+
+    def kill_everything() -> None:
+        tree.signal(signal.SIGKILL)
+        kill_tagged(tag)
+
+    def on_abort() -> None:
+        nonlocal ended_by
+        if pipes.exited.done():
+            return
+        ended_by = "aborted"
+        kill_everything()
+        pipes.stop()
+
+    remove_abort = abort.on_abort(on_abort) if abort is not None else None
+    try:
+        done, _ = await asyncio.wait(
+            (pipes.exited, pipes.stopped), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:
+            ended_by = "timeout"
+            tree.signal(signal.SIGTERM)
+            await asyncio.wait((pipes.exited,), timeout=kill_grace)
+            kill_everything()
+        elif not pipes.exited.done():
+            if pipes.error is not None:
+                ended_by = "aborted"
+            kill_everything()
+        await pipes.exited
+        if not pipes.pipes_closed.done():
+            await asyncio.wait((pipes.pipes_closed,), timeout=drain_timeout)
+        # Whatever the command left behind goes now; their pipe ends close with them.
+        kill_everything()
+        if not pipes.pipes_closed.done():
+            await asyncio.wait((pipes.pipes_closed,), timeout=min(drain_timeout, 0.1))
+    except BaseException:
+        kill_everything()
+        transport.close()
+        raise
+    finally:
+        if remove_abort is not None:
+            remove_abort()
+    transport.close()
+    pipes.end_of(1)
+    pipes.end_of(2)
+    if pipes.error is not None:
+        raise pipes.error
+    exit_code = transport.get_returncode()
+    status: ExecutionStatus = ended_by or ("completed" if exit_code == 0 else "failed")
+    return ProcessOutcome(status, exit_code, pid)
