@@ -64,5 +64,5 @@ class AgentConfig(msgspec.Struct, frozen=True):
         fields = ", ".join(f"{name}={value!r}" for name, value in self._shown_fields())
         return f"AgentConfig({fields})"
 
-    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
-        yield from self._shown_fields()
+    def __rich_repr__(self) -> list[tuple[str, Any]]:
+        return list(self._shown_fields())

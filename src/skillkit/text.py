@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["neutralize", "is_safe"]
+__all__ = ["is_safe", "neutralize"]
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _LINE_BREAKS = (0x2028, 0x2029)  # separators some renderers treat as new lines
