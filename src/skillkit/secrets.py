@@ -194,6 +194,18 @@ class Redactor:
         by_value = self._by_value
         return pattern.sub(lambda match: marker(by_value[match.group()]), text)
 
+    def held_suffix(self, text: str) -> int:
+        """The length of the longest end of ``text`` that is the start (not the whole) of
+        a known secret: what a streaming writer holds back until more text arrives, so
+        a secret split across chunks is still redacted. 0 when nothing need be held."""
+        longest = 0
+        for value in self._values:
+            for size in range(min(len(value) - 1, len(text)), longest, -1):
+                if text.endswith(value[:size]):
+                    longest = size
+                    break
+        return longest
+
     def redact_json(self, value: Any) -> Any:
         """A copy of a JSON-like ``value`` (dicts, lists, tuples, strings, numbers,
         booleans, None) with every string — keys included — passed through `redact`.

@@ -223,6 +223,8 @@ class TerminalRenderer:
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
+        self._pending = ""  # streamed text held back: it may be the start of a secret
+        self._pending_style = ""
         self._at_line_start = True
         self._last_usage: Usage | None = None
         self._plugin_failures: set[str] = set()
@@ -452,11 +454,28 @@ class TerminalRenderer:
 
     def end_line(self) -> None:
         """Finish a line of streamed text, if one is open."""
+        self._flush_pending()
         if not self._at_line_start:
             self.console.print()
             self._at_line_start = True
 
     def _write(self, text: str, style: str) -> None:
+        """Stream ``text``; an end that may begin a secret waits for the next chunk (or
+        the end of the stream), so a secret split across chunks is redacted too."""
+        if not text:
+            return
+        if self._pending and style != self._pending_style:
+            self._flush_pending()
+        text = self._pending + text
+        hold = self.redactor.held_suffix(text)
+        self._pending, self._pending_style = (text[len(text) - hold :], style) if hold else ("", "")
+        self._show(text[: len(text) - hold], style)
+
+    def _flush_pending(self) -> None:
+        pending, self._pending = self._pending, ""
+        self._show(pending, self._pending_style)
+
+    def _show(self, text: str, style: str) -> None:
         if text:
             text = self.clean(text)
             self.console.print(Text(text, style=style), end="", soft_wrap=True)
