@@ -356,7 +356,9 @@ class SkillRegistry:
                 del self._cache[key]
                 self._last_good.pop(key, None)
         env = (
-            self._environment if self._environment is not None else Environment(config=self.config)
+            self._environment
+            if self._environment is not None
+            else Environment(config=self.config, project_dir=str(self.cwd))
         )
         entries = {
             name: SkillEntry(
