@@ -182,3 +182,27 @@ def test_a_secret_split_across_stream_chunks_is_redacted(sizes: list[int]) -> No
         pending = pending[len(pending) - hold :]
     shown.append(redactor.redact(pending))
     assert "".join(shown) == redactor.redact(text)
+
+
+def test_overlapping_secrets_leave_no_part_of_either() -> None:
+    redactor = Redactor({"A_TOKEN": "abcdefgh", "B_TOKEN": "efghijkl"})
+    assert redactor.redact("x abcdefghijkl y") == "x [REDACTED:A_TOKEN] y"
+    assert redactor.redact("abcdefgh efghijkl") == "[REDACTED:A_TOKEN] [REDACTED:B_TOKEN]"
+
+
+def test_a_secret_overlapping_itself_is_replaced_whole() -> None:
+    redactor = Redactor({"A_TOKEN": "abcabcab"})
+    assert redactor.redact("-abcabcabcab-") == "-[REDACTED:A_TOKEN]-"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abc", min_size=8, max_size=10), min_size=1, max_size=3),
+    st.text(alphabet="abc-", max_size=60),
+)
+def test_no_secret_survives_in_any_arrangement(secrets: list[str], text: str) -> None:
+    redactor = Redactor({f"S{i}_TOKEN": value for i, value in enumerate(secrets)})
+    for value in secrets:
+        text = value.join([text[:10], text[10:30], text[30:]])
+    redacted = redactor.redact(text)
+    assert all(value not in redacted for value in secrets)

@@ -10,8 +10,9 @@ everywhere would ruin every text and protect nothing.
 
 It matches exact values only: a key that was transformed (base64, URL-encoded, split
 across lines) is not recognised. Redaction is one substring test per secret (the fast
-path: most texts hold none) and one compiled alternation over the secrets found, the
-longest first, so a secret that contains another is replaced whole.
+path: most texts hold none, and this runs at the speed of a plain ``str.replace``
+loop), then the occurrences of the secrets found are collected and overlapping ones
+merged, so a secret that contains or overlaps another is replaced whole.
 
 This module imports nothing from SkillKit, so every layer may use it.
 """
@@ -104,7 +105,7 @@ class Redactor:
     for any input.
     """
 
-    __slots__ = ("_by_value", "_compiled", "_min_length", "_values")
+    __slots__ = ("_by_value", "_independent_sets", "_min_length", "_values")
 
     def __init__(
         self, secrets: Mapping[str, str] | None = None, *, min_length: int = MIN_SECRET_LENGTH
@@ -120,7 +121,7 @@ class Redactor:
         self._by_value = by_value
         # Longest first: a secret holding another is replaced whole.
         self._values = tuple(sorted(by_value, key=len, reverse=True))
-        self._compiled: dict[tuple[str, ...], re.Pattern[str]] = {}
+        self._independent_sets: dict[tuple[str, ...], bool] = {}
 
     @classmethod
     def from_environment(
@@ -161,6 +162,7 @@ class Redactor:
                         by_value.setdefault(candidate, name)
         merged._by_value = by_value
         merged._values = tuple(sorted(by_value, key=len, reverse=True))
+        merged._independent_sets = {}
         return merged
 
     @property
@@ -178,21 +180,50 @@ class Redactor:
         return f"Redactor({len(self._values)} secrets: {', '.join(self.names)})"
 
     def redact(self, text: str) -> str:
-        """``text`` with every known secret replaced by its `marker`. Text holding no
-        secret is returned as is (the same object)."""
+        """``text`` with every known secret replaced by its `marker`. Occurrences that
+        overlap (two secrets sharing characters, or one secret overlapping itself) are
+        replaced as one span named by its first secret, so no part of either is left.
+        Text holding no secret is returned as is (the same object)."""
         present = tuple(value for value in self._values if value in text)
         if not present:
             return text
-        if len(present) == 1:
-            value = present[0]
-            return text.replace(value, marker(self._by_value[value]))
-        pattern = self._compiled.get(present)
-        if pattern is None:
-            pattern = re.compile("|".join(re.escape(value) for value in present))
-            if len(self._compiled) < 64:
-                self._compiled[present] = pattern
-        by_value = self._by_value
-        return pattern.sub(lambda match: marker(by_value[match.group()]), text)
+        if self._independent(present):  # no two occurrences can overlap: plain replaces
+            for value in present:
+                text = text.replace(value, marker(self._by_value[value]))
+            return text
+        spans: list[tuple[int, int, str]] = []
+        for value in present:
+            name, size = self._by_value[value], len(value)
+            at = text.find(value)
+            while at != -1:
+                spans.append((at, at + size, name))
+                at = text.find(value, at + 1)
+        spans.sort(key=lambda span: (span[0], -span[1]))
+        parts: list[str] = []
+        done = 0
+        start, end, name = spans[0]
+        for next_start, next_end, next_name in spans[1:]:
+            if next_start < end:  # overlapping: one span
+                end = max(end, next_end)
+                continue
+            parts += (text[done:start], marker(name))
+            done = end
+            start, end, name = next_start, next_end, next_name
+        parts += (text[done:start], marker(name), text[end:])
+        return "".join(parts)
+
+    def _independent(self, values: tuple[str, ...]) -> bool:
+        """Whether no occurrences of ``values`` can overlap one another (nor any marker
+        hold one of them), so replacing them one by one is exact. Cached per set."""
+        known = self._independent_sets.get(values)
+        if known is None:
+            markers = "".join(marker(self._by_value[value]) for value in values)
+            known = not any(value in markers for value in values) and not any(
+                _can_overlap(first, second) for first in values for second in values
+            )
+            if len(self._independent_sets) < 256:
+                self._independent_sets[values] = known
+        return known
 
     def held_suffix(self, text: str) -> int:
         """The length of the longest end of ``text`` that is the start (not the whole) of
@@ -237,6 +268,15 @@ class Redactor:
             else:
                 parent[slot] = node
         return holder[0]
+
+
+def _can_overlap(first: str, second: str) -> bool:
+    """Whether an occurrence of ``first`` and one of ``second`` (the same text or not)
+    can share characters: one holds the other, or ``first`` ends with ``second``'s
+    start."""
+    if first != second and (second in first or first in second):
+        return True
+    return any(first.endswith(second[:size]) for size in range(1, min(len(first), len(second))))
 
 
 def hide_secret_values(mapping: Mapping[Any, Any], *, _depth: int = 0) -> dict[Any, Any]:
