@@ -224,9 +224,9 @@ class Environment:
     config: Mapping[str, Any] = field(default_factory=dict)
     path: str | None = None
     which: Callable[[str], str | None] | None = None
-    project_dir: str | None = None
     _bins: dict[str, bool] = field(default_factory=dict, repr=False)
     _packages: dict[str, bool] = field(default_factory=dict, repr=False)
+    project_dir: str | None = None
 
     def has_executable(self, name: str) -> bool:
         hit = self._bins.get(name)
