@@ -357,7 +357,14 @@ class TerminalRenderer:
             return
         argv: list[str] | None = None
         cwd = ""
-        if self.action_preview is not None:
+        # A request that carries its argv (a future ``ApprovalNeeded.argv``) wins over
+        # the renderer's own preview.
+        carried = getattr(request, "argv", None)
+        if isinstance(carried, list) and carried and all(isinstance(a, str) for a in carried):
+            argv = list(carried)
+            carried_cwd = getattr(request, "cwd", "")
+            cwd = carried_cwd if isinstance(carried_cwd, str) else ""
+        elif self.action_preview is not None:
             try:
                 preview = self.action_preview(request.tool_name, request.tool_input)
             except Exception:  # a preview that fails must not hide the request
