@@ -90,3 +90,14 @@ def test_a_denied_command_is_reported_inert_on_stderr(tmp_path: Path) -> None:
     assert "␛[8m; rm -rf ~ ␛]0;owned␇ [REDACTED:GITHUB_TOKEN]" in result.stderr
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
     assert TOKEN not in result.stderr
+
+
+async def test_the_configured_api_key_is_redacted_too() -> None:
+    key = "code-given-key-0987654321"
+    runner = AgentRunner(
+        AgentConfig(model="scripted", api_key=key),
+        adapter=ScriptedAdapter([Reply(text=f"your key is {key}")]),
+    )
+    out, err = io.StringIO(), io.StringIO()
+    await run_print(runner, "q", out=out, err=err)
+    assert out.getvalue() == "your key is [REDACTED:api_key]\n"

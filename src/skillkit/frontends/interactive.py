@@ -99,6 +99,10 @@ class InteractiveSession:
         self._interrupt: Callable[[], None] | None = None
         if self.renderer.action_preview is None and self.skills is not None:
             self.renderer.action_preview = self._action_preview
+        # The key given in code is a secret too, whatever the environment holds.
+        self.renderer.redactor = self.renderer.redactor.with_secrets(
+            {"api_key": runner.config.api_key}
+        )
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession

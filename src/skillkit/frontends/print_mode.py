@@ -63,12 +63,16 @@ async def run_print(runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[s
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
     if response.stop_reason in ("stop", "tool_use", "length") and response.text:
-        text = Redactor.from_environment().redact(response.text)
+        text = _redactor(runner).redact(response.text)
         if _is_terminal(out):
             text = neutralize(text)
         out.write(text if text.endswith("\n") else text + "\n")
         out.flush()
-    return report_outcome(response, err)
+    return report_outcome(response, err, redactor=_redactor(runner))
+
+
+def _redactor(runner: AgentRunner) -> Redactor:
+    return Redactor.from_environment(api_keys={"api_key": runner.config.api_key})
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -93,12 +97,15 @@ async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
-    return report_outcome(response, err)
+    return report_outcome(response, err, redactor=_redactor(runner))
 
 
-def report_outcome(response: AgentResponse, err: IO[str]) -> int:
+def report_outcome(
+    response: AgentResponse, err: IO[str], *, redactor: Redactor | None = None
+) -> int:
     """Write a one-line note on ``err`` for any outcome but a clean finish; return the
-    exit code for ``response``."""
+    exit code for ``response``. The note is redacted (``redactor``, default
+    `Redactor.from_environment`) and neutralized."""
     match response.stop_reason:
         case "stop" | "tool_use":
             return EXIT_OK
@@ -115,7 +122,8 @@ def report_outcome(response: AgentResponse, err: IO[str]) -> int:
             )
             return EXIT_FAILED
         case "error" | "context_overflow":
-            message = Redactor.from_environment().redact(response.error or "the run failed")
+            redactor = redactor if redactor is not None else Redactor.from_environment()
+            message = redactor.redact(response.error or "the run failed")
             err.write(f"skillkit: error: {neutralize(' '.join(message.split()))}\n")
             return EXIT_FAILED
 
