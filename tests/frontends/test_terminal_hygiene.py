@@ -167,3 +167,11 @@ def test_blank_lines_cannot_push_a_command_out_of_sight() -> None:
         "… 499 blank lines …",
         "echo harmless",
     ]
+
+
+def test_padding_inside_a_line_is_shown_as_a_count() -> None:
+    command = "echo safe" + " " * 5000 + "; rm -rf ~"
+    body = approval_text(
+        ApprovalNeeded(request_id="a", tool_name="bash", tool_input={"command": command})
+    ).plain
+    assert body == "bash: echo safe⟨5000 blanks⟩; rm -rf ~"

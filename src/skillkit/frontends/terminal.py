@@ -28,6 +28,7 @@ real target.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -120,11 +121,12 @@ def approval_text(
     """The body of an approval panel: what runs, then why it asks.
 
     The first line names the tool and its subject: the WHOLE command (never shortened;
-    newlines kept, a run of blank lines shown as one note so nothing is pushed out of
-    sight), else the path, else every argument as JSON. ``argv`` (and ``cwd``), when the
-    call runs a declared program such as a skill action, is shown as the exact argument
-    list, shell-quoted. Then the description, the reason, the risk and the matched rule.
-    All text is redacted and neutralized (see the module docs); the caller wraps it.
+    newlines kept; a run of blank lines, or of 32+ spaces in a line, shown as one note so
+    nothing is pushed out of sight), else the path, else every argument as JSON.
+    ``argv`` (and ``cwd``), when the call runs a declared program such as a skill
+    action, is shown as the exact argument list, shell-quoted. Then the description,
+    the reason, the risk and the matched rule. All text is redacted and neutralized
+    (see the module docs); the caller wraps it.
     """
     clean = _cleaner(redactor)
     args = request.tool_input
@@ -162,8 +164,13 @@ def approval_text(
     return body
 
 
+_LONG_BLANK = re.compile(r"[ \t]{32,}")
+
+
 def _visible_lines(text: str) -> str:
-    """``text`` with runs of blank lines shown as one note line."""
+    """``text`` with runs of blank lines shown as one note line, and runs of 32 or more
+    spaces and tabs inside a line as one ``⟨N blanks⟩`` note, so padding cannot push a
+    part of a command out of sight."""
     lines = text.split("\n")
     out: list[str] = []
     blank = 0
@@ -177,7 +184,7 @@ def _visible_lines(text: str) -> str:
             out.append(f"… {blank} blank lines …")
         blank = 0
         if line is not None:
-            out.append(line.rstrip())
+            out.append(_LONG_BLANK.sub(lambda m: f"⟨{len(m.group())} blanks⟩", line.rstrip()))
     return "\n".join(out)
 
 
