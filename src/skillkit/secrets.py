@@ -101,8 +101,9 @@ class Redactor:
 
     ``secrets`` maps a name (shown in the marker) to its value; values shorter than
     ``min_length`` are ignored. When two names share a value the first one names it.
-    A `Redactor` is immutable and safe to share between threads; its methods never raise
-    for any input.
+    A `Redactor` never changes the secrets it knows (`with_secrets` makes a new one) and
+    may be shared between threads; `redact` never raises for a ``str``, `redact_json`
+    for any value.
     """
 
     __slots__ = ("_by_value", "_independent_sets", "_min_length", "_values")
