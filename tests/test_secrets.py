@@ -206,3 +206,30 @@ def test_no_secret_survives_in_any_arrangement(secrets: list[str], text: str) ->
         text = value.join([text[:10], text[10:30], text[30:]])
     redacted = redactor.redact(text)
     assert all(value not in redacted for value in secrets)
+
+
+def test_log_records_are_redacted_by_the_handler_filter() -> None:
+    import io
+    import logging
+
+    from skillkit.secrets import RedactingLogFilter
+
+    secret = ENVIRONMENT["GITHUB_TOKEN"]
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingLogFilter(Redactor.from_environment(ENVIRONMENT)))
+    logger = logging.getLogger("skillkit.test.redaction")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("calling with %s", secret)
+        try:
+            raise RuntimeError(f"bad token {secret}")
+        except RuntimeError:
+            logger.exception("failed")
+    finally:
+        logger.removeHandler(handler)
+    output = stream.getvalue()
+    assert secret not in output
+    assert "calling with [REDACTED:GITHUB_TOKEN]" in output
+    assert "RuntimeError: bad token [REDACTED:GITHUB_TOKEN]" in output

@@ -19,6 +19,7 @@ This module imports nothing from SkillKit, so every layer may use it.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -27,6 +28,7 @@ from typing import Any
 __all__ = [
     "MIN_SECRET_LENGTH",
     "PROVIDER_KEY_VARIABLES",
+    "RedactingLogFilter",
     "Redactor",
     "hide_secret_values",
     "is_secret_name",
@@ -293,3 +295,28 @@ def hide_secret_values(mapping: Mapping[Any, Any], *, _depth: int = 0) -> dict[A
         else:
             out[key] = value
     return out
+
+
+class RedactingLogFilter(logging.Filter):
+    """A `logging.Filter` that redacts every record a handler emits: the formatted
+    message (its arguments merged in) and the text of an attached traceback. Add it to
+    a *handler* (``handler.addFilter(RedactingLogFilter(redactor))``) so records from
+    every logger through that handler are covered. Never drops a record."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: keep what can be shown
+            message = str(record.msg)
+        record.msg, record.args = self.redactor.redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redactor.redact(record.stack_info)
+        return True
