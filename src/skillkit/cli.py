@@ -254,7 +254,12 @@ def _run_agent(args: argparse.Namespace) -> int:
 
 
 def _note(line: str) -> None:
-    print(f"skillkit: {line}", file=sys.stderr)
+    """One line on stderr; it may quote a command or a plugin's message, so its secrets
+    are redacted and its control characters neutralized."""
+    from skillkit.secrets import Redactor
+    from skillkit.text import neutralize
+
+    print(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", file=sys.stderr)
 
 
 def _warn(line: str) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from skillkit.model_registry.definitions import ModelDefinition
+from skillkit.secrets import hide_secret_values
 
 __all__ = ["AgentConfig"]
 
@@ -26,6 +28,10 @@ class AgentConfig(msgspec.Struct, frozen=True):
     call order). ``options`` is passed to the adapter (temperature, max_tokens, ...).
     ``steering_delivery`` / ``follow_up_delivery`` say whether queued `steer` /
     `follow_up` messages are handed to the model all at once or one per turn / run.
+
+    ``repr()`` (and rich's pretty printing) never shows ``api_key`` — only whether one is
+    set — nor the value of any ``options`` entry (at any depth, such as a ``headers``
+    mapping) whose key names a credential (``Authorization``, ``x-api-key``, ``*_token``).
     """
 
     model: str = ""
@@ -79,3 +85,19 @@ class AgentConfig(msgspec.Struct, frozen=True):
             raise ValueError(
                 f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"
             )
+
+    def _shown_fields(self) -> Iterator[tuple[str, Any]]:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if name == "api_key":
+                value = None if value is None else "***"
+            elif name == "options":
+                value = hide_secret_values(value)
+            yield name, value
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in self._shown_fields())
+        return f"AgentConfig({fields})"
+
+    def __rich_repr__(self) -> list[tuple[str, Any]]:
+        return list(self._shown_fields())

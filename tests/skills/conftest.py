@@ -41,6 +41,7 @@ def _isolated_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     (path / ".git").mkdir(parents=True)
+    (path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return path
 
 

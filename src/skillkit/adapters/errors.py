@@ -6,6 +6,11 @@ connection, a timeout, a malformed chunk, an in-stream ``error`` event) into a
 and the server's ``Retry-After``. It reads exceptions by their attributes
 (``status_code``, ``body``, ``response.headers``), so this module imports no SDK.
 
+Every message is passed through a `Redactor` before it leaves this module: the API
+keys from the environment (`Redactor.from_environment`), the credentials the failed
+request carried (its ``Authorization`` / ``x-api-key`` headers, read from the
+exception) and any ``secrets`` the caller passes never appear in an error text.
+
 `RetryPolicy.delay_for` computes the wait before a retry: exponential backoff with
 jitter, or the server's ``Retry-After`` when it sent one. `RetryInfo` is what an
 adapter reports to its ``on_retry`` callback before it sleeps.
@@ -24,6 +29,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from skillkit.models import StopReason
+from skillkit.secrets import Redactor, is_secret_name
 
 __all__ = [
     "ErrorKind",
@@ -37,6 +43,7 @@ __all__ = [
     "is_context_overflow",
     "missing_key_failure",
     "parse_retry_after",
+    "redact_failure",
 ]
 
 ErrorKind: TypeAlias = Literal[
@@ -256,6 +263,47 @@ def _is_http(exc: BaseException, *names: str) -> bool:
     )
 
 
+def _sent_credentials(exc: BaseException) -> dict[str, str]:
+    """Credential header values of the request that failed (``Authorization: Bearer
+    KEY`` gives both the header and ``KEY``), keyed by header name."""
+    found: dict[str, str] = {}
+    response = getattr(exc, "response", None)
+    for request in (getattr(exc, "request", None), getattr(response, "request", None)):
+        try:
+            headers = getattr(request, "headers", None)
+            items = list(headers.items()) if headers is not None else []
+        except Exception:  # an exotic object: nothing to learn from it
+            continue
+        for name, value in items:
+            if not (isinstance(name, str) and isinstance(value, str) and is_secret_name(name)):
+                continue
+            found.setdefault(name.lower(), value)
+            scheme, _, token = value.partition(" ")
+            if token.strip() and scheme.isalpha():
+                found.setdefault(f"{name.lower()} token", token.strip())
+    return found
+
+
+def redact_failure(
+    failure: ProviderFailure,
+    exc: BaseException | None = None,
+    secrets: Mapping[str, str | None] | None = None,
+) -> ProviderFailure:
+    """``failure`` with its message redacted: environment keys, the credentials ``exc``'s
+    request carried, and ``secrets`` (name → value). Never raises."""
+    try:
+        known: dict[str, str | None] = dict(secrets or {})
+        if exc is not None:
+            known.update(_sent_credentials(exc))
+        redactor = Redactor.from_environment(api_keys=known)
+        message = redactor.redact(failure.message)
+    except Exception:  # redaction must not turn one failure into another
+        message = "the provider call failed (the error text could not be checked for secrets)"
+    if message == failure.message:
+        return failure
+    return msgspec.structs.replace(failure, message=message)
+
+
 def missing_key_failure(label: ProviderLabel) -> ProviderFailure:
     """The failure for a request made without any API key."""
     return ProviderFailure(
@@ -269,9 +317,22 @@ def classify_failure(
     *,
     connection_errors: tuple[type[BaseException], ...] = (),
     timeout_errors: tuple[type[BaseException], ...] = (),
+    secrets: Mapping[str, str | None] | None = None,
 ) -> ProviderFailure:
     """Classify what an SDK raised. ``connection_errors`` / ``timeout_errors`` are the
-    SDK's and its HTTP client's transport exception types. Never raises."""
+    SDK's and its HTTP client's transport exception types. ``secrets`` (name → value,
+    such as ``{"api_key": key}``) are redacted from the message, as are the environment's
+    keys and the credentials the failed request carried (see `redact_failure`). Never
+    raises."""
+    return redact_failure(_classify(exc, label, connection_errors, timeout_errors), exc, secrets)
+
+
+def _classify(
+    exc: BaseException,
+    label: ProviderLabel,
+    connection_errors: tuple[type[BaseException], ...],
+    timeout_errors: tuple[type[BaseException], ...],
+) -> ProviderFailure:
     if isinstance(exc, (*timeout_errors, TimeoutError)) or _is_http(exc, "TimeoutException"):
         where = f" at {label.base_url}" if label.base_url else ""
         return ProviderFailure("timeout", f"{label.name}{where} did not answer in time")

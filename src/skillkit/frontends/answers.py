@@ -7,6 +7,9 @@ reads one line per question; `parse_answer` turns a line into option labels or f
 text. Ctrl-C at any of these prompts returns None: the caller decides what that means
 (the interactive session aborts the run).
 
+What they show is neutralized (`skillkit.text.neutralize`): a suggested rule or a
+question header holding escape sequences is drawn inert.
+
 These functions only read input; they never answer the broker themselves — the session
 passes their result to ``permissions.approvals.respond`` / ``questions.respond``.
 They run while an agent run is in flight, so they leave SIGINT alone (the terminal is in
@@ -18,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from skillkit.text import neutralize
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -49,14 +54,15 @@ def approval_keys(request: ApprovalRequest) -> list[tuple[str, str]]:
             ("a", "approve and accept edits"),
             ("n", "keep planning"),
         ]
-    always = f"always allow {request.suggested_rule}" if request.suggested_rule else "always"
+    rule = neutralize(" ".join(request.suggested_rule.split())) if request.suggested_rule else ""
+    always = f"always allow {rule}" if rule else "always"
     return [("y", "yes, once"), ("a", always), ("n", "no")]
 
 
 async def read_key(message: StyleAndTextTuples, keys: Sequence[str]) -> str | None:
-    """Show ``message`` on one line and wait for one of ``keys`` (case-insensitive);
-    other keys are ignored. Returns the key pressed (lowercase), or None for Ctrl-C or
-    Ctrl-D."""
+    """Show ``message`` (wrapped to the terminal's width) and wait for one of ``keys``
+    (case-insensitive); other keys are ignored. Returns the key pressed (lowercase), or
+    None for Ctrl-C or Ctrl-D."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
     from prompt_toolkit.layout import Layout
@@ -88,7 +94,8 @@ async def read_key(message: StyleAndTextTuples, keys: Sequence[str]) -> str | No
 
     control = FormattedTextControl(message, show_cursor=False)
     app: Application[str | None] = Application(
-        layout=Layout(Window(control, height=1, dont_extend_height=True)),
+        # Wrapped, not cut: a long "always allow RULE" is shown whole.
+        layout=Layout(Window(control, wrap_lines=True, dont_extend_height=True)),
         key_bindings=bindings,
         erase_when_done=True,
     )
@@ -140,7 +147,7 @@ async def ask_questions(request: QuestionNeeded) -> list[Answer] | None:
     answers: list[Answer] = []
     count = len(request.questions)
     for index, item in enumerate(request.questions, 1):
-        label = item.header or "answer"
+        label = neutralize(" ".join(item.header.split())) or "answer"
         line = await read_line(f"{index}/{count} {label} › " if count > 1 else f"{label} › ")
         if line is None:
             return None

@@ -13,7 +13,12 @@ With a permission layer (`skillkit.permissions.Permissions`), a tool call that n
 approval is drawn inline (the renderer draws the ``approval_needed`` event) and the
 session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
 ``permissions.approvals.respond``; questions from ``ask_user`` go the same way to
-``permissions.questions.respond``. Skills are watched for changes while the session runs.
+``permissions.questions.respond``. The approval panel of a skill action shows the exact
+argument list it will run (computed from the session's skills). Skills are watched for
+changes while the session runs.
+
+Everything the session prints goes through the renderer, which redacts secrets and
+neutralizes control characters (see `skillkit.frontends.terminal`).
 
 Slash commands are dispatched by a `CommandRegistry` (`CommandRegistry.dispatch`): the
 plugin manager's — SkillKit's own commands come from the built-in plugin, next to any
@@ -26,8 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import CommandContext, CommandResult
 from skillkit.events import ApprovalNeeded, Event, QuestionNeeded
@@ -92,6 +97,12 @@ class InteractiveSession:
         self.context = CommandContext(runner=runner, manager=manager, frontend=frontend)
         self._requests: asyncio.Queue[_Request] | None = None
         self._interrupt: Callable[[], None] | None = None
+        if self.renderer.action_preview is None and self.skills is not None:
+            self.renderer.action_preview = self._action_preview
+        # The key given in code is a secret too, whatever the environment holds.
+        self.renderer.redactor = self.renderer.redactor.with_secrets(
+            {"api_key": runner.config.api_key}
+        )
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -322,6 +333,27 @@ class InteractiveSession:
             ("bold", f"{mode.value} mode"),
             ("", f" · {mode.description} · shift+tab to change "),
         ]
+
+    def _action_preview(
+        self, tool_name: str, tool_input: Mapping[str, Any]
+    ) -> tuple[list[str], str] | None:
+        """The argv and working folder a skill action tool call would run, or None when
+        ``tool_name`` is no action of the session's skills (or its input is invalid:
+        then it cannot run either)."""
+        from skillkit.skills.actions import ActionError
+        from skillkit.skills.runner import ActionTool
+
+        if self.skills is None:
+            return None
+        for tool in self.skills.tools():
+            if isinstance(tool, ActionTool) and tool.name == tool_name:
+                spec = tool.spec
+                try:
+                    argv = spec.argv(spec.validate(tool_input))
+                except ActionError:
+                    return None
+                return argv, str(spec.working_directory(tool.project_dir))
+        return None
 
     def _start_watcher(self) -> SkillWatcher | None:
         if self.skills is None or not self.watch_skills:

@@ -14,6 +14,12 @@ code   meaning
 130    interrupted with Ctrl-C
 =====  ================================================================
 
+What reaches a terminal is made safe: the one-line notes on the error stream always,
+and the answer when ``out`` is a terminal, have their known secrets redacted
+(`skillkit.secrets.Redactor`) and their control characters neutralized
+(`skillkit.text.neutralize`). An answer written to a pipe or a file is left exactly as
+the model wrote it (redacted still), for programs that read it.
+
 The first Ctrl-C aborts the run through `AgentRunner.abort` (the transcript stays
 valid, the run ends with ``stop_reason "aborted"``); a second one stops waiting at once.
 """
@@ -26,6 +32,8 @@ from typing import IO, TYPE_CHECKING
 
 from skillkit.events import Event
 from skillkit.frontends.interrupt import on_interrupt
+from skillkit.secrets import Redactor
+from skillkit.text import neutralize
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -55,9 +63,23 @@ async def run_print(runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[s
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
     if response.stop_reason in ("stop", "tool_use", "length") and response.text:
-        out.write(response.text if response.text.endswith("\n") else response.text + "\n")
+        text = _redactor(runner).redact(response.text)
+        if _is_terminal(out):
+            text = neutralize(text)
+        out.write(text if text.endswith("\n") else text + "\n")
         out.flush()
-    return report_outcome(response, err)
+    return report_outcome(response, err, redactor=_redactor(runner))
+
+
+def _redactor(runner: AgentRunner) -> Redactor:
+    return Redactor.from_environment(api_keys={"api_key": runner.config.api_key})
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or closed
+        return False
 
 
 async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str]) -> int:
@@ -75,12 +97,15 @@ async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
-    return report_outcome(response, err)
+    return report_outcome(response, err, redactor=_redactor(runner))
 
 
-def report_outcome(response: AgentResponse, err: IO[str]) -> int:
+def report_outcome(
+    response: AgentResponse, err: IO[str], *, redactor: Redactor | None = None
+) -> int:
     """Write a one-line note on ``err`` for any outcome but a clean finish; return the
-    exit code for ``response``."""
+    exit code for ``response``. The note is redacted (``redactor``, default
+    `Redactor.from_environment`) and neutralized."""
     match response.stop_reason:
         case "stop" | "tool_use":
             return EXIT_OK
@@ -97,8 +122,9 @@ def report_outcome(response: AgentResponse, err: IO[str]) -> int:
             )
             return EXIT_FAILED
         case "error" | "context_overflow":
-            message = " ".join((response.error or "the run failed").split())
-            err.write(f"skillkit: error: {message}\n")
+            redactor = redactor if redactor is not None else Redactor.from_environment()
+            message = redactor.redact(response.error or "the run failed")
+            err.write(f"skillkit: error: {neutralize(' '.join(message.split()))}\n")
             return EXIT_FAILED
 
 

@@ -14,11 +14,23 @@ Two ways to feed it, never both for the same run:
 - as an event `Sink` (``runner.events.add_sink(renderer)``): it reads the bus events,
   including tool arguments at ``tool_execution_start`` and partial tool output;
 - with `StreamEvent` values from ``AgentRunner.chat_stream_events`` via `stream`.
+
+Every text it draws that came from outside SkillKit — model text and thinking, tool
+names, arguments and output, commands, error messages, questions, plans — first has its
+known secrets replaced (`skillkit.secrets.Redactor`) and then its control characters and
+escape sequences made visible and inert (`skillkit.text.neutralize`): nothing a model,
+a command or a file says can move the cursor, clear the screen, set the clipboard,
+rename the window, hide text or reorder it. Text is drawn as rich ``Text`` (never parsed
+as rich markup) and Markdown plans are drawn without hyperlinks, so a link shows its
+real target.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.console import Console, RenderableType
@@ -44,8 +56,14 @@ from skillkit.events import (
     Usage,
 )
 from skillkit.models import StopReason, StreamEvent, TokenUsage
+from skillkit.secrets import Redactor
+from skillkit.text import neutralize
 
-__all__ = ["BRIEF_TOOLS", "TerminalRenderer", "format_footer"]
+__all__ = ["BRIEF_TOOLS", "ActionPreview", "TerminalRenderer", "approval_text", "format_footer"]
+
+ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None"]
+"""``preview(tool_name, tool_input) -> (argv, working folder) | None``: the exact command
+a tool call would run (a skill action), or None when the tool is not one."""
 
 _THINKING_STYLE = "dim italic"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
@@ -89,6 +107,94 @@ def format_footer(
     return line
 
 
+_COMMAND_KEYS = ("command", "cmd", "script")
+_PATH_KEYS = ("path", "file_path")
+
+
+def approval_text(
+    request: ApprovalNeeded,
+    *,
+    redactor: Redactor | None = None,
+    argv: list[str] | None = None,
+    cwd: str = "",
+) -> Text:
+    """The body of an approval panel: what runs, then why it asks.
+
+    The first line names the tool and its subject: the WHOLE command (never shortened;
+    newlines kept; a run of blank lines, or of 32+ spaces in a line, shown as one note so
+    nothing is pushed out of sight), else the path, else every argument as JSON.
+    ``argv`` (and ``cwd``), when the call runs a declared program such as a skill
+    action, is shown as the exact argument list, shell-quoted. Then the description,
+    the reason, the risk and the matched rule. All text is redacted and neutralized
+    (see the module docs); the caller wraps it.
+    """
+    clean = _cleaner(redactor)
+    args = request.tool_input
+    subject = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
+    if subject is not None:
+        subject = _visible_lines(clean(subject))
+    else:
+        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
+        if path is not None:
+            subject = clean(path)
+        elif args:
+            subject = clean(json.dumps(args, ensure_ascii=False, default=str))
+        else:
+            subject = "no arguments"
+    body = Text(f"{clean(request.tool_name)}: ", style="bold")
+    body.append(subject, style="bold")
+    if request.risk_hint:
+        body.append(f" ({clean(request.risk_hint)})", style="bold")
+    rows: list[tuple[str, str, str]] = []
+    if argv is not None:
+        rows.append(("runs", clean(shlex.join(argv)), "bold"))
+        if cwd:
+            rows.append(("in", clean(cwd), ""))
+    rows += [
+        ("about", request.input_description, ""),
+        ("why", request.reason, ""),
+        ("risk", request.risk_hint, "bold red"),
+        ("rule", request.matched, ""),
+    ]
+    for label, value, style in rows:
+        if value:
+            body.append(f"\n{label:<6}", style="dim")
+            shown = value if label in ("runs", "in") else " ".join(clean(value).split())
+            body.append(shown, style=style)
+    return body
+
+
+_LONG_BLANK = re.compile(r"[ \t]{32,}")
+
+
+def _visible_lines(text: str) -> str:
+    """``text`` with runs of blank lines shown as one note line, and runs of 32 or more
+    spaces and tabs inside a line as one ``⟨N blanks⟩`` note, so padding cannot push a
+    part of a command out of sight."""
+    lines = text.split("\n")
+    out: list[str] = []
+    blank = 0
+    for line in [*lines, None]:
+        if line is not None and not line.strip():
+            blank += 1
+            continue
+        if blank == 1:
+            out.append("")
+        elif blank > 1:
+            out.append(f"… {blank} blank lines …")
+        blank = 0
+        if line is not None:
+            out.append(_LONG_BLANK.sub(lambda m: f"⟨{len(m.group())} blanks⟩", line.rstrip()))
+    return "\n".join(out)
+
+
+def _cleaner(redactor: Redactor | None) -> Callable[[str], str]:
+    def clean(text: str) -> str:
+        return neutralize(redactor.redact(text) if redactor is not None else text)
+
+    return clean
+
+
 def _count(n: int) -> str:
     if n < 10_000:
         return str(n)
@@ -104,6 +210,10 @@ class TerminalRenderer:
     takes `StreamEvent` values instead. Neither raises for any event; unknown kinds are
     ignored. ``max_result_lines`` bounds how much of a tool result is shown; the call
     panels of ``brief_tools`` omit the arguments (their request panel shows them).
+
+    ``redactor`` (default: `Redactor.from_environment`, built once) names the secrets
+    never drawn. ``action_preview`` (settable later) gives the exact command of a tool
+    call that runs a declared program, shown in its approval panel.
     """
 
     def __init__(
@@ -112,10 +222,16 @@ class TerminalRenderer:
         *,
         max_result_lines: int = 20,
         brief_tools: frozenset[str] = BRIEF_TOOLS,
+        redactor: Redactor | None = None,
+        action_preview: ActionPreview | None = None,
     ) -> None:
         self.console = console if console is not None else Console(highlight=False)
         self.max_result_lines = max_result_lines
         self.brief_tools = brief_tools
+        self.redactor = redactor if redactor is not None else Redactor.from_environment()
+        self.action_preview = action_preview
+        self._pending = ""  # streamed text held back: it may be the start of a secret
+        self._pending_style = ""
         self._at_line_start = True
         self._last_usage: Usage | None = None
         self._plugin_failures: set[str] = set()
@@ -197,79 +313,97 @@ class TerminalRenderer:
 
     # ----- drawing
 
+    def clean(self, text: str, *, drop_styles: bool = False) -> str:
+        """``text`` with secrets redacted and control characters neutralized."""
+        return neutralize(self.redactor.redact(text), drop_styles=drop_styles)
+
     def tool_call(self, name: str, args: dict[str, Any]) -> None:
         """A panel naming the tool, with its arguments as JSON."""
         body: RenderableType = Text("no arguments", style="dim")
         if name in self.brief_tools:
             body = Text("(shown below)", style="dim")
         elif args:
-            compact = json.dumps(args, ensure_ascii=False, default=str)
+            # json.dumps escapes C0 controls; neutralize catches C1 and bidi controls
+            # (kept raw with ensure_ascii=False) and the stand-ins are valid JSON text.
+            compact = self.clean(json.dumps(args, ensure_ascii=False, default=str))
             body = JSON(compact, indent=None if len(compact) <= _COMPACT_ARGS else 2)
-        title = Text.assemble(("tool call ", "dim"), (name, "bold cyan"))
+        title = Text.assemble(("tool call ", "dim"), (self.clean(name), "bold cyan"))
         self._print(Panel(body, title=title, title_align="left", border_style="cyan", expand=False))
 
     def tool_output(self, output: str) -> None:
         """Partial output of a running tool, dimmed."""
-        for line in output.rstrip("\n").splitlines() or [""]:
+        text = self.clean(output, drop_styles=True)
+        for line in text.rstrip("\n").split("\n") or [""]:
             self._print(Text("  │ " + line, style="dim"))
 
     def tool_result(self, name: str, output: str, *, is_error: bool) -> None:
         """A panel with a tool's result (red when it failed), cut to ``max_result_lines``."""
-        lines = output.splitlines()
+        lines = self.clean(output, drop_styles=True).split("\n")
+        if lines and not lines[-1]:
+            lines.pop()
         shown = "\n".join(lines[: self.max_result_lines])
         body = Text(shown) if shown.strip() else Text("no output", style="dim")
         hidden = len(lines) - self.max_result_lines
         if hidden > 0:
             body.append(f"\n… {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
         colour = "red" if is_error else "green"
-        title = Text.assemble(("error " if is_error else "result ", colour), (name, "bold"))
+        title = Text.assemble(
+            ("error " if is_error else "result ", colour), (self.clean(name), "bold")
+        )
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
 
     def approval_request(self, request: ApprovalNeeded) -> None:
         """A panel asking to allow one tool call: what it does, why it asks, the risk,
-        the rule that matched — or, for ``exit_plan_mode``, the plan itself."""
+        the rule that matched — or, for ``exit_plan_mode``, the plan itself. The command
+        is shown whole (see `approval_text`), with the exact argv of a skill action."""
         if request.plan_content:
-            body: RenderableType = Markdown(request.plan_content)
+            plan = self.clean(request.plan_content)
+            body: RenderableType = Markdown(plan, hyperlinks=False)
             title = Text("plan for approval", style="bold yellow")
             self._print(Panel(body, title=title, title_align="left", border_style="yellow"))
             return
-        from skillkit.permissions import ApprovalRequest, describe_request
-
-        summary = describe_request(
-            ApprovalRequest(tool_name=request.tool_name, tool_input=request.tool_input)
+        argv: list[str] | None = None
+        cwd = ""
+        # A request that carries its argv (a future ``ApprovalNeeded.argv``) wins over
+        # the renderer's own preview.
+        carried = getattr(request, "argv", None)
+        if isinstance(carried, list) and carried and all(isinstance(a, str) for a in carried):
+            argv = list(carried)
+            carried_cwd = getattr(request, "cwd", "")
+            cwd = carried_cwd if isinstance(carried_cwd, str) else ""
+        elif self.action_preview is not None:
+            try:
+                preview = self.action_preview(request.tool_name, request.tool_input)
+            except Exception:  # a preview that fails must not hide the request
+                preview = None
+            if preview is not None:
+                argv, cwd = preview
+        rows = approval_text(request, redactor=self.redactor, argv=argv, cwd=cwd)
+        title = Text.assemble(
+            ("approval needed ", "bold yellow"), (self.clean(request.tool_name), "bold")
         )
-        rows = Text(summary, style="bold")
-        for label, value, style in (
-            ("about", request.input_description, ""),
-            ("why", request.reason, ""),
-            ("risk", request.risk_hint, "bold red"),
-            ("rule", request.matched, ""),
-        ):
-            if value:
-                rows.append(f"\n{label:<6}", style="dim")
-                rows.append(" ".join(value.split()), style=style)
-        title = Text.assemble(("approval needed ", "bold yellow"), (request.tool_name, "bold"))
         self._print(
             Panel(rows, title=title, title_align="left", border_style="yellow", expand=False)
         )
 
     def questions(self, request: QuestionNeeded) -> None:
         """A panel with the model's questions and their numbered options."""
+        clean = self.clean
         body = Text()
         for index, item in enumerate(request.questions, 1):
             if index > 1:
                 body.append("\n\n")
             if len(request.questions) > 1:
                 body.append(f"{index}. ", style="bold")
-            body.append(item.question, style="bold")
+            body.append(clean(item.question), style="bold")
             for number, option in enumerate(item.options, 1):
-                body.append(f"\n  {number}) {option.label}")
+                body.append(f"\n  {number}) {clean(option.label)}")
                 if option.description:
-                    body.append(f" — {option.description}", style="dim")
+                    body.append(f" — {clean(option.description)}", style="dim")
             how = "numbers separated by commas" if item.multi_select else "a number"
             hint = f"\n  ({how}, or type an answer)" if item.options else "\n  (type an answer)"
             body.append(hint, style="dim")
-        header = request.questions[0].header if len(request.questions) == 1 else ""
+        header = clean(request.questions[0].header) if len(request.questions) == 1 else ""
         word = "question" if len(request.questions) == 1 else "questions"
         title = Text.assemble((word, "bold magenta"), (f" {header}" if header else "", "bold"))
         self._print(
@@ -285,7 +419,7 @@ class TerminalRenderer:
         except ValueError:
             description = ""
         line = Text("⏵ mode ", style="magenta")
-        line.append(mode, style="bold magenta")
+        line.append(self.clean(mode), style="bold magenta")
         if description:
             line.append(f" · {description}", style="dim")
         self._print(line)
@@ -310,13 +444,16 @@ class TerminalRenderer:
         self.error(f"plugin '{plugin}' failed in {hook}: {message} (shown once)")
 
     def error(self, message: str) -> None:
-        self._print(Text("error: " + message, style="bold red"))
+        """A red ``error:`` line; ``message`` is redacted and neutralized."""
+        self._print(Text("error: " + self.clean(message), style="bold red"))
 
     def notice(self, message: str) -> None:
-        self._print(Text(message, style="yellow"))
+        """A yellow line; ``message`` is redacted and neutralized."""
+        self._print(Text(self.clean(message), style="yellow"))
 
     def info(self, message: str) -> None:
-        self._print(Text(message, style="dim"))
+        """A dim line; ``message`` is redacted and neutralized."""
+        self._print(Text(self.clean(message), style="dim"))
 
     def footer(
         self,
@@ -331,12 +468,30 @@ class TerminalRenderer:
 
     def end_line(self) -> None:
         """Finish a line of streamed text, if one is open."""
+        self._flush_pending()
         if not self._at_line_start:
             self.console.print()
             self._at_line_start = True
 
     def _write(self, text: str, style: str) -> None:
+        """Stream ``text``; an end that may begin a secret waits for the next chunk (or
+        the end of the stream), so a secret split across chunks is redacted too."""
+        if not text:
+            return
+        if self._pending and style != self._pending_style:
+            self._flush_pending()
+        text = self._pending + text
+        hold = self.redactor.held_suffix(text)
+        self._pending, self._pending_style = (text[len(text) - hold :], style) if hold else ("", "")
+        self._show(text[: len(text) - hold], style)
+
+    def _flush_pending(self) -> None:
+        pending, self._pending = self._pending, ""
+        self._show(pending, self._pending_style)
+
+    def _show(self, text: str, style: str) -> None:
         if text:
+            text = self.clean(text)
             self.console.print(Text(text, style=style), end="", soft_wrap=True)
             self._at_line_start = text.endswith("\n")
 

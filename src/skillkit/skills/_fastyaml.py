@@ -7,6 +7,8 @@ that are plain text starting with a letter and holding no ``:`` or ``#``, ``'sin
 or ``"double"`` quoted text without escapes, small integers, and one-line ``[a, b]``
 lists and ``{key: value}`` mappings of those; full-line comments and blank lines.
 Words YAML reads as booleans or null (``yes``, ``off``, ``null``...) are left to PyYAML.
+Text with more than 32 indentation levels is left to the caller too (never a
+`RecursionError`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ _LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?$")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _PLAIN = re.compile(r"[A-Za-z][^:#\t]*")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_MAX_LEVELS = 32  # indentation levels read here at most (each one is a recursive call)
 
 
 class _Unsupported(Exception):
@@ -102,6 +105,8 @@ def load_simple(source: str) -> dict[str, Any] | None:
         rows.append((len(match.group(1)), match.group(2), match.group(3)))
     if not rows or rows[0][0] != 0:
         return None if rows else {}
+    if len({indent for indent, _, _ in rows}) > _MAX_LEVELS:
+        return None  # deeper than any frontmatter needs: left to the guarded path
     try:
         result, end = _mapping(rows, 0, 0)
     except _Unsupported:

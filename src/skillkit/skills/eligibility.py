@@ -19,12 +19,21 @@ The widely used ``metadata.openclaw`` form (``os``, ``always``, ``requires.bins`
 ``metadata.skillkit.requires`` is present, so public skills gate correctly.
 
 `unmet_requirements` lists, in words, each requirement the `Environment` does not meet.
+
+A ``python`` requirement is checked without running any code: the module is looked up
+the way ``import`` would find it (`importlib.machinery.PathFinder` over ``sys.path``,
+then the interpreter's other finders), but never imported — a package's
+``__init__.py`` does not run even for a dotted name (``pkg.sub`` is looked up inside
+``pkg``'s folders). The working directory and the project folder are not searched: a
+module sitting in the project does not make a skill eligible, and is never executed.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Mapping
@@ -205,8 +214,9 @@ class Environment:
 
     Defaults describe this process: its platform, ``os.environ``, its ``PATH`` and
     importable packages. ``config`` is the SkillKit configuration (a nested mapping;
-    ``config`` requirements are dotted paths into it). Lookups are cached, so build a
-    new `Environment` to see a newly installed executable.
+    ``config`` requirements are dotted paths into it). ``project_dir`` (and the working
+    directory) are never searched for Python modules. Lookups are cached, so build a new
+    `Environment` to see a newly installed executable.
     """
 
     platform: str = field(default_factory=current_platform)
@@ -216,6 +226,7 @@ class Environment:
     which: Callable[[str], str | None] | None = None
     _bins: dict[str, bool] = field(default_factory=dict, repr=False)
     _packages: dict[str, bool] = field(default_factory=dict, repr=False)
+    project_dir: str | None = None
 
     def has_executable(self, name: str) -> bool:
         hit = self._bins.get(name)
@@ -240,14 +251,76 @@ class Environment:
         return bool(node)
 
     def has_python_package(self, name: str) -> bool:
+        """Whether module ``name`` (dotted names allowed) can be found; never imports or
+        executes anything, and never finds a module in the project or working folder."""
         hit = self._packages.get(name)
         if hit is None:
             try:
-                hit = importlib.util.find_spec(name) is not None
-            except (ImportError, ValueError):
+                hit = _find_module(name, _search_path(self.project_dir))
+            except Exception:  # a broken finder or path entry: not available
                 hit = False
             self._packages[name] = hit
         return hit
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _search_path(project_dir: str | None) -> list[str]:
+    """``sys.path`` without the entries that mean the working directory or the project."""
+    excluded = {os.path.realpath(os.getcwd())}
+    if project_dir is not None:
+        excluded.add(os.path.realpath(project_dir))
+    kept: list[str] = []
+    for entry in sys.path:
+        if not isinstance(entry, str) or entry in ("", "."):
+            continue
+        if os.path.realpath(entry) in excluded:
+            continue
+        kept.append(entry)
+    return kept
+
+
+def _find_module(name: str, path: list[str]) -> bool:
+    """Find ``name`` without importing it: a module already imported counts; else the
+    top-level module on ``path`` (then with the interpreter's other finders: built-in,
+    frozen, editable installs), each further part inside the folders of the package
+    found so far."""
+    if not _MODULE_NAME.fullmatch(name):
+        return False
+    if name in sys.modules:  # imported already (by SkillKit itself): nothing to run
+        return True
+    parent = name.rpartition(".")[0]
+    if parent and parent in sys.modules:  # its parent is loaded: finding it runs nothing
+        return importlib.util.find_spec(name) is not None
+    top, *rest = name.split(".")
+    if top in sys.builtin_module_names:
+        return not rest
+    spec = importlib.machinery.PathFinder.find_spec(top, path)
+    if spec is None:
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if find is None or _is_path_based(finder):
+                continue
+            spec = find(top, None)
+            if spec is not None:
+                break
+    found = top
+    for part in rest:
+        locations = spec.submodule_search_locations if spec is not None else None
+        if not locations:
+            return False
+        found = f"{found}.{part}"
+        spec = importlib.machinery.PathFinder.find_spec(found, list(locations))
+    return spec is not None
+
+
+def _is_path_based(finder: object) -> bool:
+    """Finders that search ``sys.path`` themselves (PathFinder and look-alikes) would
+    see the working directory again; they are skipped."""
+    return finder is importlib.machinery.PathFinder or (
+        isinstance(finder, type) and issubclass(finder, importlib.machinery.PathFinder)
+    )
 
 
 def unmet_requirements(requirements: Requirements | None, env: Environment) -> list[str]:

@@ -18,7 +18,9 @@ Two modes:
 
 Real files are messy; the parser accepts a UTF-8 BOM, CRLF line ends, block scalars,
 ``metadata`` written as a JSON string, and retries unquoted ``key: a: b`` values as
-quoted text. It never raises anything but `SkillError`.
+quoted text. It never raises anything but `SkillError`: frontmatter nested deeper than
+`MAX_NESTING` levels (counted before any YAML parser sees it, so a hostile file cannot
+exhaust the stack of PyYAML's C loader) is refused with a one-line error.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "MAX_COMPATIBILITY",
     "MAX_DESCRIPTION",
     "MAX_NAME",
+    "MAX_NESTING",
     "SPEC_FIELDS",
     "Skill",
     "find_skill_file",
@@ -55,6 +58,8 @@ __all__ = [
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
+MAX_NESTING = 64
+"""Frontmatter nested deeper than this (by a safe over-estimate) is refused unparsed."""
 SPEC_FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 SKILL_FILE_NAMES = ("SKILL.md", "skill.md")
 
@@ -280,6 +285,10 @@ def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
     """The frontmatter as a mapping; an unquoted ``key: a: b`` is retried quoted."""
     from skillkit.skills._fastyaml import load_simple
 
+    if nesting_bound(source) > MAX_NESTING:
+        findings.error("frontmatter", f"is nested too deeply (more than {MAX_NESTING} levels)")
+        findings.raise_if_errors()
+
     simple = load_simple(source)
     if simple is not None:
         return simple
@@ -314,6 +323,46 @@ def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
         findings.raise_if_errors()
         raise AssertionError("unreachable")
     return value
+
+
+_BRACKET = re.compile(r"[\[\]{}]")
+_INDICATORS = re.compile(r"(?:[-?:][ \t]+)*")
+
+
+def nesting_bound(source: str) -> int:
+    """An upper bound of how deeply the YAML ``source`` nests; linear time, no recursion.
+
+    Flow collections: the deepest running balance of ``[ {`` against ``] }``, counting
+    every bracket (also in quotes and comments: that only over-counts). Block
+    collections: per line, twice the indentation levels still open and the block
+    indicators (``- ``, ``? ``, ``: ``) that open the line — each may hold a mapping and
+    a sequence (``key:`` then ``- item`` at the same indentation; ``- a: b``) — plus one
+    for a compact mapping. The two are added.
+    """
+    flow = deepest_flow = 0
+    if source.count("[") + source.count("{") > MAX_NESTING:
+        for match in _BRACKET.finditer(source):
+            if match.group() in "[{":
+                flow += 1
+                deepest_flow = max(deepest_flow, flow)
+            elif flow:
+                flow -= 1
+    else:
+        deepest_flow = source.count("[") + source.count("{")
+    open_indents: list[int] = []
+    deepest_block = 0
+    for line in source.split("\n"):
+        body = line.lstrip(" ")
+        if not body.strip():
+            continue
+        indent = len(line) - len(body)
+        while open_indents and open_indents[-1] >= indent:
+            open_indents.pop()
+        open_indents.append(indent)
+        indicators = _INDICATORS.match(body)
+        opened = sum(indicators.group().count(c) for c in "-?:") if indicators else 0
+        deepest_block = max(deepest_block, 2 * (len(open_indents) + opened) + 1)
+    return deepest_flow + deepest_block
 
 
 def _yaml_problem(exc: Exception) -> str:

@@ -2,9 +2,10 @@
 
 Sources are scanned in precedence order: project sources (``.skillkit/skills`` then
 ``.agents/skills`` in the working directory, then in each parent up to the repository
-root), user sources (``~/.skillkit/skills``, ``~/.agents/skills``), then sources added
-with `add_source` (scope ``config`` or ``plugin``). A folder holding ``SKILL.md`` is a
-skill and is not searched further; ``.git``, ``node_modules`` and hidden folders are
+root — see `project_folders` for when a parent counts), user sources
+(``~/.skillkit/skills``, ``~/.agents/skills``), then sources added with `add_source`
+(scope ``config`` or ``plugin``). A folder holding ``SKILL.md`` is a skill and is not
+searched further; ``.git``, ``node_modules`` and hidden folders are
 skipped, depth is bounded, and a skill reached twice through symlinks counts once.
 When two skills share a name the more specific scope wins (in one scope, the first
 source) and a warning names the shadowed file.
@@ -22,6 +23,7 @@ The agent core meets the registry only through ``prompt_section()`` and ``tools(
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +50,7 @@ __all__ = [
     "SkillSource",
     "UnknownSkillError",
     "find_skill_files",
+    "project_folders",
 ]
 
 #: Scopes from most to least specific.
@@ -113,13 +116,70 @@ class _Snapshot:
     tools: list[Any] | None = None  # built on first use
 
 
-def _git_root(start: Path, stop: Path) -> Path | None:
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-        if folder == stop:
+def project_folders(cwd: Path, home: Path) -> list[Path]:
+    """The folders whose skills are project skills, most specific first.
+
+    The working directory ``cwd`` (unless it is ``home``, whose skills are user skills).
+    Its parents too, up to the root of the git repository holding ``cwd``, but only
+    when that root is trustworthy: the nearest parent whose ``.git`` is a repository (a
+    folder with a ``HEAD`` file, or a ``gitdir:`` file), found before reaching ``home``
+    or the file system root, without leaving ``cwd``'s file system, where that
+    ``.git`` and every folder from ``cwd`` up to the root belong to the current user and
+    none may be written by other users. Otherwise — no repository, or a ``.git`` that
+    someone else could have planted (in ``/tmp``, in a shared or foreign folder) — only
+    ``cwd`` is a project folder.
+    """
+    own = [cwd] if cwd != home else []
+    root = _repository_root(cwd, home)
+    if root is None or root == cwd:
+        return own
+    parents = [p for p in cwd.parents if p == root or root in p.parents]
+    return own + [p for p in parents if p != home]
+
+
+def _repository_root(cwd: Path, home: Path) -> Path | None:
+    try:
+        device = os.stat(cwd).st_dev
+    except OSError:
+        return None
+    for folder in (cwd, *cwd.parents):
+        if folder == home or folder == folder.parent:
             return None
+        try:
+            status = os.stat(folder)
+        except OSError:
+            return None
+        if status.st_dev != device or not _owned_by_user(status):
+            return None
+        if _is_repository(folder / ".git"):
+            return folder
     return None
+
+
+def _owned_by_user(status: os.stat_result) -> bool:
+    """Owned by this process's user and not writable by other users (always true
+    where the platform has no user ids)."""
+    getuid = getattr(os, "geteuid", None)
+    if getuid is None:
+        return True
+    return status.st_uid == getuid() and not status.st_mode & stat.S_IWOTH
+
+
+def _is_repository(dot_git: Path) -> bool:
+    """A real git repository marker owned by the user: a folder holding ``HEAD`` or a
+    ``gitdir:`` file (worktrees, submodules)."""
+    try:
+        status = os.lstat(dot_git)
+        if not _owned_by_user(status):
+            return False
+        if stat.S_ISDIR(status.st_mode):
+            return (dot_git / "HEAD").is_file()
+        if stat.S_ISREG(status.st_mode):
+            with open(dot_git, "rb") as handle:
+                return handle.read(8) == b"gitdir: "
+    except OSError:
+        return False
+    return False
 
 
 def find_skill_files(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
@@ -224,14 +284,7 @@ class SkillRegistry:
             self.add_source(self.home / ".agents" / "skills", scope="user")
 
     def _project_folders(self) -> list[Path]:
-        root = _git_root(self.cwd, self.home)
-        if root is None:
-            return [self.cwd] if self.cwd != self.home else []
-        folders = [self.cwd]
-        for parent in self.cwd.parents:
-            if root != self.cwd and (parent == root or root in parent.parents):
-                folders.append(parent)
-        return [f for f in folders if f != self.home]
+        return project_folders(self.cwd, self.home)
 
     # ----- sources
 
@@ -360,7 +413,9 @@ class SkillRegistry:
                 del self._cache[key]
                 self._last_good.pop(key, None)
         env = (
-            self._environment if self._environment is not None else Environment(config=self.config)
+            self._environment
+            if self._environment is not None
+            else Environment(config=self.config, project_dir=str(self.cwd))
         )
         entries = {
             name: SkillEntry(

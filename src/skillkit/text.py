@@ -1,0 +1,72 @@
+"""Text that is safe to show on a terminal: `neutralize`.
+
+Commands, tool output, model text and file contents may hold bytes a terminal acts on
+instead of showing: escape sequences (colours, cursor moves, clear-screen, window
+titles, OSC 52 clipboard writes, hyperlinks), bell, backspace and carriage return
+(which overwrite text already drawn), 8-bit C1 controls, and Unicode bidirectional
+controls (which reorder what is shown, so ``rm -rf ~ #‮ txt.cod`` reads differently
+from what runs). `neutralize` replaces every one of them with a visible stand-in, so
+what the user reads is what the text holds, and the terminal is never driven by it.
+
+This module is plain data handling: it imports nothing from SkillKit, so every layer
+may use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["is_safe", "neutralize"]
+
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_LINE_BREAKS = (0x2028, 0x2029)  # separators some renderers treat as new lines
+
+
+def _stand_in(code: int) -> str:
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␛ for ESC, ␍ for CR ...
+    if code == 0x7F:
+        return "␡"
+    return f"<U+{code:04X}>"
+
+
+_UNSAFE_CODES = (
+    *(c for c in range(0x20) if c not in (0x09, 0x0A)),
+    *range(0x7F, 0xA0),
+    *_BIDI,
+    *_LINE_BREAKS,
+)
+_TABLE: dict[int, str] = {code: _stand_in(code) for code in _UNSAFE_CODES}
+_UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in _UNSAFE_CODES) + "]")
+# Select Graphic Rendition (colours, bold...): the one sequence that only styles text.
+_STYLE = re.compile(r"\x1b\[[0-9;:]*m")
+
+
+def neutralize(text: str, *, drop_styles: bool = False) -> str:
+    """``text`` with every control character replaced by a visible stand-in.
+
+    Kept as they are: newline and tab. Replaced: the other C0 controls and DEL by their
+    Control Pictures symbol (ESC becomes ``␛``, CR ``␍``, BEL ``␇``, backspace ``␈``,
+    DEL ``␡``); C1 controls (U+0080-U+009F, including the 8-bit CSI), the bidirectional
+    embeddings, overrides, isolates and marks (U+202A-U+202E, U+2066-U+2069, U+200E,
+    U+200F, U+061C) and the Unicode line and paragraph separators by ``<U+XXXX>``.
+    So an escape sequence stays readable (``␛[2J``) but does nothing.
+
+    With ``drop_styles`` well-formed colour/style sequences (``ESC [ ... m``) are removed
+    first instead of shown — for program output, where colour codes are noise; the text
+    they styled stays visible (a "conceal" style is dropped, not obeyed).
+
+    The result contains no character below U+0020 but newline and tab, none in
+    U+007F-U+009F, and no bidirectional control. Text that holds none is returned as is.
+    Never raises.
+    """
+    if _UNSAFE.search(text) is None:
+        return text
+    if drop_styles:
+        text = _STYLE.sub("", text)
+    return text.translate(_TABLE)
+
+
+def is_safe(text: str) -> bool:
+    """Whether `neutralize` would return ``text`` unchanged."""
+    return _UNSAFE.search(text) is None
