@@ -105,6 +105,8 @@ async def run_loop(
             raise
         outcome.stop_reason = "error"
         outcome.error = describe_exception(exc)
+        if ctx.redactor:
+            outcome.error = ctx.redactor.redact(outcome.error)
         await bus.emit(ErrorInfo(stage="loop", message=outcome.error))
     await _end(ctx, outcome)
     return outcome
@@ -168,10 +170,10 @@ async def _turns(
             outcome.stop_reason = message.stop_reason
             outcome.error = message.error
             if message.stop_reason != "aborted":
-                await bus.emit(
-                    ErrorInfo(stage="llm", message=message.error or "model call failed"),
-                    turn=turn,
-                )
+                text = message.error or "model call failed"
+                if ctx.redactor:
+                    outcome.error = text = ctx.redactor.redact(text)
+                await bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)
             reason = ABORTED if message.stop_reason == "aborted" else NOT_RUN
             results = error_results(message.tool_calls, reason)
             transcript.extend(results)

@@ -11,6 +11,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.context import ContextBudget, ContextTransformer, ConvertToLLM, RendererRegistry
 from skillkit.events import EventBus, ToolCallEvent, ToolCallEventResult, ToolResultEvent
 from skillkit.models import AgentMessage, StopReason, TokenUsage, ToolSchema, UserMessage
+from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, ToolResult
 
 __all__ = [
@@ -36,6 +37,8 @@ class LoopContext:
     replaces the default conversion (custom messages rendered by ``renderers`` or dropped).
     ``before_tool_call`` / ``after_tool_result`` hooks run after the bus's handlers, in
     order (contributors, e.g. the permission gate); a hook that raises blocks the call.
+    ``redactor`` replaces known secret values in tool output (what the model, the
+    transcript and every event see) and in error texts.
     ``steering`` returns (and removes) messages the user sent while the run was busy;
     ``has_steering`` says whether there are any. ``boundary`` is called at every
     iteration boundary (before each model call) and returns messages to fold into the
@@ -63,6 +66,7 @@ class LoopContext:
     compaction: ContextBudget | None = None
     before_tool_call: Sequence[BeforeToolCall] = ()
     after_tool_result: Sequence[AfterToolResult] = ()
+    redactor: Redactor | None = None
 
 
 @dataclass

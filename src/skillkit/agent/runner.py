@@ -51,6 +51,7 @@ from skillkit.models import (
     UserContent,
     UserMessage,
 )
+from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, tool_schema
 from skillkit.tools.registry import ToolRegistry
 
@@ -173,7 +174,10 @@ class AgentRunner:
     system-prompt sections, context transforms, before/after tool call checks, boundary
     messages and closers (see `Contributor`); they apply in list order, after the bus's
     own handlers. ``sinks`` receive every event. One run at a time: `chat` during a run
-    raises `RunInProgressError` (use `steer` or `follow_up`).
+    raises `RunInProgressError` (use `steer` or `follow_up`). ``redactor`` replaces known
+    secret values in tool output, error texts and failure events (default: the configured
+    API key and the values of this process's key-like environment variables;
+    ``Redactor()`` turns it off).
 
     ``prompt_sections``, ``tool_providers``, ``skills``, ``transformers``,
     ``boundaries`` and ``closers`` are the older spellings of contributor parts; each is
@@ -195,6 +199,7 @@ class AgentRunner:
         cost: CostFunction | None = None,
         compaction: CompactionSettings | None = None,
         adapters: AdapterRegistry | None = None,
+        redactor: Redactor | None = None,
         prompt_sections: Iterable[PromptSection] = (),
         tool_providers: Iterable[ToolProvider] = (),
         skills: Any = None,
@@ -203,7 +208,14 @@ class AgentRunner:
         closers: Iterable[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.config = config if config is not None else AgentConfig()
+        self.redactor = (
+            redactor
+            if redactor is not None
+            else Redactor.from_environment(api_keys={"api_key": self.config.api_key})
+        )
         self.events = events if events is not None else EventBus(agent_id=self.config.agent_id)
+        if self.events.redactor is None:
+            self.events.redactor = self.redactor
         if adapter is None:
             from skillkit.adapters.factory import create_adapter
 
@@ -629,7 +641,10 @@ class AgentRunner:
                 prompt = first if isinstance(first, str) else ""
             self._outcome.usage = total
         except Exception as exc:  # a failing input handler in strict mode, a bug
-            self._outcome = RunOutcome(stop_reason="error", error=describe_exception(exc))
+            text = describe_exception(exc)
+            self._outcome = RunOutcome(
+                stop_reason="error", error=self.redactor.redact(text) if self.redactor else text
+            )
             if bus.strict:
                 raise
             await bus.emit(ErrorInfo(stage="run", message=self._outcome.error or ""))
@@ -697,6 +712,7 @@ class AgentRunner:
             compaction=self._budget,
             before_tool_call=before,
             after_tool_result=after,
+            redactor=self.redactor or None,
         )
 
     def _boundary(self) -> list[AgentMessage]:
@@ -717,7 +733,10 @@ class AgentRunner:
         self._report(f"render:{kind}", exc)
 
     def _report(self, stage: str, exc: Exception) -> None:
-        self.events.emit_nowait(ErrorInfo(stage=stage, message=describe_exception(exc)))
+        text = describe_exception(exc)
+        if self.redactor:
+            text = self.redactor.redact(text)
+        self.events.emit_nowait(ErrorInfo(stage=stage, message=text))
 
     def _current_tools(self) -> list[Tool]:
         tools = self.tools.tools()

@@ -20,13 +20,14 @@ from skillkit.events import (
     ToolExecutionUpdate,
     ToolResultEvent,
 )
-from skillkit.models import ToolCall, ToolResultMessage
+from skillkit.models import TextPart, ToolCall, ToolResultMessage, UserContent
+from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format_validation_error
 
 if TYPE_CHECKING:
     from skillkit.agent.loop_context import LoopContext
 
-__all__ = ["ABORTED", "NOT_RUN", "SKIPPED", "run_tool_calls"]
+__all__ = ["ABORTED", "NOT_RUN", "SKIPPED", "redact_result", "run_tool_calls"]
 
 SKIPPED = "Skipped: the user sent a new message before this tool ran."
 ABORTED = "Aborted: the run was cancelled before this tool finished."
@@ -168,8 +169,11 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     bus = ctx.bus
     on_update = None
     if bus.wants("tool_execution_update"):
+        redactor = ctx.redactor
 
         def on_update(text: str) -> None:  # may be called from a worker thread
+            if redactor:
+                text = redactor.redact(text)
             bus.emit_nowait(
                 ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, output=text),
                 turn=turn,
@@ -212,6 +216,8 @@ async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMess
     call = item.call
     result = item.result or ToolResult.error(ABORTED)
     duration = time.perf_counter() - item.started if item.started else 0.0
+    if ctx.redactor:
+        result = redact_result(result, ctx.redactor)
     if item.tool is not None and (bus.wants("after_tool_result") or ctx.after_tool_result):
         payload = ToolResultEvent(
             tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
@@ -246,3 +252,25 @@ async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMess
         is_error=result.is_error,
         details=result.details,
     )
+
+
+def redact_result(result: ToolResult, redactor: Redactor) -> ToolResult:
+    """``result`` with every known secret value replaced in its text and details (the
+    same object when there was nothing to replace)."""
+    changed = False
+    content: list[UserContent] = []
+    for part in result.content:
+        if type(part) is TextPart:
+            text = redactor.redact(part.text)
+            if text is not part.text and text != part.text:
+                part = TextPart(text)
+                changed = True
+        content.append(part)
+    details = result.details
+    if details is not None:
+        clean = redactor.redact_json(details)
+        if clean != details:
+            details, changed = clean, True
+    if not changed:
+        return result
+    return ToolResult(content, is_error=result.is_error, details=details)

@@ -31,6 +31,7 @@ from skillkit.events.payloads import (
 )
 from skillkit.events.sinks import Sink
 from skillkit.models import AgentMessage, StreamEvent, UserContent
+from skillkit.secrets import Redactor
 from skillkit.tools.base import ToolResult
 
 __all__ = ["EventBus", "Handler", "Tap"]
@@ -73,7 +74,8 @@ class EventBus:
     from another thread (a sync tool's ``ctx.update``) are handed to the event loop's
     thread, so sinks and handlers always run there, one event at a time, in emission
     order. A handler or sink that raises becomes an ``error`` event; with
-    ``strict=True`` the exception propagates instead (for tests).
+    ``strict=True`` the exception propagates instead (for tests). ``redactor`` replaces
+    known secret values in those failure texts.
     """
 
     def __init__(
@@ -83,8 +85,10 @@ class EventBus:
         parent_id: str | None = None,
         sinks: Sequence[Sink] = (),
         strict: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         self.agent_id = agent_id
+        self.redactor = redactor
         self.parent_id = parent_id
         self.strict = strict
         self._sinks: tuple[Sink, ...] = tuple(sinks)
@@ -430,7 +434,10 @@ class EventBus:
             return
         self._reporting = True
         try:
-            self.emit_nowait(ErrorInfo(stage=stage, message=describe_exception(exc)))
+            text = describe_exception(exc)
+            if self.redactor:
+                text = self.redactor.redact(text)
+            self.emit_nowait(ErrorInfo(stage=stage, message=text))
         finally:
             self._reporting = False
 

@@ -10,6 +10,7 @@ from typing import IO, Any, Protocol
 import msgspec
 
 from skillkit.events.envelope import Event, encode
+from skillkit.secrets import Redactor
 
 __all__ = ["BubbleUp", "Discard", "JsonlSink", "Multi", "Sink", "SinkFunc"]
 
@@ -76,9 +77,12 @@ Discard: Sink = _Discard()
 class JsonlSink:
     """Writes each event as one JSON line, flushed per event so a crash loses nothing
     already emitted. Give a path (opened for appending; a new file is created readable
-    by its owner only, mode 0600) or an open binary file."""
+    by its owner only, mode 0600) or an open binary file. Known secret values are
+    replaced in every line: ``redactor`` (default: the API keys and key-like variables
+    of this process's environment; ``Redactor()`` writes lines unchanged)."""
 
-    def __init__(self, target: str | Path | IO[bytes]) -> None:
+    def __init__(self, target: str | Path | IO[bytes], *, redactor: Redactor | None = None) -> None:
+        self._redactor = redactor if redactor is not None else Redactor.from_environment()
         if isinstance(target, str | Path):
             fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             self._file: IO[bytes] = os.fdopen(fd, "ab")
@@ -88,7 +92,10 @@ class JsonlSink:
             self._owned = False
 
     def emit(self, event: Event[Any]) -> None:
-        self._file.write(encode(event) + b"\n")
+        line = encode(event)
+        if self._redactor:
+            line = self._redactor.redact(line.decode()).encode()
+        self._file.write(line + b"\n")
         self._file.flush()
 
     def close(self) -> None:
