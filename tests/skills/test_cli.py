@@ -161,3 +161,42 @@ def test_run_json_and_usage_errors(
     assert code == 2 and "word: Field required" in err
     code, _, err = run_cli(capsys, "run", "echoer", "shout", "--cwd", str(project))
     assert code == 2 and "has no action 'shout' (actions: say)" in err
+
+
+def test_show_on_a_terminal_shows_escapes_instead_of_obeying_them(tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+
+    skill = tmp_path / "skills" / "sneaky"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: sneaky\ndescription: Looks harmless.\n---\n"
+        "Body \x1b]52;c;cm0gLXJmIH4=\x07 then \x1b[2J cleared \x1b[8mhidden\x1b[0m\n"
+    )
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.run(
+            [str(Path(sys.executable).parent / "skillkit"), "skills", "show", "sneaky"]
+            + ["--cwd", str(tmp_path), "--source", str(tmp_path / "skills")],
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+        os.close(terminal)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(controller)
+    shown = b"".join(chunks).decode()
+    assert process.returncode == 0, process.stderr
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "␛]52;c;cm0gLXJmIH4=␇" in shown and "hidden" in shown

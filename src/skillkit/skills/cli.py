@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
+
+from skillkit.text import neutralize
 
 if TYPE_CHECKING:
     from skillkit.skills.registry import SkillRegistry
@@ -27,6 +29,19 @@ EXIT_USAGE = 2
 EXIT_TIMEOUT = 124
 EXIT_ABORTED = 130
 
+
+
+def _for(stream: IO[str], text: str) -> str:
+    """``text`` as it may reach ``stream``: on a terminal, control characters and escape
+    sequences from skill files and action output are shown, not obeyed; a pipe or file
+    gets the text as written."""
+    isatty = getattr(stream, "isatty", None)
+    return neutralize(text) if isatty is not None and isatty() else text
+
+
+def _print(*values: object, file: IO[str] | None = None) -> None:
+    stream = file if file is not None else sys.stdout
+    print(_for(stream, " ".join(str(v) for v in values)), file=stream)
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``skills`` command and its subcommands."""
@@ -116,9 +131,9 @@ def _list(args: argparse.Namespace) -> int:
         _print_json(data)
         return 0
     if not entries and not args.all:
-        print("No skills found. Searched:")
+        _print("No skills found. Searched:")
         for source in registry.sources:
-            print(f"  {source.path} ({source.scope})")
+            _print(f"  {source.path} ({source.scope})")
         return 0
     width = max((len(e.skill.name) for e in entries), default=4)
     for entry in entries:
@@ -131,19 +146,19 @@ def _list(args: argparse.Namespace) -> int:
         note = f" [{', '.join(marks)}]" if marks else ""
         if entry.eligible:
             summary = _short(skill.description)
-            print(f"  {skill.name:<{width}}  {entry.source.scope:<7}  {summary}{note}")
+            _print(f"  {skill.name:<{width}}  {entry.source.scope:<7}  {summary}{note}")
         else:
             reason = "switched off in settings" if entry.disabled else "; ".join(entry.unmet)
-            print(f"- {skill.name:<{width}}  {entry.source.scope:<7}  {entry.status}: {reason}")
+            _print(f"- {skill.name:<{width}}  {entry.source.scope:<7}  {entry.status}: {reason}")
     if args.all:
         for shadow in registry.shadowed:
-            print(
+            _print(
                 f"= {shadow.skill.name:<{width}}  {shadow.source.scope:<7}  shadowed: "
                 f"{shadow.skill.location} (winner: {shadow.winner})"
             )
         for diagnostic in registry.diagnostics:
             if diagnostic.severity == "error":
-                print(f"! {diagnostic}")
+                _print(f"! {diagnostic}")
     return 0
 
 
@@ -186,15 +201,15 @@ def _validate(args: argparse.Namespace) -> int:
         )
         return 1 if errors else 0
     for message in missing:
-        print(f"error: {message}", file=sys.stderr)
+        _print(f"error: {message}", file=sys.stderr)
     for checked, diagnostics in results:
         if not any(d.severity == "error" for d in diagnostics):
-            print(f"ok: {checked}")
+            _print(f"ok: {checked}")
         for diagnostic in diagnostics:
             stream = sys.stderr if diagnostic.severity == "error" else sys.stdout
-            print(f"{diagnostic.severity}: {diagnostic}", file=stream)
+            _print(f"{diagnostic.severity}: {diagnostic}", file=stream)
     mode = "strict" if args.strict else "lenient"
-    print(
+    _print(
         f"{len(results)} skill file(s) checked ({mode}): {errors} error(s), {warnings} warning(s)"
     )
     return 1 if errors else 0
@@ -208,37 +223,37 @@ def _show(args: argparse.Namespace) -> int:
     entry = registry.entry(args.name)
     if entry is None:
         known = ", ".join(sorted(e.skill.name for e in registry.entries())) or "none"
-        print(f"error: no skill named '{args.name}' (skills: {known})", file=sys.stderr)
+        _print(f"error: no skill named '{args.name}' (skills: {known})", file=sys.stderr)
         return EXIT_USAGE
     skill = entry.skill
-    print(f"name:         {skill.name}")
-    print(f"description:  {skill.description}")
-    print(f"location:     {skill.location}  ({entry.source.scope})")
+    _print(f"name:         {skill.name}")
+    _print(f"description:  {skill.description}")
+    _print(f"location:     {skill.location}  ({entry.source.scope})")
     reason = "switched off in settings" if entry.disabled else "; ".join(entry.unmet)
-    print(f"status:       {entry.status}{': ' + reason if reason else ''}")
+    _print(f"status:       {entry.status}{': ' + reason if reason else ''}")
     if skill.disable_model_invocation:
-        print("model:        hidden from the model (user-invocable only)")
+        _print("model:        hidden from the model (user-invocable only)")
     for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
         if value:
-            print(f"{label + ':':<14}{value}")
+            _print(f"{label + ':':<14}{value}")
     if skill.allowed_tools:
-        print(f"allowed-tools: {' '.join(skill.allowed_tools)}")
+        _print(f"allowed-tools: {' '.join(skill.allowed_tools)}")
     if skill.requirements is not None and skill.requirements.source:
         requires = json.dumps(skill.requirements.to_dict())
-        print(f"requires:     {requires} (from metadata.{skill.requirements.source})")
+        _print(f"requires:     {requires} (from metadata.{skill.requirements.source})")
     for spec in skill.actions:
-        print(f"action {spec.name}: {spec.description}")
-        print(f"    runs: {spec.describe_command()}  (timeout {spec.timeout:g}s, cwd {spec.cwd})")
+        _print(f"action {spec.name}: {spec.description}")
+        _print(f"    runs: {spec.describe_command()}  (timeout {spec.timeout:g}s, cwd {spec.cwd})")
         for p in spec.params:
             extra = "required" if p.required else f"default {p.default!r}"
             choices = f", one of {list(p.enum)}" if p.enum else ""
-            print(f"    {p.name}: {p.type} ({extra}{choices}) {p.description}".rstrip())
+            _print(f"    {p.name}: {p.type} ({extra}{choices}) {p.description}".rstrip())
     if skill.files:
-        print("files:        " + ", ".join(skill.files) + (" …" if skill.files_truncated else ""))
+        _print("files:        " + ", ".join(skill.files) + (" …" if skill.files_truncated else ""))
     for warning in skill.warnings:
-        print(f"warning: {warning}")
-    print()
-    print(skill.body)
+        _print(f"warning: {warning}")
+    _print()
+    _print(skill.body)
     return 0
 
 
@@ -258,11 +273,11 @@ def _run(args: argparse.Namespace) -> int:
         values = parse_command_arguments(spec, [*args.values, *args.arg]) if spec else {}
 
         def out(text: str) -> None:
-            sys.stdout.write(text)
+            sys.stdout.write(_for(sys.stdout, text))
             sys.stdout.flush()
 
         def err(text: str) -> None:
-            sys.stderr.write(text)
+            sys.stderr.write(_for(sys.stderr, text))
             sys.stderr.flush()
 
         streaming = not args.json
@@ -276,12 +291,12 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
     except (UnknownSkillError, ActionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         _print_json(result.to_dict())
     elif not result.ok:
-        print(f"skillkit: {args.name}/{args.action}: {result.summary()}", file=sys.stderr)
+        _print(f"skillkit: {args.name}/{args.action}: {result.summary()}", file=sys.stderr)
     if result.timed_out:
         return EXIT_TIMEOUT
     if result.aborted or result.exit_code is None:
