@@ -177,8 +177,16 @@ def test_show_on_a_terminal_shows_escapes_instead_of_obeying_them(tmp_path: Path
     controller, terminal = pty.openpty()
     try:
         process = subprocess.run(
-            [str(Path(sys.executable).parent / "skillkit"), "skills", "show", "sneaky"]
-            + ["--cwd", str(tmp_path), "--source", str(tmp_path / "skills")],
+            [
+                str(Path(sys.executable).parent / "skillkit"),
+                "skills",
+                "show",
+                "sneaky",
+                "--cwd",
+                str(tmp_path),
+                "--source",
+                str(tmp_path / "skills"),
+            ],
             stdout=terminal,
             stderr=subprocess.PIPE,
             timeout=60,
