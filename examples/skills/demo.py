@@ -34,7 +34,7 @@ async def main() -> None:
             Reply(text="demo.py is short; its most frequent words are listed above."),
         ]
     )
-    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=skills)
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[skills])
     response = await agent.chat("How many words are in demo.py?")
     print("model saw tools:", [t.name for t in adapter.requests[0].tools])
     print("agent:", response.text)

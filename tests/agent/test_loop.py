@@ -27,6 +27,7 @@ from skillkit.models import (
     ToolResultMessage,
     UserMessage,
 )
+from skillkit.tools.base import Tool
 from tests.conftest import Recorder
 
 
@@ -501,23 +502,23 @@ async def test_custom_messages_are_dropped_unless_rendered() -> None:
     assert adapter.requests[1].messages[0] == UserMessage(content="[note] remember milk")
 
 
-async def test_prompt_sections_and_tool_providers_are_asked_every_turn() -> None:
+async def test_contributor_sections_and_tools_are_asked_every_turn() -> None:
+    from skillkit.agent import Contributor
+
     sections = iter(["section one", "section two"])
 
-    class Provider:
-        def __init__(self) -> None:
-            self.offered = [get_weather]
+    class Provider(Contributor):
+        def tools(self) -> list[Tool]:
+            return [get_weather]
 
-        def tools(self) -> list[object]:
-            return list(self.offered)
+        def system_prompt(self) -> str | None:
+            return next(sections)
 
-    provider = Provider()
     adapter = ScriptedAdapter([Reply(tool_calls=[("get_weather", {"city": "A"})]), "done"])
     agent = AgentRunner(
         AgentConfig(model="scripted", system_prompt="base"),
         adapter=adapter,
-        prompt_sections=[lambda: next(sections)],
-        tool_providers=[provider],  # type: ignore[list-item]
+        contributors=[Provider()],
     )
     await agent.chat("go")
     assert adapter.requests[0].system_prompt == "base\n\nsection one"

@@ -44,7 +44,7 @@ async def test_slash_skill_sends_the_activation_message_as_the_user_message(
     registry = SkillRegistry(cwd=tmp_path, home=tmp_path / "home")
     registry.load()
     adapter = ScriptedAdapter([Reply(text="Counted.")])
-    runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[registry])
     out = io.StringIO()
     renderer = TerminalRenderer(Console(file=out, width=100))
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):

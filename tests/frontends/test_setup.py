@@ -40,10 +40,7 @@ def options(tmp_path: Path, workspace: Path, **overrides: object) -> AgentOption
 
 def offered(agent: CliAgent) -> list[str]:
     """Every tool the model is offered this turn."""
-    names = set(agent.runner.tools.names())
-    for provider in agent.runner.tool_providers:
-        names.update(t.name for t in provider.tools())
-    return sorted(names)
+    return sorted(t.name for t in agent.runner.offered_tools())
 
 
 async def test_the_agent_offers_the_built_in_tools_and_ask_user(
@@ -57,7 +54,7 @@ async def test_the_agent_offers_the_built_in_tools_and_ask_user(
         ]  # fmt: skip
         assert agent.permissions.mode.value == "default"
         assert agent.background is not None
-        assert agent.runner.closers and agent.runner.boundaries
+        assert agent.background in agent.runner.contributors
         assert agent.warnings == []
     finally:
         await agent.aclose()
@@ -249,13 +246,14 @@ async def test_everything_comes_from_the_built_in_plugin_once(
         registries = agent.manager.registries
         assert agent.manager.plugins()[0].name == "builtin"
         assert len(agent.runner.tools) == 0  # no tool list of its own
-        names = [t.name for p in agent.runner.tool_providers for t in p.tools()]
+        names = [t.name for t in agent.runner.offered_tools()]
         assert len(names) == len(set(names))
         assert {registries.tools.source_of(n) for n in registries.tools.names()} == {"builtin"}
         assert "bash_output" in registries.tools  # with the session's background tasks
         assert agent.skills is registries.skills
-        assert agent.runner.tool_providers.count(agent.skills) == 1
-        assert agent.runner.prompt_sections[0]() == DEFAULT_SYSTEM_PROMPT
+        assert agent.runner.system_prompt().startswith(DEFAULT_SYSTEM_PROMPT)
+        names = [c.name for c in agent.runner.contributors]
+        assert names[0] == "plugins" and names[-1] == "permissions"  # the gate goes last
         assert {"help", "skills", "plugins", "reload"} <= set(registries.commands.names())
         assert registries.frontends.names() == ["interactive", "print", "json"]
     finally:

@@ -32,8 +32,7 @@ async def test_finished_task_is_folded_in_at_the_next_boundary(
         AgentConfig(model="scripted"),
         adapter=adapter,
         tools=builtin_tools(tmp_path, allow_writes=True, background=background),
-        boundaries=[background.boundary_messages],
-        closers=[background.aclose],
+        contributors=[background],
         sinks=[recorder],
     )
     background.attach(agent.events)

@@ -46,7 +46,7 @@ async def test_model_calls_an_action_through_the_scripted_adapter(
     adapter = ScriptedAdapter(
         [Reply(tool_calls=[("notes__add", {"text": hostile})]), Reply(text="Noted.")]
     )
-    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[registry])
     response = await agent.chat("note that I must buy milk")
     assert response.text == "Noted."
     assert (project / "notes.txt").read_text() == hostile + "\n"
@@ -74,7 +74,7 @@ async def test_model_loads_a_skill_body_with_the_skill_tool(
             Reply(text="done"),
         ]
     )
-    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[registry])
     await agent.chat("help")
     body, ref, escape, missing = tool_results(agent)
     assert body.text.startswith('<skill_content name="guide"') and "Always be kind." in body.text
@@ -90,7 +90,9 @@ async def test_no_skills_means_no_catalog_and_no_skill_tool(project: Path, home:
     registry.load()
     adapter = ScriptedAdapter([Reply(text="hi")])
     agent = AgentRunner(
-        AgentConfig(model="scripted", system_prompt="Base."), adapter=adapter, skills=registry
+        AgentConfig(model="scripted", system_prompt="Base."),
+        adapter=adapter,
+        contributors=[registry],
     )
     await agent.chat("hello")
     assert adapter.requests[0].system_prompt == "Base."
@@ -113,7 +115,7 @@ async def test_hot_reload_is_seen_by_a_running_agent_on_its_next_turn(
     registry = SkillRegistry(cwd=project, home=home)
     registry.load()
     adapter = ScriptedAdapter([Reply(text=f"turn {i}") for i in range(6)])
-    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[registry])
     events: list[Event] = []  # AgentRunner(skills=...) attaches the registry to its bus
     agent.events.on("store_update", events.append)
 
@@ -179,7 +181,7 @@ async def test_the_skill_tool_runs_behind_a_permission_gate_without_asking(
             Reply(text="Done."),
         ]
     )
-    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, skills=registry)
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[registry])
     permissions = install(agent, PermissionGate(workspace=project, home=home))
     asked: list[str] = []
     permissions.approvals.answerer = lambda request: asked.append(request.tool_name) or "deny"

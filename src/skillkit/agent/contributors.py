@@ -23,14 +23,14 @@ MCP servers, the session store).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from skillkit.config import AgentConfig
 from skillkit.events import EventBus, ToolCallEvent, ToolCallEventResult, ToolResultEvent
 from skillkit.models import AgentMessage
 from skillkit.tools.base import Tool, ToolResult
 
-__all__ = ["AgentHandle", "Contributor", "contributes"]
+__all__ = ["AgentHandle", "ApprovalResponder", "Contributor", "ModeControl", "contributes"]
 
 
 class AgentHandle(Protocol):
@@ -85,3 +85,20 @@ def contributes(contributor: Any, part: str) -> bool:
     class's do-nothing version)."""
     method = getattr(type(contributor), part, None)
     return method is not None and method is not getattr(Contributor, part, None)
+
+
+class ApprovalResponder(Protocol):
+    """Where answers to approval requests go (the permission layer's broker)."""
+
+    def respond(self, request_id: str, decision: Any) -> bool: ...
+
+
+@runtime_checkable
+class ModeControl(Protocol):
+    """A contributor that owns the agent's permission mode and approvals (the permission
+    layer). `AgentRunner.set_mode` and `AgentRunner.approvals` reach it through this."""
+
+    @property
+    def approvals(self) -> ApprovalResponder: ...
+
+    def set_mode(self, mode: Any) -> Any: ...

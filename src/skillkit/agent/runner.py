@@ -18,7 +18,12 @@ from typing import Any, Protocol
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.registry import AdapterRegistry
-from skillkit.agent.contributors import Contributor, contributes
+from skillkit.agent.contributors import (
+    ApprovalResponder,
+    Contributor,
+    ModeControl,
+    contributes,
+)
 from skillkit.agent.loop import (
     AfterToolResult,
     BeforeToolCall,
@@ -179,9 +184,8 @@ class AgentRunner:
     API key and the values of this process's key-like environment variables;
     ``Redactor()`` turns it off).
 
-    ``prompt_sections``, ``tool_providers``, ``skills``, ``transformers``,
-    ``boundaries`` and ``closers`` are the older spellings of contributor parts; each is
-    turned into a contributor, in that order, before ``contributors``.
+    ``transformers`` are `ContextTransformer` functions, run before the contributors'
+    ``transform_context``.
     """
 
     def __init__(
@@ -200,12 +204,7 @@ class AgentRunner:
         compaction: CompactionSettings | None = None,
         adapters: AdapterRegistry | None = None,
         redactor: Redactor | None = None,
-        prompt_sections: Iterable[PromptSection] = (),
-        tool_providers: Iterable[ToolProvider] = (),
-        skills: Any = None,
         transformers: Iterable[ContextTransformer] = (),
-        boundaries: Iterable[Callable[[], list[AgentMessage]]] = (),
-        closers: Iterable[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.config = config if config is not None else AgentConfig()
         self.redactor = (
@@ -229,17 +228,8 @@ class AgentRunner:
         for sink in sinks:
             self.events.add_sink(sink)
         self.tools = ToolRegistry(tools)
-        self.prompt_sections: list[PromptSection] = list(prompt_sections)
-        self.tool_providers: list[ToolProvider] = list(tool_providers)
-        self.closers: list[Callable[[], Awaitable[None]]] = list(closers)
         self._transformers: list[ContextTransformer] = list(transformers)
-        self.boundaries: list[Callable[[], list[AgentMessage]]] = list(boundaries)
         self._contributors: list[Contributor] = []
-        if skills is not None:  # a skill registry: prompt section, tools, change events
-            self.prompt_sections.append(skills.prompt_section)
-            self.tool_providers.append(skills)
-            skills.attach(self.events)
-        self.permissions: Any = None  # set by skillkit.permissions.install(runner, gate)
         self.convert_to_llm = convert_to_llm
         self.renderers = renderers if renderers is not None else RendererRegistry()
         if self.renderers.on_error is None:
@@ -271,12 +261,18 @@ class AgentRunner:
         """The contributors, in the order they apply."""
         return tuple(self._contributors)
 
-    def add_contributor(self, contributor: Contributor) -> Callable[[], None]:
-        """Add a contributor after the others (before any run starts, or between runs);
-        calls its ``attach``. Returns a function that removes it."""
+    def add_contributor(
+        self, contributor: Contributor, *, first: bool = False
+    ) -> Callable[[], None]:
+        """Add a contributor after the others (``first=True``: before them), before a run
+        starts or between runs; calls its ``attach``. Returns a function that removes
+        it."""
         if self.is_running:
             raise RunInProgressError("cannot add a contributor while a run is in progress")
-        self._contributors.append(contributor)
+        if first:
+            self._contributors.insert(0, contributor)
+        else:
+            self._contributors.append(contributor)
         self._index_parts()
         if contributes(contributor, "attach"):
             contributor.attach(self)
@@ -341,7 +337,7 @@ class AgentRunner:
         return self._run is not None
 
     @property
-    def approvals(self) -> Any:
+    def approvals(self) -> ApprovalResponder:
         """Where approval answers go: ``agent.approvals.respond(request_id, decision)``.
         Needs a permission gate (`skillkit.permissions.install`)."""
         return self._permissions_installed().approvals
@@ -353,13 +349,14 @@ class AgentRunner:
         previous = self._permissions_installed().set_mode(mode)
         return str(getattr(previous, "value", previous))
 
-    def _permissions_installed(self) -> Any:
-        if self.permissions is None:
-            raise RuntimeError(
-                "no permission gate on this runner: call "
-                "skillkit.permissions.install(runner, gate) first"
-            )
-        return self.permissions
+    def _permissions_installed(self) -> ModeControl:
+        for contributor in reversed(self._contributors):
+            if isinstance(contributor, ModeControl):
+                return contributor
+        raise RuntimeError(
+            "no permission gate on this runner: call "
+            "skillkit.permissions.install(runner, gate) first"
+        )
 
     @property
     def abort_signal(self) -> AbortSignal:
@@ -509,8 +506,6 @@ class AgentRunner:
         run = self._run
         if run is not None and run.task is not None:
             await asyncio.gather(run.task, return_exceptions=True)
-        for close in self.closers:
-            await close()
         for contributor in self._parts.get("aclose", ()):
             try:
                 await contributor.aclose()
@@ -695,8 +690,8 @@ class AgentRunner:
             adapter=self.adapter,
             bus=self.events,
             model=self._model_name(),
-            tools=self._current_tools,
-            system_prompt=self._system_prompt,
+            tools=self.offered_tools,
+            system_prompt=self.system_prompt,
             abort=self._abort,
             max_iterations=config.max_iterations,
             parallel_tools=config.tool_execution == "parallel",
@@ -708,7 +703,7 @@ class AgentRunner:
             has_steering=self._has_steering,
             cost=self.cost,
             schema_of=tool_schema,
-            boundary=self._boundary if parts["boundary_messages"] or self.boundaries else None,
+            boundary=self._boundary if parts["boundary_messages"] else None,
             compaction=self._budget,
             before_tool_call=before,
             after_tool_result=after,
@@ -717,8 +712,6 @@ class AgentRunner:
 
     def _boundary(self) -> list[AgentMessage]:
         messages: list[AgentMessage] = []
-        for source in self.boundaries:
-            messages.extend(source())
         for contributor in self._parts["boundary_messages"]:
             try:
                 messages.extend(contributor.boundary_messages())
@@ -738,9 +731,11 @@ class AgentRunner:
             text = self.redactor.redact(text)
         self.events.emit_nowait(ErrorInfo(stage=stage, message=text))
 
-    def _current_tools(self) -> list[Tool]:
+    def offered_tools(self) -> list[Tool]:
+        """Every tool the model is offered now: the runner's own, then the tool
+        providers' and the contributors', first name wins."""
         tools = self.tools.tools()
-        providers: list[Any] = [*self.tool_providers, *self._parts["tools"]]
+        providers = self._parts["tools"]
         if providers:
             seen = {t.name for t in tools}
             for provider in providers:
@@ -755,23 +750,30 @@ class AgentRunner:
                         tools.append(t)
         return tools
 
-    def _system_prompt(self) -> str:
+    def find_tool(self, name: str) -> Tool | None:
+        """The tool offered under ``name`` now (the runner's own tools, then the
+        providers' and contributors' in order), or None."""
+        for candidate in self.offered_tools():
+            if candidate.name == name:
+                return candidate
+        return None
+
+    def system_prompt(self) -> str:
+        """The system prompt of the next model call: the configured one, then each
+        contributor's part, in order."""
         base = self.config.system_prompt
-        sections: list[Callable[[], Any]] = [
-            *self.prompt_sections,
-            *(c.system_prompt for c in self._parts["system_prompt"]),
-        ]
+        sections = self._parts["system_prompt"]
         if not sections:
             return base
         parts = [base] if base else []
-        for section in sections:
+        for contributor in sections:
             try:
-                text = section()
+                text: Any = contributor.system_prompt()
+                if inspect.isawaitable(text):
+                    raise TypeError("system_prompt must be a synchronous method")
             except Exception as exc:
-                self._report("system_prompt", exc)
+                self._report(f"contributor:{_label(contributor)}:system_prompt", exc)
                 continue
-            if inspect.isawaitable(text):
-                raise TypeError("prompt sections must be synchronous callables")
             if text:
                 parts.append(text)
         return "\n\n".join(parts)

@@ -3,8 +3,10 @@
 Nothing here patches the agent loop. The binding uses only what the runner offers
 every caller:
 
-- ``tool_providers`` and ``prompt_sections``: the plugins' tools, the skill registry,
-  and a section holding ``skillkit_system_prompt``'s answer (first of all sections);
+- one contributor, placed before the others: the plugins' tools and the skill
+  registry's tools, and a system-prompt part holding ``skillkit_system_prompt``'s
+  answer (first of all sections) followed by the skill catalog; a second one, kept
+  after `detach`, closes the adapters SkillKit made for the agent;
 - the `EventBus` control points: one ``context_transform`` handler
   (``skillkit_transform_context``), one ``before_tool_call`` and one
   ``after_tool_result`` handler (the tool hooks), one ``*`` handler
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from skillkit.agent.contributors import Contributor
 from skillkit.context import convert_message
 from skillkit.events import (
     ContextTransformEvent,
@@ -102,8 +105,9 @@ class RunnerBinding:
         self._inner_subscriptions: list[Callable[[], None]] = []
         self._original_convert = runner.convert_to_llm
         self._convert_installed = False
-        self._added_providers: list[Any] = []
-        self._added_sections: list[Callable[[], str | None]] = []
+        self._parts = _PluginParts(self)
+        self._remove_parts: Callable[[], None] | None = None
+        self._closer_added = False
         self._untrack_turn: Callable[[], None] | None = None
         self._unwatch_skills: Callable[[], None] | None = None
         self._history: list[tuple[LLMAdapter, AgentConfig]] = []
@@ -116,20 +120,15 @@ class RunnerBinding:
     def install(self) -> None:
         runner = self.runner
         registries = self.manager.registries
-        if registries.tools not in runner.tool_providers:
-            runner.tool_providers.append(registries.tools)
-            self._added_providers.append(registries.tools)
         skills = registries.skills
-        if skills is not None and skills not in runner.tool_providers:
-            runner.tool_providers.append(skills)
-            runner.prompt_sections.append(skills.prompt_section)
-            self._added_providers.append(skills)
-            self._added_sections.append(skills.prompt_section)
+        if skills is not None:
             self._unwatch_skills = skills.attach(runner.events)
-        runner.prompt_sections.insert(0, self._system_prompt)
-        self._added_sections.append(self._system_prompt)
+        if self._remove_parts is None:
+            self._remove_parts = runner.add_contributor(self._parts, first=True)
+        if not self._closer_added:  # stays after detach: made adapters close with the agent
+            runner.add_contributor(_AdapterCloser(self))
+            self._closer_added = True
         self._untrack_turn = runner.events.on("turn_start", self._on_turn_start)
-        runner.closers.append(self.close_created)
         self._unsee_adapters = runner.adapters.see_also(registries.adapters)
         self.sync()
 
@@ -196,14 +195,9 @@ class RunnerBinding:
         if self._convert_installed:
             runner.convert_to_llm = self._original_convert
             self._convert_installed = False
-        for provider in self._added_providers:
-            if provider in runner.tool_providers:
-                runner.tool_providers.remove(provider)
-        for section in self._added_sections:
-            if section in runner.prompt_sections:
-                runner.prompt_sections.remove(section)
-        self._added_providers.clear()
-        self._added_sections.clear()
+        if self._remove_parts is not None:
+            self._remove_parts()
+            self._remove_parts = None
         # the closer stays: adapters made for the agent are still closed with it
 
     # ----- adapters
@@ -428,14 +422,43 @@ class RunnerBinding:
             return args
 
     def _find_tool(self, name: str) -> Tool | None:
-        found = self.runner.tools.get(name)
-        if found is not None:
-            return found
-        for provider in self.runner.tool_providers:
-            for candidate in provider.tools():
-                if candidate.name == name:
-                    return candidate
-        return None
+        return self.runner.find_tool(name)
+
+
+class _PluginParts(Contributor):
+    """What the plugins add to every turn: their tools and the skill registry's, the
+    ``skillkit_system_prompt`` answer and the skill catalog."""
+
+    name = "plugins"
+
+    def __init__(self, binding: RunnerBinding) -> None:
+        self.binding = binding
+
+    def tools(self) -> Sequence[Tool]:
+        registries = self.binding.manager.registries
+        offered = list(registries.tools.tools())
+        if registries.skills is not None:
+            offered.extend(registries.skills.tools())
+        return offered
+
+    def system_prompt(self) -> str | None:
+        sections = [self.binding._system_prompt()]
+        skills = self.binding.manager.registries.skills
+        if skills is not None:
+            sections.append(skills.prompt_section())
+        return "\n\n".join(s for s in sections if s) or None
+
+
+class _AdapterCloser(Contributor):
+    """Closes the adapters SkillKit made for the agent when the agent closes."""
+
+    name = "plugin-adapters"
+
+    def __init__(self, binding: RunnerBinding) -> None:
+        self.binding = binding
+
+    async def aclose(self) -> None:
+        await self.binding.close_created()
 
 
 def _wrong(answer: object, expected: str) -> TypeError:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillkit.agent.contributors import Contributor
+
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
@@ -43,7 +45,6 @@ if TYPE_CHECKING:
     from skillkit.events import Event
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
-    from skillkit.models import AgentMessage
     from skillkit.permissions import PermissionGate, Permissions
     from skillkit.permissions.settings import PermissionSettings
     from skillkit.runtime.background import BackgroundTasks
@@ -204,13 +205,10 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         config,
         adapter=adapter,
         adapters=manager.registries.adapters,
-        boundaries=[_boundary(background)] if background else [],
-        closers=[*([background.aclose] if background else []), sandbox.aclose],
+        contributors=[*([background] if background else []), _SandboxCloser(sandbox)],
     )
     if manager.registries.skills is not None:
         manager.registries.skills.sandbox = sandbox
-    if background is not None:
-        background.attach(runner.events)
     manager.attach(runner)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
@@ -268,13 +266,16 @@ def _trust_store(home: Path | None) -> TrustStore | None:
     return TrustStore(Path(home) / ".skillkit" / "trusted-projects.json")
 
 
-def _boundary(background: BackgroundTasks) -> Callable[[], list[AgentMessage]]:
-    """The runner's iteration-boundary seam: what finished in the background."""
+class _SandboxCloser(Contributor):
+    """Removes the sandbox's private files when the agent closes."""
 
-    def drain() -> list[AgentMessage]:
-        return [*background.boundary_messages()]
+    name = "sandbox"
 
-    return drain
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+
+    async def aclose(self) -> None:
+        await self.sandbox.aclose()
 
 
 def _one_line(text: object) -> str:

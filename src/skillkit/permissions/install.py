@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillkit.abort import AbortSignal
+from skillkit.agent.contributors import Contributor
 from skillkit.permissions.broker import ApprovalBroker, ApprovalDecision, ApprovalRequest
 from skillkit.permissions.gate import EXIT_PLAN_MODE, PermissionGate
 from skillkit.permissions.modes import PermissionMode
@@ -31,7 +32,7 @@ from skillkit.trust import TrustStore
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
-    from skillkit.events import Event, ToolCallEventResult
+    from skillkit.events import ToolCallEvent, ToolCallEventResult
     from skillkit.tools.base import Tool
 
 __all__ = [
@@ -52,13 +53,11 @@ commands to understand the task, then call `exit_plan_mode` with a concrete plan
 Markdown. The user approves or rejects it; after approval you may make the changes."""
 
 
-GATE_PRIORITY = 1000
-"""The gate runs after every ordinary before_tool_call handler, so it judges the final
-arguments of a call."""
-
-
-class Permissions:
-    """The permission layer of one runner (made by `install`).
+class Permissions(Contributor):
+    """The permission layer of one runner (made by `install`), a contributor: it offers
+    ``ask_user`` (and ``exit_plan_mode`` in plan mode), the plan-mode prompt section, and
+    judges every tool call in ``before_tool_call`` — installed last, so it sees the final
+    arguments after bus handlers and earlier contributors.
 
     ``gate`` decides; ``approvals`` is where answers go (``respond(request_id,
     decision)``); ``questions`` answers ``ask_user``; `set_mode` / `cycle_mode` change the
@@ -68,6 +67,7 @@ class Permissions:
     def __init__(
         self, runner: AgentRunner, gate: PermissionGate, questions: QuestionBroker
     ) -> None:
+        self.name = "permissions"
         self.runner = runner
         self.gate = gate
         self.questions = questions
@@ -99,19 +99,18 @@ class Permissions:
             offered.append(self.exit_plan_mode)
         return offered
 
-    def prompt_section(self) -> str | None:
-        """The system-prompt seam: plan-mode instructions while plan mode is active."""
+    def system_prompt(self) -> str | None:
+        """The system-prompt part: plan-mode instructions while plan mode is active."""
         return PLAN_MODE_PROMPT if self.gate.mode is PermissionMode.PLAN else None
 
-    async def before_tool_call(self, event: Event) -> ToolCallEventResult | None:
-        """The ``before_tool_call`` handler: None lets the call run; a blocking result
-        carries the message for the model. Never raises: an internal failure blocks
-        the call (fail closed)."""
-        from skillkit.events import ToolCallEvent, ToolCallEventResult
+    prompt_section = system_prompt
 
-        call = event.payload
-        if not isinstance(call, ToolCallEvent):
-            return None
+    async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
+        """The check of every call: None lets it run; a blocking result carries the
+        message for the model. Never raises: an internal failure blocks the call (fail
+        closed)."""
+        from skillkit.events import ToolCallEventResult
+
         try:
             tool = self._lookup(call.tool_name)
             self._bind_path_policy(tool)
@@ -120,7 +119,7 @@ class Permissions:
                 call.args,
                 tool=tool,
                 tool_call_id=call.tool_call_id,
-                agent_id=event.agent_id,
+                agent_id=self.runner.events.agent_id,
                 abort=self._abort_signal(),
                 announce=self._announce_approval,
             )
@@ -142,17 +141,8 @@ class Permissions:
     # ----- internals
 
     def _wire(self) -> None:
-        runner = self.runner
-        runner.permissions = self
-        self._undo.append(lambda: setattr(runner, "permissions", None))
-        self._undo.append(
-            runner.events.on("before_tool_call", self.before_tool_call, priority=GATE_PRIORITY)
-        )
+        self._undo.append(self.runner.add_contributor(self))
         self._undo.append(self.gate.on_mode_change(self._emit_mode_change))
-        runner.tool_providers.append(self)
-        runner.prompt_sections.append(self.prompt_section)
-        self._undo.append(lambda: _remove(runner.tool_providers, self))
-        self._undo.append(lambda: _remove(runner.prompt_sections, self.prompt_section))
 
     def _bind_path_policy(self, tool: object | None) -> None:
         """Give a file tool's workspace the gate as its path policy (``can_read`` /
@@ -172,14 +162,7 @@ class Permissions:
     def _lookup(self, name: str) -> object | None:
         if name == EXIT_PLAN_MODE:
             return self.exit_plan_mode
-        found = self.runner.tools.get(name)
-        if found is not None:
-            return found
-        for provider in self.runner.tool_providers:
-            for candidate in provider.tools():
-                if candidate.name == name:
-                    return candidate
-        return None
+        return self.runner.find_tool(name)
 
     def _abort_signal(self) -> AbortSignal | None:
         signal = getattr(self.runner, "abort_signal", None)
@@ -356,8 +339,3 @@ def configure_non_interactive(
     gate.approvals.answerer = non_interactive_answerer(notify)
     if isinstance(target, Permissions):
         target.questions.interactive = False
-
-
-def _remove(items: list[Any], item: Any) -> None:
-    if item in items:
-        items.remove(item)

@@ -33,15 +33,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skillkit.abort import AbortSignal
+from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.events import (
-    PAYLOAD_TYPES,
     BgResult,
     DrainBackgroundTask,
     DrainMonitorEvents,
     EventBus,
     MonitorEvent,
 )
-from skillkit.models import UserMessage
+from skillkit.models import AgentMessage, UserMessage
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
 from skillkit.runtime.output import OutputLimits
 from skillkit.runtime.sandbox import Sandbox
@@ -104,8 +104,11 @@ class TaskOutput:
     full_output_path: str | None = None
 
 
-class BackgroundTasks:
-    """Starts, reads, stops and reports background tasks and monitors.
+class BackgroundTasks(Contributor):
+    """Starts, reads, stops and reports background tasks and monitors. A contributor:
+    it folds finished results and monitor lines into the conversation before each model
+    call (``boundary_messages``), forwards its events to the agent's bus (``attach``)
+    and kills what still runs when the agent closes (``aclose``).
 
     ``runtime`` runs the commands (by default a `BashRuntime` confined by ``sandbox`` —
     itself an ``auto`` `Sandbox` by default — whose spill files `aclose` deletes).
@@ -432,10 +435,12 @@ class BackgroundTasks:
                 lines.append(f"[{event.monitor_id}] {event.line}")
         return "\n".join(lines)
 
-    def boundary_messages(self) -> list[UserMessage]:
-        """The iteration-boundary seam of `AgentRunner` (``boundaries=[...]``): drains the
-        finished results and the monitor lines, each batch folded into one user message."""
-        messages: list[UserMessage] = []
+    name = "background"
+
+    def boundary_messages(self) -> list[AgentMessage]:
+        """The iteration-boundary part: drains the finished results and the monitor
+        lines, each batch folded into one user message."""
+        messages: list[AgentMessage] = []
         results = self.drain_results()
         if results:
             messages.append(UserMessage(content=self.results_message(results)))
@@ -444,12 +449,13 @@ class BackgroundTasks:
             messages.append(UserMessage(content=self.monitor_message(lines)))
         return messages
 
-    def attach(self, bus: EventBus) -> None:
-        """Forward this manager's events to ``bus`` (sets `emit`)."""
-        kinds = {cls: name for name, cls in PAYLOAD_TYPES.items()}
+    def attach(self, agent: AgentHandle | EventBus) -> None:
+        """Forward this manager's events to the agent's bus (or to ``agent`` when it is
+        a bus); sets `emit`."""
+        bus = agent if isinstance(agent, EventBus) else agent.events
 
         def forward(payload: object) -> None:
-            bus.emit_nowait(kinds[type(payload)], payload)  # type: ignore[arg-type]
+            bus.emit_nowait(payload)  # type: ignore[arg-type]
 
         self.emit = forward
 

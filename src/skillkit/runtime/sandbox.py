@@ -453,7 +453,7 @@ class Sandbox:
         self._tmp = None
 
     async def aclose(self) -> None:
-        """`close`, as an awaitable (for a runner's closers)."""
+        """`close`, as an awaitable (for a contributor's ``aclose``)."""
         self.close()
 
 

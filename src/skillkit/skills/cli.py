@@ -30,7 +30,6 @@ EXIT_TIMEOUT = 124
 EXIT_ABORTED = 130
 
 
-
 def _for(stream: IO[str], text: str) -> str:
     """``text`` as it may reach ``stream``: on a terminal, control characters and escape
     sequences from skill files and action output are shown, not obeyed; a pipe or file
@@ -42,6 +41,7 @@ def _for(stream: IO[str], text: str) -> str:
 def _print(*values: object, file: IO[str] | None = None) -> None:
     stream = file if file is not None else sys.stdout
     print(_for(stream, " ".join(str(v) for v in values)), file=stream)
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``skills`` command and its subcommands."""

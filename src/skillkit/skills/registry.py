@@ -17,7 +17,7 @@ with `subscribe` receive a `StoreUpdate` (domain ``skill``) per created, updated
 deleted or broken skill.
 
 The agent core meets the registry only through ``prompt_section()`` and ``tools()``
-(``AgentRunner(skills=registry)``).
+(``AgentRunner(contributors=[registry])``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillkit.agent.contributors import AgentHandle, Contributor
+from skillkit.events import EventBus
 from skillkit.skills.diagnostics import Diagnostic, SkillError
 from skillkit.skills.eligibility import Environment, unmet_requirements
 from skillkit.skills.loader import SKILL_FILE_NAMES, Skill, parse_skill
@@ -236,8 +238,11 @@ def _walk(root: Path, max_depth: int) -> list[tuple[str, str]]:
     return found
 
 
-class SkillRegistry:
-    """Skills from every source, with precedence, eligibility and hot reload.
+class SkillRegistry(Contributor):
+    """Skills from every source, with precedence, eligibility and hot reload — and a
+    contributor (``AgentRunner(contributors=[registry])``): the catalog as a
+    system-prompt part, the ``skill`` and action tools, and its changes as
+    ``store_update`` events on the agent's bus.
 
     ``cwd`` and ``home`` default to the process's. ``config`` is the SkillKit settings
     mapping: ``config`` requirements are dotted keys into it, and ``skills.disabled``
@@ -507,10 +512,16 @@ class SkillRegistry:
 
     # ----- the agent's seams
 
+    name = "skills"
+
     def prompt_section(self) -> str | None:
         """The ``<available_skills>`` section for this turn (None when no skill is
         visible to the model). Called once per turn by the agent."""
         return render_catalog(self.model_skills())
+
+    def system_prompt(self) -> str | None:
+        """The contributor's system-prompt part: `prompt_section`."""
+        return self.prompt_section()
 
     def tools(self) -> list[Tool]:
         """The ``skill`` tool and the action tools of the eligible skills, for this turn.
@@ -622,9 +633,11 @@ class SkillRegistry:
 
         return unsubscribe
 
-    def attach(self, bus: EventBus) -> Callable[[], None]:
-        """Send every change to ``bus`` as a ``store_update`` event (domain ``skill``)."""
-        return self.subscribe(lambda update: bus.emit_nowait("store_update", update))
+    def attach(self, agent: AgentHandle | EventBus) -> Callable[[], None]:  # type: ignore[override]
+        """Send every change to the agent's bus (or to ``agent`` when it is a bus) as a
+        ``store_update`` event (domain ``skill``); returns a function that stops it."""
+        bus = agent if isinstance(agent, EventBus) else agent.events
+        return self.subscribe(lambda update: bus.emit_nowait(update))
 
 
 def _reason(entry: SkillEntry) -> str:
