@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillkit.events import QuestionItem, QuestionOption
 from skillkit.frontends.answers import approval_keys, parse_answer
 from skillkit.permissions import ApprovalRequest
+from skillkit.permissions.events import QuestionItem, QuestionOption
 
 COLOURS = QuestionItem(
     question="Which colour?",

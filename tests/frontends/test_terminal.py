@@ -223,7 +223,7 @@ def _draw(*payloads: object) -> str:
 
 
 def test_an_approval_request_shows_the_call_the_reason_the_risk_and_the_rule() -> None:
-    from skillkit.events import ApprovalNeeded
+    from skillkit.permissions.events import ApprovalNeeded
 
     shown = _draw(
         ApprovalNeeded(
@@ -247,7 +247,7 @@ def test_an_approval_request_shows_the_call_the_reason_the_risk_and_the_rule() -
 
 
 def test_a_plan_for_approval_is_drawn_as_markdown() -> None:
-    from skillkit.events import ApprovalNeeded
+    from skillkit.permissions.events import ApprovalNeeded
 
     shown = _draw(
         ApprovalNeeded(
@@ -263,7 +263,7 @@ def test_a_plan_for_approval_is_drawn_as_markdown() -> None:
 
 
 def test_questions_are_numbered_with_their_options() -> None:
-    from skillkit.events import QuestionItem, QuestionNeeded, QuestionOption
+    from skillkit.permissions.events import QuestionItem, QuestionNeeded, QuestionOption
 
     shown = _draw(
         QuestionNeeded(
@@ -289,7 +289,9 @@ def test_questions_are_numbered_with_their_options() -> None:
 
 
 def test_mode_changes_skill_reloads_and_background_results_are_one_line_each() -> None:
-    from skillkit.events import BgResult, ModeChanged, StoreUpdate
+    from skillkit.events import StoreUpdate
+    from skillkit.permissions.events import ModeChanged
+    from skillkit.runtime.events import BgResult
 
     shown = _draw(
         ModeChanged(prev_mode="default", mode="plan"),

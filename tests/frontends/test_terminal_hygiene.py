@@ -11,8 +11,9 @@ from rich.console import Console
 
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.events import ApprovalNeeded, ErrorInfo, EventBus, QuestionItem, QuestionNeeded
+from skillkit.events import ErrorInfo, EventBus
 from skillkit.frontends.terminal import TerminalRenderer, approval_text
+from skillkit.permissions.events import ApprovalNeeded, QuestionItem, QuestionNeeded
 from skillkit.secrets import Redactor
 
 ATTACK = (

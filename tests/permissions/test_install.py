@@ -10,7 +10,7 @@ import pytest
 
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.events import ApprovalNeeded, Event, ModeChanged, QuestionNeeded
+from skillkit.events import Event
 from skillkit.models import ToolResultMessage
 from skillkit.permissions import (
     ApprovalDecision,
@@ -20,6 +20,7 @@ from skillkit.permissions import (
     configure_non_interactive,
     install,
 )
+from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 
 
 class Shell:

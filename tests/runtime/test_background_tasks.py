@@ -5,8 +5,8 @@ from typing import TypeVar
 
 import pytest
 
-from skillkit.events import BgResult, DrainBackgroundTask, DrainMonitorEvents, MonitorEvent
 from skillkit.runtime import BackgroundTasks
+from skillkit.runtime.events import BgResult, DrainBackgroundTask, DrainMonitorEvents, MonitorEvent
 from skillkit.runtime.process import wait_gone
 from skillkit.runtime.sandbox import Sandbox
 

@@ -27,19 +27,12 @@ type                              payload                      seed 004 kind
 ``tool_execution_start``          `ToolExecutionStart`         ``tool_use_start``
 ``tool_execution_update``         `ToolExecutionUpdate`
 ``tool_execution_end``            `ToolExecutionEnd`           ``tool_use_result``
-``approval_needed``               `ApprovalNeeded`
-``question_needed``               `QuestionNeeded`
-``mode_changed``                  `ModeChanged`
 ``compaction_start``              `CompactionStart`            ``compacting``
 ``compaction_end``                `CompactionEnd`              ``compacting_end``
 ``usage``                         `Usage`
 ``error``                         `ErrorInfo`
 ``retry``                         `ProviderRetry`
 ``store_update``                  `StoreUpdate`
-``bg_result``                     `BgResult`
-``monitor_event``                 `MonitorEvent`
-``drain_background_task``         `DrainBackgroundTask`        (``draining_info`` is covered
-``drain_monitor_events``          `DrainMonitorEvents`          by the two drain kinds)
 ``input``                         `InputEvent`                 control event
 ``context_transform``             `ContextTransformEvent`      control event
 ``before_tool_call``              `ToolCallEvent`              control event
@@ -51,8 +44,11 @@ The four control events let handlers steer the run by returning a result (see
 ``error`` event (stage ``handler:<type>``) unless the bus is ``strict``.
 
 Layers above the core define their own kinds by subclassing `Payload` with a ``kind``
-class attribute. The modules: `payloads` (core payload classes and the kind registry),
-`envelope` (`Event` and its JSON form), `sinks`, `bus` (`EventBus`).
+class attribute: ``approval_needed``, ``question_needed`` and ``mode_changed`` are in
+`skillkit.permissions.events`; ``bg_result``, ``monitor_event``,
+``drain_background_task`` and ``drain_monitor_events`` in `skillkit.runtime.events`.
+The modules: `payloads` (core payload classes and the kind registry), `envelope`
+(`Event` and its JSON form), `sinks`, `bus` (`EventBus`).
 """
 
 from __future__ import annotations
@@ -64,15 +60,11 @@ from skillkit.events.payloads import (
     STREAM_KINDS,
     AgentEnd,
     AgentStart,
-    ApprovalNeeded,
-    BgResult,
     CompactionEnd,
     CompactionStart,
     ContextTransformEvent,
     ContextTransformResult,
     CorePayload,
-    DrainBackgroundTask,
-    DrainMonitorEvents,
     DuplicateKindError,
     ErrorInfo,
     EventPayload,
@@ -80,13 +72,8 @@ from skillkit.events.payloads import (
     InputEvent,
     InputResult,
     IterLimit,
-    ModeChanged,
-    MonitorEvent,
     Payload,
     ProviderRetry,
-    QuestionItem,
-    QuestionNeeded,
-    QuestionOption,
     RunCancelled,
     RunResume,
     StoreUpdate,
@@ -111,8 +98,6 @@ __all__ = [
     "STREAM_KINDS",
     "AgentEnd",
     "AgentStart",
-    "ApprovalNeeded",
-    "BgResult",
     "BubbleUp",
     "CompactionEnd",
     "CompactionStart",
@@ -120,8 +105,6 @@ __all__ = [
     "ContextTransformResult",
     "CorePayload",
     "Discard",
-    "DrainBackgroundTask",
-    "DrainMonitorEvents",
     "DuplicateKindError",
     "ErrorInfo",
     "Event",
@@ -134,14 +117,9 @@ __all__ = [
     "InputResult",
     "IterLimit",
     "JsonlSink",
-    "ModeChanged",
-    "MonitorEvent",
     "Multi",
     "Payload",
     "ProviderRetry",
-    "QuestionItem",
-    "QuestionNeeded",
-    "QuestionOption",
     "RunCancelled",
     "RunResume",
     "Sink",

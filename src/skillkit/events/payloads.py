@@ -198,54 +198,6 @@ class ToolExecutionEnd(Payload, frozen=True, kw_only=True):
 # --------------------------------------------------------------------------- user interaction
 
 
-class ApprovalNeeded(Payload, frozen=True, kw_only=True):
-    """The permission gate asks the user to allow a tool call (answer by ``request_id``)."""
-
-    kind: ClassVar[str] = "approval_needed"
-
-    request_id: str
-    tool_name: str
-    tool_input: dict[str, Any] = msgspec.field(default_factory=dict)
-    input_description: str = ""
-    mode: str = ""
-    reason: str = ""
-    risk_hint: str = ""
-    matched: str = ""
-    plan_content: str = ""
-
-
-class QuestionOption(Payload, frozen=True, kw_only=True):
-    label: str
-    description: str = ""
-    preview: str = ""
-
-
-class QuestionItem(Payload, frozen=True, kw_only=True):
-    question: str
-    header: str = ""
-    multi_select: bool = False
-    options: list[QuestionOption] = msgspec.field(default_factory=list)
-
-
-class QuestionNeeded(Payload, frozen=True, kw_only=True):
-    """A tool asks the user questions (answer by ``request_id``)."""
-
-    kind: ClassVar[str] = "question_needed"
-
-    request_id: str
-    agent_id: str = ""
-    questions: list[QuestionItem] = msgspec.field(default_factory=list)
-
-
-class ModeChanged(Payload, frozen=True, kw_only=True):
-    """The permission mode changed (from ``prev_mode`` to ``mode``)."""
-
-    kind: ClassVar[str] = "mode_changed"
-
-    prev_mode: str
-    mode: str
-
-
 # --------------------------------------------------------------------------- context, usage, errors
 
 
@@ -313,46 +265,6 @@ class StoreUpdate(Payload, frozen=True, kw_only=True):
     op: str
     id: str
     payload: Any = None
-
-
-class BgResult(Payload, frozen=True, kw_only=True):
-    """A background task finished."""
-
-    kind: ClassVar[str] = "bg_result"
-
-    task_id: str
-    status: str
-    exit_code: int | None = None
-    output: str = ""
-    agent_id: str = ""
-
-
-class MonitorEvent(Payload, frozen=True, kw_only=True):
-    """A line from a monitored background process."""
-
-    kind: ClassVar[str] = "monitor_event"
-
-    monitor_id: str
-    line: str = ""
-    closing: bool = False
-    agent_id: str = ""
-
-
-class DrainBackgroundTask(Payload, frozen=True, kw_only=True):
-    """Finished background tasks were folded into the conversation."""
-
-    kind: ClassVar[str] = "drain_background_task"
-
-    task_ids: list[str] = msgspec.field(default_factory=list)
-
-
-class DrainMonitorEvents(Payload, frozen=True, kw_only=True):
-    """Monitor lines were folded into the conversation."""
-
-    kind: ClassVar[str] = "drain_monitor_events"
-
-    event_count: int = 0
-    monitor_ids: list[str] = msgspec.field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- control events
@@ -435,19 +347,12 @@ CorePayload: TypeAlias = (
     | ToolExecutionStart
     | ToolExecutionUpdate
     | ToolExecutionEnd
-    | ApprovalNeeded
-    | QuestionNeeded
-    | ModeChanged
     | CompactionStart
     | CompactionEnd
     | Usage
     | ErrorInfo
     | ProviderRetry
     | StoreUpdate
-    | BgResult
-    | MonitorEvent
-    | DrainBackgroundTask
-    | DrainMonitorEvents
     | InputEvent
     | ContextTransformEvent
     | ToolCallEvent

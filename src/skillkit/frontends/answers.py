@@ -27,8 +27,8 @@ from skillkit.text import neutralize
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-    from skillkit.events import QuestionItem, QuestionNeeded
     from skillkit.permissions import ApprovalDecision, ApprovalRequest
+    from skillkit.permissions.events import QuestionItem, QuestionNeeded
 
 __all__ = [
     "Answer",

@@ -35,10 +35,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import CommandContext, CommandResult
-from skillkit.events import ApprovalNeeded, Event, QuestionNeeded
+from skillkit.events import Event
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
 from skillkit.frontends.terminal import TerminalRenderer
+from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession

@@ -41,14 +41,10 @@ from rich.text import Text
 
 from skillkit.events import (
     AgentEnd,
-    ApprovalNeeded,
-    BgResult,
     CompactionEnd,
     CompactionStart,
     ErrorInfo,
     Event,
-    ModeChanged,
-    QuestionNeeded,
     StoreUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -56,6 +52,8 @@ from skillkit.events import (
     Usage,
 )
 from skillkit.models import StopReason, StreamEvent, TokenUsage
+from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
+from skillkit.runtime.events import BgResult
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 

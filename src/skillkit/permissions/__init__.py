@@ -19,6 +19,12 @@ from skillkit.permissions.broker import (
     PendingAnswers,
 )
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
+from skillkit.permissions.events import (
+    ApprovalNeeded,
+    ModeChanged,
+    QuestionItem,
+    QuestionNeeded,
+)
 from skillkit.permissions.gate import (
     GateAction,
     GateDecision,
@@ -55,12 +61,14 @@ __all__ = [
     "NO_USER_MESSAGE",
     "ApprovalBroker",
     "ApprovalDecision",
+    "ApprovalNeeded",
     "ApprovalRequest",
     "AskUserTool",
     "ExitPlanModeTool",
     "GateAction",
     "GateDecision",
     "GateOutcome",
+    "ModeChanged",
     "ModeState",
     "PendingAnswers",
     "PermissionGate",
@@ -70,6 +78,8 @@ __all__ = [
     "Question",
     "QuestionAnswer",
     "QuestionBroker",
+    "QuestionItem",
+    "QuestionNeeded",
     "QuestionOption",
     "QuestionRequest",
     "QuestionResponse",

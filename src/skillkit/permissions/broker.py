@@ -114,7 +114,9 @@ class ApprovalDecision(msgspec.Struct, frozen=True, kw_only=True):
 
 class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     """What a frontend needs to ask the user about one tool call (seed 004's payload,
-    plus the call id, the agent and a rule that "allow always" would add)."""
+    plus the call id, the agent, a rule that "allow always" would add and — for a tool
+    that runs a declared program, such as a skill action — the exact ``argv`` and the
+    ``cwd`` it runs in)."""
 
     request_id: str = ""
     tool_name: str
@@ -128,6 +130,8 @@ class ApprovalRequest(msgspec.Struct, frozen=True, kw_only=True):
     tool_call_id: str = ""
     agent_id: str = ""
     suggested_rule: str = ""
+    argv: list[str] = msgspec.field(default_factory=list)
+    cwd: str = ""
 
 
 Req = TypeVar("Req")

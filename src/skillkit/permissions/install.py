@@ -171,7 +171,7 @@ class Permissions(Contributor):
         return signal if isinstance(signal, AbortSignal) else None
 
     async def _announce_approval(self, request: ApprovalRequest) -> None:
-        from skillkit.events import ApprovalNeeded
+        from skillkit.permissions.events import ApprovalNeeded
 
         await self.runner.events.emit(
             "approval_needed",
@@ -185,11 +185,13 @@ class Permissions(Contributor):
                 risk_hint=request.risk_hint,
                 matched=request.matched,
                 plan_content=request.plan_content,
+                argv=list(request.argv),
+                cwd=request.cwd,
             ),
         )
 
     async def _announce_question(self, request: QuestionRequest) -> None:
-        from skillkit.events import QuestionItem, QuestionNeeded, QuestionOption
+        from skillkit.permissions.events import QuestionItem, QuestionNeeded, QuestionOption
 
         await self.runner.events.emit(
             "question_needed",
@@ -214,7 +216,7 @@ class Permissions(Contributor):
         )
 
     def _emit_mode_change(self, previous: PermissionMode, new: PermissionMode) -> None:
-        from skillkit.events import ModeChanged
+        from skillkit.permissions.events import ModeChanged
 
         self.runner.events.emit_nowait(
             "mode_changed", ModeChanged(prev_mode=previous.value, mode=new.value)

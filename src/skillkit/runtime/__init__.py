@@ -4,6 +4,12 @@ process-tree control, the OS sandbox and background tasks."""
 from skillkit.runtime.background import BackgroundTask, BackgroundTasks, TaskOutput, TaskStatus
 from skillkit.runtime.base import ExecutionResult, ExecutionStatus, OutputCallback, SkillRuntime
 from skillkit.runtime.bash import BashRuntime
+from skillkit.runtime.events import (
+    BgResult,
+    DrainBackgroundTask,
+    DrainMonitorEvents,
+    MonitorEvent,
+)
 from skillkit.runtime.output import (
     Keep,
     OutputBuffer,
@@ -25,9 +31,13 @@ __all__ = [
     "BackgroundTask",
     "BackgroundTasks",
     "BashRuntime",
+    "BgResult",
+    "DrainBackgroundTask",
+    "DrainMonitorEvents",
     "ExecutionResult",
     "ExecutionStatus",
     "Keep",
+    "MonitorEvent",
     "OutputBuffer",
     "OutputCallback",
     "OutputLimits",

@@ -34,15 +34,10 @@ from typing import TYPE_CHECKING, Literal
 
 from skillkit.abort import AbortSignal
 from skillkit.agent.contributors import AgentHandle, Contributor
-from skillkit.events import (
-    BgResult,
-    DrainBackgroundTask,
-    DrainMonitorEvents,
-    EventBus,
-    MonitorEvent,
-)
+from skillkit.events import EventBus
 from skillkit.models import AgentMessage, UserMessage
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
+from skillkit.runtime.events import BgResult, DrainBackgroundTask, DrainMonitorEvents, MonitorEvent
 from skillkit.runtime.output import OutputLimits
 from skillkit.runtime.sandbox import Sandbox
 

@@ -257,6 +257,15 @@ class ActionTool:
     def __repr__(self) -> str:
         return f"<action tool {self.name}>"
 
+    def invocation(self, tool_input: Mapping[str, Any]) -> tuple[list[str], str] | None:
+        """The exact argv and working folder a call with ``tool_input`` would run (what
+        an approval shows), or None when the input is invalid (then it cannot run)."""
+        try:
+            argv = self.spec.argv(self.spec.validate(dict(tool_input)))
+        except ActionError:
+            return None
+        return argv, str(self.spec.working_directory(self.project_dir))
+
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         from skillkit.tools.base import ToolError, ToolResult
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from skillkit.events import BgResult, MonitorEvent
 from skillkit.runtime import BackgroundTasks
+from skillkit.runtime.events import BgResult, MonitorEvent
 from skillkit.tools.base import Tool, ToolError
 from skillkit.tools.builtin import builtin_tools
 
