@@ -5,11 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-__all__ = ["AbortError", "AbortSignal"]
-
-
-class AbortError(Exception):
-    """Raised by `AbortSignal.raise_if_aborted` when the signal has fired."""
+__all__ = ["AbortSignal"]
 
 
 class AbortSignal:
@@ -71,10 +67,6 @@ class AbortSignal:
             self._event = asyncio.Event()
         await self._event.wait()
         return self.reason or "aborted"
-
-    def raise_if_aborted(self) -> None:
-        if self.reason is not None:
-            raise AbortError(self.reason)
 
 
 def _noop() -> None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from skillkit.abort import AbortSignal
@@ -35,6 +34,7 @@ from skillkit.agent.loop import (
     RunOutcome,
     run_loop,
 )
+from skillkit.agent.streams import HIGH_WATER, RunHandle, RunStream
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
 from skillkit.errors import describe_exception
@@ -45,8 +45,6 @@ from skillkit.events import (
     ProviderRetry,
     RunResume,
     Sink,
-    ToolExecutionEnd,
-    TurnEnd,
 )
 from skillkit.models import (
     AgentMessage,
@@ -83,91 +81,6 @@ class ToolProvider(Protocol):
 
 class RunInProgressError(RuntimeError):
     """`AgentRunner.chat` was called while a run is in flight."""
-
-
-_HIGH_WATER = 256
-"""Events a streaming consumer may fall behind before the run waits for it."""
-
-
-class _Stream:
-    """One consumer's view of a run: a buffer of `StreamEvent` values derived from the
-    run's events. The run waits when the consumer falls ``_HIGH_WATER`` events behind
-    (back-pressure; nothing is dropped) — unless the run was aborted, so an abort always
-    gets through."""
-
-    __slots__ = ("abort", "buffer", "calls", "closed", "consumer", "ended", "producer")
-
-    def __init__(self, abort: AbortSignal) -> None:
-        self.abort = abort
-        self.calls: deque[str] = deque()  # this turn's tool calls not yet reported
-        self.ended: dict[str, StreamEvent] = {}  # results waiting for earlier calls
-        self.buffer: deque[StreamEvent] = deque()
-        self.consumer: asyncio.Future[None] | None = None
-        self.producer: asyncio.Future[None] | None = None
-        self.closed = False
-
-    def handle(self, payload: Any, turn: int | None) -> Awaitable[None] | None:
-        kind = type(payload)
-        if kind is StreamEvent:
-            self.buffer.append(payload)
-            if self.consumer is not None:
-                self.wake()
-            if payload.type == "tool_call_end" and payload.tool_call_id is not None:
-                self.calls.append(payload.tool_call_id)
-        elif kind is ToolExecutionEnd:
-            result = payload.result
-            self.ended[payload.tool_call_id] = StreamEvent(
-                "tool_result",
-                content=result.output,
-                tool_name=payload.tool_name,
-                tool_call_id=payload.tool_call_id,
-                is_error=result.is_error,
-            )
-            calls = self.calls  # results go out in call order, as each becomes next
-            while calls and calls[0] in self.ended:
-                self.push(self.ended.pop(calls.popleft()))
-        elif kind is TurnEnd:
-            self.calls.clear()
-            self.ended.clear()
-            return None
-        else:
-            return None
-        if len(self.buffer) >= _HIGH_WATER and not self.closed and not self.abort.aborted:
-            self.producer = asyncio.get_running_loop().create_future()
-            return self.producer
-        return None
-
-    def push(self, event: StreamEvent) -> None:
-        if self.closed:
-            return
-        self.buffer.append(event)
-        self.wake()
-
-    def wake(self) -> None:
-        waiter = self.consumer
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def release_producer(self) -> None:
-        waiter = self.producer
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def close(self) -> None:
-        self.closed = True
-        self.buffer.clear()
-        self.release_producer()
-
-
-class _Run:
-    """One run in flight: its task and the streams reading it."""
-
-    __slots__ = ("abandoned", "streams", "task")
-
-    def __init__(self) -> None:
-        self.task: asyncio.Task[None] | None = None
-        self.streams: list[_Stream] = []
-        self.abandoned = False
 
 
 class AgentRunner:
@@ -240,7 +153,7 @@ class AgentRunner:
         self._steering: list[UserMessage] = []
         self._follow_ups: list[UserMessage] = []
         self._abort = AbortSignal()
-        self._run: _Run | None = None
+        self._run: RunHandle | None = None
         self._paused = False
         self._loop_state = LoopState()
         self._outcome = RunOutcome()
@@ -416,7 +329,7 @@ class AgentRunner:
         budget = self._budget
         if budget is None:
             return CompactionResult(ok=False, reason="manual", error="compaction is disabled")
-        self._run = _Run()
+        self._run = RunHandle()
         self._abort = AbortSignal()
         try:
             ctx = self._context()
@@ -523,7 +436,7 @@ class AgentRunner:
             if closer is not None:
                 await closer()
 
-    async def _start(self, message: str | list[UserContent] | None) -> _Run:
+    async def _start(self, message: str | list[UserContent] | None) -> RunHandle:
         """Start a run in its own task. A run whose stream reader went away is waited
         for first (its reader's clean-up may still be pending)."""
         current = self._run
@@ -539,13 +452,13 @@ class AgentRunner:
                 raise RunInProgressError(
                     "a run is already in progress; use steer() or follow_up() to send more input"
                 )
-        run = _Run()
+        run = RunHandle()
         self._run = run
         self._abort = AbortSignal()
         run.task = asyncio.create_task(self._drive(run, message), name="skillkit-run")
         return run
 
-    async def _join(self, run: _Run) -> None:
+    async def _join(self, run: RunHandle) -> None:
         task = run.task
         assert task is not None
         try:
@@ -561,7 +474,7 @@ class AgentRunner:
     ) -> AsyncIterator[StreamEvent]:
         run = await self._start(message)
         # subscribed before the run's task first runs: it sees every event of the run
-        stream = _Stream(self._abort)
+        stream = RunStream(self._abort)
         unsubscribe = self.events.tap(stream.handle)
         run.streams.append(stream)
         task = run.task
@@ -573,7 +486,7 @@ class AgentRunner:
             while True:
                 while buffer:
                     event = buffer.popleft()
-                    if stream.producer is not None and len(buffer) < _HIGH_WATER // 2:
+                    if stream.producer is not None and len(buffer) < HIGH_WATER // 2:
                         stream.release_producer()
                     yield event
                 if task.done():
@@ -596,7 +509,7 @@ class AgentRunner:
                 self._abort.abort("the reader of the run's events stopped")
                 await asyncio.gather(task, return_exceptions=True)
 
-    async def _drive(self, run: _Run, message: str | list[UserContent] | None) -> None:
+    async def _drive(self, run: RunHandle, message: str | list[UserContent] | None) -> None:
         """The run's task: input handlers, the loop, follow-ups; ``idle`` at the end."""
         bus = self.events
         start = len(self._messages)
