@@ -16,11 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillkit import AgentConfig, AgentRunner, tool
+from skillkit.abort import AbortSignal
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit.agent import LoopContext, run_loop
 from skillkit.context import convert_to_llm
-from skillkit.events import Event
+from skillkit.events import Event, EventBus
+from skillkit.models import AgentMessage, UserMessage
 from skillkit.tool_pairing import tool_pairing_problems
-from skillkit.tools.base import ToolContext
+from skillkit.tools.base import ToolContext, tool_schema
 from tests.conftest import Recorder
 
 
@@ -126,18 +129,12 @@ async def test_a_second_chat_while_a_reader_is_active_is_refused(recorder: Recor
     assert rest[-1] == "done"
 
 
-async def test_run_loop_is_a_plain_function_of_its_inputs(recorder: Recorder) -> None:
-    from skillkit.abort import AbortSignal
-    from skillkit.agent import LoopContext, run_loop
-    from skillkit.events import EventBus
-    from skillkit.models import AgentMessage, UserMessage
-    from skillkit.tools.base import tool_schema
-
+def loop_inputs(recorder: Recorder, seconds: float) -> tuple[list[AgentMessage], LoopContext]:
+    """A transcript and the loop's inputs for one tool call of ``seconds``, then "done"."""
     bus = EventBus()
     bus.add_sink(recorder)
-    transcript: list[AgentMessage] = [UserMessage(content="go")]
     ctx = LoopContext(
-        adapter=ScriptedAdapter([Reply(tool_calls=[("pause", {"seconds": 0})]), "done"]),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("pause", {"seconds": seconds})]), "done"]),
         bus=bus,
         model="scripted",
         tools=lambda: [pause],
@@ -145,6 +142,11 @@ async def test_run_loop_is_a_plain_function_of_its_inputs(recorder: Recorder) ->
         abort=AbortSignal(),
         schema_of=tool_schema,
     )
+    return [UserMessage(content="go")], ctx
+
+
+async def test_run_loop_is_a_plain_function_of_its_inputs(recorder: Recorder) -> None:
+    transcript, ctx = loop_inputs(recorder, 0)
     outcome = await run_loop(transcript, ctx, prompt="go")
     assert outcome.stop_reason == "stop" and outcome.text == "done" and outcome.iterations == 2
     assert recorder.types[0] == "agent_start" and recorder.types[-1] == "agent_end"
@@ -157,24 +159,7 @@ async def test_run_loop_is_a_plain_function_of_its_inputs(recorder: Recorder) ->
 
 
 async def test_run_loop_cancelled_from_outside_still_ends_cleanly(recorder: Recorder) -> None:
-    from skillkit.abort import AbortSignal
-    from skillkit.agent import LoopContext, run_loop
-    from skillkit.events import EventBus
-    from skillkit.models import AgentMessage, UserMessage
-    from skillkit.tools.base import tool_schema
-
-    bus = EventBus()
-    bus.add_sink(recorder)
-    transcript: list[AgentMessage] = [UserMessage(content="go")]
-    ctx = LoopContext(
-        adapter=ScriptedAdapter([Reply(tool_calls=[("pause", {"seconds": 30})]), "done"]),
-        bus=bus,
-        model="scripted",
-        tools=lambda: [pause],
-        system_prompt=lambda: "",
-        abort=AbortSignal(),
-        schema_of=tool_schema,
-    )
+    transcript, ctx = loop_inputs(recorder, 30)
     task = asyncio.ensure_future(run_loop(transcript, ctx))
     while "tool_execution_start" not in recorder.types:  # noqa: ASYNC110 - polling a sink
         await asyncio.sleep(0.01)
