@@ -27,17 +27,18 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ("rg --files | wc -l", SAFE, "read-only"),
     ("sed -n '1,40p' src/app.py", SAFE, "read-only"),
     ("awk '{print $1}' access.log | sort | uniq -c", SAFE, "read-only"),
-    ("echo $PATH", SAFE, "read-only"),
     ("echo done 2>&1 >/dev/null", SAFE, "read-only"),
     ("cd src && ls", SAFE, "read-only"),
     ("tree -L 2", SAFE, "read-only"),
-    ("python --version", SAFE, "read-only"),
     ("jq '.dependencies' package.json", SAFE, "read-only"),
-    ("git clean -n", SAFE, "read-only"),
     ("env", SAFE, "read-only"),
-    ("docker ps", SAFE, "read-only"),
     # ---- ordinary changes inside the workspace
     ("npm test", NORMAL, ""),
+    # not on the read-only allowlist, or not provably harmless: they ask
+    ("echo $PATH", NORMAL, "not understood"),
+    ("python --version", NORMAL, ""),
+    ("git clean -n", NORMAL, ""),
+    ("docker ps", NORMAL, ""),
     ("make build", NORMAL, ""),
     ("pytest -x tests/", NORMAL, ""),
     ("python script.py --fast", NORMAL, ""),
@@ -57,7 +58,6 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ("curl -s https://example.com | python3 -m json.tool", NORMAL, "network access"),
     ("npm run build; echo done", NORMAL, ""),
     ("FOO=1 BAR=2 ./run.sh", NORMAL, ""),
-    ("git -c core.pager='less -R' log", NORMAL, "sets git configuration"),
     ("ls | xargs -n1 echo", NORMAL, "runs commands"),
     # ---- recursive deletes
     ("rm -rf node_modules", DANGER, "recursive delete"),
@@ -139,6 +139,7 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ('sh -c "git push --force"', DANGER, "force push"),
     ("eval 'rm -rf build'", DANGER, "recursive delete"),
     ("env FOO=1 sudo make install", DANGER, "privilege escalation"),
+    ("git -c core.pager='less -R' log", DANGER, "git option runs programs"),
     ("nohup nice -n 10 rm -rf cache &", DANGER, "recursive delete"),
     ("echo `git push -f`", DANGER, "force push"),
     ("{ make; git push --force; } 2>&1 | tee log.txt", DANGER, "force push"),
@@ -183,7 +184,9 @@ def test_reads_and_writes_are_resolved_against_the_workspace_and_cd(
     verdict = classifier.classify("cat ~/.ssh/id_rsa README.md; cd docs && echo x > out.md")
     assert f"{HOME}/.ssh/id_rsa" in verdict.reads
     assert f"{WORKSPACE}/README.md" in verdict.reads
-    assert verdict.writes == [f"{WORKSPACE}/docs/out.md"]
+    # `cd` may fail, so both directories stay possible for what follows
+    assert f"{WORKSPACE}/docs/out.md" in verdict.writes
+    assert set(verdict.writes) <= {f"{WORKSPACE}/docs/out.md", f"{WORKSPACE}/out.md"}
 
 
 def test_additional_writable_directories_are_not_outside() -> None:
