@@ -299,9 +299,7 @@ class _Walker:
         self.v.understood = False
         name = text.split("=", 1)[0].rstrip("+")
         if "[" in name:
-            self.danger(
-                "evaluates code in a subscript", f"'{where}' assigns to an array subscript"
-            )
+            self.danger("evaluates code in a subscript", f"'{where}' assigns to an array subscript")
         elif _DANGEROUS_ENV.match(name):
             self.danger(
                 "environment that runs programs",
@@ -449,9 +447,7 @@ class _Walker:
             self.normal(hint, f"'{text}': {use}")
         return cwds
 
-    def reads_only(
-        self, use: ReadOnlyUse, chdirs: list[Word], cwds: Cwds, text: str
-    ) -> bool:
+    def reads_only(self, use: ReadOnlyUse, chdirs: list[Word], cwds: Cwds, text: str) -> bool:
         """Check and record an allowlisted invocation's reads; True when all are known
         and inside the workspace."""
         ok = True
@@ -487,7 +483,7 @@ class _Walker:
                 self.v.reads.append(None)
                 continue
             if text.startswith("-"):
-                option, eq, value = text.partition("=")
+                _, eq, value = text.partition("=")
                 if not eq or not value:
                     continue
                 word = Word(value, value)
@@ -525,9 +521,13 @@ class _Walker:
             self.normal("writes files", f"'{text}' may write nohup.out")
         if name in ("strace", "ltrace", "watch"):
             self.normal("runs commands", f"'{text}' runs a command")
-        if name == "command" and args and args[0].text in ("-v", "-V"):
-            if all(not w.dynamic and not w.glob for w in args):
-                return cwds
+        if (
+            name == "command"
+            and args
+            and args[0].text in ("-v", "-V")
+            and all(not w.dynamic and not w.glob for w in args)
+        ):
+            return cwds
         inner = _c.unwrap(name, args)
         if inner:
             return self.argv(inner, cwds, depth, text, piped_from)
@@ -599,8 +599,7 @@ class _Context:
         for word in words:
             paths = self.walker.c.resolve(word, self.cwds)
             outside = (
-                self.walker.write(paths, f"'{self.text}'", deleting=deleting, quiet=True)
-                or outside
+                self.walker.write(paths, f"'{self.text}'", deleting=deleting, quiet=True) or outside
             )
         return outside
 

@@ -336,9 +336,7 @@ def _sed(args: list[Word], ctx: JudgeContext) -> None:
         if scripted
         else [p.text for p in positional[:1]]
     )
-    if "-f" in values or "--file" in values or any(
-        not sed_script_ok(t) for t in script_texts
-    ):
+    if "-f" in values or "--file" in values or any(not sed_script_ok(t) for t in script_texts):
         ctx.danger(
             "sed script runs commands or writes files",
             f"'{ctx.text}': the sed script is not known to be harmless (w, e, r...)",
@@ -668,11 +666,11 @@ def judge(name: str, args: list[Word], ctx: JudgeContext) -> None:
         rule(args, ctx)
     option = has_code_option(name, args)
     if not option and name == "make":
-        option = next(
-            (w.text for w in args if re.match(r"[A-Za-z_][\w.]*\s*[:+?!]?=", w.text)), ""
-        )
+        option = next((w.text for w in args if re.match(r"[A-Za-z_][\w.]*\s*[:+?!]?=", w.text)), "")
     if option:
-        ctx.danger("option runs programs", f"'{ctx.text}': {name} {option} runs a program or writes a file")
+        ctx.danger(
+            "option runs programs", f"'{ctx.text}': {name} {option} runs a program or writes a file"
+        )
     if evaluates_subscript(name, args):
         ctx.danger(
             "evaluates code in a subscript",

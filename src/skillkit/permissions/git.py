@@ -20,8 +20,20 @@ _GLOBAL_WITH_VALUE = frozenset(
 _CODE_GLOBAL = frozenset({"--config-env", "--exec-path", "-p", "--paginate", "--super-prefix"})
 # per-subcommand options that run a program or write where they should not
 _CODE_ANY = frozenset(
-    {"--upload-pack", "--receive-pack", "--exec", "--config", "--template", "--ext-diff",
-     "--output", "--open-files-in-pager", "--extcmd", "--tool", "--textconv", "--filters"}
+    {
+        "--upload-pack",
+        "--receive-pack",
+        "--exec",
+        "--config",
+        "--template",
+        "--ext-diff",
+        "--output",
+        "--open-files-in-pager",
+        "--extcmd",
+        "--tool",
+        "--textconv",
+        "--filters",
+    }
 )
 _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "grep": frozenset({"-O"}),
@@ -83,9 +95,7 @@ _STATUS_FLAGS = _w(
     "-s --short -b --branch --long -v --verbose -z --column --no-column --show-stash "
     "--ahead-behind --no-ahead-behind --renames --no-renames"
 )
-_STATUS_VALUED = _w(
-    "--porcelain --untracked-files -u --ignored --ignore-submodules --find-renames"
-)
+_STATUS_VALUED = _w("--porcelain --untracked-files -u --ignored --ignore-submodules --find-renames")
 _BRANCH_LISTING = _w(
     "-a --all -r --remotes -v -vv --verbose --list -l --show-current --contains "
     "--no-contains --merged --no-merged --color --no-color --column --no-column -i "
@@ -106,76 +116,107 @@ _READ_ONLY: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {
     "diff-files": (_LOG_FLAGS, _LOG_VALUED, True),
     "diff-index": (_LOG_FLAGS, _LOG_VALUED, True),
     "blame": (
-        _w("-w -M -C -e -s -l -t -f -n -p -b -c --porcelain --line-porcelain --show-email "
-           "--show-name --show-number --root --incremental --abbrev --no-progress"),
+        _w(
+            "-w -M -C -e -s -l -t -f -n -p -b -c --porcelain --line-porcelain --show-email "
+            "--show-name --show-number --root --incremental --abbrev --no-progress"
+        ),
         _w("-L --since --date --abbrev --color-lines --color-by-age"),
         True,
     ),
     "grep": (
-        _w("-n -i -w -v -l -L -c -h -H -E -F -G -P -I -r -o -q -z --cached --untracked "
-           "--line-number --ignore-case --word-regexp --invert-match --files-with-matches "
-           "--name-only --files-without-match --count --no-color --full-name "
-           "--extended-regexp --fixed-strings --basic-regexp --perl-regexp --heading --break "
-           "--show-function --function-context -W --recursive --all-match --quiet --column "
-           "--only-matching --text -a --null --no-recursive --exclude-standard"),
-        _w("-e -A -B -C -m --max-depth --color --context --after-context --before-context "
-           "--max-count --threads --and --or --not"),
+        _w(
+            "-n -i -w -v -l -L -c -h -H -E -F -G -P -I -r -o -q -z --cached --untracked "
+            "--line-number --ignore-case --word-regexp --invert-match --files-with-matches "
+            "--name-only --files-without-match --count --no-color --full-name "
+            "--extended-regexp --fixed-strings --basic-regexp --perl-regexp --heading --break "
+            "--show-function --function-context -W --recursive --all-match --quiet --column "
+            "--only-matching --text -a --null --no-recursive --exclude-standard"
+        ),
+        _w(
+            "-e -A -B -C -m --max-depth --color --context --after-context --before-context "
+            "--max-count --threads --and --or --not"
+        ),
         True,
     ),
     "ls-files": (
-        _w("-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others "
-           "--ignored --stage --unmerged --killed --exclude-standard --directory "
-           "--no-empty-directory --full-name --error-unmatch --eol --deduplicate --sparse "
-           "--recurse-submodules"),
+        _w(
+            "-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others "
+            "--ignored --stage --unmerged --killed --exclude-standard --directory "
+            "--no-empty-directory --full-name --error-unmatch --eol --deduplicate --sparse "
+            "--recurse-submodules"
+        ),
         _w("-x --exclude --abbrev --format --with-tree"),
         False,
     ),
     "ls-tree": (
-        _w("-r -d -t -l -z --name-only --name-status --full-name --full-tree --long "
-           "--object-only"),
+        _w("-r -d -t -l -z --name-only --name-status --full-name --full-tree --long --object-only"),
         _w("--abbrev --format"),
         False,
     ),
     "rev-parse": (
-        _w("--show-toplevel --git-dir --absolute-git-dir --git-common-dir "
-           "--is-inside-work-tree --is-inside-git-dir --is-bare-repository "
-           "--is-shallow-repository --show-prefix --show-cdup --verify -q --quiet --short "
-           "--symbolic --symbolic-full-name --all --branches --tags --remotes --revs-only "
-           "--no-revs --flags --no-flags --show-superproject-working-tree --show-ref-format "
-           "--show-object-format --local-env-vars"),
-        _w("--abbrev-ref --short --default --since --after --until --before --glob "
-           "--exclude --disambiguate --resolve-git-dir --git-path --path-format"),
+        _w(
+            "--show-toplevel --git-dir --absolute-git-dir --git-common-dir "
+            "--is-inside-work-tree --is-inside-git-dir --is-bare-repository "
+            "--is-shallow-repository --show-prefix --show-cdup --verify -q --quiet --short "
+            "--symbolic --symbolic-full-name --all --branches --tags --remotes --revs-only "
+            "--no-revs --flags --no-flags --show-superproject-working-tree --show-ref-format "
+            "--show-object-format --local-env-vars"
+        ),
+        _w(
+            "--abbrev-ref --short --default --since --after --until --before --glob "
+            "--exclude --disambiguate --resolve-git-dir --git-path --path-format"
+        ),
         False,
     ),
     "describe": (
-        _w("--tags --all --always --long --exact-match --contains --first-parent --dirty "
-           "--broken --debug"),
+        _w(
+            "--tags --all --always --long --exact-match --contains --first-parent --dirty "
+            "--broken --debug"
+        ),
         _w("--abbrev --match --exclude --candidates --dirty"),
         False,
     ),
     "cat-file": (_w("-t -s -p -e --mailmap --no-mailmap --allow-unknown-type"), frozenset(), True),
-    "merge-base": (_w("--all --octopus --independent --is-ancestor --fork-point"), frozenset(), False),
-    "name-rev": (_w("--tags --all --name-only --no-undefined --always"), _w("--refs --exclude"), False),
+    "merge-base": (
+        _w("--all --octopus --independent --is-ancestor --fork-point"),
+        frozenset(),
+        False,
+    ),
+    "name-rev": (
+        _w("--tags --all --name-only --no-undefined --always"),
+        _w("--refs --exclude"),
+        False,
+    ),
     "show-ref": (
-        _w("--head --tags --heads --branches --verify -d --dereference -s --hash -q --quiet "
-           "--exists"),
+        _w(
+            "--head --tags --heads --branches --verify -d --dereference -s --hash -q --quiet "
+            "--exists"
+        ),
         _w("--abbrev --hash"),
         False,
     ),
     "for-each-ref": (
         _w("--shell --perl --python --tcl --ignore-case --omit-empty"),
-        _w("--count --sort --format --points-at --merged --no-merged --contains "
-           "--no-contains --exclude"),
+        _w(
+            "--count --sort --format --points-at --merged --no-merged --contains "
+            "--no-contains --exclude"
+        ),
         False,
     ),
     "count-objects": (_w("-v -H --verbose --human-readable"), frozenset(), False),
-    "check-ignore": (_w("-q -v -n -z --quiet --verbose --non-matching --no-index"), frozenset(), False),
+    "check-ignore": (
+        _w("-q -v -n -z --quiet --verbose --non-matching --no-index"),
+        frozenset(),
+        False,
+    ),
     "check-attr": (_w("-a --all --cached -z"), frozenset(), False),
     "version": (_w("--build-options"), frozenset(), False),
     "cherry": (_w("-v"), _w("--abbrev"), False),
     "show-branch": (
-        _w("-a -r --all --remotes --current --topo-order --date-order --sparse --more "
-           "--list --independent --merge-base --no-name --sha1-name --topics"),
+        _w(
+            "-a -r --all --remotes --current --topo-order --date-order --sparse --more "
+            "--list --independent --merge-base --no-name --sha1-name --topics"
+        ),
         _w("--more --color"),
         False,
     ),
@@ -201,8 +242,14 @@ def git_read_only_use(args: list[Word]) -> tuple[ReadOnlyUse, list[Word]] | str:
             chdirs.append(args[i + 1])
             i += 2
             continue
-        if word.text in ("--no-pager", "--no-optional-locks", "--literal-pathspecs",
-                         "--no-replace-objects", "-P", "--no-advice"):
+        if word.text in (
+            "--no-pager",
+            "--no-optional-locks",
+            "--literal-pathspecs",
+            "--no-replace-objects",
+            "-P",
+            "--no-advice",
+        ):
             i += 1
             continue
         return f"git option {word.text} is not known to be read-only"
@@ -286,7 +333,9 @@ def _listing(sub: str, rest: list[Word]) -> str | None:
     if sub == "tag":
         if not texts or (
             ("-l" in options or "--list" in options)
-            and all(o in ("-l", "--list", "-n") or re.fullmatch(r"-n\d+|--sort=.*", o) for o in options)
+            and all(
+                o in ("-l", "--list", "-n") or re.fullmatch(r"-n\d+|--sort=.*", o) for o in options
+            )
         ):
             return ""
         return "git tag changes tags"
@@ -301,14 +350,24 @@ def _listing(sub: str, rest: list[Word]) -> str | None:
             return ""
         return "git stash changes the stash"
     if sub == "worktree":
-        if positional == ["list"] and all(o in ("--porcelain", "-v", "--verbose", "-z") for o in options):
+        if positional == ["list"] and all(
+            o in ("--porcelain", "-v", "--verbose", "-z") for o in options
+        ):
             return ""
         return "git worktree changes worktrees"
     if sub == "config":
         getting = {"--get", "--get-all", "--get-regexp", "--list", "-l"}
-        allowed = getting | {"--show-origin", "--show-scope", "--local", "--null", "-z", "--name-only"}
+        allowed = getting | {
+            "--show-origin",
+            "--show-scope",
+            "--local",
+            "--null",
+            "-z",
+            "--name-only",
+        }
         if all(o in allowed for o in options) and (
-            (getting & set(options) and len(positional) <= 2) or (not options and len(positional) == 1)
+            (getting & set(options) and len(positional) <= 2)
+            or (not options and len(positional) == 1)
         ):
             return ""
         return "git config changes configuration"
@@ -342,13 +401,13 @@ def judge_git(args: list[Word], ctx: JudgeContext) -> None:
     for word in rest:
         name = word.text.partition("=")[0]
         code = _CODE_OPTIONS.get(sub, frozenset()) | _CODE_ANY
-        if name.startswith("--") and (name in code or _abbreviates(name, code)):
-            ctx.danger("git option runs programs", f"'{ctx.text}': {name} runs a program")
-        elif (
+        long = name.startswith("--") and (name in code or _abbreviates(name, code))
+        short = (
             name.startswith("-")
             and not name.startswith("--")
             and any("-" + ch in code for ch in name[1:])
-        ):
+        )
+        if long or short:
             ctx.danger("git option runs programs", f"'{ctx.text}': {name} runs a program")
     options, positional, _ = split_args(rest)
     texts = [a.text for a in rest]

@@ -398,17 +398,17 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
                         return f"{name} option {option} needs a static value"
                     break
                 return f"{name} option {option} is not known to be read-only"
-        for option, value in found:
-            if option in spec.recursive:
+        for opt, given in found:
+            if opt in spec.recursive:
                 recursive = True
-            if option in ("-e", "--regexp", "-f", "--file") and spec.operands == "pattern":
+            if opt in ("-e", "--regexp", "-f", "--file") and spec.operands == "pattern":
                 pattern_given = True
-                if value is not None and spec.pattern_ok and not spec.pattern_ok(value):
-                    return f"{name} expression {value!r} is not known to be read-only"
-            if option == "--files" and name == "rg":
+                if given is not None and spec.pattern_ok and not spec.pattern_ok(given):
+                    return f"{name} expression {given!r} is not known to be read-only"
+            if opt == "--files" and name == "rg":
                 pattern_given = True
-            if option in spec.path_valued and value is not None:
-                use.paths.append(Word(value, value))
+            if opt in spec.path_valued and given is not None:
+                use.paths.append(Word(given, given))
     if spec.operands == "pattern" and not pattern_given:
         if not operands:
             return f"{name} needs a pattern"
