@@ -525,7 +525,11 @@ def _config(a: _Args, ctx: JudgeContext) -> None:
             f"'{ctx.text}' changes configuration outside the workspace",
         )
     else:
-        ctx.normal("changes git configuration")
+        # core.fsmonitor, core.pager, alias.*, diff drivers...: configuration runs programs
+        ctx.danger(
+            "changes git configuration",
+            f"'{ctx.text}' changes git configuration, which can make git run programs",
+        )
 
 
 def _stash(a: _Args, ctx: JudgeContext) -> None:

@@ -399,7 +399,9 @@ class _Builder:
             elif child.type == "heredoc_start":
                 continue
             elif child.type == "heredoc_body":
-                target = self.heredoc(child, depth)
+                start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+                quoted = start is not None and any(q in self.src(start) for q in "'\"\\")
+                target = self.heredoc(child, depth, quoted)
             elif child.type == "heredoc_end":
                 continue
             elif kind == "heredoc_redirect":
@@ -420,9 +422,13 @@ class _Builder:
             return []
         return [Redirect(op, target, fd)]
 
-    def heredoc(self, node: Node, depth: int) -> Word:
+    def heredoc(self, node: Node, depth: int, quoted: bool) -> Word:
+        """A here-document body; dynamic when it expands anything (an unquoted delimiter
+        and a ``$`` or backtick anywhere in the body, even one the grammar left as text)."""
         raw = self.src(node)
-        dynamic = any(c.type != "heredoc_content" for c in node.named_children)
+        dynamic = any(c.type != "heredoc_content" for c in node.named_children) or (
+            not quoted and ("$" in raw or "`" in raw)
+        )
         return Word(raw, raw, dynamic=dynamic, substitutions=self.nested(node, depth))
 
     # ----- words
