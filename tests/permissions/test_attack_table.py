@@ -461,3 +461,11 @@ def test_exact_rule_allows_only_that_exact_text(workspace: Path) -> None:
     gate = gate_for(workspace, PermissionMode.DEFAULT, (("allow", "bash(git log $REF)"),))
     assert gate.decide("bash", {"command": "git log $REF"}).action is GateAction.RUN
     assert gate.decide("bash", {"command": "git log $OTHER"}).action is GateAction.ASK
+
+
+def test_a_glob_that_expands_to_an_option_is_not_read_only(workspace: Path) -> None:
+    (workspace / "--pre=touch").write_text("")
+    gate = gate_for(workspace, PermissionMode.DEFAULT, ())
+    for command in ("rg foo *", "cat *", "grep -n x *"):
+        assert gate.decide("bash", {"command": command}).action is GateAction.ASK, command
+    assert gate.decide("bash", {"command": "cat src/*"}).action is GateAction.RUN

@@ -175,11 +175,15 @@ class ShellClassifier:
         else:
             bases = [os.path.join(cwd, text) for cwd in cwds]
         out: list[str] = []
-        for base in bases:
+        for cwd, base in zip(cwds or ("",), bases, strict=False):
             if word.glob:
                 matches = _expand(base)
                 if matches is None:
                     return None
+                if not os.path.isabs(text) and any(
+                    os.path.relpath(m, cwd).startswith("-") for m in matches
+                ):
+                    return None  # a file named like an option would become one
                 out.extend(matches or [os.path.normpath(base)])
             else:
                 out.append(base)
