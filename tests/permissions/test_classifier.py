@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier
 
@@ -198,3 +202,113 @@ def test_additional_writable_directories_are_not_outside() -> None:
 def test_empty_and_comment_only_lines_are_safe(classifier: ShellClassifier) -> None:
     assert classifier.classify("").level is SAFE
     assert classifier.classify("   # just a comment").level is SAFE
+
+
+# ---- the read-only allowlist and what the verdict reports
+
+
+def test_globs_are_expanded_and_each_file_is_a_read(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").write_text("b")
+    (tmp_path / ".hidden.txt").write_text("h")
+    verdict = ShellClassifier(tmp_path, home=tmp_path / "home").classify("cat *.txt")
+    assert verdict.read_only
+    assert verdict.reads == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+
+
+def test_a_symlink_out_of_the_workspace_is_a_read_outside(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "secret").write_text("s")
+    (ws / "link").symlink_to(tmp_path / "secret")
+    verdict = ShellClassifier(ws, home=tmp_path).classify("cat link")
+    assert verdict.level is NORMAL and verdict.hint == "reads outside the workspace"
+    assert str(tmp_path / "secret") in verdict.reads
+
+
+def test_recursive_readers_report_their_directories(classifier: ShellClassifier) -> None:
+    assert classifier.classify("grep -rn foo src").recursive_reads == [f"{WORKSPACE}/src"]
+    assert classifier.classify("rg foo").recursive_reads == [WORKSPACE]
+    assert classifier.classify("cat src/app.py").recursive_reads == []
+
+
+@pytest.mark.parametrize(
+    ("command", "understood"),
+    [
+        ("git status", True),
+        ("git push origin main", True),
+        ("git log $REF", False),
+        ("X=1 make", False),
+        ("f() { :; }", False),
+        ("cat <<EOF\n$HOME\nEOF", False),
+        ("cat <<'EOF'\n$HOME\nEOF", True),
+    ],
+)
+def test_understood_means_static_words_and_no_assignments(
+    classifier: ShellClassifier, command: str, understood: bool
+) -> None:
+    assert classifier.classify(command).understood is understood
+
+
+def test_unknown_paths_are_none(classifier: ShellClassifier) -> None:
+    assert None in classifier.classify('cat "$F"').reads
+    assert None in classifier.classify("cat ~other/x").reads
+    assert None in classifier.classify('echo x > "$OUT"').writes
+
+
+_TOKENS = st.sampled_from(
+    [
+        "ls",
+        "cat",
+        "rm",
+        "git",
+        "status",
+        "-c",
+        "x=1",
+        "$X",
+        "$(id)",
+        "`id`",
+        "'a b'",
+        '"$Y"',
+        "|",
+        "&&",
+        ";",
+        ">",
+        "<",
+        "out",
+        "-rf",
+        "*",
+        "~",
+        "{a,b}",
+        "<<EOF\nx\nEOF\n",
+        "(",
+        ")",
+        "--pre",
+        "rg",
+        "env",
+        "-S",
+        "find",
+        "-exec",
+        "\\;",
+        "sed",
+        "s/a/b/e",
+        "awk",
+        "{print}",
+        "test",
+        "-v",
+        "[[",
+        "]]",
+        "-eq",
+        "a[1]",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TOKENS, min_size=1, max_size=10))
+def test_read_only_verdicts_are_always_fully_understood(tokens: list[str]) -> None:
+    command = " ".join(tokens)
+    verdict = ShellClassifier(WORKSPACE, home=HOME).classify(command)
+    if verdict.read_only:
+        assert verdict.understood, command
+        assert None not in verdict.reads and not verdict.writes, command
