@@ -232,9 +232,10 @@ PROGRAMS: dict[str, Program] = {
         valued="-t -x -B --type --exclude-type --block-size",
         optional="--output",
     ),
+    # no -r: recursing, diff follows symbolic links out of the workspace
     "diff": _spec(
-        "-u -c -q -r -N -w -b -B -i -a -s -y -t -T -p -E -Z -d --brief --recursive "
-        "--new-file --ignore-all-space --ignore-space-change --ignore-blank-lines "
+        "-u -c -q -w -b -B -i -a -s -y -t -T -p -E -Z -d --brief "
+        "--ignore-all-space --ignore-space-change --ignore-blank-lines "
         "--ignore-case --text --report-identical-files --side-by-side --expand-tabs "
         "--initial-tab --show-c-function --strip-trailing-cr --suppress-common-lines "
         "--minimal --speed-large-files --no-dereference --ignore-tab-expansion "
@@ -243,7 +244,6 @@ PROGRAMS: dict[str, Program] = {
         "--tabsize --show-function-line",
         path_valued="-X --exclude-from --from-file --to-file",
         optional="--color --unified --context --normal",
-        recursive=_w("-r --recursive"),
     ),
     "cmp": _spec(
         "-b -l -s --print-bytes --verbose --silent --quiet",
