@@ -62,6 +62,13 @@ ATTACKS: list[Row] = [
     ("ls & touch pwned", (), ASKS),
     ("echo 'unterminated; touch pwned", (), ASKS),
     ("echo $((1+", (), ASKS),
+    # blanks the grammar splits on but bash does not: `#...` is no comment to bash
+    ("ls\r#$(touch pwned)", (), ASKS),
+    ("ls\f#$(touch pwned)", (), ASKS),
+    ("ls\v#$(touch pwned)", (), ASKS),
+    ("ls\u00a0#$(touch pwned)", (), ASKS),
+    ("ls\u2028#$(touch pwned)", (), ASKS),
+    ("ls\x1b#$(touch pwned)", (), ASKS),
     # ---- array subscripts evaluated as code
     ("[[ 'a[$(touch pwned)]' -eq 0 ]]", (), ASKS),
     ("test -v 'a[$(touch pwned)]'", (), ASKS),
@@ -258,6 +265,9 @@ ATTACKS: list[Row] = [
 
 # rows run for real with bash (the program must exist): the attack creates ./pwned
 PROOF = [
+    "ls\r#$(touch pwned)",
+    "ls\f#$(touch pwned)",
+    "ls\v#$(touch pwned)",
     "cat <<EOF\n$(touch pwned)\nEOF",
     "echo ${X:-$(touch pwned)}",
     "echo $(( $(touch pwned) ))",

@@ -132,11 +132,20 @@ def test_absurd_nesting_and_size_are_problems_not_crashes() -> None:
     assert parse_script(huge).problems
 
 
+# control characters and Unicode spaces are refused as a whole (see the test below)
 _word = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    alphabet=st.one_of(
+        st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), st.just(" ")
+    ),
     min_size=1,
     max_size=12,
 )
+
+
+@pytest.mark.parametrize("blank", ["\r", "\f", "\v", "\x1b", "\u00a0", "\u2028", "\x7f"])
+def test_blanks_bash_does_not_split_on_are_a_problem(blank: str) -> None:
+    assert parse_script(f"ls{blank}#$(touch pwned)").problems
+    assert not ShellClassifier("/w", home="/h").classify(f"ls{blank}x").understood
 
 
 @settings(max_examples=150, deadline=None)

@@ -14,6 +14,7 @@ both as "not understood". `parse_script` never raises for any text.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ MAX_DEPTH = 48
 """Deeper nesting of statements and substitutions is a problem."""
 
 _LANGUAGE = Language(tree_sitter_bash.language())
+_BLANKS_BASH_DOES_NOT_SPLIT = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]")
 _local = threading.local()
 
 
@@ -138,6 +140,11 @@ def parse_script(source: str) -> Script:
         return script
     if "\x00" in source:
         script.problems.append("contains a NUL character")
+        return script
+    if _BLANKS_BASH_DOES_NOT_SPLIT.search(source):
+        # the grammar treats \r, \f, \v and Unicode spaces as blanks, bash does not:
+        # `ls\r#$(cmd)` would be a comment to one and a substitution to the other
+        script.problems.append("contains a control or non-ASCII space character")
         return script
     try:
         data = source.encode("utf-8", "surrogatepass")
