@@ -17,14 +17,18 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillkit.permissions import (
     GateAction,
     PermissionGate,
     PermissionMode,
+    ShellClassifier,
     configure_non_interactive,
 )
 
@@ -483,3 +487,62 @@ def test_a_glob_that_expands_to_an_option_is_not_read_only(workspace: Path) -> N
     for command in ("rg foo *", "cat *", "grep -n x *"):
         assert gate.decide("bash", {"command": command}).action is GateAction.ASK, command
     assert gate.decide("bash", {"command": "cat src/*"}).action is GateAction.RUN
+
+
+_BASES = [
+    "ls -la",
+    "cat x",
+    "grep -n a x",
+    "head -n 1 x",
+    "wc -l x",
+    "echo hi",
+    "sed -n 1p x",
+    "awk '{print}' x",
+    "find . -name x",
+    "cat <<'EOF'\nhi\nEOF",
+    "ls && cat x",
+    "cat x | wc -l",
+    'echo "a b"',
+    "tr a b < x",
+]
+_TRICKS = [*"#\\'\"`$(){};&|<>\n~*=![],:-%", "\\\n", "<<", "EOF", "$'", '$"', "\t"]
+_PAYLOADS = ["$(touch pwned)", "`touch pwned`", "touch pwned", ">pwned"]
+
+
+@st.composite
+def _mutated(draw: st.DrawFn) -> str:
+    command = draw(st.sampled_from(_BASES))
+    for text in [
+        *draw(st.lists(st.sampled_from(_TRICKS), max_size=3)),
+        draw(st.sampled_from(_PAYLOADS)),
+    ]:
+        at = draw(st.integers(0, len(command)))
+        command = command[:at] + text + command[at:]
+    return command
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(command=_mutated())
+def test_what_is_judged_read_only_creates_nothing_when_bash_runs_it(
+    tmp_path: Path, command: str
+) -> None:
+    ws = Path(tempfile.mkdtemp(dir=tmp_path))
+    (ws / "x").write_text("x\n")
+    if not ShellClassifier(ws, home=tmp_path / "home").classify(command).read_only:
+        return
+    try:
+        subprocess.run(
+            ["bash", "-c", command],
+            cwd=ws,
+            capture_output=True,
+            timeout=5,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+    except subprocess.TimeoutExpired:
+        pass
+    assert sorted(p.name for p in ws.iterdir()) == ["x"], command
