@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier
@@ -148,9 +148,16 @@ def test_blanks_bash_does_not_split_on_are_a_problem(blank: str) -> None:
     assert not ShellClassifier("/w", home="/h").classify(f"ls{blank}x").understood
 
 
+_RESERVED = frozenset(
+    "if then else elif fi case esac for select while until do done in function time "
+    "coproc { } ! [[ ]]".split()
+)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_word, min_size=1, max_size=6))
 def test_quoted_words_round_trip(words: list[str]) -> None:
+    assume(words[0] not in _RESERVED)  # `shlex.join` leaves reserved words unquoted
     script = parse_script(shlex.join(words))
     assert not script.problems
     assert [c.argv for c in script.commands] == [words]
@@ -171,3 +178,12 @@ def test_classifier_never_raises_and_never_calls_unparsed_text_read_only(text: s
     if problems_of(parse_script(text)):
         assert verdict.level is not RiskLevel.SAFE
         assert not verdict.understood
+
+
+def test_a_parse_past_its_time_budget_is_a_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillkit.permissions import shell
+
+    monkeypatch.setattr(shell, "PARSE_TIMEOUT", -1.0)
+    assert parse_script("echo " + "$(" * 500 + "x" + ")" * 500).problems == ["parse timed out"]
+    monkeypatch.undo()
+    assert not parse_script("ls -la").problems  # the parser is usable again

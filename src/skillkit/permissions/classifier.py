@@ -253,7 +253,7 @@ class _Walker:
         for problem in script.problems:
             self.v.understood = False
             if problem in ("syntax error", "nested too deeply") or problem.startswith(
-                ("longer than", "contains a", "cannot parse", "not a string")
+                ("longer than", "contains a", "cannot parse", "not a string", "parse timed")
             ):
                 self.danger("unparseable command", f"cannot parse: {problem}")
             else:

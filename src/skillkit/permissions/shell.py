@@ -7,7 +7,8 @@ command and process substitutions hidden anywhere in a word — inside ``"..."``
 
 The parser never guesses. Anything it does not model exactly is recorded in
 `Script.problems` (syntax errors, node types it does not know, function definitions,
-arithmetic commands, ``[[ ... ]]`` tests, input too long or nested too deeply), and a
+arithmetic commands, ``[[ ... ]]`` tests, input too long, nested too deeply or slower to
+parse than `PARSE_TIMEOUT`), and a
 word whose value depends on an expansion is marked ``dynamic``. The classifier treats
 both as "not understood". `parse_script` never raises for any text.
 """
@@ -16,15 +17,17 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Point
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_SOURCE",
+    "PARSE_TIMEOUT",
     "Command",
     "Redirect",
     "Script",
@@ -35,6 +38,8 @@ __all__ = [
 
 MAX_SOURCE = 64 * 1024
 """Longer command lines are not parsed (bounded time); they are a problem, not an error."""
+PARSE_TIMEOUT = 0.05
+"""Seconds the grammar may take for one command line; a slower parse is a problem."""
 MAX_DEPTH = 48
 """Deeper nesting of statements and substitutions is a problem."""
 
@@ -146,11 +151,19 @@ def parse_script(source: str) -> Script:
         # `ls\r#$(cmd)` would be a comment to one and a substitution to the other
         script.problems.append("contains a control or non-ASCII space character")
         return script
+    data = source.encode("utf-8", "surrogatepass")
+    parser = _parser()
+    deadline = time.perf_counter() + PARSE_TIMEOUT
+
+    def read(offset: int, _point: Point) -> bytes:
+        return data[offset : offset + 65536]
+
     try:
-        data = source.encode("utf-8", "surrogatepass")
-        tree = _parser().parse(data)
-    except Exception as exc:  # the binding raises only on misuse; fail closed anyway
-        script.problems.append(f"cannot parse: {type(exc).__name__}")
+        tree = parser.parse(read, progress_callback=lambda *_: time.perf_counter() > deadline)
+    except Exception as exc:  # cancelled at the deadline (ValueError), or misuse
+        parser.reset()
+        timed_out = time.perf_counter() > deadline
+        script.problems.append("parse timed out" if timed_out else f"cannot parse: {exc}")
         return script
     root = tree.root_node
     if root.has_error:
