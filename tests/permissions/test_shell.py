@@ -149,8 +149,30 @@ def test_blanks_bash_does_not_split_on_are_a_problem(blank: str) -> None:
 
 
 _RESERVED = frozenset(
-    "if then else elif fi case esac for select while until do done in function time "
-    "coproc { } ! [[ ]]".split()
+    [
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "case",
+        "esac",
+        "for",
+        "select",
+        "while",
+        "until",
+        "do",
+        "done",
+        "in",
+        "function",
+        "time",
+        "coproc",
+        "{",
+        "}",
+        "!",
+        "[[",
+        "]]",
+    ]
 )
 
 
