@@ -248,6 +248,11 @@ ATTACKS: list[Row] = [
     ("rg KEY", (DENY_ENV,), ASKS),
     ("git grep KEY", (DENY_ENV,), ASKS),
     ("git log -p", (DENY_ENV,), ASKS),
+    ("git log --patch -1", (DENY_ENV,), ASKS),
+    ("git log -S KEY", (DENY_ENV,), ASKS),
+    ("git log -np1", (DENY_ENV,), ASKS),
+    ("git show HEAD", (DENY_ENV,), ASKS),
+    ("git diff", (DENY_ENV,), ASKS),
     ("grep -r key ~", (DENY_SSH,), ASKS),
     ("cat secret.txt", (DENY_SECRET, ("allow", "bash(cat *)")), REFUSED),
     ("cat *", (DENY_SECRET, ("allow", "bash")), REFUSED),
@@ -467,6 +472,12 @@ def test_read_only_commands_run_in_print_mode_and_under_unrelated_deny_rules(
     configure_non_interactive(gate)
     outcome = asyncio.run(asyncio.wait_for(gate.check("bash", {"command": command}), 5))
     assert outcome.allowed, outcome.message
+
+
+def test_git_history_without_contents_runs_under_a_deny_rule(workspace: Path) -> None:
+    gate = gate_for(workspace, PermissionMode.DEFAULT, (DENY_ENV,))
+    for command in ("git log --oneline -5", "git status", "git branch -a", "ls -la"):
+        assert gate.decide("bash", {"command": command}).action is GateAction.RUN, command
 
 
 def test_broad_rule_still_runs_understood_commands(workspace: Path) -> None:

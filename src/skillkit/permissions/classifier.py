@@ -189,13 +189,13 @@ class ShellClassifier:
                 out.append(base)
         return out
 
-    def inside(self, path: str) -> bool:
-        """Whether ``path`` (and what it resolves to) lies in the workspace or an
-        additional directory."""
+    def inside(self, path: str, real: str | None = None) -> bool:
+        """Whether ``path`` (and what it resolves to, ``real`` when already known) lies
+        in the workspace or an additional directory."""
         normal = os.path.normpath(path)
         if not any(_under(normal, root) for root in self.roots):
             return False
-        real = _realpath(path)
+        real = _realpath(path) if real is None else real
         return any(_under(real, root) for root in self._real_roots)
 
 
@@ -233,6 +233,17 @@ class _Walker:
     def __init__(self, classifier: ShellClassifier, verdict: ShellVerdict) -> None:
         self.c = classifier
         self.v = verdict
+        self._reals: dict[str, str] = {}
+
+    def real(self, path: str) -> str:
+        """``os.path.realpath``, once per path and command line."""
+        found = self._reals.get(path)
+        if found is None:
+            found = self._reals[path] = _realpath(path)
+        return found
+
+    def inside(self, path: str) -> bool:
+        return self.c.inside(path, self.real(path))
 
     # ----- findings
 
@@ -325,7 +336,7 @@ class _Walker:
             self._record(self.v.reads, path)
             if path in _HARMLESS:
                 continue
-            if not self.c.inside(path):
+            if not self.inside(path):
                 ok = False
                 self.normal("reads outside the workspace", f"{what} reads {path}")
         return ok
@@ -347,7 +358,7 @@ class _Walker:
             if path in _HARMLESS or path.startswith("/dev/fd/"):
                 continue
             self._record(self.v.writes, path)
-            if not self.c.inside(path):
+            if not self.inside(path):
                 outside = True
         if outside:
             hint = "delete outside the workspace" if deleting else "write outside the workspace"
@@ -356,11 +367,10 @@ class _Walker:
             self.normal("deletes files" if deleting else "writes files", f"{what} {verb} a file")
         return outside
 
-    @staticmethod
-    def _record(into: list[str | None], path: str) -> None:
+    def _record(self, into: list[str | None], path: str) -> None:
         normal = os.path.normpath(path)
         into.append(normal)
-        real = _realpath(path)
+        real = self.real(path)
         if real != normal:
             into.append(real)
 
@@ -559,7 +569,7 @@ class _Walker:
         paths = self.c.resolve(target, cwds)
         if paths is None:
             return None
-        if not all(self.c.inside(p) for p in paths):
+        if not all(self.inside(p) for p in paths):
             self.normal(
                 "leaves the workspace", f"'{text}' changes to a directory outside the workspace"
             )
@@ -585,7 +595,7 @@ class _Context:
         return os.path.normpath(paths[0]) if paths and len(paths) == 1 else None
 
     def inside(self, path: str | None) -> bool:
-        return path is not None and (path in _HARMLESS or self.walker.c.inside(path))
+        return path is not None and (path in _HARMLESS or self.walker.inside(path))
 
     def read(self, words: list[Word]) -> None:
         for word in words:

@@ -103,7 +103,12 @@ _BRANCH_LISTING = _w(
 )
 _BRANCH_VALUED = _w("--contains --no-contains --merged --no-merged --points-at --sort --format")
 
-# subcommand -> (flags, options taking a value, content reader, operands allowed)
+_CONTENT_OPTIONS = _w(
+    "--patch --patch-with-stat --patch-with-raw --unified --word-diff --color-words "
+    "--function-context --full-diff --cc --combined-all-paths --diff-merges --remerge-diff "
+    "--binary --text"
+)
+# subcommand -> (flags, options taking a value, reads file contents)
 _READ_ONLY: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {
     "status": (_STATUS_FLAGS, _STATUS_VALUED, False),
     "log": (_LOG_FLAGS, _LOG_VALUED, True),
@@ -273,9 +278,21 @@ def git_read_only_use(args: list[Word]) -> tuple[ReadOnlyUse, list[Word]] | str:
         _, colon, path = word.text.partition(":")
         if colon and path:
             use.paths.append(Word(path, path))
-    if reads_content:
+    if reads_content and (sub not in ("log", "whatchanged") or _shows_content(rest)):
         use.cwd = use.cwd_recursive = True
     return use, chdirs
+
+
+def _shows_content(rest: list[Word]) -> bool:
+    """Whether ``git log`` options print file contents (patches, pickaxe, line logs)."""
+    for word in rest:
+        text = word.text
+        if text == "--":
+            return False
+        name = text.partition("=")[0]
+        if name in _CONTENT_OPTIONS or re.fullmatch(r"-[pu]|-[SGLUW].*|-\w*p\w*", text):
+            return True
+    return False
 
 
 def _options(
