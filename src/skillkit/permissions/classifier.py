@@ -109,6 +109,7 @@ _DANGEROUS_ENV = re.compile(
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 _MAX_GLOB = 256
+_MAX_GLOB_LEVELS = 2
 _MAX_CWDS = 8
 
 
@@ -213,6 +214,8 @@ def _realpath(path: str) -> str:
 def _expand(pattern: str) -> list[str] | None:
     """Expand a glob like bash (no dot files, no ``**`` recursion); None when it matches
     too much or cannot be expanded."""
+    if sum(1 for part in pattern.split("/") if glob.has_magic(part)) > _MAX_GLOB_LEVELS:
+        return None  # bounded work: `/*/*/*/x*` would walk much of the file system
     out: list[str] = []
     try:
         for match in glob.iglob(pattern):
