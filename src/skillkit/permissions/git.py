@@ -75,11 +75,8 @@ _LOG_FLAGS = _w(
 )
 _LOG_VALUED = _w(
     "-n --max-count --skip --since --after --until --before --author --committer --grep "
-    "--format --pretty --date --decorate --abbrev --stat --dirstat --diff-filter -U "
-    "--unified -S -G --word-diff --word-diff-regex --color --color-words --submodule "
-    "--ignore-submodules --src-prefix --dst-prefix --relative --line-prefix -L --branches "
-    "--tags --remotes --glob --exclude --min-parents --max-parents --encoding --notes "
-    "--diff-algorithm --inter-hunk-context --find-renames --find-copies --break-rewrites "
+    "--diff-filter -S -G --word-diff-regex --src-prefix --dst-prefix --line-prefix -L "
+    "--diff-algorithm --inter-hunk-context "
     "--stat-width --stat-name-width --stat-count --dirstat-by-file --anchored --expand-tabs "
     "--ws-error-highlight --color-moved --color-moved-ws --since-as-filter --group -l"
 )
@@ -89,10 +86,12 @@ _OPTIONAL = _w(
     "--find-renames --find-copies --break-rewrites --notes --color-moved --color-moved-ws "
     "--branches --tags --remotes --porcelain --untracked-files --ignored --ignore-submodules "
     "--dirty --short --abbrev-ref --color-words --column --show-notes --expand-tabs "
-    "--path-format --format --pretty --date --diff-merges --cc --function-context"
+    "--path-format --format --pretty --date --diff-merges --cc --function-context -U "
+    "--unified -l --glob --exclude --min-parents --max-parents --encoding "
+    "--disambiguate --since-as-filter --more"
 )
 _STATUS_FLAGS = _w(
-    "-s --short -b --branch --long -v --verbose -z --column --no-column --show-stash "
+    "-s --short -b --branch --long -v --verbose -z --column --no-column --show-stash -u "
     "--ahead-behind --no-ahead-behind --renames --no-renames"
 )
 _STATUS_VALUED = _w("--porcelain --untracked-files -u --ignored --ignore-submodules --find-renames")
@@ -123,9 +122,10 @@ _READ_ONLY: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {
     "blame": (
         _w(
             "-w -M -C -e -s -l -t -f -n -p -b -c --porcelain --line-porcelain --show-email "
-            "--show-name --show-number --root --incremental --abbrev --no-progress"
+            "--show-name --show-number --root --incremental --abbrev --no-progress "
+            "--color-lines --color-by-age"
         ),
-        _w("-L --since --date --abbrev --color-lines --color-by-age"),
+        _w("-L --since"),
         True,
     ),
     "grep": (
@@ -134,12 +134,13 @@ _READ_ONLY: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {
             "--line-number --ignore-case --word-regexp --invert-match --files-with-matches "
             "--name-only --files-without-match --count --no-color --full-name "
             "--extended-regexp --fixed-strings --basic-regexp --perl-regexp --heading --break "
+            "--and --or --not "
             "--show-function --function-context -W --recursive --all-match --quiet --column "
             "--only-matching --text -a --null --no-recursive --exclude-standard"
         ),
         _w(
             "-e -A -B -C -m --max-depth --color --context --after-context --before-context "
-            "--max-count --threads --and --or --not"
+            "--max-count --threads"
         ),
         True,
     ),

@@ -47,7 +47,12 @@ class ReadOnlyUse:
 
 @dataclass(frozen=True)
 class Program:
-    """How one program may be invoked read-only (see the module docs)."""
+    """How one program may be invoked read-only (see the module docs).
+
+    ``valued`` options always take the next word as their value; an option whose value
+    is optional (``od -w[N]``, ``--color[=WHEN]``) must be in ``optional`` instead, so
+    the next word is never mistaken for a value and left unchecked.
+    """
 
     flags: frozenset[str] = frozenset()
     valued: frozenset[str] = frozenset()
@@ -169,7 +174,8 @@ PROGRAMS: dict[str, Program] = {
         "-a -d -f -i -x -p -s -h -u -g -D -F -q -N -v -t -c -U -r -C -n -J -X -Q --du --si "
         "--dirsfirst --filesfirst --noreport --gitignore --prune --matchdirs --ignore-case "
         "--inodes --device",
-        valued="-L -P -I --charset --filelimit --sort --timefmt",
+        valued="-L -P -I",
+        optional="--charset --filelimit --sort --timefmt",
         default_cwd=True,
     ),
     "pwd": _spec("-L -P", operands="none"),
@@ -317,8 +323,8 @@ PROGRAMS: dict[str, Program] = {
     ),
     "od": _spec(
         "-b -c -d -f -i -l -o -s -x -v --output-duplicates",
-        valued="-A -j -N -t -w -S --address-radix --skip-bytes --read-bytes --format "
-        "--width --strings",
+        valued="-A -j -N -t -S --address-radix --skip-bytes --read-bytes --format",
+        optional="--width --strings",
     ),
     "hexdump": _spec("-b -c -C -d -o -x -v", valued="-n -s -e"),
     "strings": _spec("-a -f -w --all --print-file-name", valued="-n -t -e --bytes --radix"),
