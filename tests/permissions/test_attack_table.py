@@ -159,6 +159,9 @@ ATTACKS: list[Row] = [
     ("GIT_DIR=/tmp/evil git log", (), ASKS),
     ("env GIT_PAGER='touch pwned' git log", (), ASKS),
     ("X=1 ls", (), ASKS),
+    ("for PATH in .; do ls; done", (), ASKS),
+    ("for GIT_DIR in /tmp/evil; do git log; done", (("allow", "bash(git *)"),), ASKS),
+    ("select PATH in .; do ls; break; done", (), ASKS),
     # ---- options that write files
     ("xxd -r dump.hex out.bin", (), ASKS),
     ("xxd README.md /tmp/out", (), ASKS),
@@ -274,6 +277,7 @@ ATTACKS: list[Row] = [
 
 # rows run for real with bash (the program must exist): the attack creates ./pwned
 PROOF = [
+    "for PATH in .; do ls; done",
     "ls\r#$(touch pwned)",
     "ls\f#$(touch pwned)",
     "ls\v#$(touch pwned)",
@@ -441,6 +445,9 @@ def test_attack_really_runs_code_when_not_stopped(workspace: Path, command: str)
     if program in ("env", "awk", "find", "sed") and shutil.which(program) is None:
         pytest.skip(f"{program} is not installed")
     assert any(row[0] == command for row in ATTACKS)
+    planted = workspace / "ls"  # what a malicious repository ships for `PATH=.`
+    planted.write_text("#!/bin/sh\ntouch pwned\n")
+    planted.chmod(0o755)
     subprocess.run(
         ["bash", "-c", command],
         cwd=workspace,

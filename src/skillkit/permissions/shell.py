@@ -364,9 +364,11 @@ class _Builder:
 
     def loop_header(self, node: Node, depth: int) -> None:
         """``for x in WORDS`` / ``case WORD in PATTERNS``: the words become a command named
-        by the keyword; the bodies are walked as statements."""
+        by the keyword, the loop variable its assignment; the bodies are walked as
+        statements."""
         keyword = self.src(node.children[0]) if node.children else node.type
         words = [Word(keyword, keyword)]
+        assignments: list[Word] = []
         for child in node.named_children:
             if child.type in ("do_group", "case_item", "compound_statement"):
                 if child.type == "case_item":
@@ -378,12 +380,14 @@ class _Builder:
                 else:
                     self.statements(child, depth + 1)
             elif child.type == "variable_name":
-                continue
+                # `for PATH in .` assigns like `PATH=.` does
+                name = self.src(child)
+                assignments.append(Word(name + "=", name + "="))
             elif child.type in _WORD_TYPES:
                 words.append(self.word(child, depth))
             else:
                 self.statements(child, depth + 1)
-        self.add(Command(words=words, text=keyword))
+        self.add(Command(words=words, assignments=assignments, text=keyword))
 
     def assignment(self, node: Node, depth: int) -> Word:
         raw = self.src(node)
