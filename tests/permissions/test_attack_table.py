@@ -446,7 +446,7 @@ def test_attack_really_runs_code_when_not_stopped(workspace: Path, command: str)
         pytest.skip(f"{program} is not installed")
     assert any(row[0] == command for row in ATTACKS)
     planted = workspace / "ls"  # what a malicious repository ships for `PATH=.`
-    planted.write_text("#!/bin/sh\ntouch pwned\n")
+    planted.write_text("#!/bin/sh\n: > pwned\n")
     planted.chmod(0o755)
     subprocess.run(
         ["bash", "-c", command],
