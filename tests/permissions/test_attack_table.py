@@ -564,3 +564,18 @@ def test_what_is_judged_read_only_creates_nothing_when_bash_runs_it(
     except subprocess.TimeoutExpired:
         pass
     assert sorted(p.name for p in ws.iterdir()) == ["x"], command
+
+
+@pytest.mark.parametrize("entry", [".", "", "bin", "{ws}/node_modules/.bin"])
+def test_a_program_the_workspace_provides_through_path_is_not_trusted(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    planted = workspace / "node_modules" / ".bin" / "ls"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("#!/bin/sh\n")
+    planted.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{entry.format(ws=workspace)}:/usr/bin:/bin")
+    gate = gate_for(workspace, PermissionMode.DEFAULT, ())
+    assert gate.decide("bash", {"command": "ls"}).action is GateAction.ASK
+    monkeypatch.setenv("PATH", f"/usr/bin:/bin:{workspace}/node_modules/.bin")
+    assert gate.decide("bash", {"command": "ls"}).action is GateAction.RUN

@@ -190,6 +190,18 @@ class ShellClassifier:
                 out.append(base)
         return out
 
+    def program_is_trusted(self, name: str) -> bool:
+        """Whether the program ``name`` resolves to through ``PATH`` lies outside the
+        workspace: no relative or empty ``PATH`` entry (those follow ``cd``), and the
+        first directory holding ``name`` is not in the workspace."""
+        for entry in os.environ.get("PATH", "").split(os.pathsep):
+            if not entry or not os.path.isabs(entry):
+                return False
+            candidate = os.path.join(entry, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return not self.inside(candidate)
+        return True
+
     def inside(self, path: str, real: str | None = None) -> bool:
         """Whether ``path`` (and what it resolves to, ``real`` when already known) lies
         in the workspace or an additional directory."""
@@ -436,6 +448,8 @@ class _Walker:
         chdirs: list[Word] = []
         if "/" in head.text:
             use = f"{head.text} is run by path"
+        elif not self.c.program_is_trusted(name):
+            use = f"PATH lets the workspace provide {name} (a relative or workspace entry)"
         elif name == "git":
             found = git_read_only_use(args)
             use, chdirs = found if not isinstance(found, str) else (found, [])
