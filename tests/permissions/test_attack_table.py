@@ -104,6 +104,7 @@ ATTACKS: list[Row] = [
     ("rg --pre=rm x", (("allow", "bash(rg:*)"),), ASKS),
     ("diff -r . /tmp/other", (), ASKS),
     ("diff -r src link-dir-outside", (), ASKS),
+    ("diff src other", (), ASKS),
     ("git grep -O'touch pwned' foo", (), ASKS),
     ("git grep --open-files-in-pager='touch pwned' foo", (), ASKS),
     ("git grep --open=touch foo", (), ASKS),
@@ -358,6 +359,8 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "link-to-secret").symlink_to(ws / "secret.txt")
     (tmp_path / "outside.txt").write_text("outside\n")
     (ws / "link-outside").symlink_to(tmp_path / "outside.txt")
+    (ws / "other").mkdir()
+    (ws / "other" / "app.py").symlink_to(tmp_path / "outside.txt")
     ssh = tmp_path / "home" / ".ssh"
     ssh.mkdir(parents=True)
     (ssh / "id_rsa").write_text("PRIVATE\n")

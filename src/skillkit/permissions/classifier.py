@@ -490,7 +490,11 @@ class _Walker:
         for word in use.paths:
             if word.text == "-":
                 continue
-            ok = self.read(self.c.resolve(word, cwds), what) and ok
+            paths = self.c.resolve(word, cwds)
+            ok = self.read(paths, what) and ok
+            if use.files_only and any(os.path.isdir(p) for p in paths or ()):
+                ok = False
+                self.normal("reads a directory", f"{what} reads a directory file by file")
         for word in use.recursive:
             for path in self.c.resolve(word, cwds) or []:
                 self.v.recursive_reads.append(os.path.normpath(path))

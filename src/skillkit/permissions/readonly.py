@@ -43,6 +43,7 @@ class ReadOnlyUse:
     recursive: list[Word] = field(default_factory=list)
     cwd: bool = False
     cwd_recursive: bool = False
+    files_only: bool = False  # a directory operand would be read through its symlinks
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Program:
     always_recursive: bool = False
     default_cwd: bool = False  # without a path operand it reads the working directory
     pattern_ok: Callable[[str], bool] | None = None
+    files_only: bool = False  # directory operands are read file by file, following links
 
 
 def _w(text: str) -> frozenset[str]:
@@ -238,7 +240,7 @@ PROGRAMS: dict[str, Program] = {
         valued="-t -x -B --type --exclude-type --block-size",
         optional="--output",
     ),
-    # no -r: recursing, diff follows symbolic links out of the workspace
+    # no -r and no directories: diff follows symbolic links out of the workspace
     "diff": _spec(
         "-u -c -q -w -b -B -i -a -s -y -t -T -p -E -Z -d --brief "
         "--ignore-all-space --ignore-space-change --ignore-blank-lines "
@@ -250,6 +252,7 @@ PROGRAMS: dict[str, Program] = {
         "--tabsize --show-function-line",
         path_valued="-X --exclude-from --from-file --to-file",
         optional="--color --unified --context --normal",
+        files_only=True,
     ),
     "cmp": _spec(
         "-b -l -s --print-bytes --verbose --silent --quiet",
@@ -341,7 +344,7 @@ def read_only_use(name: str, args: list[Word]) -> ReadOnlyUse | str:
 
 
 def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
-    use = ReadOnlyUse()
+    use = ReadOnlyUse(files_only=spec.files_only)
     operands: list[Word] = []
     pattern_given = False
     recursive = spec.always_recursive
