@@ -73,6 +73,11 @@ ATTACKS: list[Row] = [
     ("ls\u00a0#$(touch pwned)", (), ASKS),
     ("ls\u2028#$(touch pwned)", (), ASKS),
     ("ls\x1b#$(touch pwned)", (), ASKS),
+    # an escaped blank starts a word to bash, and `#` inside a word is no comment
+    ("\\\n\\ #`touch pwned`", (), ASKS),
+    ("ls \\ #`touch pwned`", (), ASKS),
+    ("ls \\\t#$(touch pwned)", (), ASKS),
+    ("ls \\;#`touch pwned`", (), ASKS),
     # ---- array subscripts evaluated as code
     ("[[ 'a[$(touch pwned)]' -eq 0 ]]", (), ASKS),
     ("test -v 'a[$(touch pwned)]'", (), ASKS),
@@ -278,6 +283,8 @@ ATTACKS: list[Row] = [
 
 # rows run for real with bash (the program must exist): the attack creates ./pwned
 PROOF = [
+    "ls \\ #`touch pwned`",
+    "\\\n\\ #`touch pwned`",
     "for PATH in .; do ls; done",
     "ls\r#$(touch pwned)",
     "ls\f#$(touch pwned)",

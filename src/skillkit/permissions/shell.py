@@ -146,6 +146,11 @@ def parse_script(source: str) -> Script:
     if "\x00" in source:
         script.problems.append("contains a NUL character")
         return script
+    if "\\ " in source or "\\\t" in source:
+        # the grammar drops an escaped blank (`ls \\ #x` becomes `ls` and a comment);
+        # to bash it starts a word, and `#` inside a word is no comment
+        script.problems.append("contains an escaped blank")
+        return script
     if _BLANKS_BASH_DOES_NOT_SPLIT.search(source):
         # the grammar treats \r, \f, \v and Unicode spaces as blanks, bash does not:
         # `ls\r#$(cmd)` would be a comment to one and a substitution to the other
@@ -239,7 +244,11 @@ class _Builder:
             self.problem("nested too deeply")
             return
         kind = node.type
-        if not node.is_named or kind == "comment":
+        if kind == "comment":
+            if not _starts_a_word(self.data, node.start_byte):
+                self.problem("a comment bash would not see")
+            return
+        if not node.is_named:
             return
         if node.is_missing or kind == "ERROR":
             self.problem("syntax error")
@@ -555,6 +564,21 @@ _EXPRESSIONS = frozenset(
         "subscript",
     }
 )
+
+
+def _starts_a_word(data: bytes, at: int) -> bool:
+    """Whether a ``#`` at byte ``at`` begins a word for bash (so starts a comment): it
+    follows the start, an unescaped blank or an unescaped operator character."""
+    if at == 0:
+        return True
+    if data[at - 1 : at] not in (b" ", b"\t", b"\n", b";", b"&", b"|", b"(", b")", b"<", b">"):
+        return False
+    backslashes = 0
+    index = at - 2
+    while index >= 0 and data[index : index + 1] == b"\\":
+        backslashes += 1
+        index -= 1
+    return backslashes % 2 == 0
 
 
 def _leaves(node: Node) -> Iterator[Node]:
