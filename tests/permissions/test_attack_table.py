@@ -78,6 +78,9 @@ ATTACKS: list[Row] = [
     ("ls \\ #`touch pwned`", (), ASKS),
     ("ls \\\t#$(touch pwned)", (), ASKS),
     ("ls \\;#`touch pwned`", (), ASKS),
+    # `==` joins the next line to the command for the grammar, not for bash
+    ("echo a ==\ntouch pwned", (), ASKS),
+    ("echo a =~\ntouch pwned", (), ASKS),
     # ---- array subscripts evaluated as code
     ("[[ 'a[$(touch pwned)]' -eq 0 ]]", (), ASKS),
     ("test -v 'a[$(touch pwned)]'", (), ASKS),
@@ -180,6 +183,9 @@ ATTACKS: list[Row] = [
     ("uniq README.md /tmp/out", (), ASKS),
     ("ls > /tmp/out", (), ASKS),
     ("ls >> README.md", (), ASKS),
+    ("cat <<'EOF'>pwned\nhi\nEOF", (), ASKS),
+    ("cat <<EOF 2>/dev/null >pwned | wc -l\nhi\nEOF", (), ASKS),
+    ("cat <<EOF >>/tmp/out && ls\nhi\nEOF", (), ASKS),
     ("cat README.md 1<>README.md", (), ASKS),
     ("date -s 2020-01-01", (), ASKS),
     ("date 0101010120", (), ASKS),
@@ -283,6 +289,7 @@ ATTACKS: list[Row] = [
 
 # rows run for real with bash (the program must exist): the attack creates ./pwned
 PROOF = [
+    "echo a ==\ntouch pwned",
     "ls \\ #`touch pwned`",
     "\\\n\\ #`touch pwned`",
     "for PATH in .; do ls; done",

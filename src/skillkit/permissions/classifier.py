@@ -279,7 +279,7 @@ class _Walker:
         for problem in script.problems:
             self.v.understood = False
             if problem in ("syntax error", "nested too deeply") or problem.startswith(
-                ("longer than", "contains a", "cannot parse", "not a string", "parse timed")
+                ("longer than", "contains a", "cannot parse", "not a", "parse timed")
             ):
                 self.danger("unparseable command", f"cannot parse: {problem}")
             else:

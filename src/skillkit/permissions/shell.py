@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Point
+from tree_sitter import Language, Node, Parser
 
 __all__ = [
     "MAX_DEPTH",
@@ -39,7 +39,8 @@ __all__ = [
 MAX_SOURCE = 64 * 1024
 """Longer command lines are not parsed (bounded time); they are a problem, not an error."""
 PARSE_TIMEOUT = 0.05
-"""Seconds the grammar may take for one command line; a slower parse is a problem."""
+"""Seconds the grammar may take for one command line; a slower parse is a problem (the
+line is refused, not interrupted: `MAX_SOURCE` bounds the time a parse can take)."""
 MAX_DEPTH = 48
 """Deeper nesting of statements and substitutions is a problem."""
 
@@ -156,19 +157,22 @@ def parse_script(source: str) -> Script:
         # `ls\r#$(cmd)` would be a comment to one and a substitution to the other
         script.problems.append("contains a control or non-ASCII space character")
         return script
-    data = source.encode("utf-8", "surrogatepass")
-    parser = _parser()
-    deadline = time.perf_counter() + PARSE_TIMEOUT
-
-    def read(offset: int, _point: Point) -> bytes:
-        return data[offset : offset + 65536]
-
     try:
-        tree = parser.parse(read, progress_callback=lambda *_: time.perf_counter() > deadline)
-    except Exception as exc:  # cancelled at the deadline (ValueError), or misuse
-        parser.reset()
-        timed_out = time.perf_counter() > deadline
-        script.problems.append("parse timed out" if timed_out else f"cannot parse: {exc}")
+        data = source.encode("utf-8")
+    except UnicodeEncodeError:
+        script.problems.append("not valid text (lone surrogates)")
+        return script
+    started = time.perf_counter()
+    try:
+        # the plain bytes API: the binding's callback API (which could cancel a parse)
+        # has crashed the interpreter under load, so time is bounded by MAX_SOURCE and
+        # a parse that took longer than PARSE_TIMEOUT is still refused afterwards
+        tree = _parser().parse(data)
+    except Exception as exc:  # the binding raises only on misuse; fail closed anyway
+        script.problems.append(f"cannot parse: {exc}")
+        return script
+    if time.perf_counter() - started > PARSE_TIMEOUT:
+        script.problems.append("parse timed out")
         return script
     root = tree.root_node
     if root.has_error:
@@ -301,6 +305,10 @@ class _Builder:
         self, node: Node, depth: int, piped: bool, extra: list[Redirect] | None = None
     ) -> Command:
         cmd = Command(text=_squash(self.src(node)), piped=piped)
+        if any(not child.is_named for child in node.children):
+            # e.g. `echo a ==<newline>cmd`: the grammar reads `==` as an operator that
+            # joins the next line into this command; bash runs that line on its own
+            self.problem("an operator inside a command")
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
@@ -417,6 +425,7 @@ class _Builder:
 
     def redirect(self, node: Node, depth: int, follow: bool = True) -> list[Redirect]:
         kind = node.type
+        extra: list[Redirect] = []
         fd: int | None = None
         op = ""
         target: Word | None = None
@@ -438,7 +447,10 @@ class _Builder:
             elif child.type == "heredoc_end":
                 continue
             elif kind == "heredoc_redirect":
-                continue  # statements after the here-document start; walked by the caller
+                # `cat <<EOF >out`: later redirections on the line nest in this node;
+                # statements after it (`| grep x`, `&& cmd`) are walked by the caller
+                if child.type.endswith("_redirect"):
+                    extra.extend(self.redirect(child, depth))
             elif target is None:
                 target = self.word(child, depth)
             else:
@@ -452,8 +464,8 @@ class _Builder:
             op = "<<<"
         if not op or target is None:
             self.problem("unsupported redirection")
-            return []
-        return [Redirect(op, target, fd)]
+            return extra
+        return [Redirect(op, target, fd), *extra]
 
     def heredoc(self, node: Node, depth: int, quoted: bool) -> Word:
         """A here-document body; dynamic when it expands anything (an unquoted delimiter
