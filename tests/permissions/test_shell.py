@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -199,3 +202,28 @@ def test_a_parse_past_its_time_budget_is_a_problem(monkeypatch: pytest.MonkeyPat
     assert parse_script("echo " + "$(" * 500 + "x" + ")" * 500).problems == ["parse timed out"]
     monkeypatch.undo()
     assert not parse_script("ls -la").problems  # the parser is usable again
+
+
+def test_input_that_crashed_the_grammar_scanner_parses(tmp_path: Path) -> None:
+    """Non-ASCII text once made the tree-sitter scanner crash the interpreter; run it in
+    a child process so a regression fails this test instead of killing the suite."""
+    crasher = (
+        "1N\U000b31b4\\B=\U0001b31a [q{~\U000c6e0fo|+\U000a9276\U0002c1beg"
+        "J\U000e55d2\U0002a676M\U00054827-7\U000fc8f8\U000e983c(qR\U000a719fo$T~xJFvC"
+        "\U00017b00jtq{\U000e7853`\U000dca75_"
+    )
+    script = tmp_path / "crash.py"
+    script.write_text(
+        "from skillkit.permissions.shell import parse_script\n"
+        f"for _ in range(200): parse_script({crasher!r})\n"
+        "print('parsed')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "parsed", out.stderr
+
+
+def test_non_ascii_text_keeps_its_value() -> None:
+    cmd = parse_script("grep -n 'café' 字.txt").commands[0]
+    assert cmd.argv == ["grep", "-n", "café", "字.txt"]

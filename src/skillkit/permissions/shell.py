@@ -45,6 +45,7 @@ MAX_DEPTH = 48
 """Deeper nesting of statements and substitutions is a problem."""
 
 _LANGUAGE = Language(tree_sitter_bash.language())
+_ASCII_MASK = bytes(range(128)) + b"x" * 128
 _BLANKS_BASH_DOES_NOT_SPLIT = re.compile(r"[^\S \t\n]|[\x00-\x08\x0e-\x1f\x7f]")
 _local = threading.local()
 
@@ -164,10 +165,12 @@ def parse_script(source: str) -> Script:
         return script
     started = time.perf_counter()
     try:
-        # the plain bytes API: the binding's callback API (which could cancel a parse)
-        # has crashed the interpreter under load, so time is bounded by MAX_SOURCE and
-        # a parse that took longer than PARSE_TIMEOUT is still refused afterwards
-        tree = _parser().parse(data)
+        # The grammar's scanner crashes the interpreter on some non-ASCII input, so it
+        # parses a copy where every non-ASCII byte is an `x` (a word character to bash
+        # too); texts are cut from the real bytes at the same offsets. The callback API
+        # that could cancel a parse crashed as well: time is bounded by MAX_SOURCE, and
+        # a parse slower than PARSE_TIMEOUT is refused afterwards.
+        tree = _parser().parse(data.translate(_ASCII_MASK))
     except Exception as exc:  # the binding raises only on misuse; fail closed anyway
         script.problems.append(f"cannot parse: {exc}")
         return script
