@@ -81,6 +81,12 @@ ATTACKS: list[Row] = [
     # `==` joins the next line to the command for the grammar, not for bash
     ("echo a ==\ntouch pwned", (), ASKS),
     ("echo a =~\ntouch pwned", (), ASKS),
+    # a line continuation right after a newline joins lines for the grammar, not bash
+    ("ls\n\\\ntouch pwned", (), ASKS),
+    ("echo a \n\\\ntouch pwned", (), ASKS),
+    # a here-document delimiter the grammar does not read as bash does
+    ("ls <<$}~ \n$(touch pwned)", (), ASKS),
+    ("cat <<EOF\nhi", (), ASKS),
     # ---- array subscripts evaluated as code
     ("[[ 'a[$(touch pwned)]' -eq 0 ]]", (), ASKS),
     ("test -v 'a[$(touch pwned)]'", (), ASKS),
@@ -289,6 +295,8 @@ ATTACKS: list[Row] = [
 
 # rows run for real with bash (the program must exist): the attack creates ./pwned
 PROOF = [
+    "ls\n\\\ntouch pwned",
+    "ls <<$}~ \n$(touch pwned)",
     "echo a ==\ntouch pwned",
     "ls \\ #`touch pwned`",
     "\\\n\\ #`touch pwned`",

@@ -312,6 +312,14 @@ class _Builder:
             # e.g. `echo a ==<newline>cmd`: the grammar reads `==` as an operator that
             # joins the next line into this command; bash runs that line on its own
             self.problem("an operator inside a command")
+        previous = None
+        for child in node.children:
+            if previous is not None:
+                gap = self.data[previous.end_byte : child.start_byte].replace(b"\\\n", b"")
+                if gap.strip(b" \t"):
+                    # `ls<newline>\\<newline>cmd`: one command to the grammar, two to bash
+                    self.problem("a command spanning lines")
+            previous = child
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
@@ -461,6 +469,9 @@ class _Builder:
                 target = Word(self.src(node), self.src(node), dynamic=True)
         if kind == "heredoc_redirect":
             op = "<<-" if "<<-" in self.src(node)[:3] else "<<"
+            if not self.heredoc_ends_as_bash_reads_it(node):
+                self.problem("here-document not understood")
+                target = Word(self.src(node), self.src(node), dynamic=True)
             if target is None:
                 target = Word("", "")
         elif kind == "herestring_redirect":
@@ -469,6 +480,21 @@ class _Builder:
             self.problem("unsupported redirection")
             return extra
         return [Redirect(op, target, fd), *extra]
+
+    def heredoc_ends_as_bash_reads_it(self, node: Node) -> bool:
+        """Whether the here-document has a plain delimiter word and the grammar ended its
+        body on a line holding exactly that word (what bash does)."""
+        start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+        end = next((c for c in node.named_children if c.type == "heredoc_end"), None)
+        if start is None or end is None:
+            return False
+        delimiter = re.sub(r"['\"\\\\]", "", self.src(start))
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", delimiter):
+            return False
+        line_start = self.data.rfind(b"\n", 0, end.start_byte) + 1
+        line_end = self.data.find(b"\n", end.end_byte)
+        line = self.data[line_start : len(self.data) if line_end < 0 else line_end]
+        return line.decode("utf-8", "replace").lstrip("\t") == delimiter
 
     def heredoc(self, node: Node, depth: int, quoted: bool) -> Word:
         """A here-document body; dynamic when it expands anything (an unquoted delimiter
