@@ -133,6 +133,7 @@ class ShellClassifier:
         self.writable = tuple(os.path.abspath(os.fspath(p)) for p in writable)
         self.roots = (self.workspace, *self.writable)
         self._real_roots = tuple(_realpath(r) for r in self.roots)
+        self._path_seen: tuple[str | None, bool, bool] = (None, True, True)
 
     def classify(self, command_line: str) -> ShellVerdict:
         """Judge ``command_line``. Never raises: an internal failure is a dangerous,
@@ -194,9 +195,17 @@ class ShellClassifier:
         """Whether the program ``name`` resolves to through ``PATH`` lies outside the
         workspace: no relative or empty ``PATH`` entry (those follow ``cd``), and the
         first directory holding ``name`` is not in the workspace."""
-        for entry in os.environ.get("PATH", "").split(os.pathsep):
-            if not entry or not os.path.isabs(entry):
-                return False
+        value = os.environ.get("PATH", "")
+        if value != self._path_seen[0]:
+            entries = value.split(os.pathsep)
+            relative = any(not e or not os.path.isabs(e) for e in entries)
+            self._path_seen = (value, relative, any(self.inside(e) for e in entries))
+        _, relative, reaches_workspace = self._path_seen
+        if relative:
+            return False
+        if not reaches_workspace:
+            return True
+        for entry in value.split(os.pathsep):
             candidate = os.path.join(entry, name)
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
                 return not self.inside(candidate)
