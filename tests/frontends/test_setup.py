@@ -136,7 +136,7 @@ async def test_non_interactive_denies_at_once_and_notifies(tmp_path: Path, works
     assert not (workspace / "made.txt").exists()
     assert notes == [
         "denied bash: touch made.txt (writes files): no user to approve it; "
-        "to allow it: --allow 'bash(touch made.txt:*)'"
+        "to allow it: --allow 'bash(touch made.txt)'"
     ]
     (result,) = [m for m in agent.runner.messages if isinstance(m, ToolResultMessage)]
     assert result.is_error and "no user is available" in result.text

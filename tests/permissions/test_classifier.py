@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier
 
@@ -27,17 +31,18 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ("rg --files | wc -l", SAFE, "read-only"),
     ("sed -n '1,40p' src/app.py", SAFE, "read-only"),
     ("awk '{print $1}' access.log | sort | uniq -c", SAFE, "read-only"),
-    ("echo $PATH", SAFE, "read-only"),
     ("echo done 2>&1 >/dev/null", SAFE, "read-only"),
     ("cd src && ls", SAFE, "read-only"),
     ("tree -L 2", SAFE, "read-only"),
-    ("python --version", SAFE, "read-only"),
     ("jq '.dependencies' package.json", SAFE, "read-only"),
-    ("git clean -n", SAFE, "read-only"),
     ("env", SAFE, "read-only"),
-    ("docker ps", SAFE, "read-only"),
     # ---- ordinary changes inside the workspace
     ("npm test", NORMAL, ""),
+    # not on the read-only allowlist, or not provably harmless: they ask
+    ("echo $PATH", NORMAL, "not understood"),
+    ("python --version", NORMAL, ""),
+    ("git clean -n", NORMAL, ""),
+    ("docker ps", NORMAL, ""),
     ("make build", NORMAL, ""),
     ("pytest -x tests/", NORMAL, ""),
     ("python script.py --fast", NORMAL, ""),
@@ -57,7 +62,6 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ("curl -s https://example.com | python3 -m json.tool", NORMAL, "network access"),
     ("npm run build; echo done", NORMAL, ""),
     ("FOO=1 BAR=2 ./run.sh", NORMAL, ""),
-    ("git -c core.pager='less -R' log", NORMAL, "sets git configuration"),
     ("ls | xargs -n1 echo", NORMAL, "runs commands"),
     # ---- recursive deletes
     ("rm -rf node_modules", DANGER, "recursive delete"),
@@ -139,6 +143,7 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ('sh -c "git push --force"', DANGER, "force push"),
     ("eval 'rm -rf build'", DANGER, "recursive delete"),
     ("env FOO=1 sudo make install", DANGER, "privilege escalation"),
+    ("git -c core.pager='less -R' log", DANGER, "git option runs programs"),
     ("nohup nice -n 10 rm -rf cache &", DANGER, "recursive delete"),
     ("echo `git push -f`", DANGER, "force push"),
     ("{ make; git push --force; } 2>&1 | tee log.txt", DANGER, "force push"),
@@ -183,7 +188,9 @@ def test_reads_and_writes_are_resolved_against_the_workspace_and_cd(
     verdict = classifier.classify("cat ~/.ssh/id_rsa README.md; cd docs && echo x > out.md")
     assert f"{HOME}/.ssh/id_rsa" in verdict.reads
     assert f"{WORKSPACE}/README.md" in verdict.reads
-    assert verdict.writes == [f"{WORKSPACE}/docs/out.md"]
+    # `cd` may fail, so both directories stay possible for what follows
+    assert f"{WORKSPACE}/docs/out.md" in verdict.writes
+    assert set(verdict.writes) <= {f"{WORKSPACE}/docs/out.md", f"{WORKSPACE}/out.md"}
 
 
 def test_additional_writable_directories_are_not_outside() -> None:
@@ -195,3 +202,113 @@ def test_additional_writable_directories_are_not_outside() -> None:
 def test_empty_and_comment_only_lines_are_safe(classifier: ShellClassifier) -> None:
     assert classifier.classify("").level is SAFE
     assert classifier.classify("   # just a comment").level is SAFE
+
+
+# ---- the read-only allowlist and what the verdict reports
+
+
+def test_globs_are_expanded_and_each_file_is_a_read(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.txt").write_text("b")
+    (tmp_path / ".hidden.txt").write_text("h")
+    verdict = ShellClassifier(tmp_path, home=tmp_path / "home").classify("cat *.txt")
+    assert verdict.read_only
+    assert verdict.reads == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+
+
+def test_a_symlink_out_of_the_workspace_is_a_read_outside(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "secret").write_text("s")
+    (ws / "link").symlink_to(tmp_path / "secret")
+    verdict = ShellClassifier(ws, home=tmp_path).classify("cat link")
+    assert verdict.level is NORMAL and verdict.hint == "reads outside the workspace"
+    assert str(tmp_path / "secret") in verdict.reads
+
+
+def test_recursive_readers_report_their_directories(classifier: ShellClassifier) -> None:
+    assert classifier.classify("grep -rn foo src").recursive_reads == [f"{WORKSPACE}/src"]
+    assert classifier.classify("rg foo").recursive_reads == [WORKSPACE]
+    assert classifier.classify("cat src/app.py").recursive_reads == []
+
+
+@pytest.mark.parametrize(
+    ("command", "understood"),
+    [
+        ("git status", True),
+        ("git push origin main", True),
+        ("git log $REF", False),
+        ("X=1 make", False),
+        ("f() { :; }", False),
+        ("cat <<EOF\n$HOME\nEOF", False),
+        ("cat <<'EOF'\n$HOME\nEOF", True),
+    ],
+)
+def test_understood_means_static_words_and_no_assignments(
+    classifier: ShellClassifier, command: str, understood: bool
+) -> None:
+    assert classifier.classify(command).understood is understood
+
+
+def test_unknown_paths_are_none(classifier: ShellClassifier) -> None:
+    assert None in classifier.classify('cat "$F"').reads
+    assert None in classifier.classify("cat ~other/x").reads
+    assert None in classifier.classify('echo x > "$OUT"').writes
+
+
+_TOKENS = st.sampled_from(
+    [
+        "ls",
+        "cat",
+        "rm",
+        "git",
+        "status",
+        "-c",
+        "x=1",
+        "$X",
+        "$(id)",
+        "`id`",
+        "'a b'",
+        '"$Y"',
+        "|",
+        "&&",
+        ";",
+        ">",
+        "<",
+        "out",
+        "-rf",
+        "*",
+        "~",
+        "{a,b}",
+        "<<EOF\nx\nEOF\n",
+        "(",
+        ")",
+        "--pre",
+        "rg",
+        "env",
+        "-S",
+        "find",
+        "-exec",
+        "\\;",
+        "sed",
+        "s/a/b/e",
+        "awk",
+        "{print}",
+        "test",
+        "-v",
+        "[[",
+        "]]",
+        "-eq",
+        "a[1]",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TOKENS, min_size=1, max_size=10))
+def test_read_only_verdicts_are_always_fully_understood(tokens: list[str]) -> None:
+    command = " ".join(tokens)
+    verdict = ShellClassifier(WORKSPACE, home=HOME).classify(command)
+    if verdict.read_only:
+        assert verdict.understood, command
+        assert None not in verdict.reads and not verdict.writes, command

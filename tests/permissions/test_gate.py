@@ -231,9 +231,11 @@ def test_failing_plugin_classifier_makes_the_call_ask(gate: PermissionGate) -> N
 @pytest.mark.parametrize(
     ("name", "args", "rule"),
     [
-        ("bash", {"command": "git push origin main"}, "bash(git push:*)"),
+        ("bash", {"command": "git push origin main"}, "bash(git push origin main)"),
+        ("bash", {"command": "git status --short"}, "bash(git status --short)"),
         ("bash", {"command": "npm run build --prod"}, "bash(npm run build:*)"),
-        ("bash", {"command": "make"}, "bash(make:*)"),
+        ("bash", {"command": "make"}, "bash(make)"),
+        ("bash", {"command": "make test"}, "bash(make test:*)"),
         ("bash", {"command": "python manage.py migrate"}, "bash(python manage.py migrate)"),
         ("bash", {"command": "rm -rf dist"}, "bash(rm -rf dist)"),
         ("bash", {"command": "make && make install"}, "bash(make && make install)"),

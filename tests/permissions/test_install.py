@@ -269,7 +269,7 @@ async def test_print_mode_never_waits_and_follows_rule_flags(tmp_path: Path) -> 
     assert "No user is available to answer" in ask
     assert notes == [
         "denied bash: npm publish (may change state): no user to approve it; "
-        "to allow it: --allow 'bash(npm publish:*)'"
+        "to allow it: --allow 'bash(npm publish)'"
     ]
 
 

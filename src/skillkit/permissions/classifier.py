@@ -1,24 +1,32 @@
-"""The shell-command classifier: how risky is a command line?
+"""The shell-command classifier: which command lines may run unasked, and how risky the
+others are.
 
-`ShellClassifier.classify` parses a command line (see `skillkit.permissions.shell`) and
-judges every simple command in it — including those after ``&&``, ``;``, ``|``, inside
-subshells, ``$(...)``, backticks, ``bash -c '...'``, ``xargs`` and ``find -exec`` — and
-returns the verdict of the riskiest part:
+A command line is **read-only** (`RiskLevel.SAFE`, runs unasked) only when the classifier
+understands all of it: the tree-sitter bash grammar parsed it without error or unknown
+construct; every word is static (no ``$X``, ``${...}``, ``$(...)``, backticks,
+``$((...))``, ``<(...)``, brace expansion, expanding here-document); there are no
+variable assignments; every simple command — in lists, pipelines, subshells, groups and
+``if``/``while`` bodies alike — is a program on the read-only allowlist
+(`skillkit.permissions.readonly`, `skillkit.permissions.git`) used with allowlisted
+options; output redirections are absent; and every path it reads (operands, ``<``
+redirections, globs expanded against the file system, ``~``) lies inside the workspace
+or an additional directory, also after resolving symlinks.
 
-- ``SAFE``: only reads (``ls``, ``cat``, ``git status``, ``grep``...), no file writes;
-- ``NORMAL``: may change files or state inside the workspace, or is unknown;
-- ``DANGEROUS``: recursive deletes, deletes or writes outside the workspace, a download
-  piped into a shell, privilege changes, force pushes and other history rewrites, disk
-  tools, power commands — or a line that cannot be parsed.
+Everything else is at least `RiskLevel.NORMAL` (asks). `RiskLevel.DANGEROUS` marks what a
+broad allow rule must never cover: recursive or outside deletes, writes outside the
+workspace, force pushes and history rewrites, privilege and disk tools, downloads run
+as code, options that make a program run another program (``rg --pre``, ``git -c``,
+``env -S``, ``tar -I``...), environment variables that do (``GIT_*``, ``LD_*``,
+``PAGER``...), array subscripts evaluated as code, and lines that cannot be parsed.
 
-The verdict also lists the paths the command reads and writes (resolved against the
-workspace, following ``cd``), so the gate can apply file rules such as ``read(~/.ssh/**)``
-to shell commands too. Paths that depend on an expansion are reported as ``None``
-(unknown); writing or deleting such a path counts as dangerous.
+The verdict lists the paths read and written (``None`` for one that cannot be known
+before running) and the directories read recursively, so the gate can apply file deny
+rules to shell commands.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,17 +34,18 @@ from enum import IntEnum
 from pathlib import Path
 
 from skillkit.permissions import commands as _c
-from skillkit.permissions.shell import (
-    Command,
-    Group,
-    Script,
-    ShellSyntaxError,
-    Word,
-    iter_commands,
-    parse_script,
+from skillkit.permissions.git import git_read_only_use, judge_git
+from skillkit.permissions.readonly import (
+    PROGRAMS,
+    ReadOnlyUse,
+    awk_use,
+    find_use,
+    read_only_use,
+    sed_use,
 )
+from skillkit.permissions.shell import Command, Script, Word, iter_commands, parse_script
 
-__all__ = ["RiskLevel", "ShellClassifier", "ShellVerdict", "classify_command"]
+__all__ = ["RiskLevel", "ShellClassifier", "ShellVerdict"]
 
 
 class RiskLevel(IntEnum):
@@ -53,8 +62,11 @@ class ShellVerdict:
 
     ``hint`` is a short label of the riskiest finding ("recursive delete", "read-only"...),
     ``reason`` a sentence naming the command part it came from. ``commands`` are the
-    simple commands found (their text), ``reads``/``writes`` the absolute paths touched
-    (``None`` for a path that cannot be known before running).
+    simple commands found (their text); ``reads``/``writes`` the absolute paths touched
+    (``None`` for a path that cannot be known before running); ``recursive_reads`` the
+    directories whose whole content is read. ``understood`` is true when every word is
+    static, nothing is assigned and the parser modelled every construct — the only
+    command lines a broad allow rule may cover.
     """
 
     level: RiskLevel = RiskLevel.SAFE
@@ -63,10 +75,21 @@ class ShellVerdict:
     commands: list[str] = field(default_factory=list)
     reads: list[str | None] = field(default_factory=list)
     writes: list[str | None] = field(default_factory=list)
+    recursive_reads: list[str] = field(default_factory=list)
+    understood: bool = True
 
     @property
     def dangerous(self) -> bool:
         return self.level is RiskLevel.DANGEROUS
+
+    @property
+    def read_only(self) -> bool:
+        return self.level is RiskLevel.SAFE
+
+    @property
+    def unresolved(self) -> bool:
+        """Whether some path read or written cannot be known before running."""
+        return None in self.reads or None in self.writes
 
     def raise_to(self, level: RiskLevel, hint: str, reason: str) -> None:
         """Record a finding; keeps the first finding of the highest level."""
@@ -74,12 +97,28 @@ class ShellVerdict:
             self.level, self.hint, self.reason = level, hint, reason
 
 
+# environment variables that make programs run other programs, load code or read
+# configuration from elsewhere
+_DANGEROUS_ENV = re.compile(
+    r"(GIT_|LD_|DYLD_|BASH_|LESS|PYTHON|PERL|RUBY|NODE_|NPM_CONFIG_|JAVA_|_JAVA_|SSH_|"
+    r"SYSTEMD_|XDG_|RIPGREP_|GREP_|TAR_|SUDO_|PKG_CONFIG|DOCKER_|CARGO_|RUSTC|GOFLAGS)"
+    r"|(ENV|PATH|CDPATH|HOME|PAGER|MANPAGER|MANOPT|EDITOR|VISUAL|BROWSER|SHELL|SHELLOPTS|"
+    r"BASHOPTS|PS4|PROMPT_COMMAND|IFS|TMPDIR|CC|CXX|MAKEFLAGS|CLASSPATH|GLOBIGNORE|"
+    r"HISTFILE|INPUTRC|TERMINFO|LOCPATH|GCONV_PATH|OPENSSL_CONF|CURL_HOME|WGETRC|ZDOTDIR)$"
+)
+_DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
+_HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
+_MAX_GLOB = 256
+_MAX_GLOB_LEVELS = 2
+_MAX_CWDS = 8
+
+
 class ShellClassifier:
     """Judges command lines relative to a workspace.
 
     ``workspace`` is where relative paths start; ``writable`` lists further directories
-    where writes are not "outside the workspace" (``/dev/null`` and the standard streams
-    always are fine). ``home`` expands ``~`` and ``$HOME``. Never raises for any text.
+    that count as workspace (the gate's additional directories). ``home`` expands ``~``.
+    `classify` never raises for any text.
     """
 
     def __init__(
@@ -92,253 +131,527 @@ class ShellClassifier:
         self.workspace = os.path.abspath(os.fspath(workspace))
         self.home = os.path.abspath(os.fspath(home)) if home is not None else str(Path.home())
         self.writable = tuple(os.path.abspath(os.fspath(p)) for p in writable)
+        self.roots = (self.workspace, *self.writable)
+        self._real_roots = tuple(_realpath(r) for r in self.roots)
+        self._path_seen: tuple[str | None, bool, bool] = (None, True, True)
 
     def classify(self, command_line: str) -> ShellVerdict:
+        """Judge ``command_line``. Never raises: an internal failure is a dangerous,
+        not-understood verdict."""
         verdict = ShellVerdict()
         try:
             script = parse_script(command_line)
-        except ShellSyntaxError as exc:
-            verdict.raise_to(RiskLevel.DANGEROUS, "unparseable command", f"cannot parse: {exc}")
-            verdict.commands.append(command_line.strip())
-            return verdict
-        if _c.FORK_BOMB.search(command_line):
+            if _c.FORK_BOMB.search(command_line):
+                verdict.raise_to(
+                    RiskLevel.DANGEROUS, "fork bomb", "defines a self-replicating function"
+                )
+            _Walker(self, verdict).script(script, (self.workspace,), depth=0)
+        except Exception as exc:  # fail closed on anything unforeseen
+            verdict.understood = False
             verdict.raise_to(
-                RiskLevel.DANGEROUS, "fork bomb", "defines a self-replicating function"
+                RiskLevel.DANGEROUS, "unparseable command", f"cannot judge: {type(exc).__name__}"
             )
-        _Walker(self, verdict).script(script, self.workspace, depth=0)
-        if not verdict.commands and not verdict.writes:
+        if not verdict.commands and verdict.read_only:
             verdict.reason = "does nothing"
         return verdict
 
     # ----- paths
 
-    def resolve(self, word: Word | str, cwd: str | None) -> str | None:
-        """The absolute path a word names, or None when it cannot be known in advance."""
-        text = word if isinstance(word, str) else word.text
-        dynamic = False if isinstance(word, str) else word.dynamic
-        if text.startswith(("$HOME/", "${HOME}/")) or text in ("$HOME", "${HOME}"):
-            text = self.home + text[text.index("}") + 1 if text.startswith("${") else 5 :]
-        elif dynamic:
+    def resolve(self, word: Word, cwds: tuple[str, ...] | None) -> list[str] | None:
+        """Every absolute path ``word`` may name (globs expanded), or None when that
+        cannot be known before running."""
+        if word.dynamic:
             return None
-        if text == "~" or text.startswith("~/"):
-            text = self.home + text[1:]
-        elif text.startswith("~"):
-            return None  # another user's home
-        if "$" in text and not isinstance(word, str) and word.dynamic:
+        text = word.text
+        if word.tilde and not word.quoted:
+            if text == "~" or text.startswith("~/"):
+                text = self.home + text[1:]
+            else:
+                return None  # ~user, ~+, ~-
+        if "\x00" in text:
             return None
-        if not os.path.isabs(text):
-            if cwd is None:
-                return None
-            text = os.path.join(cwd, text)
-        return os.path.normpath(text)
+        if os.path.isabs(text):
+            bases = [text]
+        elif cwds is None:
+            return None
+        else:
+            bases = [os.path.join(cwd, text) for cwd in cwds]
+        out: list[str] = []
+        for cwd, base in zip(cwds or ("",), bases, strict=False):
+            if word.glob:
+                matches = _expand(base)
+                if matches is None:
+                    return None
+                if not os.path.isabs(text) and any(
+                    os.path.relpath(m, cwd).startswith("-") for m in matches
+                ):
+                    return None  # a file named like an option would become one
+                out.extend(matches or [os.path.normpath(base)])
+            else:
+                out.append(base)
+        return out
 
-    def inside(self, path: str | None) -> bool:
-        """Whether ``path`` is inside the workspace or a writable directory."""
-        if path is None:
+    def program_is_trusted(self, name: str) -> bool:
+        """Whether the program ``name`` resolves to through ``PATH`` lies outside the
+        workspace: no relative or empty ``PATH`` entry (those follow ``cd``), and the
+        first directory holding ``name`` is not in the workspace."""
+        value = os.environ.get("PATH", "")
+        if value != self._path_seen[0]:
+            entries = value.split(os.pathsep)
+            relative = any(not e or not os.path.isabs(e) for e in entries)
+            self._path_seen = (value, relative, any(self.inside(e) for e in entries))
+        _, relative, reaches_workspace = self._path_seen
+        if relative:
             return False
-        if path in _c.HARMLESS_TARGETS or path.startswith("/dev/fd/"):
+        if not reaches_workspace:
             return True
-        return any(_under(path, root) for root in (self.workspace, *self.writable))
+        for entry in value.split(os.pathsep):
+            candidate = os.path.join(entry, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return not self.inside(candidate)
+        return True
 
-
-def classify_command(command_line: str, workspace: str | os.PathLike[str] = ".") -> ShellVerdict:
-    """Classify ``command_line`` relative to ``workspace`` (a shortcut for one-off use)."""
-    return ShellClassifier(workspace).classify(command_line)
+    def inside(self, path: str, real: str | None = None) -> bool:
+        """Whether ``path`` (and what it resolves to, ``real`` when already known) lies
+        in the workspace or an additional directory."""
+        normal = os.path.normpath(path)
+        if not any(_under(normal, root) for root in self.roots):
+            return False
+        real = _realpath(path) if real is None else real
+        return any(_under(real, root) for root in self._real_roots)
 
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def _realpath(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def _expand(pattern: str) -> list[str] | None:
+    """Expand a glob like bash (no dot files, no ``**`` recursion); None when it matches
+    too much or cannot be expanded."""
+    if sum(1 for part in pattern.split("/") if glob.has_magic(part)) > _MAX_GLOB_LEVELS:
+        return None  # bounded work: `/*/*/*/x*` would walk much of the file system
+    out: list[str] = []
+    try:
+        for match in glob.iglob(pattern):
+            out.append(os.path.normpath(match))
+            if len(out) > _MAX_GLOB:
+                return None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return sorted(out)
+
+
 # --------------------------------------------------------------------------- the walk
+
+Cwds = tuple[str, ...] | None
 
 
 class _Walker:
     def __init__(self, classifier: ShellClassifier, verdict: ShellVerdict) -> None:
         self.c = classifier
         self.v = verdict
+        self._reals: dict[str, str] = {}
 
-    def script(self, script: Script, cwd: str | None, depth: int) -> str | None:
-        """Judge a script; returns the working directory after it (``cd`` is followed)."""
-        if depth > 8:
-            self.v.raise_to(RiskLevel.DANGEROUS, "unparseable command", "nested too deeply")
-            return cwd
-        for pipeline in script.pipelines:
-            downloader = ""
-            for stage in pipeline.stages:
-                if isinstance(stage, Group):
-                    self.group(stage, cwd, depth)
-                    source = _first_downloader(stage.body)
-                    downloader = downloader or source
-                    continue
-                cwd = self.command(stage, cwd, depth, piped_from=downloader)
-                downloader = downloader or _downloader_name(stage)
-        return cwd
+    def real(self, path: str) -> str:
+        """``os.path.realpath``, once per path and command line."""
+        found = self._reals.get(path)
+        if found is None:
+            found = self._reals[path] = _realpath(path)
+        return found
 
-    def group(self, group: Group, cwd: str | None, depth: int) -> None:
-        for r in group.redirects:
-            self.redirect_target(r.target, r.writes, cwd, f"{r.op}{r.target.raw}")
-        self.script(group.body, cwd, depth + 1)
-        if group.function_name is not None:
-            self.v.raise_to(
-                RiskLevel.NORMAL, "defines a function", f"defines {group.function_name}"
-            )
+    def inside(self, path: str) -> bool:
+        return self.c.inside(path, self.real(path))
 
-    def redirect_target(self, target: Word, writes: bool, cwd: str | None, text: str) -> None:
-        for sub in target.substitutions:
-            self.script(sub, cwd, 1)
-        if not writes:
-            return
-        path = self.c.resolve(target, cwd)
-        if path in _c.HARMLESS_TARGETS or (path or "").startswith("/dev/fd/"):
-            return
-        self.v.writes.append(path)
-        if path is None:
-            self.v.raise_to(
-                RiskLevel.DANGEROUS,
-                "write to a computed path",
-                f"'{text}' writes a path known only when it runs",
-            )
-        elif self.c.inside(path):
-            self.v.raise_to(RiskLevel.NORMAL, "writes files", f"'{text}' writes a file")
-        else:
-            self.v.raise_to(
-                RiskLevel.DANGEROUS,
-                "write outside the workspace",
-                f"'{text}' writes outside the workspace",
-            )
+    # ----- findings
 
-    def command(
-        self, cmd: Command, cwd: str | None, depth: int, piped_from: str = ""
-    ) -> str | None:
+    def normal(self, hint: str, reason: str) -> None:
+        self.v.raise_to(RiskLevel.NORMAL, hint, reason)
+
+    def danger(self, hint: str, reason: str) -> None:
+        self.v.raise_to(RiskLevel.DANGEROUS, hint, reason)
+
+    def unknown(self, reason: str) -> None:
+        self.v.understood = False
+        self.normal("not understood", reason)
+
+    # ----- structure
+
+    def script(self, script: Script, cwds: Cwds, depth: int) -> Cwds:
+        """Judge a script; returns the possible working directories after it."""
+        for problem in script.problems:
+            self.v.understood = False
+            if problem in ("syntax error", "nested too deeply") or problem.startswith(
+                ("longer than", "contains a", "cannot parse", "not a", "parse timed")
+            ):
+                self.danger("unparseable command", f"cannot parse: {problem}")
+            else:
+                self.normal("not understood", f"not understood: {problem}")
+        if depth > 16:
+            self.danger("unparseable command", "cannot parse: nested too deeply")
+            return cwds
+        downloader = ""
+        for cmd in script.commands:
+            if not cmd.piped:
+                downloader = ""
+            cwds = self.command(cmd, cwds, depth, downloader)
+            downloader = downloader or _downloader_name(cmd)
+        return cwds
+
+    def command(self, cmd: Command, cwds: Cwds, depth: int, piped_from: str) -> Cwds:
         text = cmd.text
         self.v.commands.append(text)
-        for word in (*cmd.assignments, *cmd.words):
+        for word in (*cmd.assignments, *cmd.words, *(r.target for r in cmd.redirects)):
             for sub in word.substitutions:
-                self.script(sub, cwd, depth + 1)
-        for r in cmd.redirects:
-            self.redirect_target(r.target, r.writes, cwd, f"{r.op}{r.target.raw}")
-        words = list(cmd.words)
-        while words and words[0].text in _c.KEYWORDS and not words[0].quoted:
-            words = words[1:]
-        if not words:
-            return cwd
-        if words[0].text in _c.LOOP_HEADERS and not words[0].quoted:
-            return cwd
-        return self.argv(words, cwd, depth, text, piped_from)
+                self.script(sub, cwds, depth + 1)
+        for assignment in cmd.assignments:
+            self.assignment(assignment.text, text)
+        for redirect in cmd.redirects:
+            target = redirect.target
+            if redirect.inline:
+                if target.dynamic:
+                    self.unknown(f"'{text}': the here-document expands values when it runs")
+                continue
+            if redirect.op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
+                continue
+            if target.dynamic:
+                self.v.understood = False
+            paths = self.c.resolve(target, cwds)
+            shown = f"{redirect.op}{target.raw}"
+            if redirect.writes:
+                self.write(paths, f"'{shown}'")
+            if redirect.reads:
+                self.read(paths, f"'{shown}'")
+        if not cmd.words:
+            return cwds
+        if any(w.dynamic for w in cmd.words):
+            self.unknown(f"'{text}' uses a value known only when it runs")
+        return self.argv(cmd.words, cwds, depth, text, piped_from)
+
+    def assignment(self, text: str, where: str) -> None:
+        self.v.understood = False
+        name = text.split("=", 1)[0].rstrip("+")
+        if "[" in name:
+            self.danger("evaluates code in a subscript", f"'{where}' assigns to an array subscript")
+        elif _DANGEROUS_ENV.match(name):
+            self.danger(
+                "environment that runs programs",
+                f"'{where}' sets {name}, which can make programs run other programs",
+            )
+        else:
+            self.normal("sets variables", f"'{where}' sets {name}")
+
+    # ----- paths
+
+    def read(self, paths: list[str] | None, what: str) -> bool:
+        """Record reads; returns True when all are known and inside the workspace."""
+        if paths is None:
+            self.v.reads.append(None)
+            self.normal("unknown path", f"{what} reads a path known only when it runs")
+            return False
+        ok = True
+        for path in paths:
+            self._record(self.v.reads, path)
+            if path in _HARMLESS:
+                continue
+            if not self.inside(path):
+                ok = False
+                self.normal("reads outside the workspace", f"{what} reads {path}")
+        return ok
+
+    def write(
+        self, paths: list[str] | None, what: str, *, deleting: bool = False, quiet: bool = False
+    ) -> bool:
+        """Record writes; returns True if any is outside the workspace or unknown (a
+        dangerous finding). Inside the workspace it records "writes files" unless
+        ``quiet`` (the caller names the finding itself)."""
+        verb = "deletes" if deleting else "writes"
+        if paths is None:
+            self.v.writes.append(None)
+            hint = "delete of a computed path" if deleting else "write to a computed path"
+            self.danger(hint, f"{what} {verb} a path known only when it runs")
+            return True
+        outside = False
+        for path in paths:
+            if path in _HARMLESS or path.startswith("/dev/fd/"):
+                continue
+            self._record(self.v.writes, path)
+            if not self.inside(path):
+                outside = True
+        if outside:
+            hint = "delete outside the workspace" if deleting else "write outside the workspace"
+            self.danger(hint, f"{what} {verb} outside the workspace")
+        elif not quiet and paths and any(p not in _HARMLESS for p in paths):
+            self.normal("deletes files" if deleting else "writes files", f"{what} {verb} a file")
+        return outside
+
+    def _record(self, into: list[str | None], path: str) -> None:
+        normal = os.path.normpath(path)
+        into.append(normal)
+        real = self.real(path)
+        if real != normal:
+            into.append(real)
+
+    # ----- one command
 
     def argv(
-        self, words: list[Word], cwd: str | None, depth: int, text: str, piped_from: str = ""
-    ) -> str | None:
-        v = self.v
+        self, words: list[Word], cwds: Cwds, depth: int, text: str, piped_from: str = ""
+    ) -> Cwds:
         head = words[0]
-        name = os.path.basename(head.text)
         args = words[1:]
         if head.dynamic:
             if any(_first_downloader(s) for s in head.substitutions):
-                v.raise_to(
-                    RiskLevel.DANGEROUS, "runs downloaded code", f"'{text}' runs what it downloads"
-                )
-            v.raise_to(
-                RiskLevel.NORMAL, "runs a computed command", f"'{text}' runs a computed command"
-            )
-            return cwd
+                self.danger("runs downloaded code", f"'{text}' runs what it downloads")
+            self.unknown(f"'{text}' runs a computed command")
+            return cwds
+        name = os.path.basename(head.text)
         if piped_from and _c.is_interpreter(name) and _c.reads_code_from_stdin(name, args):
-            v.raise_to(
-                RiskLevel.DANGEROUS,
-                "download piped to a shell",
-                f"pipes the output of {piped_from} into {name}",
+            self.danger(
+                "download piped to a shell", f"pipes the output of {piped_from} into {name}"
             )
-        if _c.is_interpreter(name) and _reads_downloaded_code(args):
-            v.raise_to(
-                RiskLevel.DANGEROUS, "download piped to a shell", f"'{text}' runs downloaded code"
-            )
-        # wrappers: judge the command they run
+        if _c.is_interpreter(name) and any(
+            _first_downloader(sub) for w in args for sub in w.substitutions
+        ):
+            self.danger("download piped to a shell", f"'{text}' runs downloaded code")
         if name in _c.PRIVILEGE:
-            # judge the inner command first: its finding is the more specific one
             inner = _skip_options(args, _c.PRIVILEGE_OPTS_WITH_VALUE)
-            after = self.argv(inner, cwd, depth, text, piped_from) if inner else cwd
-            v.raise_to(
-                RiskLevel.DANGEROUS, "privilege escalation", f"'{text}' runs as another user"
-            )
+            after = self.argv(inner, cwds, depth, text, piped_from) if inner else cwds
+            self.danger("privilege escalation", f"'{text}' runs as another user")
             return after
         if name in _c.WRAPPERS:
-            inner = _c.unwrap(name, args)
-            return self.argv(inner, cwd, depth, text, piped_from) if inner else cwd
+            return self.wrapper(name, args, cwds, depth, text, piped_from)
         if name in _c.SHELLS or name == "eval":
             script_text = _c.inline_script(name, args)
             if script_text is not None:
-                try:
-                    inner_script = parse_script(script_text)
-                except ShellSyntaxError as exc:
-                    v.raise_to(RiskLevel.DANGEROUS, "unparseable command", f"cannot parse: {exc}")
-                    return cwd
-                self.script(inner_script, cwd, depth + 1)
-                if any(w.dynamic for w in args):
-                    v.raise_to(
-                        RiskLevel.NORMAL, "runs a computed command", f"'{text}' runs computed code"
-                    )
-                return cwd
-        if name in ("xargs",):
+                self.v.understood = False
+                self.script(parse_script(script_text), cwds, depth + 1)
+                self.normal("runs a shell", f"'{text}' runs a shell")
+                return cwds
+        if name == "xargs":
             inner = _c.xargs_command(args)
             if inner and os.path.basename(inner[0].text) in _c.DELETERS:
-                v.raise_to(
-                    RiskLevel.DANGEROUS, "bulk delete", f"'{text}' deletes every file it is fed"
-                )
+                self.danger("bulk delete", f"'{text}' deletes every file it is fed")
             if inner:
                 self.argv(inner, None, depth, text)
-            v.raise_to(RiskLevel.NORMAL, "runs commands", f"'{text}' runs commands on its input")
-            return cwd
-        if name in ("cd", "pushd"):
-            target = next((w for w in args if not w.text.startswith("-")), None)
-            if target is None:
-                return self.c.home
-            return self.c.resolve(target, cwd)
+            self.normal("runs commands", f"'{text}' runs commands on its input")
+            return cwds
+        if name in ("cd", "pushd", "popd"):
+            return self.change_directory(name, args, cwds, text)
+        if name in _DECLARATIONS:
+            for word in args:
+                variable = word.text.split("=", 1)[0]
+                if not word.text.startswith("-") and _DANGEROUS_ENV.match(variable):
+                    self.danger(
+                        "environment that runs programs",
+                        f"'{text}' sets {variable}, which can make programs run other programs",
+                    )
+        if name in ("for", "case", "select"):
+            return cwds
+        use: ReadOnlyUse | str
+        chdirs: list[Word] = []
+        if "/" in head.text:
+            use = f"{head.text} is run by path"
+        elif not self.c.program_is_trusted(name):
+            use = f"PATH lets the workspace provide {name} (a relative or workspace entry)"
+        elif name == "git":
+            found = git_read_only_use(args)
+            use, chdirs = found if not isinstance(found, str) else (found, [])
+        elif name == "find":
+            use = find_use(args)
+        elif name == "sed":
+            use = sed_use(args)
+        elif name in ("awk", "gawk", "mawk", "nawk"):
+            use = awk_use(args)
+        elif name == "env" and not args:
+            use = ReadOnlyUse()
+        else:
+            use = read_only_use(name, args)
+        if not isinstance(use, str):
+            if self.reads_only(use, chdirs, cwds, text):
+                return cwds
+            use = ""
+        context = _Context(self, cwds, text)
+        if name == "git":
+            judge_git(args, context)
+        else:
+            _c.judge(name, args, context)
+        if use:
+            self.candidates(name, args, cwds)
+            hint = "may change files or state" if name not in PROGRAMS else "not read-only"
+            self.normal(hint, f"'{text}': {use}")
+        return cwds
+
+    def reads_only(self, use: ReadOnlyUse, chdirs: list[Word], cwds: Cwds, text: str) -> bool:
+        """Check and record an allowlisted invocation's reads; True when all are known
+        and inside the workspace."""
+        ok = True
+        what = f"'{text}'"
+        for word in chdirs:
+            paths = self.c.resolve(word, cwds)
+            ok = self.read(paths, what) and ok
+            cwds = tuple(paths) if paths else None
+        for word in use.paths:
+            if word.text == "-":
+                continue
+            paths = self.c.resolve(word, cwds)
+            ok = self.read(paths, what) and ok
+            if use.files_only and any(os.path.isdir(p) for p in paths or ()):
+                ok = False
+                self.normal("reads a directory", f"{what} reads a directory file by file")
+        for word in use.recursive:
+            for path in self.c.resolve(word, cwds) or []:
+                self.v.recursive_reads.append(os.path.normpath(path))
+        if use.cwd:
+            if cwds is None:
+                self.v.reads.append(None)
+                self.normal("unknown path", f"{what} reads a directory known only when it runs")
+                ok = False
+            else:
+                ok = self.read(list(cwds), what) and ok
+                if use.cwd_recursive:
+                    self.v.recursive_reads.extend(cwds)
+        return ok
+
+    def candidates(self, name: str, args: list[Word], cwds: Cwds) -> None:
+        """Record every argument of a command that is not allowlisted as a path it may
+        read, so file deny rules apply to it (``None`` when it cannot be known)."""
+        for word in args:
+            text = word.text
+            if word.dynamic:
+                self.v.reads.append(None)
+                continue
+            if text.startswith("-"):
+                _, eq, value = text.partition("=")
+                if not eq or not value:
+                    continue
+                word = Word(value, value)
+            elif name == "git":
+                _, colon, path = text.partition(":")
+                if colon and path:
+                    self.candidates("", [Word(path, path)], cwds)
+            paths = self.c.resolve(word, cwds)
+            if paths is None:
+                self.v.reads.append(None)
+                continue
+            for path in paths:
+                self._record(self.v.reads, path)
+                if os.path.isdir(path):
+                    self.v.recursive_reads.append(os.path.normpath(path))
+
+    def wrapper(
+        self, name: str, args: list[Word], cwds: Cwds, depth: int, text: str, piped_from: str
+    ) -> Cwds:
+        option = _c.has_code_option(name, args)
+        if option:
+            self.danger("option runs programs", f"'{text}': {name} {option} runs a program")
+        if name == "env":
+            if not args:
+                return cwds  # prints the environment
+            for word in args:
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=.*", word.text):
+                    self.assignment(word.text, text)
+                elif not word.text.startswith("-"):
+                    break
+                else:
+                    self.v.understood = False
+                    self.normal("changes the environment", f"'{text}' changes the environment")
+        if name == "nohup":
+            self.normal("writes files", f"'{text}' may write nohup.out")
+        if name in ("strace", "ltrace", "watch"):
+            self.normal("runs commands", f"'{text}' runs a command")
+        if (
+            name == "command"
+            and args
+            and args[0].text in ("-v", "-V")
+            and all(not w.dynamic and not w.glob for w in args)
+        ):
+            return cwds
+        inner = _c.unwrap(name, args)
+        if inner:
+            return self.argv(inner, cwds, depth, text, piped_from)
+        if name not in ("command", "time", "builtin", "exec"):
+            self.normal("may change files or state", f"'{text}' is not known to be read-only")
+        return cwds
+
+    def change_directory(self, name: str, args: list[Word], cwds: Cwds, text: str) -> Cwds:
         if name == "popd":
             return None
-        _c.judge(name, args, _Context(self, cwd, text))
-        return cwd
+        targets = [w for w in args if not (w.text.startswith("-") and w.text != "-")]
+        if len(targets) > 1 or any(w.text not in ("-L", "-P") for w in args if w not in targets):
+            self.normal("not understood", f"'{text}' is not a plain directory change")
+            return None
+        target = targets[0] if targets else Word(self.c.home, self.c.home)
+        if target.text == "-" or target.dynamic:
+            self.v.understood = self.v.understood and not target.dynamic
+            return None
+        if (
+            os.environ.get("CDPATH")
+            and not os.path.isabs(target.text)
+            and not target.text.startswith((".", "~"))
+        ):
+            return None  # CDPATH may send it anywhere
+        paths = self.c.resolve(target, cwds)
+        if paths is None:
+            return None
+        if not all(self.inside(p) for p in paths):
+            self.normal(
+                "leaves the workspace", f"'{text}' changes to a directory outside the workspace"
+            )
+        merged = tuple(dict.fromkeys((*(cwds or ()), *(os.path.normpath(p) for p in paths))))
+        if cwds is None or len(merged) > _MAX_CWDS:
+            return None
+        # the change may fail or be conditional: both directories stay possible
+        return merged
 
 
 class _Context:
-    """What a per-command rule in `commands` may use: path resolution and findings."""
+    """What a per-command rule in `commands`/`git` may use: paths and findings."""
 
-    __slots__ = ("cwd", "text", "walker")
+    __slots__ = ("cwds", "text", "walker")
 
-    def __init__(self, walker: _Walker, cwd: str | None, text: str) -> None:
+    def __init__(self, walker: _Walker, cwds: Cwds, text: str) -> None:
         self.walker = walker
-        self.cwd = cwd
+        self.cwds = cwds
         self.text = text
 
     def path(self, word: Word) -> str | None:
-        return self.walker.c.resolve(word, self.cwd)
+        paths = self.walker.c.resolve(word, self.cwds)
+        return os.path.normpath(paths[0]) if paths and len(paths) == 1 else None
 
     def inside(self, path: str | None) -> bool:
-        return self.walker.c.inside(path)
+        return path is not None and (path in _HARMLESS or self.walker.inside(path))
 
     def read(self, words: list[Word]) -> None:
-        self.walker.v.reads.extend(self.path(w) for w in words)
+        for word in words:
+            paths = self.walker.c.resolve(word, self.cwds)
+            if paths is None:
+                self.walker.v.reads.append(None)
+            else:
+                for path in paths:
+                    self.walker._record(self.walker.v.reads, path)
 
     def write(self, words: list[Word], *, deleting: bool = False) -> bool:
-        """Record writes to ``words``; returns True if any is outside the workspace."""
-        paths = [self.path(w) for w in words]
-        self.walker.v.writes.extend(paths)
-        verb = "deletes" if deleting else "writes"
-        if any(p is not None and not self.inside(p) for p in paths):
-            hint = "delete outside the workspace" if deleting else "write outside the workspace"
-            self.danger(hint, f"'{self.text}' {verb} outside the workspace")
-            return True
-        if None in paths:
-            hint = "delete of a computed path" if deleting else "write to a computed path"
-            self.danger(hint, f"'{self.text}' {verb} a path known only when it runs")
-            return True
-        return False
+        """Record writes to ``words``; returns True if any is outside the workspace or
+        unknown (a dangerous finding is recorded then)."""
+        outside = False
+        for word in words:
+            paths = self.walker.c.resolve(word, self.cwds)
+            outside = (
+                self.walker.write(paths, f"'{self.text}'", deleting=deleting, quiet=True) or outside
+            )
+        return outside
 
     def danger(self, hint: str, reason: str | None = None) -> None:
-        self.walker.v.raise_to(RiskLevel.DANGEROUS, hint, reason or f"'{self.text}': {hint}")
+        self.walker.danger(hint, reason or f"'{self.text}': {hint}")
 
     def normal(self, hint: str, reason: str | None = None) -> None:
-        self.walker.v.raise_to(RiskLevel.NORMAL, hint, reason or f"'{self.text}': {hint}")
+        self.walker.normal(hint, reason or f"'{self.text}': {hint}")
 
     def run(self, words: list[Word]) -> None:
         """Judge a command another command runs (``find -exec``...)."""
@@ -347,7 +660,7 @@ class _Context:
 
 
 def _downloader_name(cmd: Command) -> str:
-    words = [w for w in cmd.words if not (w.text in _c.KEYWORDS and not w.quoted)]
+    words = list(cmd.words)
     while words and os.path.basename(words[0].text) in _c.PRIVILEGE | _c.WRAPPERS:
         words = words[1:]
         while words and words[0].text.startswith("-"):
@@ -363,10 +676,6 @@ def _first_downloader(script: Script) -> str:
         if name:
             return name
     return ""
-
-
-def _reads_downloaded_code(args: list[Word]) -> bool:
-    return any(_first_downloader(sub) for w in args for sub in w.substitutions)
 
 
 def _skip_options(args: list[Word], with_value: frozenset[str]) -> list[Word]:

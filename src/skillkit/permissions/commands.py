@@ -1,9 +1,9 @@
-"""What known shell commands do: the tables and per-command rules of the classifier.
+"""What known shell commands change or run: the tables and per-command risk rules.
 
 Each rule looks at one command's arguments and reports findings through a
-`JudgeContext` (reads, writes, ``normal``/``danger`` findings). A command without a rule
-is read-only when listed in `READ_ONLY`, otherwise "may change state". Internal to
-`skillkit.permissions.classifier`.
+`JudgeContext` (reads, writes, ``normal``/``danger`` findings). Which commands may run
+unasked is not decided here but by the allowlist in `skillkit.permissions.readonly`.
+Internal to `skillkit.permissions.classifier`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from skillkit.permissions.readonly import AWK_UNSAFE, sed_script_ok
 from skillkit.permissions.shell import Word
 
 
@@ -43,23 +44,6 @@ WRAPPERS = _words(
     "taskset chrt watch xvfb-run strace ltrace"
 )
 DELETERS = _words("rm shred unlink rmdir srm")
-
-READ_ONLY = _words(
-    "ls ll la dir cat tac head tail less more wc grep egrep fgrep rg ag ack tree pwd echo "
-    "printf which type whereis whoami id groups date cal uname hostname printenv file stat "
-    "du df diff cmp comm cut tr nl fold fmt paste join column basename dirname realpath "
-    "readlink jq sha1sum sha256sum sha512sum md5sum md5 shasum cksum b2sum true false test "
-    "[ [[ seq sleep wait export unset set alias local declare readonly shift read hash xxd "
-    "hexdump od strings nproc free uptime ps top htop lsof env locale tty users who w look "
-    "expand unexpand rev numfmt getconf man info apropos whatis help history jobs fc dirs "
-    "ldd nm objdump lsblk tput clear sum zcat bzcat xzcat zgrep zless cd pushd popd"
-)
-_GREP_LIKE = _words("grep egrep fgrep rg ag ack zgrep")
-_NO_PATH_ARGS = _words(
-    "echo printf which type whereis date seq sleep export unset set alias local declare "
-    "readonly test [ [[ true false printenv id groups getconf man info help tput ps kill "
-    "read"
-)
 
 DISK_TOOLS = _words(
     "dd fdisk sfdisk cfdisk gdisk sgdisk parted gparted wipefs mkswap swapon swapoff mount "
@@ -345,26 +329,37 @@ def _sed(args: list[Word], ctx: JudgeContext) -> None:
         o.startswith("--in-place") or (o.startswith("-i") and not o.startswith("--"))
         for o in options
     ) or (has_short([o for o in options if not o.startswith("-i")], "i"))
-    files = (
-        positional
-        if ("-e" in values or "-f" in values or "--expression" in values)
-        else positional[1:]
+    scripted = "-e" in values or "--expression" in values
+    files = positional if (scripted or "-f" in values or "--file" in values) else positional[1:]
+    script_texts = (
+        [values[k] for k in ("-e", "--expression") if k in values]
+        if scripted
+        else [p.text for p in positional[:1]]
     )
+    if "-f" in values or "--file" in values or any(not sed_script_ok(t) for t in script_texts):
+        ctx.danger(
+            "sed script runs commands or writes files",
+            f"'{ctx.text}': the sed script is not known to be harmless (w, e, r...)",
+        )
     if in_place:
         if not ctx.write(files):
             ctx.normal("edits files in place")
         return
-    script = positional[0].text if positional and files is not positional else ""
-    if re.search(r"(^|[;}\s])[0-9,$/]*\s*[wWe]\b|/[gpiIm0-9]*[we]\b", script):
-        ctx.normal("may write files or run commands")
     ctx.read(files)
 
 
 def _awk(args: list[Word], ctx: JudgeContext) -> None:
-    _, positional, values = split_args(args, frozenset({"-F", "-v", "-f"}))
+    options, positional, values = split_args(args, frozenset({"-F", "-v", "-f"}))
     script = "" if "-f" in values else (positional[0].text if positional else "")
-    if "-f" in values or re.search(r"system\s*\(|\|\s*\"|>\s*\"|\bprint[^;}]*>|getline", script):
-        ctx.normal("may write files or run commands")
+    if (
+        "-f" in values
+        or AWK_UNSAFE.search(script)
+        or any(o[:2] not in ("-F", "-v") for o in options)
+    ):
+        ctx.danger(
+            "awk program runs commands or writes files",
+            f"'{ctx.text}': the awk program may run commands or write files",
+        )
     ctx.read(positional[0 if "-f" in values else 1 :])
 
 
@@ -515,20 +510,6 @@ def _init(args: list[Word], ctx: JudgeContext) -> None:
         ctx.normal("may change state")
 
 
-def _read_only(name: str) -> Rule:
-    def rule(args: list[Word], ctx: JudgeContext) -> None:
-        if name in _NO_PATH_ARGS:
-            return
-        _, positional, values = split_args(
-            args, frozenset({"-e", "-f", "-n", "-c", "-m", "-A", "-B", "-C", "-t", "-g", "--glob"})
-        )
-        if name in _GREP_LIKE and not ({"-e", "-f"} & set(values)):
-            positional = positional[1:]
-        ctx.read(positional)
-
-    return rule
-
-
 def _danger(hint: str) -> Rule:
     def rule(args: list[Word], ctx: JudgeContext) -> None:
         ctx.danger(hint)
@@ -587,22 +568,111 @@ RULES: dict[str, Rule] = {
 }
 
 
-def judge(name: str, args: list[Word], ctx: JudgeContext) -> None:
-    """Record what command ``name`` run with ``args`` does."""
-    from skillkit.permissions.git import judge_git
+# options that make a program run another program, or write a file it names
+CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "env": _words("-S --split-string"),
+    "rg": _words("--pre --pre-glob --hostname-bin"),
+    "tar": _words(
+        "-I -F --use-compress-program --to-command --checkpoint-action --info-script "
+        "--new-volume-script --rsh-command --rmt-command"
+    ),
+    "sort": _words("--compress-program"),
+    "xxd": _words("-r -revert"),
+    "tree": _words("-o"),
+    "info": _words("-o --output"),
+    "strace": _words("-o --output"),
+    "ltrace": _words("-o --output"),
+    "printf": _words("-v"),
+    "hash": _words("-p"),
+    "man": _words("-P -H --pager --html"),
+    "rsync": _words("-e --rsh --rsync-path"),
+    "zip": _words("-T -TT --unzip-command"),
+    "find": _words("-exec -execdir -ok -okdir -fprint -fprint0 -fprintf -fls"),
+    "wait": _words("-p"),
+    # project runners: another makefile, package or configuration is other code
+    "make": _words("-f -C -E --file --makefile --directory --eval"),
+    "npm": _words("-C --prefix --script-shell --userconfig --globalconfig"),
+    "pnpm": _words("-C --dir --prefix --script-shell --config"),
+    "yarn": _words("--cwd --prefix"),
+    "cargo": _words("-Z --config --manifest-path"),
+}
+# builtins that evaluate an array subscript in a variable name as arithmetic, running any
+# $(...) inside it, even when the name was quoted
+SUBSCRIPT_BUILTINS = _words(
+    "declare typeset local readonly export unset read mapfile readarray let wait printf "
+    "getopts test [ [["
+)
+_ARITHMETIC_TESTS = _words("-eq -ne -lt -le -gt -ge")
+_SINGLE_DASH_LONG = _words("find xxd")
 
-    if name == "git":
-        judge_git(args, ctx)
-        return
+
+def has_code_option(name: str, args: list[Word]) -> str:
+    """The option of ``name args...`` that runs a program or writes a named file; ""."""
+    options = CODE_OPTIONS.get(name)
+    if not options:
+        return ""
+    for index, word in enumerate(args):
+        text = word.text
+        if text == "--":
+            break
+        if name == "tar" and index == 0 and not text.startswith("-"):
+            text = "-" + text  # old-style bundle: `tar xIf ...`
+        if not text.startswith("-") or text == "-":
+            continue
+        option = text.partition("=")[0]
+        if option in options:
+            return option
+        if name in _SINGLE_DASH_LONG:
+            continue
+        if option.startswith("--"):
+            # GNU tools accept any unambiguous prefix of a long option
+            if len(option) >= 4 and any(o.startswith(option) for o in options):
+                return option
+            continue
+        if any("-" + letter in options for letter in option[1:]):
+            return option
+    return ""
+
+
+def evaluates_subscript(name: str, args: list[Word]) -> bool:
+    """Whether ``name args...`` would evaluate an array subscript (``a[$(cmd)]``) or an
+    arithmetic operand it cannot prove to be a plain number."""
+    if name not in SUBSCRIPT_BUILTINS:
+        return False
+    texts = [w.text for w in args]
+    if name in ("test", "[", "[["):
+        if "-v" in texts:
+            return True
+        if any(t in _ARITHMETIC_TESTS for t in texts):
+            operands = [t for t in texts if t not in _ARITHMETIC_TESTS and t not in "[]]!()"]
+            return not all(re.fullmatch(r"-?\d+", t) for t in operands if t not in ("]]", "]"))
+        return False
+    if name == "printf" and "-v" not in texts:
+        return False
+    if name == "wait" and "-p" not in texts:
+        return False
+    if name == "let":
+        return True
+    return any("[" in w.text or w.dynamic for w in args)
+
+
+def judge(name: str, args: list[Word], ctx: JudgeContext) -> None:
+    """Record what program ``name`` (not git) run with ``args`` changes or runs.
+    Records nothing for a program without a rule: the caller decides what that means."""
     rule = RULES.get(name)
     if rule is None and re.fullmatch(r"mkfs(\.\w+)?|mkdosfs|mkntfs", name):
         rule = _danger("disk tool")
     if rule is not None:
         rule(args, ctx)
-        return
-    if name in READ_ONLY:
-        _read_only(name)(args, ctx)
-        return
-    if len(args) == 1 and args[0].text in ("--version", "--help") and name not in POWER:
-        return
-    ctx.normal("may change files or state", f"'{ctx.text}' may change files or state")
+    option = has_code_option(name, args)
+    if not option and name == "make":
+        option = next((w.text for w in args if re.match(r"[A-Za-z_][\w.]*\s*[:+?!]?=", w.text)), "")
+    if option:
+        ctx.danger(
+            "option runs programs", f"'{ctx.text}': {name} {option} runs a program or writes a file"
+        )
+    if evaluates_subscript(name, args):
+        ctx.danger(
+            "evaluates code in a subscript",
+            f"'{ctx.text}': {name} evaluates array subscripts and arithmetic as code",
+        )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -228,7 +229,9 @@ class PermissionGate:
                 self._allow_whole_command(tool_name, tool_input, found)
             _merge_file_rules(found, self._file_rules(verdict))
         hint = risk.hint if kind is ToolKind.SHELL else ""
-        suggested = suggest_rule(tool_name, kind.value, tool_input, risk.level, self)
+        suggested = suggest_rule(
+            tool_name, kind.value, tool_input, risk.level, self, verdict=verdict
+        )
 
         def make(action: GateAction, reason: str, matched: Rule | None = None) -> GateDecision:
             return GateDecision(
@@ -255,11 +258,21 @@ class PermissionGate:
             return make(GateAction.REFUSE, _plan_refusal(tool_name, risk.reason))
         if found.ask is not None:
             return make(GateAction.ASK, f"rule `{found.ask}` asks before {tool_name}", found.ask)
+        hidden = self._hidden_paths(verdict) if verdict is not None else ""
+        if hidden:
+            return make(GateAction.ASK, hidden)
         if found.allowed:
             if risk.level is RiskLevel.DANGEROUS and not found.exact:
                 return make(
                     GateAction.ASK,
                     f"{risk.reason} — risky, so the broad rule `{found.allow}` does not cover it",
+                    found.allow,
+                )
+            if verdict is not None and not verdict.understood and not found.exact:
+                return make(
+                    GateAction.ASK,
+                    f"{risk.reason} — not fully understood, so the broad rule "
+                    f"`{found.allow}` does not cover it",
                     found.allow,
                 )
             return make(GateAction.RUN, f"allowed by rule `{found.allow}`", found.allow)
@@ -439,6 +452,31 @@ class PermissionGate:
             return [Subject.command(command)]
         return [Subject.text(_input_text(tool_input))]
 
+    def _hidden_paths(self, verdict: ShellVerdict) -> str:
+        """Why a shell command must ask because file deny rules exist and it reads or
+        writes paths the classifier cannot see, or reads whole directories a deny rule
+        reaches into; "" when neither."""
+        denies = [
+            r
+            for name in ("read", "edit", "write")
+            for r in self.rules.for_tool(name)
+            if r.action is RuleAction.DENY
+        ]
+        if not denies:
+            return ""
+        if verdict.unresolved:
+            return (
+                "the command reads or writes a path known only when it runs, "
+                "so file deny rules cannot be checked"
+            )
+        for root in verdict.recursive_reads:
+            for rule in denies:
+                if rule.tool != "read" and not any(ch in rule.tool for ch in "*?["):
+                    continue
+                if _reaches_into(rule.pattern, root, self.workspace, self.home):
+                    return f"the command reads everything below {root}, which `{rule}` protects"
+        return ""
+
     def _file_rules(self, verdict: ShellVerdict) -> list[Evaluation]:
         """File deny/ask rules applied to the paths a shell command reads and writes."""
         only = (RuleAction.DENY, RuleAction.ASK)
@@ -539,6 +577,25 @@ def _realpath(path: str) -> str:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
+
+
+def _reaches_into(pattern: str | None, root: str, workspace: str, home: str) -> bool:
+    """Whether a path rule's pattern may match something below directory ``root``."""
+    if pattern is None or "/" not in pattern.rstrip("/"):
+        return True  # no pattern, or a file name matched in any directory
+    if pattern == "~" or pattern.startswith("~/"):
+        absolute = home + pattern[1:]
+    elif pattern.startswith("/"):
+        absolute = pattern
+    else:
+        absolute = os.path.join(workspace, pattern[2:] if pattern.startswith("./") else pattern)
+    literal = re.split(r"[*?\[]", absolute, maxsplit=1)[0].replace("\\", "")
+    root = os.path.normpath(root)
+    return (
+        os.path.normpath(literal or "/") == root
+        or literal.startswith(root.rstrip("/") + "/")
+        or root.startswith(literal)
+    )
 
 
 def _merge_file_rules(into: Evaluation, others: list[Evaluation]) -> None:

@@ -1,10 +1,10 @@
-"""The rule "allow always" adds: as narrow as useful.
+"""The rule "allow always" adds: as narrow as useful, never a program's whole option space.
 
-- a simple, not dangerous shell command → its program and subcommand as a prefix
-  (``git push origin main`` → ``bash(git push:*)``, ``npm run build`` →
-  ``bash(npm run build:*)``);
-- a compound or dangerous command, or one run through an interpreter, wrapper or
-  privilege tool → exactly that command;
+- a shell command → exactly that command (``bash(git status --short)``); only a single,
+  fully understood, not dangerous ``test``/``run``/``build``/``check``/``lint`` step of a
+  known project runner (``npm run build``, ``cargo test``, ``make test``) gets a prefix rule
+  (``bash(npm run build:*)``), because it runs the project's own script whatever its
+  extra arguments;
 - an edit inside the workspace → its folder (``edit(src/app/**)``), or the file itself at
   the top level; outside the workspace → exactly that file;
 - any other tool → the tool name.
@@ -13,29 +13,19 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from skillkit.permissions import commands as _c
-from skillkit.permissions.classifier import RiskLevel
-from skillkit.permissions.shell import ShellSyntaxError, iter_commands, parse_script
+from skillkit.permissions.classifier import RiskLevel, ShellVerdict
+from skillkit.permissions.shell import iter_commands, parse_script
 
 if TYPE_CHECKING:
     from skillkit.permissions.gate import PermissionGate
 
 __all__ = ["escape_pattern", "suggest_rule"]
 
-_NEVER_PREFIX = (
-    _c.INTERPRETERS
-    | _c.PRIVILEGE
-    | _c.WRAPPERS
-    | _c.SHELLS
-    | _c.DELETERS
-    | frozenset({"eval", "xargs", "find", "fd", "exec", "npx", "uvx", "pnpx", "bunx", "dd"})
-)
-_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun", "uv", "poetry", "pdm", "hatch", "cargo"})
-_SUBCOMMAND = re.compile(r"[A-Za-z][\w.:-]*")
+_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun", "cargo", "go", "make"})
+_RUNNER_STEPS = frozenset({"test", "build", "check", "lint", "vet", "run", "all"})
 
 
 def escape_pattern(text: str) -> str:
@@ -49,15 +39,19 @@ def suggest_rule(
     tool_input: Mapping[str, Any],
     risk: RiskLevel,
     gate: PermissionGate,
+    *,
+    verdict: ShellVerdict | None = None,
 ) -> str:
-    """The rule text to offer for "allow always"; "" when none fits."""
+    """The rule text to offer for "allow always"; "" when none fits. ``verdict`` is the
+    classifier's judgement of a shell command (a prefix rule needs a fully understood
+    one)."""
     if kind == "plan_exit":
         return ""
     if kind == "shell":
         command = tool_input.get("command")
         if not isinstance(command, str) or not command.strip():
             return ""
-        prefix = _command_prefix(command, risk)
+        prefix = _runner_prefix(command, risk, verdict)
         if prefix is None:
             return f"{tool_name}({escape_pattern(' '.join(command.split()))})"
         return f"{tool_name}({escape_pattern(prefix)}:*)"
@@ -73,28 +67,25 @@ def suggest_rule(
     return tool_name
 
 
-def _command_prefix(command: str, risk: RiskLevel) -> str | None:
-    """The program + subcommand to allow, or None when only the exact command is safe."""
-    if risk is RiskLevel.DANGEROUS:
+def _runner_prefix(command: str, risk: RiskLevel, verdict: ShellVerdict | None) -> str | None:
+    """``npm run build`` / ``cargo test`` for a lone, understood project-runner step;
+    None when only the exact command may be allowed."""
+    if risk is RiskLevel.DANGEROUS or verdict is None or not verdict.understood:
         return None
-    try:
-        commands = list(iter_commands(parse_script(command)))
-    except ShellSyntaxError:
-        return None
-    if len(commands) != 1:
+    script = parse_script(command)
+    commands = list(iter_commands(script))
+    if script.problems or len(commands) != 1:
         return None
     cmd = commands[0]
-    if cmd.assignments or cmd.redirects or not cmd.words or any(w.dynamic for w in cmd.words):
+    if cmd.assignments or cmd.redirects or any(w.dynamic or w.glob for w in cmd.words):
         return None
     argv = cmd.argv
-    if os.path.basename(argv[0]) in _NEVER_PREFIX:
+    if len(argv) < 2 or argv[0] not in _RUNNERS or argv[1] not in _RUNNER_STEPS:
         return None
-    prefix = [cmd.words[0].raw]
-    if len(argv) > 1 and _SUBCOMMAND.fullmatch(argv[1]):
-        prefix.append(cmd.words[1].raw)
-        if argv[0] in _RUNNERS and argv[1] in ("run", "exec") and len(argv) > 2:
-            if _SUBCOMMAND.fullmatch(argv[2]):
-                prefix.append(cmd.words[2].raw)
-            else:
-                return None
-    return " ".join(prefix)
+    if argv[1] == "run":
+        if argv[0] in ("cargo", "go", "make") or len(argv) < 3:
+            return None
+        if not argv[2].replace("-", "").replace(":", "").replace("_", "").isalnum():
+            return None
+        return " ".join(argv[:3])
+    return " ".join(argv[:2])

@@ -1,0 +1,673 @@
+"""The programs a command may run unasked, and exactly how: an allowlist.
+
+Each program has the options it may be given (flags, options with a value, options whose
+value is a file it reads) and what its operands are (files it reads, a pattern then
+files, free text, or nothing). `read_only_use` accepts an invocation only when every
+argument is statically known and fits that description; anything else — an option not
+listed, an unquoted glob outside a file position, an abbreviation of a long option —
+is refused with a reason. Nothing here runs a program or touches the file system.
+Internal to `skillkit.permissions.classifier`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from skillkit.permissions.shell import Word
+
+__all__ = [
+    "AWK_UNSAFE",
+    "PROGRAMS",
+    "ReadOnlyUse",
+    "awk_use",
+    "find_use",
+    "read_only_use",
+    "sed_script_ok",
+    "sed_use",
+]
+
+Operands = Literal["paths", "pattern", "text", "none", "format"]
+
+
+@dataclass
+class ReadOnlyUse:
+    """What an accepted invocation reads: ``paths`` (files or directories named),
+    ``recursive`` (directories whose whole content it reads), ``cwd`` (True when it
+    reads the working directory because no path was given; ``cwd_recursive`` when that
+    read goes into every file below)."""
+
+    paths: list[Word] = field(default_factory=list)
+    recursive: list[Word] = field(default_factory=list)
+    cwd: bool = False
+    cwd_recursive: bool = False
+    files_only: bool = False  # a directory operand would be read through its symlinks
+
+
+@dataclass(frozen=True)
+class Program:
+    """How one program may be invoked read-only (see the module docs).
+
+    ``valued`` options always take the next word as their value; an option whose value
+    is optional (``od -w[N]``, ``--color[=WHEN]``) must be in ``optional`` instead, so
+    the next word is never mistaken for a value and left unchecked.
+    """
+
+    flags: frozenset[str] = frozenset()
+    valued: frozenset[str] = frozenset()
+    path_valued: frozenset[str] = frozenset()
+    optional: frozenset[str] = frozenset()  # long options taking an optional `=value`
+    operands: Operands = "paths"
+    numeric: bool = False  # `-20` is accepted (head, tail, grep context)
+    max_operands: int | None = None
+    recursive: frozenset[str] = frozenset()  # options that make it read directories whole
+    always_recursive: bool = False
+    default_cwd: bool = False  # without a path operand it reads the working directory
+    pattern_ok: Callable[[str], bool] | None = None
+    files_only: bool = False  # directory operands are read file by file, following links
+
+
+def _w(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _spec(
+    flags: str = "",
+    valued: str = "",
+    path_valued: str = "",
+    optional: str = "",
+    **kwargs: object,
+) -> Program:
+    return Program(
+        flags=_w(flags),
+        valued=_w(valued) | _w(path_valued),
+        path_valued=_w(path_valued),
+        optional=_w(optional),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+_GREP_FLAGS = (
+    "-i -y -v -w -x -c -l -L -n -h -H -o -q -s -b -E -F -G -P -z -Z -a -I -T -U -r "
+    "--ignore-case --no-ignore-case --invert-match --word-regexp --line-regexp --count "
+    "--files-with-matches --files-without-match --line-number --no-filename --with-filename "
+    "--only-matching --quiet --silent --no-messages --byte-offset --extended-regexp "
+    "--fixed-strings --basic-regexp --perl-regexp --null-data --null --text --line-buffered "
+    "--recursive --initial-tab"
+)
+_GREP = _spec(
+    _GREP_FLAGS,
+    valued="-e -m -A -B -C --regexp --max-count --after-context --before-context --context "
+    "--include --exclude --exclude-dir --label --binary-files",
+    path_valued="-f --file --exclude-from",
+    optional="--color --colour",
+    operands="pattern",
+    numeric=True,
+    recursive=_w("-r --recursive"),
+)
+_RG = _spec(
+    "-i -S -s -v -w -x -c -l -n -N -H -I -o -q -u -uu -uuu -F -P -U -a -b -0 -p -. "
+    "--ignore-case --smart-case --case-sensitive --invert-match --word-regexp "
+    "--line-regexp --count --count-matches --files-with-matches --files-without-match "
+    "--files --line-number --no-line-number --with-filename --no-filename --only-matching "
+    "--quiet --fixed-strings --pcre2 --multiline --multiline-dotall --text --byte-offset "
+    "--null --pretty --heading --no-heading --hidden --no-hidden --no-ignore --no-ignore-vcs "
+    "--no-ignore-dot --no-ignore-global --no-ignore-parent --no-ignore-exclude "
+    "--no-messages --json --vimgrep --column --no-column --trim --stats --unrestricted "
+    "--no-config --type-list --crlf --no-unicode --one-file-system --passthru --sort-files "
+    "--invert-match --glob-case-insensitive --include-zero --line-buffered --block-buffered",
+    valued="-e -g -t -T -m -A -B -C -M -j -r -d -E --regexp --glob --iglob --type --type-not "
+    "--max-count --after-context --before-context --context --max-columns --threads "
+    "--replace --max-depth --maxdepth --sort --sortr --encoding --engine --max-filesize "
+    "--color --colors --type-add --path-separator --context-separator "
+    "--field-match-separator --field-context-separator",
+    path_valued="-f --file --ignore-file",
+    operands="pattern",
+    numeric=True,
+    always_recursive=True,
+    default_cwd=True,
+)
+
+
+def _jq_filter_ok(text: str) -> bool:
+    """jq filters may load modules and data files (``import``/``include``) — refused."""
+    return re.search(r"\b(import|include|input_filename|\$__loc__|\$__prog_args)\b", text) is None
+
+
+_SUMS = _spec(
+    "-b -t -z -w --binary --text --tag --zero --quiet --status --strict --warn",
+    valued="-a -l --algorithm --length",
+)
+
+PROGRAMS: dict[str, Program] = {
+    "ls": _spec(
+        "-a -A -l -h -R -t -r -S -1 -d -F -p -i -s -n -g -o -G -c -u -U -X -v -x -m -C -Q -k "
+        "-B -N --all --almost-all --human-readable --recursive --reverse --directory "
+        "--classify --inode --size --numeric-uid-gid --no-group --group-directories-first "
+        "--full-time --si --literal --escape --ignore-backups --author --dired",
+        valued="-I -T -w --ignore --hide --tabsize --width --block-size",
+        optional="--color --colour --sort --time-style --format --indicator-style --time "
+        "--quoting-style --hyperlink",
+        default_cwd=True,
+    ),
+    "cat": _spec(
+        "-n -b -s -A -E -T -v -e -t -u --number --number-nonblank --squeeze-blank "
+        "--show-all --show-ends --show-tabs --show-nonprinting"
+    ),
+    "tac": _spec("-b -r --before --regex", valued="-s --separator"),
+    "head": _spec(
+        "-q -v -z --quiet --silent --verbose --zero-terminated",
+        valued="-n -c --lines --bytes",
+        numeric=True,
+    ),
+    "tail": _spec(
+        "-q -v -z --quiet --silent --verbose --zero-terminated",
+        valued="-n -c --lines --bytes",
+        numeric=True,
+    ),
+    "wc": _spec("-l -w -c -m -L --lines --words --bytes --chars --max-line-length"),
+    "grep": _GREP,
+    "egrep": _GREP,
+    "fgrep": _GREP,
+    "rg": _RG,
+    "tree": _spec(
+        "-a -d -f -i -x -p -s -h -u -g -D -F -q -N -v -t -c -U -r -C -n -J -X -Q --du --si "
+        "--dirsfirst --filesfirst --noreport --gitignore --prune --matchdirs --ignore-case "
+        "--inodes --device",
+        valued="-L -P -I",
+        optional="--charset --filelimit --sort --timefmt",
+        default_cwd=True,
+    ),
+    "pwd": _spec("-L -P", operands="none"),
+    "whoami": _spec(operands="none"),
+    "groups": _spec(operands="text"),
+    "id": _spec("-u -g -G -n -r -z -a --user --group --groups --name --real", operands="text"),
+    "uname": _spec(
+        "-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release "
+        "--kernel-version --machine --processor --hardware-platform --operating-system",
+        operands="none",
+    ),
+    "hostname": _spec("-f -s -i -I -d -A --fqdn --short --domain", operands="none"),
+    "nproc": _spec("--all", valued="--ignore", operands="none"),
+    "uptime": _spec("-p -s --pretty --since", operands="none"),
+    "free": _spec("-b -k -m -g -h -w -t --human --wide --total --si", operands="none"),
+    "date": _spec(
+        "-u -R --utc --universal --rfc-email",
+        valued="-d --date",
+        path_valued="-r --reference",
+        optional="--iso-8601 --rfc-3339 -I",
+        operands="format",
+    ),
+    "echo": _spec("-n -e -E", operands="text"),
+    "printf": _spec(operands="text"),
+    "true": _spec(operands="text"),
+    "false": _spec(operands="text"),
+    "seq": _spec("-w --equal-width", valued="-s -f --separator --format", operands="text"),
+    "basename": _spec("-a -z --multiple --zero", valued="-s --suffix", operands="text"),
+    "dirname": _spec("-z --zero", operands="text"),
+    "realpath": _spec(
+        "-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing --logical "
+        "--physical --quiet --strip --no-symlinks --zero",
+        valued="--relative-to --relative-base",
+        operands="text",
+    ),
+    "readlink": _spec(
+        "-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing "
+        "--canonicalize-missing --no-newline --quiet --silent --verbose --zero",
+        operands="text",
+    ),
+    "which": _spec("-a -s", operands="text"),
+    "type": _spec("-a -f -P -p -t", operands="text"),
+    "stat": _spec(
+        "-f -t --file-system --terse", valued="-c --format --printf", optional="--cached"
+    ),
+    "file": _spec(
+        "-b -i -k -N -E -0 --brief --mime --mime-type --mime-encoding --keep-going "
+        "--no-pad --print0 --extension --apple"
+    ),
+    "du": _spec(
+        "-s -h -a -c -k -m -b -x -S -l --summarize --human-readable --all --total "
+        "--apparent-size --si --bytes --one-file-system --separate-dirs --count-links",
+        valued="-d -t -B --max-depth --threshold --exclude --block-size",
+        optional="--time",
+        default_cwd=True,
+    ),
+    "df": _spec(
+        "-h -H -k -T -i -l -a -P --human-readable --si --local --all --print-type "
+        "--inodes --total --portability",
+        valued="-t -x -B --type --exclude-type --block-size",
+        optional="--output",
+    ),
+    # no -r and no directories: diff follows symbolic links out of the workspace
+    "diff": _spec(
+        "-u -c -q -w -b -B -i -a -s -y -t -T -p -E -Z -d --brief "
+        "--ignore-all-space --ignore-space-change --ignore-blank-lines "
+        "--ignore-case --text --report-identical-files --side-by-side --expand-tabs "
+        "--initial-tab --show-c-function --strip-trailing-cr --suppress-common-lines "
+        "--minimal --speed-large-files --no-dereference --ignore-tab-expansion "
+        "--ignore-trailing-space --unidirectional-new-file",
+        valued="-U -C -W -x -I --label --width --exclude --ignore-matching-lines "
+        "--tabsize --show-function-line",
+        path_valued="-X --exclude-from --from-file --to-file",
+        optional="--color --unified --context --normal",
+        files_only=True,
+    ),
+    "cmp": _spec(
+        "-b -l -s --print-bytes --verbose --silent --quiet",
+        valued="-i -n --ignore-initial --bytes",
+        max_operands=2,
+    ),
+    "comm": _spec(
+        "-1 -2 -3 -z --check-order --nocheck-order --zero-terminated --total",
+        valued="--output-delimiter",
+        max_operands=2,
+    ),
+    "cut": _spec(
+        "-s -z -n --complement --only-delimited --zero-terminated",
+        valued="-b -c -f -d --bytes --characters --fields --delimiter --output-delimiter",
+    ),
+    "tr": _spec(
+        "-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1",
+        operands="text",
+    ),
+    "nl": _spec(
+        "-p --no-renumber",
+        valued="-b -d -f -h -i -l -n -s -v -w --body-numbering --section-delimiter "
+        "--footer-numbering --header-numbering --line-increment --join-blank-lines "
+        "--number-format --number-separator --starting-line-number --number-width",
+    ),
+    "sort": _spec(
+        "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z --reverse --numeric-sort "
+        "--human-numeric-sort --unique --stable --ignore-case --version-sort "
+        "--general-numeric-sort --month-sort --dictionary-order --ignore-leading-blanks "
+        "--zero-terminated --check --merge --random-sort",
+        valued="-k -t -S --key --field-separator --buffer-size --parallel",
+    ),
+    "uniq": _spec(
+        "-c -d -D -u -i -z --count --repeated --unique --ignore-case --zero-terminated",
+        valued="-f -s -w --skip-fields --skip-chars --check-chars",
+        optional="--all-repeated --group",
+        max_operands=1,
+    ),
+    "column": _spec("-t -x -n -e -J -L --table --fillrows", valued="-c -s -o -N -R -W"),
+    "fold": _spec("-b -s --bytes --spaces", valued="-w --width"),
+    "fmt": _spec("-c -s -u -p --crown-margin --split-only --uniform-spacing", valued="-w"),
+    "paste": _spec("-s -z --serial --zero-terminated", valued="-d --delimiters"),
+    "join": _spec(
+        "-i --ignore-case --check-order --nocheck-order --header -z",
+        valued="-a -e -j -o -t -v -1 -2",
+        max_operands=2,
+    ),
+    "expand": _spec("-i --initial", valued="-t --tabs"),
+    "unexpand": _spec("-a --all --first-only", valued="-t --tabs"),
+    "rev": _spec(),
+    "sha1sum": _SUMS,
+    "sha224sum": _SUMS,
+    "sha256sum": _SUMS,
+    "sha384sum": _SUMS,
+    "sha512sum": _SUMS,
+    "md5sum": _SUMS,
+    "b2sum": _SUMS,
+    "cksum": _SUMS,
+    "jq": _spec(
+        "-r -j -c -s -n -e -S -C -M -a -R --raw-output --join-output --compact-output "
+        "--slurp --null-input --exit-status --sort-keys --color-output --monochrome-output "
+        "--ascii-output --raw-input --tab --seq --stream --raw-output0",
+        valued="--indent",
+        operands="pattern",
+        pattern_ok=_jq_filter_ok,
+    ),
+    "xxd": _spec(
+        "-a -b -C -E -e -i -p -u -d -ps -plain -autoskip -bits -capitalize -uppercase",
+        valued="-c -g -l -s -o -n -cols -groupsize -len -seek -offset -name",
+        max_operands=1,
+    ),
+    "od": _spec(
+        "-b -c -d -f -i -l -o -s -x -v --output-duplicates",
+        valued="-A -j -N -t -S --address-radix --skip-bytes --read-bytes --format",
+        optional="--width --strings",
+    ),
+    "hexdump": _spec("-b -c -C -d -o -x -v", valued="-n -s -e"),
+    "strings": _spec("-a -f -w --all --print-file-name", valued="-n -t -e --bytes --radix"),
+    "printenv": _spec("-0 --null", operands="text"),
+}
+
+
+def read_only_use(name: str, args: list[Word]) -> ReadOnlyUse | str:
+    """How ``name args...`` reads, or why it is not known to be read-only."""
+    spec = PROGRAMS.get(name)
+    if spec is None:
+        return f"{name} is not a known read-only program"
+    return _check(name, spec, args)
+
+
+def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
+    use = ReadOnlyUse(files_only=spec.files_only)
+    operands: list[Word] = []
+    pattern_given = False
+    recursive = spec.always_recursive
+    i = 0
+    options_done = False
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if word.dynamic:
+            return f"argument {word.raw!r} is known only when it runs"
+        if options_done or text == "-" or not text.startswith("-"):
+            operands.append(word)
+            continue
+        if word.glob:
+            return f"option {word.raw!r} holds an unquoted glob"
+        if text == "--":
+            options_done = True
+            continue
+        found: list[tuple[str, str | None]] = []  # (option, value)
+        if text.startswith("--"):
+            option, eq, value = text.partition("=")
+            if eq:
+                if option not in spec.valued and option not in spec.optional:
+                    return f"{name} option {option} is not known to be read-only"
+                found.append((option, value))
+            elif option in spec.flags or option in spec.optional:
+                found.append((option, None))
+            elif option in spec.valued:
+                if i >= len(args) or args[i].dynamic or args[i].glob:
+                    return f"{name} option {option} needs a static value"
+                found.append((option, args[i].text))
+                i += 1
+            else:
+                return f"{name} option {option} is not known to be read-only"
+        elif text in spec.flags:
+            found.append((text, None))
+        elif text in spec.valued:
+            if i >= len(args) or args[i].dynamic or args[i].glob:
+                return f"{name} option {text} needs a static value"
+            found.append((text, args[i].text))
+            i += 1
+        elif spec.numeric and text[1:].isdigit():
+            continue
+        else:
+            letters = text[1:]
+            for index, letter in enumerate(letters):
+                option = "-" + letter
+                if option in spec.flags:
+                    found.append((option, None))
+                    continue
+                if option in spec.valued:
+                    rest = letters[index + 1 :]
+                    if rest:
+                        found.append((option, rest))
+                    elif i < len(args) and not args[i].dynamic and not args[i].glob:
+                        found.append((option, args[i].text))
+                        i += 1
+                    else:
+                        return f"{name} option {option} needs a static value"
+                    break
+                return f"{name} option {option} is not known to be read-only"
+        for opt, given in found:
+            if opt in spec.recursive:
+                recursive = True
+            if opt in ("-e", "--regexp", "-f", "--file") and spec.operands == "pattern":
+                pattern_given = True
+                if given is not None and spec.pattern_ok and not spec.pattern_ok(given):
+                    return f"{name} expression {given!r} is not known to be read-only"
+            if opt == "--files" and name == "rg":
+                pattern_given = True
+            if opt in spec.path_valued and given is not None:
+                use.paths.append(Word(given, given))
+    if spec.operands == "pattern" and not pattern_given:
+        if not operands:
+            return f"{name} needs a pattern"
+        pattern, operands = operands[0], operands[1:]
+        if pattern.glob:
+            return f"pattern {pattern.raw!r} is an unquoted glob"
+        if spec.pattern_ok is not None and not spec.pattern_ok(pattern.text):
+            return f"{name} expression {pattern.raw!r} is not known to be read-only"
+    if spec.operands in ("text", "none", "format"):
+        if spec.operands == "none" and operands:
+            return f"{name} takes no operands here"
+        if spec.operands == "format" and any(not w.text.startswith("+") for w in operands):
+            return f"{name} operand is not a +FORMAT"
+        if any(w.glob for w in operands):
+            return "an unquoted glob would be expanded into file names"
+        return use
+    if spec.max_operands is not None and len(operands) > spec.max_operands:
+        return f"{name} with more than {spec.max_operands} operands writes a file"
+    paths = [w for w in operands if w.text != "-"]
+    use.paths.extend(paths)
+    if recursive:
+        use.recursive.extend(paths)
+    if not paths and (spec.default_cwd or recursive):
+        use.cwd = True
+        use.cwd_recursive = recursive
+    return use
+
+
+# --------------------------------------------------------------------------- find, sed, awk
+
+_FIND_GLOBAL = _w("-P")
+_FIND_ZERO = _w(
+    "-print -print0 -prune -empty -readable -writable -executable -true -false -not ! -a -o "
+    "-and -or ( ) , -depth -d -nowarn -warn -xdev -mount -daystart -quit -ls -noleaf -nouser "
+    "-nogroup -ignore_readdir_race -noignore_readdir_race"
+)
+_FIND_ONE = _w(
+    "-name -iname -path -ipath -wholename -iwholename -type -xtype -maxdepth -mindepth -mtime "
+    "-mmin -atime -amin -ctime -cmin -size -perm -user -group -uid -gid -links -regex -iregex "
+    "-regextype -printf -inum -used -fstype -lname -ilname"
+)
+_FIND_PATH = _w("-newer -anewer -cnewer -samefile")
+
+
+def find_use(args: list[Word]) -> ReadOnlyUse | str:
+    """``find`` with an allowlisted expression: names and tests only; no ``-exec``,
+    ``-delete``, ``-fprint``... and no symlink following (``-L``, ``-H``, ``-follow``)."""
+    use = ReadOnlyUse()
+    i = 0
+    while i < len(args) and args[i].text in _FIND_GLOBAL and not args[i].dynamic:
+        i += 1
+    while i < len(args) and not args[i].text.startswith(("-", "(", "!", ")")):
+        if args[i].dynamic:
+            return f"argument {args[i].raw!r} is known only when it runs"
+        use.paths.append(args[i])
+        i += 1
+    if not use.paths:
+        use.cwd = True
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        i += 1
+        if word.dynamic or word.glob:
+            return f"find expression word {word.raw!r} is not static"
+        if text in _FIND_ZERO:
+            continue
+        if text in _FIND_ONE or text in _FIND_PATH or re.fullmatch(r"-newer[aBcmt][aBcmt]", text):
+            if i >= len(args) or args[i].dynamic or args[i].glob:
+                return f"find {text} needs a static value"
+            if text in _FIND_PATH:
+                use.paths.append(args[i])
+            i += 1
+            continue
+        return f"find {text} is not known to be read-only"
+    return use
+
+
+_SED_SIMPLE = frozenset("pdDnNgGhHxlPz=}")
+
+
+def sed_script_ok(script: str) -> bool:
+    """Accept only scripts made of addresses and the commands that print, delete, hold
+    or substitute (without the ``e`` and ``w`` flags). Anything else is refused."""
+    n = len(script)
+    i = 0
+
+    def regex_end(start: int, delim: str) -> int:
+        j = start
+        while j < n:
+            if script[j] == "\\":
+                j += 2
+                continue
+            if script[j] == delim:
+                return j
+            if script[j] == "\n":
+                return -1
+            j += 1
+        return -1
+
+    def address(j: int) -> int:
+        if j < n and script[j].isdigit():
+            while j < n and (script[j].isdigit() or script[j] == "~"):
+                j += 1
+            return j
+        if j < n and script[j] == "$":
+            return j + 1
+        if j < n and script[j] == "/":
+            end = regex_end(j + 1, "/")
+            if end < 0:
+                return -1
+            j = end + 1
+            while j < n and script[j] in "IM":
+                j += 1
+            return j
+        return j
+
+    while i < n:
+        ch = script[i]
+        if ch in " \t\n;":
+            i += 1
+            continue
+        if ch == "#":
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        j = address(i)
+        if j < 0:
+            return False
+        if j < n and script[j] == ",":
+            if j + 1 < n and script[j + 1] in "+~":
+                j += 2
+                while j < n and script[j].isdigit():
+                    j += 1
+            else:
+                j = address(j + 1)
+                if j < 0:
+                    return False
+        while j < n and script[j] in " \t!":
+            j += 1
+        if j >= n:
+            return False
+        cmd = script[j]
+        j += 1
+        if cmd in _SED_SIMPLE or cmd == "{":
+            i = j
+            continue
+        if cmd in "qQ":
+            while j < n and script[j].isdigit():
+                j += 1
+            i = j
+            continue
+        if cmd in "sy":
+            if j >= n or script[j] in "\\\n":
+                return False
+            delim = script[j]
+            first = regex_end(j + 1, delim)
+            if first < 0:
+                return False
+            second = regex_end(first + 1, delim)
+            if second < 0:
+                return False
+            j = second + 1
+            if cmd == "s":
+                while j < n and (script[j] in "gpiImM" or script[j].isdigit()):
+                    j += 1
+            if j < n and script[j] not in " \t\n;}":
+                return False
+            i = j
+            continue
+        return False
+    return True
+
+
+def sed_use(args: list[Word]) -> ReadOnlyUse | str:
+    """``sed`` printing only: ``-n``/``-E``/``-e``, no ``-i``, no script file, and every
+    script accepted by a small grammar (no ``w``, ``e``, ``r`` commands or flags)."""
+    use = ReadOnlyUse()
+    scripts: list[str] = []
+    operands: list[Word] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word.dynamic:
+            return f"argument {word.raw!r} is known only when it runs"
+        text = word.text
+        if text in ("-n", "-E", "-r", "-s", "-u", "-z", "--quiet", "--silent", "--posix"):
+            continue
+        if text in ("--regexp-extended", "--separate", "--unbuffered", "--null-data"):
+            continue
+        if text in ("-e", "--expression"):
+            if i >= len(args) or args[i].dynamic:
+                return "sed -e needs a static script"
+            scripts.append(args[i].text)
+            i += 1
+            continue
+        if text.startswith("--expression="):
+            scripts.append(text.partition("=")[2])
+            continue
+        if text.startswith("-") and text != "-":
+            if re.fullmatch(r"-[nErsuz]+", text):
+                continue
+            return f"sed option {text} is not known to be read-only"
+        operands.append(word)
+    if not scripts:
+        if not operands:
+            return "sed needs a script"
+        scripts.append(operands[0].text)
+        operands = operands[1:]
+    for script in scripts:
+        if not sed_script_ok(script):
+            return "the sed script may write files or run commands"
+    use.paths.extend(w for w in operands if w.text != "-")
+    return use
+
+
+AWK_UNSAFE = re.compile(r"system|getline|ARGV|ARGC|ENVIRON|PROCINFO|[|>@`]")
+
+
+def awk_use(args: list[Word]) -> ReadOnlyUse | str:
+    """``awk`` with an inline program that cannot run commands, write files or choose
+    other input files (no ``system``, ``getline``, ``|``, ``>``, ``ARGV``, ``@``...)."""
+    use = ReadOnlyUse()
+    program: str | None = None
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word.dynamic:
+            return f"argument {word.raw!r} is known only when it runs"
+        text = word.text
+        if program is None and text in ("-F", "-v"):
+            if i >= len(args) or args[i].dynamic:
+                return f"awk {text} needs a static value"
+            i += 1
+            continue
+        if program is None and re.fullmatch(r"-[Fv].+", text):
+            continue
+        if program is None and text == "--":
+            continue
+        if program is None:
+            if text.startswith("-"):
+                return f"awk option {text} is not known to be read-only"
+            program = text
+            continue
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", text) or text == "-":
+            continue
+        use.paths.append(word)
+    if program is None:
+        return "awk needs a program"
+    if AWK_UNSAFE.search(program):
+        return "the awk program may run commands, write files or read other files"
+    return use
