@@ -318,3 +318,46 @@ def test_build_gate_reads_settings_and_flags(tmp_path: Path) -> None:
     assert bypass.mode.value == "bypass"
     with pytest.raises(ValueError, match="invalid permission rule"):
         build_gate(ws, allow=["bash("], home=tmp_path / "home")
+
+
+async def test_an_approval_for_a_declared_program_carries_its_exact_argv(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    from skillkit.tools.base import ToolContext, ToolResult
+
+    class Args(BaseModel):
+        branch: str
+
+    class Deploy:
+        """A tool that runs a declared program, like a skill action."""
+
+        name = "deploy"
+        description = "Deploy a branch."
+        args_model = Args
+        sequential = False
+
+        def invocation(self, tool_input: dict[str, Any]) -> tuple[list[str], str]:
+            return ["./deploy.sh", "--branch", str(tool_input["branch"])], str(tmp_path)
+
+        async def execute(self, args: Args, ctx: ToolContext) -> ToolResult:
+            return ToolResult.text("deployed")
+
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter(
+            [Reply(tool_calls=[("deploy", {"branch": "main; rm -rf /"})]), "ok"]
+        ),
+        tools=[Deploy()],  # type: ignore[list-item]
+    )
+    permissions = install(agent, PermissionGate(workspace=tmp_path))
+    seen: list[ApprovalNeeded] = []
+
+    def answer(event: Event) -> None:
+        seen.append(event.payload)
+        permissions.approvals.respond(event.payload.request_id, "deny")
+
+    agent.events.on(ApprovalNeeded, answer)
+    await asyncio.wait_for(agent.chat("go"), 10)
+    (request,) = seen
+    assert request.argv == ["./deploy.sh", "--branch", "main; rm -rf /"]
+    assert request.cwd == str(tmp_path)

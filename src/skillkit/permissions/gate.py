@@ -512,6 +512,7 @@ class PermissionGate:
         if decision.action is GateAction.REFUSE:
             return GateOutcome(False, decision.reason, decision)
         description = tool_input.get("description")
+        argv, cwd = _invocation(tool, tool_input)
         request = ApprovalRequest(
             tool_name=tool_name,
             tool_input=dict(tool_input),
@@ -524,6 +525,8 @@ class PermissionGate:
             tool_call_id=tool_call_id,
             agent_id=agent_id,
             suggested_rule=decision.suggested_rule,
+            argv=argv,
+            cwd=cwd,
         )
         request, answer = await self.approvals.request(request, abort=abort, announce=announce)
         if not answer.allowed:
@@ -636,3 +639,19 @@ def _denial_message(tool_name: str, decision: GateDecision, answer: ApprovalDeci
     if answer.by == "abort":
         return f"The call was not run: {answer.message}."
     return answer.message or f"Permission for {tool_name} was denied; the call was not run."
+
+
+def _invocation(tool: object, tool_input: Mapping[str, Any]) -> tuple[list[str], str]:
+    """The exact argv and folder a tool that runs a declared program (a skill action's
+    ``invocation``) would run for ``tool_input``; empty when it has none."""
+    invocation = getattr(tool, "invocation", None)
+    if not callable(invocation):
+        return [], ""
+    try:
+        found = invocation(tool_input)
+    except Exception:
+        return [], ""
+    if not found:
+        return [], ""
+    argv, cwd = found
+    return [str(part) for part in argv], str(cwd)
