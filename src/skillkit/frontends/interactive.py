@@ -45,7 +45,7 @@ from skillkit.commands.dispatch import CommandContext, CommandResult
 from skillkit.events import Event
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
-from skillkit.frontends.run_input import ESCAPE_DELAY, RunInput, WorkStatus
+from skillkit.frontends.run_input import ESCAPE_DELAY, RunInput, WorkStatus, quiet_keyboard
 from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
@@ -164,7 +164,8 @@ class InteractiveSession:
         ]
         watcher = self._start_watcher()
         try:
-            return await self._loop(session)
+            with quiet_keyboard():
+                return await self._loop(session)
         finally:
             if watcher is not None:
                 await watcher.stop()
@@ -320,10 +321,10 @@ class InteractiveSession:
             return False
         if later:
             self.runner.follow_up(text)
-            self.renderer.notice(f"⧗ queued for after this run: {text}")
+            self.renderer.aside(f"⧗ queued for after this run: {text}")
         else:
             self.runner.steer(text)
-            self.renderer.notice(f"↳ sent to the running agent: {text}")
+            self.renderer.aside(f"↳ sent to the running agent: {text}")
         return True
 
     # ----- approvals and questions

@@ -26,8 +26,10 @@ model).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from skillkit.events import (
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-__all__ = ["ESCAPE_DELAY", "RunInput", "WorkStatus", "flush_typeahead"]
+__all__ = ["ESCAPE_DELAY", "RunInput", "WorkStatus", "flush_typeahead", "quiet_keyboard"]
 
 ESCAPE_DELAY = 0.05
 """Seconds the terminal waits after Esc for the rest of an escape sequence: short, so
@@ -131,12 +133,42 @@ def _elapsed(seconds: float) -> str:
     return f"{seconds // 60}m {seconds % 60:02d}s"
 
 
+@contextlib.contextmanager
+def quiet_keyboard() -> Iterator[None]:
+    """While the block runs, keys typed when no prompt reads the keyboard (between one
+    prompt and the next) are neither echoed nor changed: the terminal is left without
+    echo, line buffering and the Enter-to-newline translation, so a typed Enter still
+    reads as Enter (never as Ctrl-J) and nothing typed lands in the output. Ctrl-C still
+    raises SIGINT. The terminal's settings are restored after. Does nothing without a
+    terminal. Prompts (prompt_toolkit) set their own raw mode on top and put these
+    settings back when they end."""
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        if not sys.stdin.isatty():
+            raise OSError("not a terminal")
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError):  # Windows, no terminal, a closed stdin
+        yield
+        return
+    quiet = termios.tcgetattr(fd)
+    quiet[0] &= ~termios.ICRNL  # iflag
+    quiet[3] &= ~(termios.ECHO | termios.ICANON)  # lflag
+    quiet[6][termios.VMIN] = 1
+    quiet[6][termios.VTIME] = 0
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
 def flush_typeahead() -> None:
     """Drop every key typed and not yet read: prompt_toolkit's stored type-ahead and the
     terminal's pending input. Call it right before a prompt that must only take keys
     pressed after it is drawn (an approval, a plan, a question). Never raises."""
-    import sys
-
     from prompt_toolkit.application.current import get_app_session
     from prompt_toolkit.input.typeahead import clear_typeahead
 
@@ -187,8 +219,6 @@ class RunInput:
     async def show_until(self, waits: Iterable[Awaitable[object]]) -> None:
         """Show the lines and take keys until one of ``waits`` is done (they are not
         cancelled). Without a terminal (stdin or stdout not a tty) only waits."""
-        import sys
-
         futures = [asyncio.ensure_future(w) for w in waits]
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)

@@ -496,6 +496,16 @@ class TerminalRenderer:
         """A yellow line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="yellow"))
 
+    def aside(self, message: str) -> None:
+        """A yellow line that leaves the streamed line open when lines are held (see
+        ``hold_partial_line``): for what the user did meanwhile (a message sent to the
+        running agent), which must not cut the answer in two."""
+        text = Text(self.clean(message), style="yellow")
+        if self.hold_partial_line and self._at_line_start:
+            self.console.print(text)
+        else:
+            self._print(text)
+
     def info(self, message: str) -> None:
         """A dim line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="dim"))

@@ -1,0 +1,205 @@
+"""The keyboard while a run works, in a real terminal (tmux): keys typed meanwhile never
+answer a prompt nor reach the answer; Esc aborts; Enter steers, Alt+Enter queues;
+Ctrl-J makes a new line; a working line shows what the agent does and for how long."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.frontends.tmux_terminal import Terminal
+
+pytestmark = pytest.mark.timeout(90)
+
+SLOW_THEN_DELETE = """\
+replies:
+  - delay: 0.15
+    text: Let me tidy up the build folder for you, this will take a little while to say.
+    tool_calls:
+      - {name: bash, arguments: {command: "rm -rf build"}}
+  - text: Finished.
+cycle: true
+"""
+
+SLOW_TEXT = "slow words " * 30
+
+SLOW_THEN_QUICK = f"""\
+replies:
+  - delay: 0.1
+    text: "{SLOW_TEXT.strip()}"
+  - text: Second answer here.
+  - text: Third answer here.
+"""
+
+
+def project(tmp_path: Path, script: str) -> tuple[Path, str]:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "model.yaml").write_text(script)
+    return work, f"scripted:{work / 'model.yaml'}"
+
+
+def test_type_ahead_during_the_stream_never_answers_the_approval(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path, SLOW_THEN_DELETE)
+    (work / "build").mkdir()
+    (work / "build" / "keep.txt").write_text("precious\n")
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("tidy up")
+    terminal.wait_for("Let me tidy")
+
+    # "y" would allow once and "a" always: typed while the answer streams, neither
+    # may reach the approval prompt drawn afterwards.
+    terminal.press("-l", "hey, also")
+    terminal.wait_for("» hey, also")
+    screen = terminal.wait_for("Allow? y yes, once")
+
+    assert "approval needed bash" in screen
+    assert "✓ allowed" not in screen
+    assert (work / "build" / "keep.txt").read_text() == "precious\n"
+    terminal.press("n")
+    terminal.wait_for("message for the model (Enter to skip) ›")
+    terminal.press("Enter")
+    screen = terminal.wait_for("● done")
+    assert "✗ denied" in screen
+    assert "from now on" not in screen
+    assert (work / "build" / "keep.txt").read_text() == "precious\n"
+    # What was typed and not sent is waiting at the next prompt.
+    terminal.wait_for("› hey, also")
+    terminal.press("C-u")
+    terminal.type("/quit")
+    assert terminal.wait_exit() == 0
+
+
+def test_text_typed_during_a_run_is_not_echoed_into_the_answer(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+    terminal.wait_for("slow words slow")
+    terminal.press("-l", "zebra")
+
+    screen = terminal.wait_for("● done")
+    answer = [line for line in screen.splitlines() if "slow words" in line]
+    assert answer and all("zebra" not in line for line in answer)
+    assert " ".join(" ".join(answer).split()) == SLOW_TEXT.strip()
+    terminal.wait_for("› zebra")
+    terminal.press("C-u")
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_esc_aborts_the_run_without_printing_an_escape(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+    terminal.wait_for("slow words slow")
+
+    terminal.press("Escape")
+
+    screen = terminal.wait_for("● aborted")
+    assert "^[" not in screen
+    assert "aborting…" in screen
+    terminal.wait_for_prompt_count(2)
+    terminal.type("next")  # the session goes on: the next reply of the script
+    terminal.wait_for("Second answer here.")
+    terminal.wait_for_prompt_count(3)
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_a_working_line_shows_what_the_agent_does_and_for_how_long(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+
+    screen = terminal.wait_for(lambda s: re.search(r"writing · [1-9]\d*s", s) is not None)
+    assert "esc stops · enter steers · alt+enter queues · ctrl+j new line" in screen
+    screen = terminal.wait_for("● done")
+    assert "esc stops" not in screen  # gone when the run ends
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_enter_during_a_run_steers_it(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+    terminal.wait_for("slow words slow")
+
+    terminal.type("use bullet points")
+
+    terminal.wait_for("↳ sent to the running agent: use bullet points")
+    # The steering message makes the same run take another turn: the next reply.
+    screen = terminal.wait_for("● done")
+    assert "Second answer here." in screen
+    assert re.search(r"● done\s+2 turns", screen)
+    assert screen.count("● done") == 1
+    terminal.wait_for_prompt_count(2)
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_alt_enter_during_a_run_queues_a_follow_up(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+    terminal.wait_for("slow words slow")
+
+    terminal.press("-l", "then summarize")
+    terminal.press("Escape", "Enter")
+
+    terminal.wait_for("⧗ queued for after this run: then summarize")
+    screen = terminal.wait_for("Second answer here.")
+    assert "aborted" not in screen  # Esc followed by Enter is Alt+Enter, not an abort
+    lines = screen.splitlines()
+    first = max(i for i, line in enumerate(lines) if "slow words" in line)
+    second = next(i for i, line in enumerate(lines) if "Second answer here." in line)
+    assert first < second  # handled after the first answer ended
+    terminal.wait_for_prompt_count(2)
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_ctrl_j_inserts_a_new_line_in_the_prompt(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, "replies:\n  - text: One answer.\ncycle: true\n")
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+
+    terminal.press("-l", "first line")
+    terminal.press("C-j")
+    terminal.type("second line")
+
+    screen = terminal.wait_for("● done")
+    assert screen.count("One answer.") == 1  # one prompt of two lines, one run
+    lines = screen.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("› first line"))
+    assert "second line" in lines[at + 1]
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_ctrl_c_twice_during_a_run_exits_130(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+    terminal.wait_for("slow words slow")
+
+    terminal.press("C-c")
+    terminal.wait_for("aborting… (Ctrl-C again to exit)")
+    terminal.press("C-c")
+
+    assert terminal.wait_exit() == 130
