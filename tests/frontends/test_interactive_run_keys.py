@@ -4,7 +4,10 @@ Ctrl-J makes a new line; a working line shows what the agent does and for how lo
 
 from __future__ import annotations
 
+import http.server
 import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -203,3 +206,173 @@ def test_ctrl_c_twice_during_a_run_exits_130(terminal: Terminal, tmp_path: Path)
     terminal.press("C-c")
 
     assert terminal.wait_exit() == 130
+
+
+TWO_QUESTIONS = """\
+replies:
+  - text: Two questions.
+    tool_calls:
+      - name: ask_user
+        arguments:
+          questions:
+            - question: Which colour do you like?
+              header: Colour
+              options: [{label: red}, {label: blue}]
+      - name: ask_user
+        arguments:
+          questions:
+            - question: Which fruit do you like?
+              header: Fruit
+              options: [{label: apple}, {label: pear}]
+  - text: Thanks for answering.
+"""
+
+
+def test_several_questions_are_asked_one_at_a_time(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, TWO_QUESTIONS)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("ask me")
+
+    screen = terminal.wait_for("Colour ›")
+    assert "Which colour do you like?" in screen
+    assert "Which fruit do you like?" not in screen  # not drawn before its turn
+    terminal.type("2")
+    screen = terminal.wait_for("Fruit ›")
+    assert "Which fruit do you like?" in screen
+    terminal.type("1")
+
+    screen = terminal.wait_for("● done")
+    assert "→ blue" in screen and "→ apple" in screen
+    assert "Thanks for answering." in screen
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_one_ctrl_c_declines_every_open_question(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(tmp_path, TWO_QUESTIONS)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("ask me")
+    terminal.wait_for("Colour ›")
+
+    terminal.press("C-c")
+
+    screen = terminal.wait_for("● done")
+    assert "✗ the questions were not answered" in screen
+    assert "Which fruit do you like?" not in screen  # never asked
+    assert "Fruit ›" not in screen
+    assert "Thanks for answering." in screen  # the run went on with the refusals
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_tool_output_is_shown_once(terminal: Terminal, tmp_path: Path) -> None:
+    command = "printf 'line-%s\\\\n' alpha beta gamma"
+    work, model = project(
+        tmp_path,
+        "replies:\n"
+        f'  - tool_calls: [{{name: bash, arguments: {{command: "{command}"}}}}]\n'
+        "  - text: Printed.\n",
+    )
+    terminal.start("--model", model, "--allow", "bash(printf:*)", cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("print")
+
+    screen = terminal.wait_for("● done")
+    for word in ("alpha", "beta", "gamma"):
+        assert screen.count(f"line-{word}") == 1, screen
+    assert "✓ bash · 3 lines above" in screen
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_compaction_shows_its_progress(terminal: Terminal, tmp_path: Path) -> None:
+    work, model = project(
+        tmp_path,
+        "replies:\n"
+        "  - text: A first answer, long enough that there is something to compact.\n"
+        "  - delay: 0.2\n"
+        "    text: Summary of the talk so far, written slowly by the model.\n",
+    )
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("hello")
+    terminal.wait_for("● done")
+    terminal.wait_for_prompt_count(2)
+
+    terminal.type("/compact")
+
+    screen = terminal.wait_for(
+        lambda s: re.search(r"compacting the conversation · [1-9]\d*s", s) is not None
+    )
+    assert "compacting the conversation…" in screen
+    terminal.wait_for("conversation compacted:")
+    terminal.wait_for_prompt_count(3)
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+class _Overloaded(http.server.BaseHTTPRequestHandler):
+    """A provider that is always overloaded: every request gets a 503."""
+
+    def do_POST(self) -> None:
+        body = b'{"error": {"message": "overloaded, try later", "type": "server_error"}}'
+        self.send_response(503)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+FLAKY_PLUGIN = """
+from skillkit.adapters.openai import OpenAIAdapter
+from skillkit.extensions import hookimpl
+
+
+@hookimpl
+def skillkit_register_adapters(registry):
+    registry.register(
+        "overloaded",
+        OpenAIAdapter("gpt-4o", base_url="{url}", api_key="test-key", max_retries=2),
+    )
+"""
+
+
+@pytest.fixture
+def overloaded_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Overloaded)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+def test_provider_retries_are_shown_as_they_happen(
+    terminal: Terminal, tmp_path: Path, overloaded_server: str
+) -> None:
+    work = tmp_path / "project"
+    (work / ".skillkit" / "plugins").mkdir(parents=True)
+    plugin = FLAKY_PLUGIN.replace("{url}", overloaded_server)
+    (work / ".skillkit" / "plugins" / "overloaded.py").write_text(plugin)
+    terminal.start("--model", "overloaded", cwd=work)
+    terminal.wait_for("Trust this project and run its plugins from now on? [y/N]")
+    terminal.type("y")
+    terminal.wait_for_prompt_count(1)
+
+    terminal.type("hello")
+
+    # The working line counts down to the retry while the session waits for it.
+    screen = terminal.wait_for(lambda s: re.search(r"retry 1 of 2 in \d+s · \d+s", s) is not None)
+    assert "the model call failed" in screen and "retry 1 of 2 in" in screen
+    screen = terminal.wait_for("● failed")
+    assert "retry 2 of 2" in screen
+    terminal.wait_for_prompt_count(2)
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0

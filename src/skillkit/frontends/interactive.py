@@ -45,7 +45,13 @@ from skillkit.commands.dispatch import CommandContext, CommandResult
 from skillkit.events import Event
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
-from skillkit.frontends.run_input import ESCAPE_DELAY, RunInput, WorkStatus, quiet_keyboard
+from skillkit.frontends.run_input import (
+    ESCAPE_DELAY,
+    RUN_KEYS,
+    RunInput,
+    WorkStatus,
+    quiet_keyboard,
+)
 from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
@@ -237,6 +243,7 @@ class InteractiveSession:
 
         self._interrupt = self._escape = interrupted
         self.status.begin(f"running {text.split()[0]}")
+        self._input.keys = "esc stops"
         with on_interrupt(interrupted):
             try:
                 await asyncio.wait([task], timeout=_COMMAND_QUIET)
@@ -266,6 +273,7 @@ class InteractiveSession:
         requests = self._requests
         assert requests is not None
         self.status.begin()
+        self._input.keys = RUN_KEYS
         task = asyncio.ensure_future(self._drain(text))
         presses = 0
         aborting = False

@@ -51,14 +51,22 @@ if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-__all__ = ["ESCAPE_DELAY", "RunInput", "WorkStatus", "flush_typeahead", "quiet_keyboard"]
+__all__ = [
+    "ESCAPE_DELAY",
+    "RUN_KEYS",
+    "RunInput",
+    "WorkStatus",
+    "flush_typeahead",
+    "quiet_keyboard",
+]
 
 ESCAPE_DELAY = 0.05
 """Seconds the terminal waits after Esc for the rest of an escape sequence: short, so
 Esc alone responds at once (prompt_toolkit's default is half a second)."""
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_KEYS = "esc stops · enter steers · alt+enter queues · ctrl+j new line"
+RUN_KEYS = "esc stops · enter steers · alt+enter queues · ctrl+j new line"
+"""The keys named on the working line during a run."""
 
 
 class WorkStatus:
@@ -208,6 +216,8 @@ class RunInput:
         self.on_escape = on_escape
         self.on_interrupt = on_interrupt
         self.partial = partial
+        self.keys = RUN_KEYS
+        """The keys the working line names (the caller sets what applies)."""
         self.buffer: Buffer = Buffer(multiline=True)
 
     def take_text(self) -> str:
@@ -317,5 +327,5 @@ class RunInput:
             ("ansicyan", f"{spin} "),
             ("bold", self.status.line(now)),
             ("", "  "),
-            ("ansibrightblack", _KEYS),
+            ("ansibrightblack", self.keys),
         ]
