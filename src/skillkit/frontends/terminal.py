@@ -523,13 +523,19 @@ class TerminalRenderer:
 
     def partial_line(self) -> list[tuple[str, str]]:
         """The open line of streamed text held back (see ``hold_partial_line``), as
-        ``(style, text)`` pairs: style ``"thinking"`` for thinking, ``""`` otherwise.
+        ``(style, text)`` pairs, one per run of one style: ``"thinking"`` for thinking,
+        ``""`` otherwise.
         Already redacted and neutralized."""
         plain = self._held.plain
-        return [
-            ("thinking" if span.style == _THINKING_STYLE else "", plain[span.start : span.end])
-            for span in self._held.spans
-        ]
+        pieces: list[tuple[str, str]] = []
+        for span in self._held.spans:
+            style = "thinking" if span.style == _THINKING_STYLE else ""
+            text = plain[span.start : span.end]
+            if pieces and pieces[-1][0] == style:
+                pieces[-1] = (style, pieces[-1][1] + text)
+            else:
+                pieces.append((style, text))
+        return pieces
 
     def end_line(self) -> None:
         """Finish a line of streamed text, if one is open."""
