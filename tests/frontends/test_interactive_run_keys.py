@@ -19,7 +19,8 @@ pytestmark = pytest.mark.timeout(90)
 SLOW_THEN_DELETE = """\
 replies:
   - delay: 0.15
-    text: Let me tidy up the build folder for you, this will take a little while to say.
+    text: Let me tidy up the build folder for you. This will take a little while to say,
+      as the model streams slowly, so that there is time to type while it writes.
     tool_calls:
       - {name: bash, arguments: {command: "rm -rf build"}}
   - text: Finished.
