@@ -377,3 +377,24 @@ def test_provider_retries_are_shown_as_they_happen(
     terminal.wait_for_prompt_count(2)
     terminal.press("C-d")
     assert terminal.wait_exit() == 0
+
+
+def test_a_steering_message_the_run_did_not_read_is_named(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path, SLOW_THEN_QUICK)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("talk")
+    terminal.wait_for("slow words slow")
+    terminal.type("keep it short")
+    terminal.wait_for("↳ sent to the running agent: keep it short")
+
+    terminal.press("Escape")  # the run stops before its next turn could read it
+
+    screen = terminal.wait_for("● aborted")
+    terminal.wait_for("↳ not read by this run, sent with your next prompt: keep it short")
+    assert "Second answer here." not in screen
+    terminal.wait_for_prompt_count(2)
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0

@@ -121,6 +121,7 @@ class InteractiveSession:
         self._interrupt: Callable[[], None] | None = None
         self._escape: Callable[[], None] | None = None
         self._in_run = False
+        self._steered: list[str] = []  # sent with Enter during the run in flight
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -274,23 +275,24 @@ class InteractiveSession:
         assert requests is not None
         self.status.begin()
         self._input.keys = RUN_KEYS
+        self._steered = []
+        start = len(runner.messages)
         task = asyncio.ensure_future(self._drain(text))
-        presses = 0
-        aborting = False
+        aborting = leaving = False
 
-        def abort() -> None:
+        def abort() -> None:  # Esc, or a first Ctrl-C
             nonlocal aborting
             if not aborting:
                 aborting = True
                 runner.abort("interrupted by the user")
                 self.renderer.notice("aborting… (Ctrl-C again to exit)")
 
-        def interrupted() -> None:
-            nonlocal presses
-            presses += 1
-            if presses == 1:
+        def interrupted() -> None:  # Ctrl-C: abort; once aborting, leave
+            nonlocal leaving
+            if not aborting:
                 abort()
             else:
+                leaving = True
                 task.cancel()
 
         self._interrupt, self._escape, self._in_run = interrupted, abort, True
@@ -307,7 +309,7 @@ class InteractiveSession:
                         await self._answer(request.result())
                 await task
             except asyncio.CancelledError:
-                if presses < 2:
+                if not leaving:
                     raise
                 return True, True
             finally:
@@ -315,7 +317,23 @@ class InteractiveSession:
                 self._in_run = False
                 while not requests.empty():  # asked by the run that ended: answered
                     requests.get_nowait()
+        self._report_unread(start)
         return False, aborting
+
+    def _report_unread(self, start: int) -> None:
+        """Say which steering messages the run ended without reading (sent as it was
+        ending, or aborted): the runner keeps them for the next prompt."""
+        from skillkit.models import UserMessage
+
+        read = {
+            m.content
+            for m in self.runner.messages[start:]
+            if isinstance(m, UserMessage) and isinstance(m.content, str)
+        }
+        for text in self._steered:
+            if text not in read:
+                self.renderer.notice(f"↳ not read by this run, sent with your next prompt: {text}")
+        self._steered = []
 
     async def _drain(self, text: str) -> None:
         async for _ in self.runner.chat_stream_events(text):
@@ -332,6 +350,7 @@ class InteractiveSession:
             self.renderer.aside(f"⧗ queued for after this run: {text}")
         else:
             self.runner.steer(text)
+            self._steered.append(text)
             self.renderer.aside(f"↳ sent to the running agent: {text}")
         return True
 
