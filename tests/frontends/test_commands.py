@@ -69,7 +69,15 @@ async def test_help_lists_every_command_then_the_keys(tmp_path: Path) -> None:
     for name in ("/mode [NAME]", "/skills", "/skill NAME [ARGS]", "/reload", "/plugins"):
         assert name in listed
     keys = lines[lines.index("Keys:") + 1 :]
-    assert [k.split()[0] for k in keys] == ["Shift+Tab", "Ctrl-C", "Ctrl-D"]
+    assert [k.split()[0] for k in keys] == [
+        "Ctrl-J",
+        "Enter",
+        "Alt+Enter",
+        "Esc",
+        "Shift+Tab",
+        "Ctrl-C",
+        "Ctrl-D",
+    ]
     detail = await session.run("/help mode")
     assert detail.output.startswith("/mode [NAME]\n") and f"from: {SOURCE}" in detail.output
 

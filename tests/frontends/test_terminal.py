@@ -337,3 +337,48 @@ def test_a_failing_plugin_hook_is_drawn_once_per_hook() -> None:
         "error: plugin 'other' failed in skillkit_system_prompt: E: y (shown once)",
         "error: tool:read: gone",
     ]
+
+
+def test_streamed_tool_output_is_not_drawn_again_with_the_result() -> None:
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+
+    shown = renderer.tool_output("one\ntwo\n")
+    renderer.tool_result("bash", "one\ntwo", is_error=False, shown=shown)
+    renderer.tool_output("three\n")
+    renderer.tool_result("bash", "three\n[exit code 1]", is_error=True, shown=["three"])
+
+    text = out.getvalue()
+    assert text.count("one") == 1 and text.count("two") == 1 and text.count("three") == 1
+    assert "✓ bash · 2 lines above" in text
+    assert "… 1 line above" in text and "[exit code 1]" in text  # only what it adds
+
+
+def test_held_lines_reach_the_console_whole_and_asides_do_not_cut_them() -> None:
+    from skillkit.models import StreamEvent
+
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+    renderer.hold_partial_line = True
+
+    renderer.stream(StreamEvent("text_delta", content="first line\nsecond "))
+    renderer.aside("↳ sent to the running agent: hi")
+    renderer.stream(StreamEvent("text_delta", content="half"))
+
+    assert out.getvalue() == "first line\n↳ sent to the running agent: hi\n"
+    assert renderer.partial_line() == [("", "second half")]
+    renderer.end_line()
+    assert out.getvalue().endswith("second half\n")
+    assert renderer.partial_line() == []
+
+
+def test_a_provider_retry_is_drawn_as_it_happens() -> None:
+    from skillkit.events import Event, ProviderRetry
+
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+
+    payload = ProviderRetry(attempt=1, max_attempts=3, delay=2.0, error="overloaded")
+    renderer.emit(Event(type="retry", agent_id="a", payload=payload))
+
+    assert "the model call failed (overloaded); retry 1 of 3 in 2.0s" in out.getvalue()

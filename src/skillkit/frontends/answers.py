@@ -10,6 +10,11 @@ text. Ctrl-C at any of these prompts returns None: the caller decides what that 
 What they show is neutralized (`skillkit.text.neutralize`): a suggested rule or a
 question header holding escape sequences is drawn inert.
 
+Type-ahead never answers: `read_key` (and `read_line` with ``flush``, as questions use
+it) drops every key typed before its prompt is drawn
+(`skillkit.frontends.run_input.flush_typeahead`), so text typed while the answer streamed
+cannot approve a call, add a rule or answer a question.
+
 These functions only read input; they never answer the broker themselves — the session
 passes their result to ``permissions.approvals.respond`` / ``questions.respond``.
 They run while an agent run is in flight, so they leave SIGINT alone (the terminal is in
@@ -19,9 +24,10 @@ raw mode: Ctrl-C arrives as a key) and route other output above the prompt.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from skillkit.frontends.run_input import ESCAPE_DELAY, flush_typeahead
 from skillkit.text import neutralize
 
 if TYPE_CHECKING:
@@ -61,8 +67,8 @@ def approval_keys(request: ApprovalRequest) -> list[tuple[str, str]]:
 
 async def read_key(message: StyleAndTextTuples, keys: Sequence[str]) -> str | None:
     """Show ``message`` (wrapped to the terminal's width) and wait for one of ``keys``
-    (case-insensitive); other keys are ignored. Returns the key pressed (lowercase), or
-    None for Ctrl-C or Ctrl-D."""
+    (case-insensitive) pressed after it is drawn: keys typed earlier are dropped, other
+    keys are ignored. Returns the key pressed (lowercase), or None for Ctrl-C or Ctrl-D."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
     from prompt_toolkit.layout import Layout
@@ -99,19 +105,23 @@ async def read_key(message: StyleAndTextTuples, keys: Sequence[str]) -> str | No
         key_bindings=bindings,
         erase_when_done=True,
     )
+    app.ttimeoutlen = ESCAPE_DELAY
     with patch_stdout(raw=True):
-        return await app.run_async(handle_sigint=False)
+        return await app.run_async(pre_run=flush_typeahead, handle_sigint=False)
 
 
-async def read_line(message: str) -> str | None:
-    """One line of text (None for Ctrl-C / Ctrl-D); leaves SIGINT alone."""
+async def read_line(message: str, *, flush: bool = False) -> str | None:
+    """One line of text (None for Ctrl-C / Ctrl-D); leaves SIGINT alone. With ``flush``,
+    keys typed before the prompt is drawn are dropped."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.patch_stdout import patch_stdout
 
     session: PromptSession[str] = PromptSession()
     try:
         with patch_stdout(raw=True):
-            return await session.prompt_async(message, handle_sigint=False)
+            return await session.prompt_async(
+                message, handle_sigint=False, pre_run=flush_typeahead if flush else None
+            )
     except (KeyboardInterrupt, EOFError):
         return None
 
@@ -142,13 +152,20 @@ async def ask_approval(request: ApprovalRequest) -> ApprovalDecision | None:
     return ApprovalDecision.deny((text or "").strip())
 
 
-async def ask_questions(request: QuestionNeeded) -> list[Answer] | None:
-    """Read one answer per question of ``request``; None when the user pressed Ctrl-C."""
+async def ask_questions(
+    request: QuestionNeeded, *, show: Callable[[int], None] | None = None
+) -> list[Answer] | None:
+    """Read one answer per question of ``request``, one question at a time: ``show(i)``
+    (if given) draws question ``i`` (from 0) right before its prompt. Keys typed before a
+    prompt is drawn are dropped. None when the user pressed Ctrl-C."""
     answers: list[Answer] = []
     count = len(request.questions)
     for index, item in enumerate(request.questions, 1):
+        if show is not None:
+            show(index - 1)
         label = neutralize(" ".join(item.header.split())) or "answer"
-        line = await read_line(f"{index}/{count} {label} › " if count > 1 else f"{label} › ")
+        prompt = f"{index}/{count} {label} › " if count > 1 else f"{label} › "
+        line = await read_line(prompt, flush=True)
         if line is None:
             return None
         answers.append(parse_answer(line, item))

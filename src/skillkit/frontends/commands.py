@@ -38,8 +38,12 @@ SOURCE = "frontend:interactive"
 """The source the terminal's own commands are registered with."""
 
 KEYS: dict[str, str] = {
+    "Ctrl-J": "insert a new line in the prompt",
+    "Enter (during a run)": "send the typed text to the running agent (steer)",
+    "Alt+Enter (during a run)": "queue the typed text for after the run",
+    "Esc": "abort the running prompt or command",
     "Shift+Tab": "next permission mode (default → accept_edits → plan)",
-    "Ctrl-C": "abort the running prompt or command; twice to exit",
+    "Ctrl-C": "abort the running prompt or command; twice to exit (code 130)",
     "Ctrl-D": "leave SkillKit (at an empty prompt)",
 }
 
@@ -121,9 +125,11 @@ class TerminalCommands:
         if args.strip() or not result.ok:
             return result
         width = max(map(len, KEYS))
-        keys = [f"  {key:<{width}}  {text}" for key, text in KEYS.items()]
-        if self.permissions is None:
-            keys = keys[1:]
+        keys = [
+            f"  {key:<{width}}  {text}"
+            for key, text in KEYS.items()
+            if self.permissions is not None or key != "Shift+Tab"
+        ]
         return CommandResult(output="\n".join([result.output, "Keys:", *keys]).lstrip("\n"))
 
     def _mode(self, ctx: CommandContext, args: str) -> str | None:

@@ -1,19 +1,27 @@
 """The interactive terminal session: read a prompt, run it, draw the run, repeat.
 
 Input is read with prompt_toolkit (line editing, history); each run is drawn by a
-`TerminalRenderer` attached to the runner's event bus. Keys:
+`TerminalRenderer` attached to the runner's event bus. Keys at the prompt:
 
-- Enter sends the prompt; the answer streams in, followed by a usage footer.
-- Ctrl-C during a run aborts it (`AgentRunner.abort`); a second Ctrl-C exits.
-- Ctrl-C at the prompt arms exit: a second Ctrl-C in a row exits.
-- Ctrl-D at an empty prompt, ``/quit`` or ``/exit`` exits.
+- Enter sends the prompt; Ctrl-J inserts a new line (a pasted text keeps its lines).
+- Ctrl-C arms exit: a second Ctrl-C in a row leaves with exit code 130.
+- Ctrl-D at an empty prompt, ``/quit`` or ``/exit`` leaves with exit code 0.
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 
+While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
+does and for how long, with an input line under it; nothing typed is echoed into the
+answer. Enter steers the run with the typed text (`AgentRunner.steer`), Alt+Enter
+queues it for after the run (`AgentRunner.follow_up`), Ctrl-J inserts a new line, Esc
+aborts the run (`AgentRunner.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
+(exit code 130). Text typed and not sent is put back at the next prompt.
+
 With a permission layer (`skillkit.permissions.Permissions`), a tool call that needs
-approval is drawn inline (the renderer draws the ``approval_needed`` event) and the
+approval is drawn when the session asks about it, one request at a time, and the
 session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
 ``permissions.approvals.respond``; questions from ``ask_user`` go the same way to
-``permissions.questions.respond``. The approval panel of a skill action shows the exact
+``permissions.questions.respond``, one question at a time (a Ctrl-C declines every
+question still open). Keys typed before such a prompt is drawn never answer it: pending
+input is dropped when it appears. The approval panel of a skill action shows the exact
 argument list it will run (computed from the session's skills). Skills are watched for
 changes while the session runs.
 
@@ -30,7 +38,6 @@ text) goes to the model.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +45,13 @@ from skillkit.commands.dispatch import CommandContext, CommandResult
 from skillkit.events import Event
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
+from skillkit.frontends.run_input import (
+    ESCAPE_DELAY,
+    RUN_KEYS,
+    RunInput,
+    WorkStatus,
+    quiet_keyboard,
+)
 from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
@@ -53,23 +67,29 @@ if TYPE_CHECKING:
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
 
-__all__ = ["InteractiveSession"]
+__all__ = ["INTERRUPTED", "InteractiveSession"]
+
+INTERRUPTED = 130
+"""The exit code when the user leaves with Ctrl-C Ctrl-C (128 + SIGINT, as shells do)."""
 
 _PROMPT = ("bold ansicyan", "› ")
 _Request = ApprovalNeeded | QuestionNeeded
+_COMMAND_QUIET = 0.5  # a command shows the working line once it has run this long
 
 
 class InteractiveSession:
     """Runs prompts typed by the user on ``runner`` until the user leaves.
 
-    The session adds ``renderer`` to the runner's event sinks for its lifetime. With
+    The session adds ``renderer`` to the runner's event sinks for its lifetime (and
+    draws approval requests and questions itself, when it asks about them). With
     ``permissions`` it answers approval requests and questions from the keyboard and
     offers Shift+Tab and ``/mode``. ``manager`` is the `PluginManager` the commands act
     on; its command registry is used unless ``commands`` is given, and its skills
     unless ``skills`` is. Without a manager the session still offers SkillKit's own
     commands, over ``skills``. Skills are watched for changes (``watch_skills``).
     ``frontend`` is passed to command handlers as `CommandContext.frontend`. `run`
-    returns the process exit code (0 whichever way the user leaves).
+    returns the process exit code: 0 for Ctrl-D, ``/quit`` or ``/exit``,
+    `INTERRUPTED` (130) for Ctrl-C Ctrl-C.
     """
 
     def __init__(
@@ -96,8 +116,20 @@ class InteractiveSession:
         self.skills = skills if skills is not None else manager.registries.skills
         self.watch_skills = watch_skills
         self.context = CommandContext(runner=runner, manager=manager, frontend=frontend)
+        self.status = WorkStatus()
         self._requests: asyncio.Queue[_Request] | None = None
         self._interrupt: Callable[[], None] | None = None
+        self._escape: Callable[[], None] | None = None
+        self._in_run = False
+        self._steered: list[str] = []  # sent with Enter during the run in flight
+        self._input = RunInput(
+            self.status,
+            on_enter=lambda text: self._send(text, later=False),
+            on_alt_enter=lambda text: self._send(text, later=True),
+            on_escape=lambda: self._escape() if self._escape is not None else None,
+            on_interrupt=lambda: self._interrupt() if self._interrupt is not None else None,
+            partial=self.renderer.partial_line,
+        )
         if self.renderer.action_preview is None and self.skills is not None:
             self.renderer.action_preview = self._action_preview
         # The key given in code is a secret too, whatever the environment holds.
@@ -113,21 +145,34 @@ class InteractiveSession:
         session: PromptSession[str] = PromptSession(
             FormattedText([_PROMPT]),
             history=InMemoryHistory(),
+            multiline=True,
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
         )
+        session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
         bus = self.runner.events
         own = TerminalCommands(self.renderer, self.runner, self.permissions)
+        renderer = self.renderer
+        drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
+        renderer.draw_requests = False  # drawn when asked, one at a time
+        renderer.hold_partial_line = True  # shown by the working lines until it ends
+
+        def give_back_requests() -> None:
+            renderer.draw_requests, renderer.hold_partial_line = drawn_by_renderer, held
+
         undo = [
+            give_back_requests,
             bus.add_sink(self.renderer),
+            bus.add_sink(self.status),
             bus.on("approval_needed", self._queue_request),
             bus.on("question_needed", self._queue_request),
             own.install(self.commands),
         ]
         watcher = self._start_watcher()
         try:
-            return await self._loop(session)
+            with quiet_keyboard():
+                return await self._loop(session)
         finally:
             if watcher is not None:
                 await watcher.stop()
@@ -142,7 +187,10 @@ class InteractiveSession:
         renderer = self.renderer
         if self.title:
             renderer.info(self.title)
-        renderer.info("Enter a prompt. Ctrl-C aborts a run; Ctrl-D or /quit exits; /help for help.")
+        renderer.info(
+            "Enter a prompt (Ctrl-J for a new line). While it runs: Enter steers, "
+            "Alt+Enter queues, Esc aborts. Ctrl-D or /quit exits; /help for help."
+        )
         self._show_skill_problems()
         exit_armed = False
         while True:
@@ -150,10 +198,11 @@ class InteractiveSession:
                 # Output from outside the prompt (a mode change, a skill reload, a
                 # finished background task) is drawn above it.
                 with patch_stdout(raw=True):
-                    text = (await session.prompt_async()).strip()
+                    typed = await session.prompt_async(default=self._input.take_text())
+                text = typed.strip()
             except KeyboardInterrupt:
                 if exit_armed:
-                    return 0
+                    return INTERRUPTED
                 exit_armed = True
                 renderer.notice("Press Ctrl-C again to exit (or Ctrl-D, /quit).")
                 continue
@@ -172,13 +221,14 @@ class InteractiveSession:
                     text = result.send
             quit_now, aborted = await self._run_prompt(text)
             if quit_now:
-                return 0
+                return INTERRUPTED
             exit_armed = aborted
             renderer.console.print()
 
     async def _command(self, text: str) -> CommandResult | None:
         """Dispatch ``text`` and show what the command says; None when ``text`` is not a
-        command. Ctrl-C aborts the agent's work the command started (a compaction), or
+        command. A command still running after half a second shows the working line.
+        Ctrl-C (or Esc) aborts the agent's work the command started (a compaction), or
         else stops the command; a second Ctrl-C stops it in any case."""
         runner = self.runner
         task = asyncio.ensure_future(self.commands.dispatch(text, self.context))
@@ -192,14 +242,22 @@ class InteractiveSession:
             else:
                 task.cancel()
 
+        self._interrupt = self._escape = interrupted
+        self.status.begin(f"running {text.split()[0]}")
+        self._input.keys = "esc stops"
         with on_interrupt(interrupted):
             try:
+                await asyncio.wait([task], timeout=_COMMAND_QUIET)
+                if not task.done():
+                    await self._input.show_until([task])
                 result = await task
             except asyncio.CancelledError:
                 if not presses:
                     raise
                 self.renderer.notice("command interrupted")
                 return CommandResult()
+            finally:
+                self._interrupt = self._escape = None
         if result is not None:
             if result.output:
                 self.renderer.info(result.output)
@@ -208,39 +266,93 @@ class InteractiveSession:
         return result
 
     async def _run_prompt(self, text: str) -> tuple[bool, bool]:
-        """Run one prompt; returns (the user asked to exit, the run was aborted)."""
-        runner = self.runner
-        task = asyncio.ensure_future(self._drain(text))
-        answering = asyncio.ensure_future(self._answer_requests())
-        presses = 0
+        """Run one prompt; returns (the user asked to exit, the run was aborted).
 
-        def interrupted() -> None:
-            nonlocal presses
-            presses += 1
-            if presses == 1:
+        The working line is shown while the run works; it is hidden while an approval
+        or a question is asked, one request at a time."""
+        runner = self.runner
+        requests = self._requests
+        assert requests is not None
+        self.status.begin()
+        self._input.keys = RUN_KEYS
+        self._steered = []
+        start = len(runner.messages)
+        task = asyncio.ensure_future(self._drain(text))
+        aborting = leaving = False
+
+        def abort() -> None:  # Esc, or a first Ctrl-C
+            nonlocal aborting
+            if not aborting:
+                aborting = True
                 runner.abort("interrupted by the user")
                 self.renderer.notice("aborting… (Ctrl-C again to exit)")
+
+        def interrupted() -> None:  # Ctrl-C: abort; once aborting, leave
+            nonlocal leaving
+            if not aborting:
+                abort()
             else:
+                leaving = True
                 task.cancel()
 
-        self._interrupt = interrupted
+        self._interrupt, self._escape, self._in_run = interrupted, abort, True
         with on_interrupt(interrupted):
             try:
+                while not task.done():
+                    request = asyncio.ensure_future(requests.get())
+                    try:
+                        await self._input.show_until([task, request])
+                    finally:
+                        if not request.done():
+                            request.cancel()
+                    if request.done() and not request.cancelled():
+                        await self._answer(request.result())
                 await task
             except asyncio.CancelledError:
-                if presses < 2:
+                if not leaving:
                     raise
                 return True, True
             finally:
-                self._interrupt = None
-                answering.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await answering
-        return False, presses > 0
+                self._interrupt = self._escape = None
+                self._in_run = False
+                while not requests.empty():  # asked by the run that ended: answered
+                    requests.get_nowait()
+        self._report_unread(start)
+        return False, aborting
+
+    def _report_unread(self, start: int) -> None:
+        """Say which steering messages the run ended without reading (sent as it was
+        ending, or aborted): the runner keeps them for the next prompt."""
+        from skillkit.models import UserMessage
+
+        read = {
+            m.content
+            for m in self.runner.messages[start:]
+            if isinstance(m, UserMessage) and isinstance(m.content, str)
+        }
+        for text in self._steered:
+            if text not in read:
+                self.renderer.notice(f"↳ not read by this run, sent with your next prompt: {text}")
+        self._steered = []
 
     async def _drain(self, text: str) -> None:
         async for _ in self.runner.chat_stream_events(text):
             pass
+
+    def _send(self, text: str, *, later: bool) -> bool:
+        """Enter (``later`` False) steers the run in flight with ``text``; Alt+Enter
+        queues it to run after. Outside a run (a command works) nothing is sent and the
+        text stays in the input line (returns False)."""
+        if not self._in_run:
+            return False
+        if later:
+            self.runner.follow_up(text)
+            self.renderer.aside(f"⧗ queued for after this run: {text}")
+        else:
+            self.runner.steer(text)
+            self._steered.append(text)
+            self.renderer.aside(f"↳ sent to the running agent: {text}")
+        return True
 
     # ----- approvals and questions
 
@@ -248,26 +360,23 @@ class InteractiveSession:
         if self._requests is not None and isinstance(event.payload, _Request):
             self._requests.put_nowait(event.payload)
 
-    async def _answer_requests(self) -> None:
-        """Answer queued requests one at a time, while a run is in flight. A request the
-        terminal fails to ask about is denied (or declined), so no call waits forever."""
-        assert self._requests is not None
-        while True:
-            request = await self._requests.get()
-            try:
-                if isinstance(request, ApprovalNeeded):
-                    await self._answer_approval(request)
-                else:
-                    await self._answer_questions(request)
-            except Exception as exc:
-                self.renderer.error(f"could not ask: {exc!r}")
-                if self.permissions is not None:
-                    from skillkit.permissions import ApprovalDecision
+    async def _answer(self, request: _Request) -> None:
+        """Ask about one request. A request the terminal fails to ask about is denied
+        (or declined), so no call waits forever."""
+        try:
+            if isinstance(request, ApprovalNeeded):
+                await self._answer_approval(request)
+            else:
+                await self._answer_questions(request)
+        except Exception as exc:
+            self.renderer.error(f"could not ask: {exc!r}")
+            if self.permissions is not None:
+                from skillkit.permissions import ApprovalDecision
 
-                    reason = "the terminal could not ask the user"
-                    denial = ApprovalDecision.deny(f"Not run: {reason}.", by="terminal")
-                    self.permissions.approvals.respond(request.request_id, denial)
-                    self.permissions.questions.decline(request.request_id, reason)
+                reason = "the terminal could not ask the user"
+                denial = ApprovalDecision.deny(f"Not run: {reason}.", by="terminal")
+                self.permissions.approvals.respond(request.request_id, denial)
+                self.permissions.questions.decline(request.request_id, reason)
 
     async def _answer_approval(self, event: ApprovalNeeded) -> None:
         from skillkit.frontends.answers import ask_approval
@@ -278,6 +387,7 @@ class InteractiveSession:
         request = permissions.approvals.get(event.request_id)
         if request is None:  # answered already (an abort, a timeout, a callback)
             return
+        self.renderer.approval_request(event)
         decision = await ask_approval(request)
         if decision is None:
             if self._interrupt is not None:
@@ -296,6 +406,8 @@ class InteractiveSession:
             renderer.info("✓ allowed once" if not request.plan_content else "✓ plan approved")
 
     async def _answer_questions(self, event: QuestionNeeded) -> None:
+        """Ask the questions of ``event`` one at a time. Ctrl-C declines them and every
+        other question still waiting, so one Ctrl-C ends all the asking."""
         from skillkit.frontends.answers import ask_questions
 
         permissions = self.permissions
@@ -303,12 +415,18 @@ class InteractiveSession:
             r.request_id != event.request_id for r in permissions.questions.pending()
         ):
             return
-        answers = await ask_questions(event)
-        if answers is None:
-            permissions.questions.decline(event.request_id)
-            self.renderer.notice("✗ the question was not answered")
+        answers = await ask_questions(
+            event, show=lambda index: self.renderer.question(event, index)
+        )
+        if answers is not None:
+            permissions.questions.respond(event.request_id, answers)
             return
-        permissions.questions.respond(event.request_id, answers)
+        declined = 0
+        waiting = [event.request_id, *(r.request_id for r in permissions.questions.pending())]
+        for request_id in dict.fromkeys(waiting):
+            declined += permissions.questions.decline(request_id)
+        word = "question was" if declined <= 1 else "questions were"
+        self.renderer.notice(f"✗ the {word} not answered")
 
     # ----- modes and skills
 
@@ -316,6 +434,15 @@ class InteractiveSession:
         from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
         bindings = KeyBindings()
+
+        @bindings.add("enter")
+        def send(event: KeyPressEvent) -> None:
+            event.current_buffer.validate_and_handle()
+
+        @bindings.add("c-j")
+        def new_line(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
         permissions = self.permissions
         if permissions is not None:
 

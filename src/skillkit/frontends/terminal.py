@@ -1,10 +1,13 @@
 """Terminal rendering of an agent run with rich.
 
 `TerminalRenderer` draws what an agent does: text streamed as it arrives, thinking
-dimmed, one panel per tool call (with its arguments) and one per result, error lines,
-a footer with the run's outcome and token usage, approval requests and questions
-(``approval_needed`` / ``question_needed``), permission-mode changes, skill reloads and
-finished background tasks. It only draws — it never calls back into the agent and
+dimmed, one panel per tool call (with its arguments), a tool's output once (streamed
+lines as they come, then only what the result adds; a panel when nothing streamed),
+error lines, provider retries as they happen, compaction, a footer with the run's
+outcome and token usage, approval requests and questions (``approval_needed`` /
+``question_needed``; a caller that asks about them one at a time turns that off with
+``draw_requests`` and draws each when it asks), permission-mode changes, skill reloads
+and finished background tasks. It only draws — it never calls back into the agent and
 never answers a request (the session code does, through the permissions API) — so
 every terminal face (the interactive session, a future subagent view) can reuse it
 with its own runner.
@@ -45,6 +48,7 @@ from skillkit.events import (
     CompactionStart,
     ErrorInfo,
     Event,
+    ProviderRetry,
     StoreUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -233,6 +237,17 @@ class TerminalRenderer:
         self._at_line_start = True
         self._last_usage: Usage | None = None
         self._plugin_failures: set[str] = set()
+        self._streamed: dict[str, list[str]] = {}  # tool call id -> output lines drawn
+        self._held = Text()  # the open line of streamed text, when lines are held
+        self.hold_partial_line = False
+        """When True, streamed text reaches the console a whole line at a time and the
+        line still open is kept for `partial_line` (a caller drawing a live area under
+        the output shows it there: partial lines written above such an area would be
+        overwritten by it)."""
+        self.draw_requests = True
+        """Whether `emit` draws ``approval_needed`` / ``question_needed`` events; a
+        caller that asks one request at a time sets False and draws each itself
+        (`approval_request`, `question`)."""
 
     # ----- feeding
 
@@ -246,20 +261,25 @@ class TerminalRenderer:
                     self.stream(stream_event)
             case ToolExecutionStart(tool_name=name, args=args):
                 self.tool_call(name, args)
-            case ToolExecutionUpdate(output=output):
-                self.tool_output(output)
-            case ToolExecutionEnd(tool_name=name, result=result):
-                self.tool_result(name, result.output, is_error=result.is_error)
+            case ToolExecutionUpdate(tool_call_id=call, output=output):
+                self._streamed.setdefault(call, []).extend(self.tool_output(output))
+            case ToolExecutionEnd(tool_call_id=call, tool_name=name, result=result):
+                shown = self._streamed.pop(call, None)
+                self.tool_result(name, result.output, is_error=result.is_error, shown=shown)
             case Usage() as usage:
                 self._last_usage = usage
             case ErrorInfo(stage=stage, message=message) if stage.startswith("plugin:"):
                 self.plugin_error(stage, message)
             case ErrorInfo(stage=stage, message=message):
                 self.error(f"{stage}: {message}")
-            case ApprovalNeeded() as request:
+            case ApprovalNeeded() as request if self.draw_requests:
                 self.approval_request(request)
-            case QuestionNeeded() as questions:
+            case QuestionNeeded() as questions if self.draw_requests:
                 self.questions(questions)
+            case ProviderRetry(attempt=attempt, max_attempts=most, delay=delay, error=error):
+                self.notice(
+                    f"the model call failed ({error}); retry {attempt} of {most} in {delay:.1f}s"
+                )
             case ModeChanged(mode=mode):
                 self.mode_changed(mode)
             case StoreUpdate(domain="skill") as update:
@@ -328,26 +348,51 @@ class TerminalRenderer:
         title = Text.assemble(("tool call ", "dim"), (self.clean(name), "bold cyan"))
         self._print(Panel(body, title=title, title_align="left", border_style="cyan", expand=False))
 
-    def tool_output(self, output: str) -> None:
-        """Partial output of a running tool, dimmed."""
+    def tool_output(self, output: str) -> list[str]:
+        """Partial output of a running tool, dimmed; returns the lines drawn (cleaned)."""
         text = self.clean(output, drop_styles=True)
-        for line in text.rstrip("\n").split("\n") or [""]:
+        lines = text.rstrip("\n").split("\n")
+        for line in lines:
             self._print(Text("  │ " + line, style="dim"))
+        return lines
 
-    def tool_result(self, name: str, output: str, *, is_error: bool) -> None:
-        """A panel with a tool's result (red when it failed), cut to ``max_result_lines``."""
+    def tool_result(
+        self, name: str, output: str, *, is_error: bool, shown: list[str] | None = None
+    ) -> None:
+        """A tool's result (red when it failed), cut to ``max_result_lines``.
+
+        ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
+        they are not drawn again. When the result adds nothing to them, one line says
+        how the call ended; else a panel shows only the lines they lack."""
         lines = self.clean(output, drop_styles=True).split("\n")
         if lines and not lines[-1]:
             lines.pop()
-        shown = "\n".join(lines[: self.max_result_lines])
-        body = Text(shown) if shown.strip() else Text("no output", style="dim")
+        colour = "red" if is_error else "green"
+        clean_name = self.clean(name)
+        above = 0
+        if shown:
+            while above < min(len(shown), len(lines)) and shown[above] == lines[above]:
+                above += 1
+            lines = lines[above:]
+            if not lines:
+                line = Text("  ╰ ", style="dim")
+                line.append("✗ failed " if is_error else "✓ ", style=colour)
+                line.append(clean_name, style="bold")
+                line.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
+                self._print(line)
+                return
+        body = Text()
+        if above:
+            body.append(f"… {above} line{'' if above == 1 else 's'} above\n", style="dim")
+        kept = "\n".join(lines[: self.max_result_lines])
+        if kept.strip():
+            body.append(kept)
+        else:
+            body.append("no output", style="dim")
         hidden = len(lines) - self.max_result_lines
         if hidden > 0:
             body.append(f"\n… {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
-        colour = "red" if is_error else "green"
-        title = Text.assemble(
-            ("error " if is_error else "result ", colour), (self.clean(name), "bold")
-        )
+        title = Text.assemble(("error " if is_error else "result ", colour), (clean_name, "bold"))
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
 
     def approval_request(self, request: ApprovalNeeded) -> None:
@@ -385,24 +430,26 @@ class TerminalRenderer:
         )
 
     def questions(self, request: QuestionNeeded) -> None:
-        """A panel with the model's questions and their numbered options."""
+        """One panel per question of ``request`` (see `question`)."""
+        for index in range(len(request.questions)):
+            self.question(request, index)
+
+    def question(self, request: QuestionNeeded, index: int) -> None:
+        """A panel with question ``index`` (from 0) of ``request`` and its numbered
+        options; titled ``question i of n`` when the request holds several."""
         clean = self.clean
-        body = Text()
-        for index, item in enumerate(request.questions, 1):
-            if index > 1:
-                body.append("\n\n")
-            if len(request.questions) > 1:
-                body.append(f"{index}. ", style="bold")
-            body.append(clean(item.question), style="bold")
-            for number, option in enumerate(item.options, 1):
-                body.append(f"\n  {number}) {clean(option.label)}")
-                if option.description:
-                    body.append(f" — {clean(option.description)}", style="dim")
-            how = "numbers separated by commas" if item.multi_select else "a number"
-            hint = f"\n  ({how}, or type an answer)" if item.options else "\n  (type an answer)"
-            body.append(hint, style="dim")
-        header = clean(request.questions[0].header) if len(request.questions) == 1 else ""
-        word = "question" if len(request.questions) == 1 else "questions"
+        count = len(request.questions)
+        item = request.questions[index]
+        body = Text(clean(item.question), style="bold")
+        for number, option in enumerate(item.options, 1):
+            body.append(f"\n  {number}) {clean(option.label)}", style="not bold")
+            if option.description:
+                body.append(f" — {clean(option.description)}", style="dim not bold")
+        how = "numbers separated by commas" if item.multi_select else "a number"
+        hint = f"\n  ({how}, or type an answer)" if item.options else "\n  (type an answer)"
+        body.append(hint, style="dim not bold")
+        header = clean(" ".join(item.header.split()))
+        word = "question" if count == 1 else f"question {index + 1} of {count}"
         title = Text.assemble((word, "bold magenta"), (f" {header}" if header else "", "bold"))
         self._print(
             Panel(body, title=title, title_align="left", border_style="magenta", expand=False)
@@ -449,6 +496,16 @@ class TerminalRenderer:
         """A yellow line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="yellow"))
 
+    def aside(self, message: str) -> None:
+        """A yellow line that leaves the streamed line open when lines are held (see
+        ``hold_partial_line``): for what the user did meanwhile (a message sent to the
+        running agent), which must not cut the answer in two."""
+        text = Text(self.clean(message), style="yellow")
+        if self.hold_partial_line and self._at_line_start:
+            self.console.print(text)
+        else:
+            self._print(text)
+
     def info(self, message: str) -> None:
         """A dim line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="dim"))
@@ -464,9 +521,29 @@ class TerminalRenderer:
     ) -> None:
         self._print(format_footer(stop_reason, usage, turns=turns, session=session, cost=cost))
 
+    def partial_line(self) -> list[tuple[str, str]]:
+        """The open line of streamed text held back (see ``hold_partial_line``), as
+        ``(style, text)`` pairs, one per run of one style: ``"thinking"`` for thinking,
+        ``""`` otherwise.
+        Already redacted and neutralized."""
+        plain = self._held.plain
+        pieces: list[tuple[str, str]] = []
+        for span in self._held.spans:
+            style = "thinking" if span.style == _THINKING_STYLE else ""
+            text = plain[span.start : span.end]
+            if pieces and pieces[-1][0] == style:
+                pieces[-1] = (style, pieces[-1][1] + text)
+            else:
+                pieces.append((style, text))
+        return pieces
+
     def end_line(self) -> None:
         """Finish a line of streamed text, if one is open."""
         self._flush_pending()
+        if self._held.plain:
+            held, self._held = self._held, Text()
+            self.console.print(held, soft_wrap=True)
+            return
         if not self._at_line_start:
             self.console.print()
             self._at_line_start = True
@@ -488,6 +565,15 @@ class TerminalRenderer:
         self._show(pending, self._pending_style)
 
     def _show(self, text: str, style: str) -> None:
+        if text and self.hold_partial_line and self._at_line_start:
+            *done, rest = self.clean(text).split("\n")
+            for piece in done:
+                held, self._held = self._held, Text()
+                held.append(piece, style=style or "none")
+                self.console.print(held, soft_wrap=True)
+            if rest:
+                self._held.append(rest, style=style or "none")
+            return
         if text:
             text = self.clean(text)
             self.console.print(Text(text, style=style), end="", soft_wrap=True)
