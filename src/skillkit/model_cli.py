@@ -40,12 +40,15 @@ def run_models(args: argparse.Namespace) -> int:
         and not (registry.list_by_provider(provider))
     ):
         known = ", ".join(info.name for info in registry.providers())
-        print(f"skillkit models: unknown provider '{provider}' (known: {known})", file=sys.stderr)
+        print(
+            f"skillkit: error: models: unknown provider '{provider}' (known: {known})",
+            file=sys.stderr,
+        )
         return 2
     models = registry.find(args.query or "", provider=provider)
     if not models:
         where = f" from {provider}" if provider else ""
-        print(f"skillkit models: no model{where} matches '{args.query}'", file=sys.stderr)
+        print(f"skillkit: models: no model{where} matches '{args.query}'", file=sys.stderr)
         return 1
     if args.json:
         for model in models:
