@@ -130,7 +130,7 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     if registrars is None:
         registrars = [import_module(name).register for name in COMMAND_MODULES]
     registrars = list(registrars)
-    parser = CommandParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog="skillkit",
         usage=_USAGE + (_USAGE_COMMANDS if registrars else ""),
         description="SkillKit: an agent for your terminal, running skills on any LLM.",
@@ -263,11 +263,9 @@ def _run_agent(args: argparse.Namespace) -> int:
             return _usage_error("interactive mode needs a terminal; pass a prompt with -p PROMPT")
 
     model: str | None = args.model
+    notice: str | None = None
     if model is None:
-        choice = default_model()
-        model = choice.model
-        if choice.notice:
-            print(choice.notice, file=sys.stderr)
+        model, notice = default_model()
     from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
 
     options = AgentOptions(
@@ -288,6 +286,8 @@ def _run_agent(args: argparse.Namespace) -> int:
         agent = build_agent(options, ask=ask)
     except SetupError as exc:
         return _usage_error(str(exc))
+    if notice:  # after the set-up, so bad input stays one line
+        print(notice, file=sys.stderr)
     for warning in agent.warnings:
         _note(f"warning: {warning}")
     for notice in agent.notices:
