@@ -1,15 +1,19 @@
 """Every ```python block in docs/ runs, and prints what its page says it prints.
 
-A page's blocks run in order, in one Python process per page with one shared namespace
-(like a notebook), so a later block may use what an earlier one defined; a block may
-``await`` at top level. A block that is not meant to run (a fragment of a larger
-program, a plugin module, one that needs a hosted provider) is marked on the line just
-before its fence::
+A page's blocks run in order, in one Python process per page, each as a program of its
+own (a fresh namespace, top-level ``await`` allowed) in an empty working directory.
+Marks on the line just before a fence change that:
 
-    <!-- not run: a plugin module, loaded by SkillKit and not run on its own -->
+    <!-- continues -->
+        the block goes on from the one before it (same namespace), like the next cell
+        of a notebook;
+    <!-- not run: REASON -->
+        the block is not meant to run (a plugin module, a fragment of a larger program,
+        one that needs a hosted provider); the reason is required;
+    <!-- output -->
+        the fenced block is what the python block before it prints, exactly.
 
-A fenced block marked ``<!-- output -->`` is what the python block before it prints,
-exactly. Every mark must give a reason, and a mark must stand before a block.
+A mark must stand before a block.
 """
 
 from __future__ import annotations
@@ -28,17 +32,20 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
-_MARK = re.compile(r"<!--\s*(not run|output)\s*(?::\s*(.*?))?\s*-->\s*\Z", re.S)
+_MARK = re.compile(r"<!--\s*(not run|output|continues)\s*(?::\s*(.*?))?\s*-->\s*\Z", re.S)
 
-# Runs the blocks given as JSON on stdin, each with its prints captured, and writes one
-# JSON object per block to the file named by argv[1]: {"stdout": ..., "error": ...}.
+# Runs the blocks given as JSON on stdin ([name, source, continues]), each with its
+# prints captured, and writes one JSON object per block to the file named by argv[1]:
+# {"stdout": ..., "error": ...}; stops at the first block that fails.
 _HARNESS = r"""
 import ast, asyncio, contextlib, io, json, sys, traceback
 blocks = json.load(sys.stdin)
-namespace = {"__name__": "__main__"}
+namespace = {}
 loop = asyncio.new_event_loop()
 results = []
-for name, source in blocks:
+for name, source, continues in blocks:
+    if not continues:
+        namespace = {"__name__": "__main__"}
     out = io.StringIO()
     error = None
     try:
@@ -63,7 +70,7 @@ class Block:
     line: int
     language: str
     text: str
-    mark: str | None  # "not run", "output" or None
+    mark: str | None  # "not run", "output", "continues" or None
     reason: str | None
 
     @property
@@ -99,14 +106,14 @@ def runnable_pages() -> list[Path]:
     return [
         page
         for page in pages()
-        if any(b.language == "python" and b.mark is None for b in blocks_of(page))
+        if any(b.language == "python" and b.mark != "not run" for b in blocks_of(page))
     ]
 
 
 def test_every_mark_gives_a_reason_and_stands_before_a_block() -> None:
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        marks = len(re.findall(r"<!--\s*(?:not run|output)\b", text))
+        marks = len(re.findall(r"<!--\s*(?:not run|output|continues)\b", text))
         marked = [b for b in blocks_of(page) if b.mark is not None]
         assert marks == len(marked), f"docs/{page.name}: a mark that stands before no block"
         for block in marked:
@@ -115,7 +122,9 @@ def test_every_mark_gives_a_reason_and_stands_before_a_block() -> None:
 
 
 def test_the_docs_have_python_blocks_that_run() -> None:
-    runnable = [b for p in pages() for b in blocks_of(p) if b.language == "python" and not b.mark]
+    runnable = [
+        b for p in pages() for b in blocks_of(p) if b.language == "python" and b.mark != "not run"
+    ]
     assert len(runnable) >= 20
 
 
@@ -125,7 +134,7 @@ def test_the_python_blocks_of_the_page_run_and_print_what_it_says(
     page: Path, tmp_path: Path
 ) -> None:
     blocks = blocks_of(page)
-    runs = [b for b in blocks if b.language == "python" and b.mark is None]
+    runs = [b for b in blocks if b.language == "python" and b.mark != "not run"]
     home = tmp_path / "home"
     home.mkdir()
     work = tmp_path / "work"
@@ -139,7 +148,7 @@ def test_the_python_blocks_of_the_page_run_and_print_what_it_says(
     report = tmp_path / "report.json"
     process = subprocess.run(
         [sys.executable, "-c", _HARNESS, str(report)],
-        input=json.dumps([[b.name, b.text] for b in runs]),
+        input=json.dumps([[b.name, b.text, b.mark == "continues"] for b in runs]),
         cwd=work,
         env=env,
         capture_output=True,
@@ -155,7 +164,7 @@ def test_the_python_blocks_of_the_page_run_and_print_what_it_says(
     printed = {b.name: r["stdout"] for b, r in zip(runs, results, strict=True)}
     last_run: Block | None = None
     for block in blocks:
-        if block.language == "python" and block.mark is None:
+        if block.language == "python" and block.mark != "not run":
             last_run = block
         elif block.mark == "output":
             assert last_run is not None, f"{block.name}: output of no block"
