@@ -139,6 +139,7 @@ def test_the_python_blocks_of_the_page_run_and_print_what_it_says(
     home.mkdir()
     work = tmp_path / "work"
     work.mkdir()
+    (work / "examples").symlink_to(ROOT / "examples")  # the pages name files in examples/
     env = {
         key: value
         for key, value in os.environ.items()
