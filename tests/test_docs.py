@@ -13,7 +13,10 @@ Marks on the line just before a fence change that:
     <!-- output -->
         the fenced block is what the python block before it prints, exactly.
 
-A mark must stand before a block.
+A ```console block marked ``<!-- run -->`` is run too: each ``$ COMMAND`` line in a shell
+(the block's commands in one fresh folder that holds ``examples/``, with this
+environment's ``skillkit`` first on PATH and no API keys), and what it prints, stdout and
+stderr together, must be the lines that follow it. A mark must stand before a block.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 _FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
-_MARK = re.compile(r"<!--\s*(not run|output|continues)\s*(?::\s*(.*?))?\s*-->\s*\Z", re.S)
+_MARK = re.compile(r"<!--\s*(not run|output|continues|run)\s*(?::\s*(.*?))?\s*-->\s*\Z", re.S)
 
 # Runs the blocks given as JSON on stdin ([name, source, continues]), each with its
 # prints captured, and writes one JSON object per block to the file named by argv[1]:
@@ -70,7 +73,7 @@ class Block:
     line: int
     language: str
     text: str
-    mark: str | None  # "not run", "output", "continues" or None
+    mark: str | None  # "not run", "output", "continues", "run" or None
     reason: str | None
 
     @property
@@ -98,6 +101,25 @@ def blocks_of(page: Path) -> list[Block]:
     return blocks
 
 
+def folder_and_environment(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """An empty working folder holding ``examples/`` (the pages name files there), and an
+    environment with a home of its own, this environment's commands first on PATH and no
+    API keys or SkillKit settings."""
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "examples").symlink_to(ROOT / "examples")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.endswith(("_API_KEY", "_BASE_URL")) and not key.startswith("SKILLKIT_")
+    }
+    path = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.update(HOME=str(home), PATH=path)
+    return work, env
+
+
 def pages() -> list[Path]:
     return sorted(DOCS.glob("*.md"))
 
@@ -113,12 +135,14 @@ def runnable_pages() -> list[Path]:
 def test_every_mark_gives_a_reason_and_stands_before_a_block() -> None:
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        marks = len(re.findall(r"<!--\s*(?:not run|output|continues)\b", text))
+        marks = len(re.findall(r"<!--\s*(?:not run|output|continues|run)\b", text))
         marked = [b for b in blocks_of(page) if b.mark is not None]
         assert marks == len(marked), f"docs/{page.name}: a mark that stands before no block"
         for block in marked:
             if block.mark == "not run":
                 assert block.reason, f"{block.name}: 'not run' needs a reason"
+            if block.mark == "run":
+                assert block.language == "console", f"{block.name}: 'run' marks console blocks"
 
 
 def test_the_docs_have_python_blocks_that_run() -> None:
@@ -135,17 +159,7 @@ def test_the_python_blocks_of_the_page_run_and_print_what_it_says(
 ) -> None:
     blocks = blocks_of(page)
     runs = [b for b in blocks if b.language == "python" and b.mark != "not run"]
-    home = tmp_path / "home"
-    home.mkdir()
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "examples").symlink_to(ROOT / "examples")  # the pages name files in examples/
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.endswith(("_API_KEY", "_BASE_URL")) and not key.startswith("SKILLKIT_")
-    }
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT), SKILLKIT_DOCS_ROOT=str(ROOT))
+    work, env = folder_and_environment(tmp_path)
     report = tmp_path / "report.json"
     process = subprocess.run(
         [sys.executable, "-c", _HARNESS, str(report)],
@@ -173,3 +187,37 @@ def test_the_python_blocks_of_the_page_run_and_print_what_it_says(
                 f"{last_run.name} printed {printed[last_run.name]!r}, "
                 f"{block.name} says {block.text!r}"
             )
+
+
+def console_blocks() -> list[Block]:
+    return [b for p in pages() for b in blocks_of(p) if b.mark == "run"]
+
+
+def test_the_docs_have_console_examples_that_run() -> None:
+    assert len(console_blocks()) >= 5
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("block", console_blocks(), ids=lambda block: block.name)
+def test_the_console_example_prints_what_the_page_says(block: Block, tmp_path: Path) -> None:
+    work, env = folder_and_environment(tmp_path)
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.text.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            assert steps, f"{block.name}: output before the first command"
+            steps[-1][1].append(line)
+    assert steps
+    for command, expected in steps:
+        result = subprocess.run(
+            ["sh", "-c", command],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+        )
+        assert result.stdout.splitlines() == expected, f"{block.name}: $ {command}"

@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "prices in USD per million tokens, and capabilities. QUERY is matched loosely "
         "('sonnet 4.5', 'gpt5', 'kimi').",
     )
-    parser.add_argument("query", nargs="?", default="", help="filter models by name")
+    parser.add_argument(
+        "query", nargs="*", help="filter models by name (several words are one query)"
+    )
     parser.add_argument("--provider", "-p", help="only this provider (e.g. openai, ollama)")
     parser.add_argument("--json", action="store_true", help="print JSON lines instead")
     parser.set_defaults(handler=run_models)
@@ -50,10 +52,11 @@ def run_models(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    models = registry.find(args.query or "", provider=provider)
+    query = " ".join(args.query)
+    models = registry.find(query, provider=provider)
     if not models:
         where = f" from {provider}" if provider else ""
-        print(f"skillkit: models: no model{where} matches '{args.query}'", file=sys.stderr)
+        print(f"skillkit: models: no model{where} matches '{query}'", file=sys.stderr)
         return 1
     if args.json:
         for model in models:
