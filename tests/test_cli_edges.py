@@ -200,6 +200,7 @@ def test_a_script_file_that_is_not_utf8_is_a_one_line_usage_error(project: Path)
         (["models", "--provider", "nobody"], "models: unknown provider 'nobody'"),
         (["skills", "show"], "skills show: the following arguments are required: name"),
         (["plugins", "bogus"], "plugins: argument action: invalid choice: 'bogus'"),
+        (["plugins", "list", "no-such-folder"], "plugins: not a folder: no-such-folder"),
         (["local"], "local: choose a command: serve or install"),
         (["local", "serve", "--port", "x"], "local serve: argument --port: invalid int value"),
         (["-p", "hi", "--model", "scripted:missing.yaml"], "script file not found"),
