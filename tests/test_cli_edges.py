@@ -192,6 +192,30 @@ def test_a_script_file_that_is_not_utf8_is_a_one_line_usage_error(project: Path)
     assert "bin.yaml is not UTF-8 text" in line
 
 
+@pytest.mark.parametrize("mode", ["text", "json"])
+def test_a_prompt_that_is_not_utf8_is_a_one_line_usage_error(project: Path, mode: str) -> None:
+    argv = [os.fsencode(str(SKILLKIT)), b"-p", b"caf\xe9", b"--mode", mode.encode()]
+    argv += [b"--model", HELLO.encode()]
+    result = subprocess.run(
+        argv, cwd=project, env=environment(project), capture_output=True, text=True, timeout=60
+    )
+    assert assert_one_line_error(result, EXIT_USAGE) == (
+        "skillkit: error: the prompt is not UTF-8 text"
+    )
+
+    piped = subprocess.run(
+        [str(SKILLKIT), "-p", "-", "--mode", mode, "--model", HELLO],
+        cwd=project,
+        env=environment(project),
+        input=b"caf\xe9",
+        capture_output=True,
+        timeout=60,
+    )
+    assert piped.returncode == EXIT_USAGE
+    assert piped.stdout == b""
+    assert piped.stderr == b"skillkit: error: the prompt on stdin is not UTF-8 text (byte 3)\n"
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -253,7 +253,12 @@ def _exit_code(code: object) -> int:
 def _run_agent(args: argparse.Namespace) -> int:
     prompt: str | None = args.prompt
     if prompt == "-":
-        prompt = sys.stdin.read()
+        try:
+            prompt = sys.stdin.buffer.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return _usage_error(f"the prompt on stdin is not UTF-8 text (byte {exc.start})")
+    elif prompt is not None and not _is_utf8(prompt):
+        return _usage_error("the prompt is not UTF-8 text")
     if prompt is not None and not prompt.strip():
         return _usage_error("the prompt is empty")
     if prompt is None:
@@ -312,6 +317,16 @@ def _run_agent(args: argparse.Namespace) -> int:
     frontend = agent.frontend(name, face, warn=_warn)
     run = frontend.run(agent.runner, agent.manager.registries.commands)
     return asyncio.run(_closing(agent, run))
+
+
+def _is_utf8(text: str) -> bool:
+    """False for text holding bytes that were not UTF-8 (argv decodes them to lone
+    surrogates, which no event, session file or provider can carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _note(line: str) -> None:
