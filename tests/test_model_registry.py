@@ -526,14 +526,21 @@ def run_cli(*argv: str) -> int:
     return int(args.handler(args))
 
 
-def test_models_command_prints_a_table(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_models_command_prints_plain_columns_when_not_on_a_terminal(
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
     assert run_cli("--provider", "anthropic", "sonnet") == 0
-    out = capsys.readouterr().out
-    assert "claude-sonnet-4-5" in out and "Context" in out
-    assert "gpt-4o" not in out
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["provider", "model", "context"]
+    assert "claude-sonnet-4-5" in [line.split()[1] for line in lines[1:]]
+    assert all(line.split()[0] == "anthropic" for line in lines[1:])
+
+
+def test_models_command_takes_a_query_of_several_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run_cli("sonnet", "4.5") == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[1] == "claude-sonnet-4-5"
 
 
 def test_models_command_json_lines_decode_to_definitions(

@@ -12,6 +12,12 @@ exit code.
 
 Only argparse is imported up front, so ``--help`` and ``--version`` stay fast; the
 agent, rich and prompt_toolkit are imported when a run starts.
+
+`main` is the edge every failure stops at: bad input is one ``skillkit: error:`` line
+and exit code 2 (argparse's errors included, in every subcommand), Ctrl-C is 130, a
+reader that closes our output early (``skillkit models | head -1``) ends the command
+quietly with 1, and anything unexpected is one ``skillkit: error:`` line and 1 (with
+``SKILLKIT_DEBUG=1`` the traceback is shown instead). No traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeAlias
 
 from skillkit import __version__
 
@@ -32,12 +38,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMAND_MODULES",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CommandParser",
     "ModelChoice",
     "Registrar",
     "build_parser",
     "default_model",
     "main",
 ]
+
+EXIT_OK = 0
+"""The command did what was asked."""
+EXIT_ERROR = 1
+"""The run ended in error, the output's reader went away, or SkillKit failed."""
+EXIT_USAGE = 2
+"""Bad input: an option, argument, model, script file, rule or setting."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C."""
 
 Registrar: TypeAlias = "Callable[[Subparsers], None]"
 """A function adding one subcommand to the ``skillkit`` parser."""
@@ -62,13 +82,27 @@ _EPILOG = """\
 The agent can read, search, edit and write files in the current directory and run
 shell commands there. Reads run at once; edits and commands ask first (in -p mode they
 are denied unless an --allow rule matches). Rules: TOOL or TOOL(PATTERN), e.g.
-'bash(npm test:*)', 'write(src/**)', 'read(~/.ssh/**)'.
+'bash(npm test:*)', 'write(src/**)', 'read(~/.ssh/**)'; tool names match in any case
+('Bash(git status)' too).
 
-exit codes: 0 done, 1 the run ended in error, 2 usage error, 130 interrupted.
+exit codes: 0 done, 1 the run ended in error, 2 bad input (one 'skillkit: error:'
+line), 130 interrupted.
 Examples:
   skillkit -p "hello" --model scripted:examples/scripts/hello.yaml
   skillkit -p "hello" --mode json --model scripted:examples/scripts/tool_call.yaml
   skillkit -p "fix the tests" --allow 'edit(src/**)' --allow 'bash(pytest:*)'"""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` whose errors are one line, ``skillkit: error: ...``
+    naming the subcommand, and exit code `EXIT_USAGE`. Subcommand parsers made with
+    ``add_parser`` are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        where = self.prog.removeprefix("skillkit").strip()
+        hint = f"'{self.prog} --help' lists the options"
+        prefix = f"{where}: " if where else ""
+        self.exit(EXIT_USAGE, f"skillkit: error: {prefix}{message} ({hint})\n")
 
 
 class ModelChoice(NamedTuple):
@@ -96,7 +130,7 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     if registrars is None:
         registrars = [import_module(name).register for name in COMMAND_MODULES]
     registrars = list(registrars)
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog="skillkit",
         usage=_USAGE + (_USAGE_COMMANDS if registrars else ""),
         description="SkillKit: an agent for your terminal, running skills on any LLM.",
@@ -113,7 +147,10 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     parser.add_argument(
         "--model",
         metavar="MODEL",
-        help="the model to use, e.g. scripted:PATH.yaml (a script of replies)",
+        help="the model: a catalog id or PROVIDER:MODEL (anthropic:claude-sonnet-4-5, "
+        "openai:gpt-4o; see 'skillkit models'), 'local' (the embedded model), a plugin's "
+        "adapter, or scripted:PATH.yaml (a script of replies). Default: $SKILLKIT_MODEL, "
+        "else local",
     )
     parser.add_argument(
         "--mode",
@@ -165,21 +202,49 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     parser.add_argument("--version", action="version", version=f"skillkit {__version__}")
     parser.set_defaults(handler=_run_agent)
     if registrars:
-        subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+        subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
         for register in registrars:
             register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``skillkit`` command; returns the process exit code."""
-    args = build_parser().parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.handler
+    """Run the ``skillkit`` command; returns the process exit code and never raises
+    (``--help`` and ``--version`` return 0 instead of exiting). Every failure is at most
+    one line on stderr; see the module docstring for the exit codes."""
     try:
-        return handler(args)
+        return _dispatch(argv)
+    except SystemExit as exc:  # argparse: --help, --version, a usage error
+        return _exit_code(exc.code)
     except KeyboardInterrupt:
         print("skillkit: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
+        _silence_stdout()
+        return EXIT_ERROR
+    except Exception as exc:
+        if os.environ.get("SKILLKIT_DEBUG", "").strip() not in ("", "0"):
+            raise
+        text = " ".join(str(exc).split()) or "no details"
+        _note(f"error: {type(exc).__name__}: {text} (SKILLKIT_DEBUG=1 shows the traceback)")
+        return EXIT_ERROR
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    code = handler(args)
+    sys.stdout.flush()  # a closed pipe shows here, inside main, not at interpreter exit
+    return code
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return EXIT_OK
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return EXIT_ERROR
 
 
 # --------------------------------------------------------------------------- the agent
@@ -188,7 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_agent(args: argparse.Namespace) -> int:
     prompt: str | None = args.prompt
     if prompt == "-":
-        prompt = sys.stdin.read()
+        try:
+            prompt = sys.stdin.buffer.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return _usage_error(f"the prompt on stdin is not UTF-8 text (byte {exc.start})")
+    elif prompt is not None and not _is_utf8(prompt):
+        return _usage_error("the prompt is not UTF-8 text")
     if prompt is not None and not prompt.strip():
         return _usage_error("the prompt is empty")
     if prompt is None:
@@ -198,11 +268,9 @@ def _run_agent(args: argparse.Namespace) -> int:
             return _usage_error("interactive mode needs a terminal; pass a prompt with -p PROMPT")
 
     model: str | None = args.model
+    notice: str | None = None
     if model is None:
-        choice = default_model()
-        model = choice.model
-        if choice.notice:
-            print(choice.notice, file=sys.stderr)
+        model, notice = default_model()
     from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
 
     options = AgentOptions(
@@ -223,6 +291,8 @@ def _run_agent(args: argparse.Namespace) -> int:
         agent = build_agent(options, ask=ask)
     except SetupError as exc:
         return _usage_error(str(exc))
+    if notice:  # after the set-up, so bad input stays one line
+        print(notice, file=sys.stderr)
     for warning in agent.warnings:
         _note(f"warning: {warning}")
     for notice in agent.notices:
@@ -246,11 +316,17 @@ def _run_agent(args: argparse.Namespace) -> int:
         face = {"prompt": prompt, "out": out, "err": sys.stderr}
     frontend = agent.frontend(name, face, warn=_warn)
     run = frontend.run(agent.runner, agent.manager.registries.commands)
+    return asyncio.run(_closing(agent, run))
+
+
+def _is_utf8(text: str) -> bool:
+    """False for text holding bytes that were not UTF-8 (argv decodes them to lone
+    surrogates, which no event, session file or provider can carry)."""
     try:
-        return asyncio.run(_closing(agent, run))
-    except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
-        _silence_stdout()
-        return 1
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _note(line: str) -> None:
@@ -275,12 +351,15 @@ async def _closing(agent: CliAgent, run: Awaitable[int]) -> int:
 
 def _usage_error(message: str) -> int:
     print(f"skillkit: error: {message}", file=sys.stderr)
-    return 2
+    return EXIT_USAGE
 
 
 def _silence_stdout() -> None:
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    """Point stdout at the null device, so the flush at interpreter exit finds no broken
+    pipe to complain about."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (replaced, closed)
+        pass

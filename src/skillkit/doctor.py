@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-__all__ = ["Section", "collect_report", "format_report", "register", "run_doctor"]
+__all__ = ["DISTRIBUTION", "Section", "collect_report", "format_report", "register", "run_doctor"]
 
 
 @dataclass(slots=True)
@@ -64,9 +64,13 @@ def format_report(sections: list[Section]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+DISTRIBUTION = "skillkit-agent"
+"""SkillKit's distribution name (what pip installs; the import name is ``skillkit``)."""
+
+
 def _skillkit_section() -> Section:
     section = Section("SkillKit")
-    section.rows.append(("version", _version("skillkit") or "unknown (not installed)"))
+    section.rows.append(("version", _version(DISTRIBUTION) or "unknown (not installed)"))
     section.rows.append(("python", f"{platform.python_version()} ({sys.executable})"))
     section.rows.append(("platform", f"{sys.platform} {platform.machine()}".strip()))
     return section
@@ -88,7 +92,7 @@ def _packages_section() -> Section:
     for name in ("openai", "anthropic", "xllamacpp"):
         section.rows.append((name, _version(name) or "not installed"))
     try:
-        requirements = metadata.requires("skillkit") or []
+        requirements = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
         requirements = []
     extras: dict[str, list[str]] = {}

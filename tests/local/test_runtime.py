@@ -85,4 +85,4 @@ def test_a_broken_runtime_gives_one_line_not_a_traceback(tmp_path: Path) -> None
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("skillkit local serve: error:") and "libgomp" in lines[0]
+    assert lines[0].startswith("skillkit: error: local serve:") and "libgomp" in lines[0]

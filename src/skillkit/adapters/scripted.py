@@ -297,6 +297,10 @@ def load_script(path: str | Path) -> tuple[list[Reply], bool]:
         raw = file.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ScriptError(f"script file not found: {file}") from None
+    except UnicodeDecodeError as exc:
+        raise ScriptError(
+            f"script file {file} is not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
     except OSError as exc:
         raise ScriptError(f"cannot read script file {file}: {exc.strerror or exc}") from None
     try:

@@ -9,6 +9,7 @@ from now on; ``untrust`` takes that back.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 __all__ = ["register", "run_plugins"]
@@ -28,14 +29,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_plugins(args: argparse.Namespace) -> int:
-    """Exit 0; 1 when a plugin failed to load (``list``) or DIR is not a folder."""
+    """Exit 0; 1 when a plugin failed to load (``list``); 2 when DIR is not a folder
+    (one ``skillkit: error:`` line on stderr)."""
     from skillkit.extensions.manager import PROJECT_PLUGIN_DIR, PluginManager
     from skillkit.extensions.trust import TrustStore
 
     folder = Path(args.dir).resolve()
     if not folder.is_dir():
-        print(f"skillkit plugins: not a folder: {args.dir}")
-        return 1
+        print(f"skillkit: error: plugins: not a folder: {args.dir}", file=sys.stderr)
+        return 2
     store = TrustStore()
     files = sorted(p.name for p in (folder / PROJECT_PLUGIN_DIR).glob("*.py"))
     if args.action == "trust":

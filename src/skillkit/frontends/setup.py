@@ -216,11 +216,25 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
     warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
+    warnings.extend(_unknown_tool_warnings(gate, runner))
     notices = [_one_line(notice) for notice in manager.notices]
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
     skills = manager.registries.skills
     return CliAgent(runner, permissions, skills, background, manager, warnings, notices)
+
+
+def _unknown_tool_warnings(gate: PermissionGate, runner: AgentRunner) -> list[str]:
+    """One line per permission rule that names no tool the agent offers (a typo, or a
+    tool of another agent), so a rule that can never match is not silently kept."""
+    from skillkit.permissions.rules import unknown_tool_rules
+
+    offered = sorted({tool.name for tool in runner.offered_tools()} | {"exit_plan_mode"})
+    return [
+        f"permission rule '{rule}' (from {rule.source}) names no known tool; "
+        f"tools: {', '.join(offered)}"
+        for rule in unknown_tool_rules(gate.rules, offered)
+    ]
 
 
 def _sandbox(

