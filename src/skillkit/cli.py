@@ -17,7 +17,6 @@ agent, rich and prompt_toolkit are imported when a run starts.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from importlib import import_module
@@ -79,15 +78,19 @@ class ModelChoice(NamedTuple):
 
 
 def default_model() -> ModelChoice:
-    """The model used when ``--model`` is not given: ``$SKILLKIT_MODEL`` if set, else the
-    embedded local model (SmolLM2-135M on llama.cpp, offline, no API key), with a notice
-    saying so and how to pick a hosted provider."""
-    chosen = os.environ.get("SKILLKIT_MODEL", "").strip()
-    if chosen:
-        return ModelChoice(chosen, "")
+    """The model used when ``--model`` is not given, without reading settings files:
+    ``$SKILLKIT_MODEL`` if set, else the default model of a provider whose API key is
+    set, else the embedded local model (SmolLM2-135M on llama.cpp, offline, no API key),
+    with a notice saying which (empty for ``$SKILLKIT_MODEL``). The command itself also
+    reads the settings files' ``model`` entry (`skillkit.frontends.setup`)."""
     from skillkit.local import default_notice
+    from skillkit.model_registry.choice import choose_model
 
-    return ModelChoice("local", default_notice())
+    choice = choose_model(local_notice=default_notice())
+    notice = choice.notice or ""
+    if notice and not notice.startswith("skillkit: "):
+        notice = f"skillkit: {notice}"
+    return ModelChoice(choice.model, notice)
 
 
 def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.ArgumentParser:
@@ -113,7 +116,26 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     parser.add_argument(
         "--model",
         metavar="MODEL",
-        help="the model to use, e.g. scripted:PATH.yaml (a script of replies)",
+        help="the model: provider:id (openai:gpt-4o, anthropic:claude-sonnet-4-5), a "
+        "catalog id, local, or scripted:PATH.yaml (default: $SKILLKIT_MODEL, the settings "
+        "files' model, a provider whose API key is set, else the local model)",
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="send model requests to this OpenAI- or Anthropic-compatible endpoint "
+        "(default: the model's own, or $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="read the API key from the environment variable NAME",
+    )
+    parser.add_argument(
+        "--max-turns",
+        metavar="N",
+        type=_positive_int,
+        help="stop a run after N model calls (default: 50)",
     )
     parser.add_argument(
         "--mode",
@@ -197,16 +219,13 @@ def _run_agent(args: argparse.Namespace) -> int:
         if not sys.stdin.isatty():
             return _usage_error("interactive mode needs a terminal; pass a prompt with -p PROMPT")
 
-    model: str | None = args.model
-    if model is None:
-        choice = default_model()
-        model = choice.model
-        if choice.notice:
-            print(choice.notice, file=sys.stderr)
     from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
 
     options = AgentOptions(
-        model=model,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        max_turns=args.max_turns,
         tools=args.tools,
         permission_mode=args.permission_mode,
         bypass=args.bypass,
@@ -233,7 +252,7 @@ def _run_agent(args: argparse.Namespace) -> int:
     # The faces come from the plugins too: the built-in plugin's, unless one replaced it.
     face: dict[str, object]
     if prompt is None:
-        title = f"SkillKit {__version__} · model {model}"
+        title = f"SkillKit {__version__} · model {agent.runner.config.model}"
         if args.bypass:
             title += " · bypassing permissions"
         name = "interactive"
@@ -251,6 +270,16 @@ def _run_agent(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
         _silence_stdout()
         return 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _note(line: str) -> None:

@@ -13,8 +13,8 @@
   (``MiniMax-M2.1``) or any id with ``base_url`` (an OpenAI-compatible server) resolve
   through the model registry to the adapter of the model's API: Chat Completions,
   Responses or Anthropic Messages. API keys come from the config or the provider's usual
-  environment variable; a missing key is reported by the first model call, naming the
-  variable to set.
+  environment variable; a provider that needs a key and has none fails here, before any
+  network call, with a `MissingApiKeyError` naming the variable to set.
 """
 
 from __future__ import annotations
@@ -122,8 +122,9 @@ def create_adapter(config: AgentConfig, *, on_retry: object = None) -> LLMAdapte
     """The adapter for ``config.model_definition`` when the config has one, else for the
     model string ``config.model``; `UnknownModelError` (`ScriptError` for a bad script
     file, `LocalModelError` for the local model, a provider's own error for its models)
-    with a one-line message when there is none. ``on_retry`` receives a `RetryInfo`
-    before each retry of a provider call."""
+    with a one-line message when there is none; `MissingApiKeyError` (a ValueError) when
+    the provider needs an API key and none is configured. ``on_retry`` receives a
+    `RetryInfo` before each retry of a provider call."""
     if config.model_definition is not None:
         return _from_registry(config.model_definition, config, on_retry)
     model = config.model.strip()
@@ -147,6 +148,8 @@ def _from_registry(
         resolved = resolve_model(model, base_url=config.base_url, api_key=config.api_key)
     except ModelNotFoundError as exc:
         raise UnknownModelError(" ".join(str(exc).split())) from None
+    if resolved.api_key_env and not resolved.api_key and not resolved.local:
+        resolved.require_api_key()  # raises MissingApiKeyError naming the variable
     api_key = resolved.api_key or ("not-needed" if resolved.local else None)
     common = {
         "base_url": resolved.base_url,
