@@ -43,7 +43,8 @@ def test_the_order_flag_env_settings_key_local() -> None:
     both = choose_model(environ={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
     assert both.model == "anthropic:claude-sonnet-4-5"
     local = choose_model(environ={}, local_notice="tiny")
-    assert (local.model, local.source, local.notice) == ("local", "default", "tiny")
+    assert (local.model, local.notice) == ("local", "tiny")
+    assert local.source == "default: no model named, no provider key found"
 
 
 def test_a_settings_endpoint_never_goes_with_another_model() -> None:

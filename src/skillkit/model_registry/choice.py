@@ -81,7 +81,7 @@ class ModelSettings:
 class ModelChoice:
     """The model a session will use. ``source`` says where the choice came from
     (``--model``, ``SKILLKIT_MODEL``, a settings file's path, ``ANTHROPIC_API_KEY is
-    set``, ``default``); ``notice`` is a line worth showing the user (None: nothing to
+    set``, ``default: ...``); ``notice`` is a line worth showing the user (None: nothing to
     say; it has no ``skillkit:`` prefix). ``base_url``, ``api_key_env`` and ``options``
     go with the model."""
 
@@ -221,4 +221,4 @@ def choose_model(
                 f"(choose another with --model or SKILLKIT_MODEL)"
             )
             return made(default, f"{variable} is set", notice)
-    return made("local", "default", local_notice)
+    return made("local", "default: no model named, no provider key found", local_notice)
