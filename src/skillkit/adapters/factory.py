@@ -23,11 +23,14 @@ import importlib.metadata
 import re
 import threading
 from functools import cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillkit.adapters.base import LLMAdapter
 from skillkit.config import AgentConfig
 from skillkit.model_registry.definitions import ModelDefinition
+
+if TYPE_CHECKING:
+    from skillkit.adapters.sdk import SDKAdapter
 
 __all__ = [
     "PROVIDER_ENTRY_POINT_GROUP",
@@ -159,14 +162,19 @@ def _from_registry(
         "context_window": resolved.model.context_window,
         **({"api_key_env": resolved.api_key_env} if resolved.api_key_env else {}),
     }
+    adapter: SDKAdapter[Any]
     if resolved.api == "anthropic-messages":
         from skillkit.adapters.anthropic import AnthropicAdapter
 
-        return AnthropicAdapter(resolved.id, **common)  # type: ignore[arg-type]
-    if resolved.api == "openai-responses":
+        adapter = AnthropicAdapter(resolved.id, **common)  # type: ignore[arg-type]
+    elif resolved.api == "openai-responses":
         from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
 
-        return OpenAIResponsesAdapter(resolved.id, **common)  # type: ignore[arg-type]
-    from skillkit.adapters.openai import OpenAIAdapter
+        adapter = OpenAIResponsesAdapter(resolved.id, **common)  # type: ignore[arg-type]
+    else:
+        from skillkit.adapters.openai import OpenAIAdapter
 
-    return OpenAIAdapter(resolved.id, compat=resolved.compat, **common)  # type: ignore[arg-type]
+        adapter = OpenAIAdapter(resolved.id, compat=resolved.compat, **common)  # type: ignore[arg-type]
+    # a model the catalog knows without image input gets text stubs for images
+    adapter.images = not resolved.in_catalog or "image" in resolved.model.capabilities
+    return adapter

@@ -209,4 +209,5 @@ def create_local_adapter(
             tools=frozenset(tools) if isinstance(tools, list) else None,
             system_prompt=entry.get("system_prompt"),
         )
+    inner.images = "image" in definition.capabilities
     return LocalAdapter(server, inner, owns_server=owns, client=client, profile=profile)
