@@ -8,9 +8,12 @@ place: the compacted messages, then a ``compaction`` record carrying the new siz
 
 Every compaction is announced with ``compaction_start`` (``micro`` or ``full``, and the
 ratio of the estimated context to the budget) and closed with ``compaction_end`` (ok,
-tokens before/after, error). Nothing here raises into the loop: a failing summary call
-or a compactor that raises becomes ``compaction_end(ok=False)`` (plus an ``error``
-event, stage ``compaction``, for an exception), and the transcript is left as it was.
+tokens before/after, error). A full compaction whose result is not smaller than what it
+replaces is refused (``ok=False``, the transcript kept); a summary may be at most a
+quarter of the context being compacted (and of the window). Nothing here raises into
+the loop: a failing summary call or a compactor that raises becomes
+``compaction_end(ok=False)`` (plus an ``error`` event, stage ``compaction``, for an
+exception), and the transcript is left as it was.
 """
 
 from __future__ import annotations
@@ -237,8 +240,10 @@ class ContextBudget:
         def tokens_of(message: AgentMessage) -> int:
             return message_tokens(message, count, renderers)
 
-        # a small model must not be asked for a summary longer than a quarter of its window
-        summary_tokens = min(settings.summary_max_tokens, max(256, limits.window // 4))
+        # a summary is at most a quarter of the window and of the context it replaces
+        summary_tokens = min(
+            settings.summary_max_tokens, max(256, limits.window // 4), max(128, tokens // 4)
+        )
         summarizer = Summarizer(
             host.adapter,
             host.model,
@@ -409,6 +414,19 @@ class ContextBudget:
         old_size = sum(job.tokens(m) for m in transcript)
         new_size = sum(job.tokens(m) for m in compacted.messages)
         after = max(0, tokens - old_size + new_size)
+        if new_size >= old_size:  # a summary longer than what it replaces: keep the original
+            message = (
+                f"compaction refused: it would not shrink the context "
+                f"({old_size} -> {new_size} tokens); the conversation is kept as it was"
+            )
+            await bus.emit(
+                "compaction_end",
+                CompactionEnd(
+                    type="full", ok=False, tokens_before=tokens, tokens_after=tokens, error=message
+                ),
+                turn=turn,
+            )
+            return message
         transcript[:] = [
             *compacted.messages,
             boundary_message(
