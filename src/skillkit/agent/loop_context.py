@@ -43,7 +43,9 @@ class LoopContext:
     ``has_steering`` says whether there are any. ``boundary`` is called at every
     iteration boundary (before each model call) and returns messages to fold into the
     conversation. ``compaction`` keeps the context within the model's window (None:
-    never compact).
+    never compact) and cuts a tool result the window cannot hold. ``max_repeats`` stops
+    a run whose turns make the same tool calls with the same results that many times in
+    a row (0: never).
     """
 
     adapter: LLMAdapter
@@ -53,6 +55,7 @@ class LoopContext:
     system_prompt: Callable[[], str]
     abort: AbortSignal
     max_iterations: int = 50
+    max_repeats: int = 3
     parallel_tools: bool = True
     options: dict[str, Any] = field(default_factory=dict)
     transformers: Sequence[ContextTransformer] = ()

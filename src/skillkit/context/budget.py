@@ -47,10 +47,18 @@ from skillkit.context.tokens import (
     message_tokens,
     resolve_tokenizer,
 )
+from skillkit.context.tool_output import fit_tool_output
 from skillkit.context.transcript import tool_pairing_problems
 from skillkit.errors import describe_exception
 from skillkit.events import CompactionEnd, CompactionStart, ErrorInfo, EventBus
-from skillkit.models import AgentMessage, CustomMessage, TokenUsage, ToolSchema, UserMessage
+from skillkit.models import (
+    AgentMessage,
+    CustomMessage,
+    TokenUsage,
+    ToolSchema,
+    UserContent,
+    UserMessage,
+)
 
 __all__ = ["CompactionResult", "ContextBudget", "ModelHost"]
 
@@ -148,6 +156,25 @@ class ContextBudget:
             tools=tools,
             renderers=self.renderers,
             tokenizer=self.settings.tokenizer,
+        )
+
+    def tool_output_limit(self, model: str) -> int:
+        """The most tokens one tool result may hold for ``model``: a quarter of its
+        budget (window minus reserve), at least 256."""
+        return max(256, self.limits(model).budget // 4)
+
+    def fit_tool_output(self, content: list[UserContent], model: str) -> list[UserContent] | None:
+        """A tool result's content cut to `tool_output_limit` with a note, or None when
+        it fits (see `skillkit.context.tool_output`). Called once per tool result; cheap
+        when the result is small. Applies also when compaction is disabled: a result the
+        window cannot hold is never useful whole."""
+        limits = self._limits.get(model) or self.limits(model)
+        limit = max(256, limits.budget // 4)
+        return fit_tool_output(
+            content,
+            limit,
+            window=limits.window,
+            count=resolve_tokenizer(self.settings.tokenizer, model),
         )
 
     # ----- triggers
