@@ -78,3 +78,13 @@ async def test_tool_calls_pass_through() -> None:
 
     events = [e async for e in stop_repetition(source())]
     assert [e.type for e in events] == ["tool_call_start", "tool_call_end", "done"]
+
+
+async def test_a_line_that_loops_on_a_few_words_is_cut_after_the_first_copy() -> None:
+    looping = "The files are: data, notes, " + "py, " * 60
+    stream = _Stream([looping[i : i + 5] for i in range(0, len(looping), 5)])
+    events = await _run(stream)
+    shown = _shown(events)
+    assert shown.startswith("The files are: data, notes, py, ")
+    assert shown.count("py, ") <= 10
+    assert events[-1].stop_reason == "stop" and stream.closed

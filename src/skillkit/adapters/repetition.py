@@ -1,12 +1,15 @@
 """`stop_repetition`: end a streamed reply when the model starts writing it again.
 
-Small models often fall into a loop, writing the same few lines over and over until the
-output limit. `stop_repetition` wraps an adapter's event stream and watches the text
-line by line. A line that repeats an earlier line is held back; while the held lines go
-on repeating earlier text in order they stay held; once ``min_lines`` non-blank lines
+Small models often fall into a loop, writing the same few lines (or the same few words
+on one line) over and over until the output limit. `stop_repetition` wraps an
+adapter's event stream and watches the text line by line. A line that repeats an
+earlier line is held back; while the held lines go on repeating earlier text in order
+they stay held; once ``min_lines`` non-blank lines
 (and ``min_chars`` characters) repeat, the reply is ended there: the held lines are
 dropped, the text block is closed with what was shown, and the stream ends with
-``done`` / ``stop_reason="stop"``. The provider stream is closed (which closes its HTTP
+``done`` / ``stop_reason="stop"``. The same happens when the line being written ends
+with ``min_lines`` back-to-back copies of one piece of at least ``min_chars`` characters
+in all (the first copy is kept). The provider stream is closed (which closes its HTTP
 request). A held line that breaks the repetition is released as it was.
 
 Only text is guarded; thinking, tool calls and the final events pass through unchanged.
@@ -44,6 +47,10 @@ class _Lines:
             out.append(released)
             if repeating:
                 return "".join(out), True
+        cut = _looping_tail(self.partial, self.min_lines, self.min_chars)
+        if cut is not None:  # the line being written repeats a piece of itself
+            self.partial = self.partial[:cut]
+            return "".join(out) + self.flush(), True
         return "".join(out), False
 
     def flush(self) -> str:
@@ -74,6 +81,18 @@ class _Lines:
         n = len(lines)
         shown = self.shown
         return any(shown[start : start + n] == lines for start in range(len(shown) - n + 1))
+
+
+def _looping_tail(line: str, copies: int, min_chars: int) -> int | None:
+    """Where to cut ``line`` when it ends with ``copies`` back-to-back copies of one
+    piece (``py, py, py, ``) that total at least ``min_chars`` characters: the end of the
+    first copy. None when it does not."""
+    longest = len(line) // copies
+    for size in range(max(2, min_chars // copies), min(longest, 200) + 1):
+        piece = line[-size:]
+        if line.endswith(piece * copies):
+            return len(line) - size * (copies - 1)
+    return None
 
 
 async def stop_repetition(

@@ -55,7 +55,6 @@ class LoopContext:
     system_prompt: Callable[[], str]
     abort: AbortSignal
     max_iterations: int = 50
-    max_repeats: int = 3
     parallel_tools: bool = True
     options: dict[str, Any] = field(default_factory=dict)
     transformers: Sequence[ContextTransformer] = ()
@@ -70,6 +69,7 @@ class LoopContext:
     before_tool_call: Sequence[BeforeToolCall] = ()
     after_tool_result: Sequence[AfterToolResult] = ()
     redactor: Redactor | None = None
+    max_repeats: int = 3
 
 
 @dataclass

@@ -15,7 +15,7 @@ and a short system prompt written for it (``system_prompt``), which replaces the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,10 +46,12 @@ _LLAMACPP_COMPAT = ModelCompat(reasoning_field="reasoning_content")
 class ModelProfile:
     """How requests are shaped for one small model. ``tools``: the names of the only
     tools it is offered (None: all); ``system_prompt``: the prompt sent in place of the
-    agent's (None: the agent's)."""
+    agent's (None: the agent's); ``options``: request options the request does not set
+    itself (``{"stop": ["\n\n"]}`` ends a reply at its first blank line)."""
 
     tools: Collection[str] | None = None
     system_prompt: str | None = None
+    options: Mapping[str, Any] | None = None
 
     def apply(self, request: LLMRequest) -> LLMRequest:
         """``request`` with the profile's tools and system prompt (the same object when
@@ -61,6 +63,8 @@ class ModelProfile:
                 changes["tools"] = offered
         if self.system_prompt is not None and request.system_prompt != self.system_prompt:
             changes["system_prompt"] = self.system_prompt
+        if self.options and any(key not in request.options for key in self.options):
+            changes["options"] = {**self.options, **request.options}
         return msgspec.structs.replace(request, **changes) if changes else request
 
 
@@ -205,9 +209,11 @@ def create_local_adapter(
     if server.is_default_model:
         entry = default_model().entry
         tools = entry.get("offered_tools")
+        options = entry.get("request_options")
         profile = ModelProfile(
             tools=frozenset(tools) if isinstance(tools, list) else None,
             system_prompt=entry.get("system_prompt"),
+            options=options if isinstance(options, dict) else None,
         )
     inner.images = "image" in definition.capabilities
     return LocalAdapter(server, inner, owns_server=owns, client=client, profile=profile)
