@@ -113,15 +113,19 @@ class ModelChoice(NamedTuple):
 
 
 def default_model() -> ModelChoice:
-    """The model used when ``--model`` is not given: ``$SKILLKIT_MODEL`` if set, else the
-    embedded local model (SmolLM2-135M on llama.cpp, offline, no API key), with a notice
-    saying so and how to pick a hosted provider."""
-    chosen = os.environ.get("SKILLKIT_MODEL", "").strip()
-    if chosen:
-        return ModelChoice(chosen, "")
+    """The model used when ``--model`` is not given, without reading settings files:
+    ``$SKILLKIT_MODEL`` if set, else the default model of a provider whose API key is
+    set, else the embedded local model (SmolLM2-135M on llama.cpp, offline, no API key),
+    with a notice saying which (empty for ``$SKILLKIT_MODEL``). The command itself also
+    reads the settings files' ``model`` entry (`skillkit.frontends.setup`)."""
     from skillkit.local import default_notice
+    from skillkit.model_registry.choice import choose_model
 
-    return ModelChoice("local", default_notice())
+    choice = choose_model(local_notice=default_notice())
+    notice = choice.notice or ""
+    if notice and not notice.startswith("skillkit: "):
+        notice = f"skillkit: {notice}"
+    return ModelChoice(choice.model, notice)
 
 
 def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.ArgumentParser:
@@ -149,8 +153,25 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         metavar="MODEL",
         help="the model: a catalog id or PROVIDER:MODEL (anthropic:claude-sonnet-4-5, "
         "openai:gpt-4o; see 'skillkit models'), 'local' (the embedded model), a plugin's "
-        "adapter, or scripted:PATH.yaml (a script of replies). Default: $SKILLKIT_MODEL, "
-        "else local",
+        "adapter, or scripted:PATH.yaml (a script of replies). Default: $SKILLKIT_MODEL, the "
+        "settings files' model, a provider whose API key is set, else local",
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="send model requests to this OpenAI- or Anthropic-compatible endpoint "
+        "(default: the model's own, or $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="read the API key from the environment variable NAME",
+    )
+    parser.add_argument(
+        "--max-turns",
+        metavar="N",
+        type=_positive_int,
+        help="stop a run after N model calls (default: 50)",
     )
     parser.add_argument(
         "--mode",
@@ -267,14 +288,13 @@ def _run_agent(args: argparse.Namespace) -> int:
         if not sys.stdin.isatty():
             return _usage_error("interactive mode needs a terminal; pass a prompt with -p PROMPT")
 
-    model: str | None = args.model
-    notice: str | None = None
-    if model is None:
-        model, notice = default_model()
     from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
 
     options = AgentOptions(
-        model=model,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        max_turns=args.max_turns,
         tools=args.tools,
         permission_mode=args.permission_mode,
         bypass=args.bypass,
@@ -291,8 +311,6 @@ def _run_agent(args: argparse.Namespace) -> int:
         agent = build_agent(options, ask=ask)
     except SetupError as exc:
         return _usage_error(str(exc))
-    if notice:  # after the set-up, so bad input stays one line
-        print(notice, file=sys.stderr)
     for warning in agent.warnings:
         _note(f"warning: {warning}")
     for notice in agent.notices:
@@ -303,7 +321,7 @@ def _run_agent(args: argparse.Namespace) -> int:
     # The faces come from the plugins too: the built-in plugin's, unless one replaced it.
     face: dict[str, object]
     if prompt is None:
-        title = f"SkillKit {__version__} · model {model}"
+        title = f"SkillKit {__version__} · model {agent.runner.config.model}"
         if args.bypass:
             title += " · bypassing permissions"
         name = "interactive"
@@ -327,6 +345,16 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _note(line: str) -> None:

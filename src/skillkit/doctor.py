@@ -38,14 +38,16 @@ def collect_report(
     home: str | os.PathLike[str] | None = None,
 ) -> list[Section]:
     """The doctor's sections: SkillKit, packages and extras, the local model, providers,
-    and the sandbox commands would run in from ``workspace`` (default: the current
-    folder) with the ``--sandbox`` mode ``sandbox`` (None: the settings files')."""
+    the model a session started here would use (and what chose it), and the sandbox
+    commands would run in from ``workspace`` (default: the current folder) with the
+    ``--sandbox`` mode ``sandbox`` (None: the settings files')."""
     env = os.environ if environ is None else environ
     return [
         _skillkit_section(),
         _packages_section(),
         _local_section(env),
         _providers(env),
+        _model_section(env, workspace, home),
         _sandbox_section(workspace, sandbox, home),
     ]
 
@@ -166,6 +168,46 @@ def _providers(env: Mapping[str, str]) -> Section:
     return section
 
 
+def _model_section(
+    env: Mapping[str, str],
+    workspace: str | os.PathLike[str] | None,
+    home: str | os.PathLike[str] | None,
+) -> Section:
+    """The model ``skillkit`` would use here without ``--model``, where that choice came
+    from, its endpoint and whether its key is set (never the key)."""
+    from pathlib import Path
+
+    from skillkit.frontends.setup import AgentOptions, choose_model_for
+    from skillkit.model_registry import ModelNotFoundError, resolve_model
+
+    section = Section("Model")
+    folder = Path(os.path.abspath(workspace if workspace is not None else os.getcwd()))
+    options = AgentOptions(workspace=folder, home=Path(home) if home is not None else None)
+    choice, settings = choose_model_for(options, folder, environ=env)
+    section.rows.append(("model", choice.model))
+    section.rows.append(("chosen by", choice.source))
+    section.problems.extend(settings.problems)
+    section.problems.extend(settings.ignored)
+    prefix = choice.model.partition(":")[0]
+    if prefix in ("local", "scripted"):
+        return section
+    try:
+        resolved = resolve_model(choice.model, base_url=choice.base_url, env=env)
+    except ModelNotFoundError as exc:
+        section.problems.append(" ".join(str(exc).split()))
+        return section
+    section.rows.append(("endpoint", resolved.base_url or "the provider's default"))
+    if choice.api_key_env:
+        state = "set" if env.get(choice.api_key_env) else "not set"
+        section.rows.append(("key", f"{choice.api_key_env} {state}"))
+    elif resolved.api_key_env:
+        state = "set" if resolved.api_key else "not set"
+        section.rows.append(("key", f"{resolved.api_key_env} {state}"))
+        if not resolved.api_key and not resolved.local:
+            section.problems.append(f"set {resolved.api_key_env} to use {choice.model}")
+    return section
+
+
 def _sandbox_section(
     workspace: str | os.PathLike[str] | None,
     flag: str | None,
@@ -204,10 +246,11 @@ def register(subparsers: Any) -> None:
     """Add the ``doctor`` subcommand."""
     doctor = subparsers.add_parser(
         "doctor",
-        help="show Python, packages, the local model, the sandbox and which API keys are set",
+        help="show Python, packages, the local model, the model in use, the sandbox and "
+        "which API keys are set",
         description="Report what SkillKit sees: Python, installed extras, the local model, "
-        "the sandbox in force, configured providers and which API-key variables are set "
-        "(never their values).",
+        "the model a session here would use and what chose it, the sandbox in force, "
+        "configured providers and which API-key variables are set (never their values).",
     )
     doctor.set_defaults(handler=run_doctor)
 

@@ -206,7 +206,7 @@ async def test_compact_summarizes_with_the_given_instructions(manager: PluginMan
     runner = AgentRunner(AgentConfig(), adapter)
     nothing = await run(manager, "/compact", runner)
     assert nothing.error is not None and nothing.error.startswith("compaction failed: nothing")
-    await runner.chat("hello")
+    await runner.chat("hello " * 200)  # long enough that a summary is shorter
     await runner.chat("again")
     result = await run(manager, "/compact keep the file names", runner)
     assert result.ok and result.output.startswith("compacted: about ")

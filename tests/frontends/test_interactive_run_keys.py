@@ -292,9 +292,12 @@ def test_compaction_shows_its_progress(terminal: Terminal, tmp_path: Path) -> No
     work, model = project(
         tmp_path,
         "replies:\n"
-        "  - text: A first answer, long enough that there is something to compact.\n"
-        "  - delay: 0.2\n"
-        "    text: Summary of the talk so far, written slowly by the model.\n",
+        "  - text: "
+        + "A first answer, long enough that there is something to compact. "
+        * 25
+        + "\n"
+        "  - delay: 0.25\n"
+        "    text: Summary of the talk so far, written slowly.\n",
     )
     terminal.start("--model", model, cwd=work)
     terminal.wait_for_prompt_count(1)
@@ -308,7 +311,9 @@ def test_compaction_shows_its_progress(terminal: Terminal, tmp_path: Path) -> No
         lambda s: re.search(r"compacting the conversation · [1-9]\d*s", s) is not None
     )
     assert "compacting the conversation…" in screen
-    terminal.wait_for("conversation compacted:")
+    # a conversation this short may not shrink (then the compaction is refused, the
+    # transcript kept): either way the outcome is drawn when the work ends
+    terminal.wait_for(lambda s: "conversation compacted:" in s or "compaction refused" in s)
     terminal.wait_for_prompt_count(3)
     terminal.press("C-d")
     assert terminal.wait_exit() == 0

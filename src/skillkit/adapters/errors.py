@@ -62,6 +62,17 @@ ErrorKind: TypeAlias = Literal[
     "unknown",
 ]
 
+_NEVER_RETRIED: frozenset[str] = frozenset({"context_overflow", "bad_request"})
+"""Kinds that the same request would meet again, whatever the server's retry header."""
+
+# Messages that say the request itself cannot be served (the same request fails again):
+# a server that reports them with a 5xx status, or in the stream, is not retried.
+_DETERMINISTIC_PATTERNS = re.compile(
+    r"not supported|unsupported|does not support|doesn't support|not implemented"
+    r"|invalid (request|argument|parameter|value)|is not allowed",
+    re.IGNORECASE,
+)
+
 _RETRYABLE: frozenset[str] = frozenset(
     {"rate_limit", "overloaded", "server", "connection", "timeout"}
 )
@@ -134,7 +145,7 @@ class ProviderFailure(msgspec.Struct, frozen=True):
 
     @property
     def retryable(self) -> bool:
-        if self.should_retry is not None and self.kind != "context_overflow":
+        if self.should_retry is not None and self.kind not in _NEVER_RETRIED:
             return self.should_retry
         return self.kind in _RETRYABLE
 
@@ -373,6 +384,9 @@ def _kind_of(status: int | None, error_type: str, code: str, message: str) -> Er
     if code == "context_length_exceeded" or is_context_overflow(message):
         return "context_overflow"
     by_type = _TYPE_KINDS.get(code) or _TYPE_KINDS.get(error_type)
+    deterministic = status in (None, 400, 422, 500) and by_type not in ("auth", "permission")
+    if deterministic and _DETERMINISTIC_PATTERNS.search(str(message)):
+        return "bad_request"
     if status is None:
         return by_type or ("server" if error_type or code else "unknown")
     if status == 401:

@@ -13,8 +13,8 @@
   (``MiniMax-M2.1``) or any id with ``base_url`` (an OpenAI-compatible server) resolve
   through the model registry to the adapter of the model's API: Chat Completions,
   Responses or Anthropic Messages. API keys come from the config or the provider's usual
-  environment variable; a missing key is reported by the first model call, naming the
-  variable to set.
+  environment variable; a provider that needs a key and has none fails here, before any
+  network call, with a `MissingApiKeyError` naming the variable to set.
 """
 
 from __future__ import annotations
@@ -23,11 +23,14 @@ import importlib.metadata
 import re
 import threading
 from functools import cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillkit.adapters.base import LLMAdapter
 from skillkit.config import AgentConfig
 from skillkit.model_registry.definitions import ModelDefinition
+
+if TYPE_CHECKING:
+    from skillkit.adapters.sdk import SDKAdapter
 
 __all__ = [
     "PROVIDER_ENTRY_POINT_GROUP",
@@ -122,8 +125,9 @@ def create_adapter(config: AgentConfig, *, on_retry: object = None) -> LLMAdapte
     """The adapter for ``config.model_definition`` when the config has one, else for the
     model string ``config.model``; `UnknownModelError` (`ScriptError` for a bad script
     file, `LocalModelError` for the local model, a provider's own error for its models)
-    with a one-line message when there is none. ``on_retry`` receives a `RetryInfo`
-    before each retry of a provider call."""
+    with a one-line message when there is none; `MissingApiKeyError` (a ValueError) when
+    the provider needs an API key and none is configured. ``on_retry`` receives a
+    `RetryInfo` before each retry of a provider call."""
     if config.model_definition is not None:
         return _from_registry(config.model_definition, config, on_retry)
     model = config.model.strip()
@@ -147,6 +151,8 @@ def _from_registry(
         resolved = resolve_model(model, base_url=config.base_url, api_key=config.api_key)
     except ModelNotFoundError as exc:
         raise UnknownModelError(" ".join(str(exc).split())) from None
+    if resolved.api_key_env and not resolved.api_key and not resolved.local:
+        resolved.require_api_key()  # raises MissingApiKeyError naming the variable
     api_key = resolved.api_key or ("not-needed" if resolved.local else None)
     common = {
         "base_url": resolved.base_url,
@@ -156,14 +162,19 @@ def _from_registry(
         "context_window": resolved.model.context_window,
         **({"api_key_env": resolved.api_key_env} if resolved.api_key_env else {}),
     }
+    adapter: SDKAdapter[Any]
     if resolved.api == "anthropic-messages":
         from skillkit.adapters.anthropic import AnthropicAdapter
 
-        return AnthropicAdapter(resolved.id, **common)  # type: ignore[arg-type]
-    if resolved.api == "openai-responses":
+        adapter = AnthropicAdapter(resolved.id, **common)  # type: ignore[arg-type]
+    elif resolved.api == "openai-responses":
         from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
 
-        return OpenAIResponsesAdapter(resolved.id, **common)  # type: ignore[arg-type]
-    from skillkit.adapters.openai import OpenAIAdapter
+        adapter = OpenAIResponsesAdapter(resolved.id, **common)  # type: ignore[arg-type]
+    else:
+        from skillkit.adapters.openai import OpenAIAdapter
 
-    return OpenAIAdapter(resolved.id, compat=resolved.compat, **common)  # type: ignore[arg-type]
+        adapter = OpenAIAdapter(resolved.id, compat=resolved.compat, **common)  # type: ignore[arg-type]
+    # a model the catalog knows without image input gets text stubs for images
+    adapter.images = not resolved.in_catalog or "image" in resolved.model.capabilities
+    return adapter

@@ -35,6 +35,7 @@ from skillkit.adapters.errors import (
     classify_failure,
     missing_key_failure,
 )
+from skillkit.adapters.images import without_images
 from skillkit.adapters.streaming import SDKStream, StreamTranslator, drive_stream
 from skillkit.models import LLMRequest, StreamEvent
 
@@ -71,9 +72,12 @@ class SDKAdapter(LLMAdapter, Generic[ClientT]):
     built from ``base_url`` / the key (its own retries are turned off; the adapter
     retries per ``retry_policy``). ``options`` are default body fields, under each
     request's ``options``. ``context_window``, when known, turns a reply whose reported
-    input exceeds it into a ``context_overflow`` error.
+    input exceeds it into a ``context_overflow`` error. ``images`` False (set by
+    `skillkit.adapters.factory` for a model whose catalog entry lacks the ``image``
+    capability) sends every image as a text stub (`without_images`).
     """
 
+    images: bool = True
     vendor: ClassVar[str]
     connection_errors: ClassVar[tuple[type[BaseException], ...]]
     timeout_errors: ClassVar[tuple[type[BaseException], ...]]
@@ -128,6 +132,8 @@ class SDKAdapter(LLMAdapter, Generic[ClientT]):
         client = self._get_client()
         if client is None:
             return _single_error(missing_key_failure(label))
+        if not self.images:
+            request = without_images(request)
         call = self._stream_call(client, request, model)
         connection_errors, timeout_errors = self.connection_errors, self.timeout_errors
 

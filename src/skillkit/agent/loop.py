@@ -1,7 +1,9 @@
 """The agent loop: a function of its inputs, with every seam passed in.
 
 `run_loop` drives turns until the model stops asking for tools, the iteration limit is
-reached, the run is aborted or the model call fails. Per turn:
+reached, the run is aborted, the model call fails, or the model makes the same tool
+calls with the same results ``max_repeats`` turns in a row (``stop_reason="error"``,
+the error saying so). Per turn:
 
     turn_start -> request (context transform, convert_to_llm, budget and compaction)
     -> model stream -> tool calls (validated; before_tool_call; run, in parallel where
@@ -134,6 +136,7 @@ async def _turns(
     """The turn loop; fills in ``outcome`` as it goes."""
     bus = ctx.bus
     recovered = 0  # the turn being retried after its context overflow was compacted
+    repeats = _Repeats()
     while True:
         if ctx.abort.aborted:
             outcome.stop_reason = "aborted"
@@ -193,6 +196,44 @@ async def _turns(
         if not message.tool_calls:
             outcome.stop_reason = "length" if message.stop_reason == "length" else "stop"
             return
+        stuck = repeats.note(message, results, ctx.max_repeats)
+        if stuck is not None:
+            outcome.stop_reason, outcome.error = "error", stuck
+            await bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
+            return
+
+
+class _Repeats:
+    """Counts turns in a row whose tool calls and results were the same as the turn
+    before (a model stuck in a loop gets nothing new from another try)."""
+
+    __slots__ = ("count", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last: list[tuple[object, ...]] | None = None
+
+    def note(
+        self, message: AssistantMessage, results: list[ToolResultMessage], limit: int
+    ) -> str | None:
+        """Record this turn; the reason to stop when ``limit`` turns in a row were the
+        same (None: go on; ``limit`` 0 never stops)."""
+        if not limit:
+            return None
+        calls = message.tool_calls
+        turn: list[tuple[object, ...]] = [
+            (call.name, call.arguments, result.content, result.is_error)
+            for call, result in zip(calls, results, strict=False)
+        ]
+        self.count = self.count + 1 if turn == self.last else 1
+        self.last = turn
+        if self.count < limit:
+            return None
+        names = ", ".join(dict.fromkeys(call.name for call in calls))
+        return (
+            f"the run stopped: the model repeated the same tool call ({names}) with the same "
+            f"result {self.count} times in a row"
+        )
 
 
 async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantMessage:

@@ -43,7 +43,9 @@ class LoopContext:
     ``has_steering`` says whether there are any. ``boundary`` is called at every
     iteration boundary (before each model call) and returns messages to fold into the
     conversation. ``compaction`` keeps the context within the model's window (None:
-    never compact).
+    never compact) and cuts a tool result the window cannot hold. ``max_repeats`` stops
+    a run whose turns make the same tool calls with the same results that many times in
+    a row (0: never).
     """
 
     adapter: LLMAdapter
@@ -67,6 +69,7 @@ class LoopContext:
     before_tool_call: Sequence[BeforeToolCall] = ()
     after_tool_result: Sequence[AfterToolResult] = ()
     redactor: Redactor | None = None
+    max_repeats: int = 3
 
 
 @dataclass

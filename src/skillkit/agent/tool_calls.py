@@ -1,8 +1,10 @@
 """Running the tool calls of one turn: look up, validate, gate, execute, report.
 
 `run_tool_calls` yields one `ToolResultMessage` per call, in call order, and never
-raises for a tool's failure. Calls that have not started when the user steers are
-skipped, in both tool modes; calls cut by abort get an "Aborted" result.
+raises for a tool's failure. A result bigger than the model's context can take is cut
+to fit, with a note (`ContextBudget.fit_tool_output`), before anyone sees it. Calls
+that have not started when the user steers are skipped, in both tool modes; calls cut
+by abort get an "Aborted" result.
 """
 
 from __future__ import annotations
@@ -238,6 +240,11 @@ async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMess
                 break
             if replaced is not None:
                 result = replaced
+    budget = ctx.compaction
+    if budget is not None:  # a result the model's window cannot hold is cut, with a note
+        fitted = budget.fit_tool_output(result.content, ctx.model)
+        if fitted is not None:
+            result = ToolResult(fitted, is_error=result.is_error, details=result.details)
     if bus.wants("tool_execution_end"):
         await bus.emit(
             ToolExecutionEnd(

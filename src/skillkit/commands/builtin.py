@@ -62,7 +62,14 @@ def help_command(ctx: CommandContext, args: str) -> str:
     return "\n".join(["Commands:", *body, "Anything else is sent to the agent."])
 
 
-def model_command(ctx: CommandContext, args: str) -> str:
+async def model_command(ctx: CommandContext, args: str) -> str:
+    """``/model``: show the model; ``/model NAME``: switch to an adapter registered as
+    NAME or a new adapter for the model string NAME. Naming the model in use does
+    nothing. Switching to a model string closes the adapter it leaves when that one was
+    not a plugin's (a plugin's stays open for its owner; one left for a plugin's adapter
+    stays open because the agent returns to it when the plugin goes away), so an
+    embedded llama.cpp server never outlives its use. A provider without its API key
+    fails before anything changes."""
     name = args.strip()
     if not name:
         runner = ctx.require_runner()
@@ -74,6 +81,17 @@ def model_command(ctx: CommandContext, args: str) -> str:
             lines.append("adapters: " + ", ".join(registries.adapters.list()))
         return "\n".join(lines)
     runner = _idle_runner(ctx)
+    if name == runner.config.model:
+        return f"already using model {name}"
+    previous = runner.adapter
+    registries = ctx.registries
+
+    def registered(adapter: object) -> bool:
+        return registries is not None and any(
+            registries.adapters.get(known) is adapter for known in registries.adapters.list()
+        )
+
+    left_owned = not registered(previous)
     if ctx.manager is None:
         import msgspec
 
@@ -85,11 +103,17 @@ def model_command(ctx: CommandContext, args: str) -> str:
             raise CommandError(str(exc)) from None
         runner.set_adapter(adapter)
         runner.config = msgspec.structs.replace(runner.config, model=name)
-        return f"using model {name}"
-    try:
-        return ctx.manager.switch_model(runner, name)
-    except (ValueError, LookupError) as exc:
-        raise CommandError(str(exc)) from None
+        message = f"using model {name}"
+    else:
+        try:
+            message = ctx.manager.switch_model(runner, name)
+        except (ValueError, LookupError) as exc:
+            raise CommandError(str(exc)) from None
+    # Leaving a plugin's adapter for ours, the agent returns to it if the plugin goes
+    # away; leaving ours for a model string, nothing ever returns to it.
+    if runner.adapter is not previous and left_owned and not registered(runner.adapter):
+        await previous.aclose()
+    return message
 
 
 def models_command(ctx: CommandContext, args: str) -> str:

@@ -8,9 +8,12 @@ place: the compacted messages, then a ``compaction`` record carrying the new siz
 
 Every compaction is announced with ``compaction_start`` (``micro`` or ``full``, and the
 ratio of the estimated context to the budget) and closed with ``compaction_end`` (ok,
-tokens before/after, error). Nothing here raises into the loop: a failing summary call
-or a compactor that raises becomes ``compaction_end(ok=False)`` (plus an ``error``
-event, stage ``compaction``, for an exception), and the transcript is left as it was.
+tokens before/after, error). A full compaction whose result is not smaller than what it
+replaces is refused (``ok=False``, the transcript kept); a summary may be at most a
+quarter of the context being compacted (and of the window). Nothing here raises into
+the loop: a failing summary call or a compactor that raises becomes
+``compaction_end(ok=False)`` (plus an ``error`` event, stage ``compaction``, for an
+exception), and the transcript is left as it was.
 """
 
 from __future__ import annotations
@@ -44,10 +47,18 @@ from skillkit.context.tokens import (
     message_tokens,
     resolve_tokenizer,
 )
+from skillkit.context.tool_output import fit_tool_output
 from skillkit.context.transcript import tool_pairing_problems
 from skillkit.errors import describe_exception
 from skillkit.events import CompactionEnd, CompactionStart, ErrorInfo, EventBus
-from skillkit.models import AgentMessage, CustomMessage, TokenUsage, ToolSchema, UserMessage
+from skillkit.models import (
+    AgentMessage,
+    CustomMessage,
+    TokenUsage,
+    ToolSchema,
+    UserContent,
+    UserMessage,
+)
 
 __all__ = ["CompactionResult", "ContextBudget", "ModelHost"]
 
@@ -147,6 +158,25 @@ class ContextBudget:
             tokenizer=self.settings.tokenizer,
         )
 
+    def tool_output_limit(self, model: str) -> int:
+        """The most tokens one tool result may hold for ``model``: a quarter of its
+        budget (window minus reserve), at least 256."""
+        return max(256, self.limits(model).budget // 4)
+
+    def fit_tool_output(self, content: list[UserContent], model: str) -> list[UserContent] | None:
+        """A tool result's content cut to `tool_output_limit` with a note, or None when
+        it fits (see `skillkit.context.tool_output`). Called once per tool result; cheap
+        when the result is small. Applies also when compaction is disabled: a result the
+        window cannot hold is never useful whole."""
+        limits = self._limits.get(model) or self.limits(model)
+        limit = max(256, limits.budget // 4)
+        return fit_tool_output(
+            content,
+            limit,
+            window=limits.window,
+            count=resolve_tokenizer(self.settings.tokenizer, model),
+        )
+
     # ----- triggers
 
     async def compact_if_needed(
@@ -237,8 +267,10 @@ class ContextBudget:
         def tokens_of(message: AgentMessage) -> int:
             return message_tokens(message, count, renderers)
 
-        # a small model must not be asked for a summary longer than a quarter of its window
-        summary_tokens = min(settings.summary_max_tokens, max(256, limits.window // 4))
+        # a summary is at most a quarter of the window and of the context it replaces
+        summary_tokens = min(
+            settings.summary_max_tokens, max(256, limits.window // 4), max(128, tokens // 4)
+        )
         summarizer = Summarizer(
             host.adapter,
             host.model,
@@ -409,6 +441,19 @@ class ContextBudget:
         old_size = sum(job.tokens(m) for m in transcript)
         new_size = sum(job.tokens(m) for m in compacted.messages)
         after = max(0, tokens - old_size + new_size)
+        if new_size >= old_size:  # a summary longer than what it replaces: keep the original
+            message = (
+                f"compaction refused: it would not shrink the context "
+                f"({old_size} -> {new_size} tokens); the conversation is kept as it was"
+            )
+            await bus.emit(
+                "compaction_end",
+                CompactionEnd(
+                    type="full", ok=False, tokens_before=tokens, tokens_after=tokens, error=message
+                ),
+                turn=turn,
+            )
+            return message
         transcript[:] = [
             *compacted.messages,
             boundary_message(

@@ -11,8 +11,11 @@
    and the project's own plugin files when the project is trusted (``ask`` is the
    trust prompt; without it only an explicit setting, ``SKILLKIT_TRUST_PROJECT`` or
    stored trust count);
-3. the model: an adapter a plugin registered under that name, else one made from the
-   model string;
+3. the model (`skillkit.model_registry.choice.choose_model`: ``--model``,
+   ``SKILLKIT_MODEL``, the settings files' ``model`` entry — the project's only when it
+   is trusted — the default model of a provider whose key is set, else the local
+   model): an adapter a plugin registered under that name, else one made from the
+   model string; a provider without its key fails here, before any network call;
 4. one `AgentRunner` with the plugins' adapter registry (``runner.set_adapter(NAME)``),
    a `BackgroundTasks` manager (its boundary drain and ``aclose`` handed to the
    runner), the plugins attached (`PluginManager.attach`: their tools and
@@ -31,10 +34,12 @@ which no tool call or question can wait for a user.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from skillkit.agent.contributors import Contributor
 
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
     from skillkit.events import Event
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
+    from skillkit.model_registry.choice import ModelChoice, ModelSettings
     from skillkit.permissions import PermissionGate, Permissions
     from skillkit.permissions.settings import PermissionSettings
     from skillkit.runtime.background import BackgroundTasks
@@ -52,7 +58,7 @@ if TYPE_CHECKING:
     from skillkit.skills.registry import SkillRegistry
     from skillkit.trust import AskTrust, TrustStore
 
-__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent"]
+__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent", "choose_model_for"]
 
 
 class SetupError(ValueError):
@@ -72,10 +78,14 @@ class AgentOptions:
     settings, skills and the trust store live (the user's home when None).
     ``trust_project`` decides about the project's own plugin files (None: the
     environment variable, the trust store, then the prompt, if any). ``sandbox`` is the
-    ``--sandbox`` mode (None: the settings files', else ``auto``).
+    ``--sandbox`` mode (None: the settings files', else ``auto``). ``model`` is the
+    ``--model`` flag (None: chosen as `build_agent` says); ``base_url`` and
+    ``api_key_env`` the ``--base-url`` / ``--api-key-env`` flags (the name of the
+    variable holding the key); ``max_turns`` bounds the model calls of one run
+    (None: `AgentConfig`'s default).
     """
 
-    model: str
+    model: str | None = None
     workspace: Path = field(default_factory=Path.cwd)
     tools: bool = True
     permission_mode: str | None = None
@@ -85,6 +95,9 @@ class AgentOptions:
     home: Path | None = None
     trust_project: bool | None = None
     sandbox: SandboxMode | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_turns: int | None = None
 
 
 @dataclass
@@ -92,7 +105,9 @@ class CliAgent:
     """The command's agent and its parts. ``skills`` is the plugin manager's skill
     registry. ``warnings`` are one-line problems found while setting up (a broken
     settings file, a plugin that failed to load) — worth telling the user, not worth
-    stopping for; ``notices`` are one-line notes (project plugins not loaded, and why)."""
+    stopping for; ``notices`` are one-line notes (project plugins not loaded, and why;
+    the model chosen when none was named). ``model`` is the model choice and its
+    source."""
 
     runner: AgentRunner
     permissions: Permissions
@@ -101,6 +116,7 @@ class CliAgent:
     manager: PluginManager
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    model: ModelChoice | None = None
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -199,7 +215,15 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         home=options.home,
         frontends=builtin_frontends(),
     )
-    config = AgentConfig(model=options.model)
+    choice, model_notes = choose_model_for(options, workspace)
+    config = AgentConfig(
+        model=choice.model,
+        base_url=choice.base_url,
+        api_key=_api_key(choice.api_key_env),
+        options=choice.options,
+    )
+    if options.max_turns is not None:
+        config = msgspec.structs.replace(config, max_iterations=options.max_turns)
     adapter = _adapter(config, manager)
     runner = AgentRunner(
         config,
@@ -217,11 +241,56 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
     warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
     warnings.extend(_unknown_tool_warnings(gate, runner))
+    warnings.extend(model_notes.problems)
     notices = [_one_line(notice) for notice in manager.notices]
+    notices.extend(model_notes.ignored)
+    if choice.notice:
+        notices.insert(0, _one_line(choice.notice.removeprefix("skillkit: ")))
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
     skills = manager.registries.skills
-    return CliAgent(runner, permissions, skills, background, manager, warnings, notices)
+    return CliAgent(runner, permissions, skills, background, manager, warnings, notices, choice)
+
+
+def choose_model_for(
+    options: AgentOptions, workspace: Path, *, environ: Mapping[str, str] | None = None
+) -> tuple[ModelChoice, ModelSettings]:
+    """The model ``options`` lead to in ``workspace`` (see `choose_model`), and the
+    settings entry read on the way (its ``ignored`` / ``problems`` lines). The project's
+    ``model`` entry counts only when the project is trusted: ``options.trust_project``,
+    else ``SKILLKIT_TRUST_PROJECT`` or the trust store — never a prompt."""
+    from skillkit.local import default_notice
+    from skillkit.model_registry.choice import choose_model, load_model_settings
+    from skillkit.trust import TrustStore, settled_trust
+
+    store = _trust_store(options.home) or TrustStore()
+    try:
+        trusted, _ = settled_trust(
+            workspace, trusted=options.trust_project, store=store, environ=environ
+        )
+    except Exception:  # fail closed: an unreadable trust decision is no trust
+        trusted = False
+    settings = load_model_settings(workspace, trusted=trusted is True, home=options.home)
+    choice = choose_model(
+        model=options.model,
+        base_url=options.base_url,
+        api_key_env=options.api_key_env,
+        settings=settings,
+        environ=environ,
+        local_notice=default_notice(),
+    )
+    return choice, settings
+
+
+def _api_key(variable: str | None) -> str | None:
+    """The key in the environment variable ``variable`` (None: no variable named); a
+    `SetupError` when it is not set."""
+    if variable is None:
+        return None
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        raise SetupError(f"--api-key-env {variable}: the variable {variable} is not set")
+    return value
 
 
 def _unknown_tool_warnings(gate: PermissionGate, runner: AgentRunner) -> list[str]:
@@ -261,13 +330,14 @@ def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
     from skillkit.adapters.factory import UnknownModelError, create_adapter
     from skillkit.adapters.scripted import ScriptError
     from skillkit.local.errors import LocalModelError
+    from skillkit.model_registry import MissingApiKeyError
 
     adapters = manager.registries.adapters
     if config.model is not None and config.model in adapters:
         return adapters.get(config.model)
     try:
         return create_adapter(config)
-    except (UnknownModelError, ScriptError, LocalModelError) as exc:
+    except (UnknownModelError, ScriptError, LocalModelError, MissingApiKeyError) as exc:
         raise SetupError(_one_line(exc)) from None
 
 

@@ -77,8 +77,8 @@ def default_notice(server: LocalServer | None = None) -> str:
         where = f" at {server.base_url} ({server.threads} thread{plural})"
     return (
         f"skillkit: no model configured, using the local model {model.display_name}{where}; "
-        f"it is tiny, so for real work set OPENAI_API_KEY or ANTHROPIC_API_KEY and pass "
-        f"--model, e.g. --model anthropic:claude-sonnet-4-5"
+        f"it is tiny, so for real work set ANTHROPIC_API_KEY or OPENAI_API_KEY (SkillKit "
+        f"then uses that provider's model) or pass --model, e.g. --model openai:gpt-4o"
     )
 
 

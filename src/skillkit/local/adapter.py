@@ -5,18 +5,27 @@ started first, the model is registered in the model registry (so the runner know
 context window), and every model call goes through `OpenAIAdapter` to the server's
 ``/v1/chat/completions`` -- a real HTTP wire, not an in-process shortcut. ``aclose()``
 stops the server.
+
+Local models are small, so every reply passes through
+`skillkit.adapters.repetition.stop_repetition` (a reply that starts writing itself again
+is ended there). The default model also has a profile in ``model.json``: the tools it is
+offered (``offered_tools``; a 135M model picks the right one from four, not from twenty)
+and a short system prompt written for it (``system_prompt``), which replaces the agent's.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import openai
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
+from skillkit.adapters.repetition import stop_repetition
 from skillkit.local.model import default_model, model_path_from_string
 from skillkit.local.server import CLIENT_HEADERS, LocalServer
 from skillkit.model_registry import (
@@ -27,18 +36,46 @@ from skillkit.model_registry import (
 )
 from skillkit.models import LLMRequest, StreamEvent
 
-__all__ = ["LocalAdapter", "create_local_adapter", "local_model_definition"]
+__all__ = ["LocalAdapter", "ModelProfile", "create_local_adapter", "local_model_definition"]
 
 PROVIDER = "local"
 _LLAMACPP_COMPAT = ModelCompat(reasoning_field="reasoning_content")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """How requests are shaped for one small model. ``tools``: the names of the only
+    tools it is offered (None: all); ``system_prompt``: the prompt sent in place of the
+    agent's (None: the agent's); ``options``: request options the request does not set
+    itself (``{"stop": ["\n\n"]}`` ends a reply at its first blank line)."""
+
+    tools: Collection[str] | None = None
+    system_prompt: str | None = None
+    options: Mapping[str, Any] | None = None
+
+    def apply(self, request: LLMRequest) -> LLMRequest:
+        """``request`` with the profile's tools and system prompt (the same object when
+        the profile changes nothing)."""
+        changes: dict[str, Any] = {}
+        if self.tools is not None:
+            offered = [schema for schema in request.tools if schema.name in self.tools]
+            if len(offered) != len(request.tools):
+                changes["tools"] = offered
+        if self.system_prompt is not None and request.system_prompt != self.system_prompt:
+            changes["system_prompt"] = self.system_prompt
+        if self.options and any(key not in request.options for key in self.options):
+            changes["options"] = {**self.options, **request.options}
+        return msgspec.structs.replace(request, **changes) if changes else request
 
 
 class LocalAdapter(LLMAdapter):
     """An `OpenAIAdapter` bound to a `LocalServer`.
 
     ``owns_server`` (default True) makes ``aclose()`` stop the server as well as the HTTP
-    client (``client``, closed by ``aclose()`` when given). Streams, errors, usage and abort
-    behave exactly as `OpenAIAdapter`'s.
+    client (``client``, closed by ``aclose()`` when given). ``profile`` shapes every
+    request (see `ModelProfile`). Replies that start repeating themselves are ended
+    (`stop_repetition`); otherwise streams, errors, usage and abort behave exactly as
+    `OpenAIAdapter`'s. ``aclose()`` is idempotent.
     """
 
     provider = PROVIDER
@@ -50,11 +87,14 @@ class LocalAdapter(LLMAdapter):
         *,
         owns_server: bool = True,
         client: openai.AsyncOpenAI | None = None,
+        profile: ModelProfile | None = None,
     ) -> None:
         self.server = server
         self.inner = inner
         self.owns_server = owns_server
         self.client = client
+        self.profile = profile or ModelProfile()
+        self.closed = False
 
     @property
     def model(self) -> str:
@@ -75,9 +115,13 @@ class LocalAdapter(LLMAdapter):
     def chat_stream_events(
         self, request: LLMRequest, *, abort: AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
-        return self.inner.chat_stream_events(request, abort=abort)
+        request = self.profile.apply(request)
+        return stop_repetition(self.inner.chat_stream_events(request, abort=abort))
 
     async def aclose(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         await self.inner.aclose()
         if self.client is not None:
             await self.client.close()
@@ -161,4 +205,15 @@ def create_local_adapter(
         provider=PROVIDER,
         context_window=definition.context_window,
     )
-    return LocalAdapter(server, inner, owns_server=owns, client=client)
+    profile = None
+    if server.is_default_model:
+        entry = default_model().entry
+        tools = entry.get("offered_tools")
+        options = entry.get("request_options")
+        profile = ModelProfile(
+            tools=frozenset(tools) if isinstance(tools, list) else None,
+            system_prompt=entry.get("system_prompt"),
+            options=options if isinstance(options, dict) else None,
+        )
+    inner.images = "image" in definition.capabilities
+    return LocalAdapter(server, inner, owns_server=owns, client=client, profile=profile)

@@ -19,7 +19,21 @@ from skillkit.model_registry.definitions import (
 )
 from skillkit.model_registry.registry import ModelRegistry, default_registry, host_of
 
-__all__ = ["MissingApiKeyError", "ModelNotFoundError", "ResolvedModel", "resolve_model"]
+__all__ = [
+    "SDK_BASE_URL_ENV",
+    "MissingApiKeyError",
+    "ModelNotFoundError",
+    "ResolvedModel",
+    "resolve_model",
+]
+
+SDK_BASE_URL_ENV: dict[str, str] = {
+    "openai": "OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+    OPENAI_COMPATIBLE: "OPENAI_BASE_URL",
+}
+"""The official SDKs' endpoint variables, by provider: honoured when no ``base_url`` is
+passed. Set by the user, like the key beside it, so the provider's key goes with it."""
 
 
 class ModelNotFoundError(LookupError):
@@ -78,7 +92,8 @@ class ResolvedModel:
             return "not-needed"
         if self.api_key_env:
             raise MissingApiKeyError(
-                f"no API key for {self.provider}: set {self.api_key_env} or pass api_key"
+                f"no API key for {self.provider}: set {self.api_key_env} "
+                f"(or pass api_key, or --api-key-env NAME on the command line)"
             )
         raise MissingApiKeyError(f"no API key for {self.provider}: pass api_key")
 
@@ -102,13 +117,21 @@ def resolve_model(
       else `OPENAI_COMPATIBLE`.
     - otherwise `ModelNotFoundError` -- the only exception this raises for a bad string.
 
-    ``base_url`` replaces the endpoint in every case. The key is ``api_key`` if given,
-    else the first set variable of the provider's ``api_key_env`` in ``env`` (default
-    ``os.environ``). A key for one provider is never sent to another's endpoint.
+    ``base_url`` replaces the endpoint in every case. Without one, the SDKs' own
+    variables are honoured (`SDK_BASE_URL_ENV`: ``OPENAI_BASE_URL`` for ``openai`` and
+    ``openai-compatible`` models, ``ANTHROPIC_BASE_URL`` for ``anthropic``); the
+    provider's key goes with such an endpoint, as the SDK would send it. The key is
+    ``api_key`` if given, else the first set variable of the provider's ``api_key_env``
+    in ``env`` (default ``os.environ``). A key for one provider is never sent to
+    another's endpoint given by ``base_url``.
     """
     registry = registry if registry is not None else default_registry()
     environ = env if env is not None else os.environ
     base_url = base_url.strip() or None if base_url is not None else None
+    if base_url is None and isinstance(model, str):
+        prefix = model.strip().partition(":")[0].strip().lower()
+        if prefix == OPENAI_COMPATIBLE:  # the model has no endpoint of its own
+            base_url = _env_url(environ, OPENAI_COMPATIBLE)
     url_provider = registry.provider_for_url(base_url) if base_url else None
 
     if isinstance(model, ModelDefinition):
@@ -135,6 +158,7 @@ def resolve_model(
         key_env = ()
         local = _is_loopback(base_url) or local
 
+    env_base = _env_url(environ, definition.provider) if base_url is None else None
     key, key_var = api_key or None, None
     for name in key_env:
         if key is None and environ.get(name):
@@ -145,7 +169,7 @@ def resolve_model(
         model=definition,
         provider=provider_name,
         api=definition.api,
-        base_url=base_url or definition.base_url,
+        base_url=base_url or env_base or definition.base_url,
         api_key=key,
         api_key_env=key_var,
         in_catalog=in_catalog,
@@ -197,6 +221,11 @@ def _synthesize(model_id: str, info: ProviderInfo | None) -> ModelDefinition:
         api_key_env=info.api_key_env if info is not None else (),
         compat=info.compat if info is not None else ModelCompat(),
     )
+
+
+def _env_url(environ: Mapping[str, str], provider: str) -> str | None:
+    variable = SDK_BASE_URL_ENV.get(provider)
+    return (environ.get(variable, "").strip() or None) if variable else None
 
 
 def _is_loopback(url: str) -> bool:
