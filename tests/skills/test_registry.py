@@ -27,7 +27,9 @@ def test_default_sources_walk_from_the_working_directory_to_the_repository_root(
     reg = SkillRegistry(cwd=cwd, home=home)
     roots = (".skillkit/skills", ".agents/skills", ".claude/skills")  # SkillKit's own first
     expected = [
-        (str(folder / root), "project") for folder in (cwd, project / "pkg", project) for root in roots
+        (str(folder / root), "project")
+        for folder in (cwd, project / "pkg", project)
+        for root in roots
     ]
     expected += [(str(home / root), "user") for root in roots]
     assert [(str(s.path), s.scope) for s in reg.sources] == expected

@@ -102,9 +102,12 @@ def discover(root: str | os.PathLike[str], max_depth: int = MAX_DEPTH) -> Discov
                     else:
                         child_real = f"{real}{os.sep}{name}"
                     children.append((entry.path, child_real, depth + 1))
-                elif name in SKILL_FILE_NAMES and entry.is_file():
-                    if skill_file is None or name == SKILL_FILE_NAMES[0]:
-                        skill_file = entry
+                elif (
+                    name in SKILL_FILE_NAMES
+                    and (skill_file is None or name == SKILL_FILE_NAMES[0])
+                    and entry.is_file()
+                ):
+                    skill_file = entry
             except OSError:
                 continue
         if skill_file is not None:

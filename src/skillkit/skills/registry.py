@@ -442,9 +442,8 @@ class SkillRegistry(Contributor):
         if cached is not None and cached[0] == stamp and not reread:
             outcome = cached[2]
         else:
-            outcome = self._read(location, cached)
-            self._cache[location] = (stamp, outcome[0], outcome[1])
-            outcome = outcome[1]
+            digest, outcome = self._read(location, cached)
+            self._cache[location] = (stamp, digest, outcome)
         if isinstance(outcome, Skill):
             self._last_good[location] = outcome
             return outcome

@@ -27,7 +27,9 @@ MAX_FILE_BYTES = 64 * 1024
 MAX_SEARCH_RESULTS = 20
 
 
-def search_skills(skills: Sequence[Skill], query: str, limit: int = MAX_SEARCH_RESULTS) -> list[Skill]:
+def search_skills(
+    skills: Sequence[Skill], query: str, limit: int = MAX_SEARCH_RESULTS
+) -> list[Skill]:
     """The skills best matching ``query``: ranked by how many of its words occur in the
     name (counted twice) and the description, ties by name; skills matching no word are
     left out. Case-insensitive."""
@@ -115,7 +117,6 @@ class SkillTool:
             _read_companion(skill, args.path),
             details={"skill": skill.name, "path": args.path},
         )
-
 
     def _search(self, query: str) -> str:
         skills = self._skills() if self._skills is not None else []
