@@ -73,6 +73,12 @@ _CLIENT_FIELDS = frozenset(
 )
 
 
+#: Keys SkillKit reads under ``metadata.skillkit``; any other is a finding (an error in
+#: strict mode). Other clients' namespaces (``metadata.openclaw`` ...) are theirs: at
+#: most warnings.
+_OWN_KEYS = frozenset({"requires", "always", "os", "actions", *_CLIENT_FIELDS})
+
+
 @dataclass(frozen=True, eq=False)
 class Skill:
     """One parsed skill.
@@ -216,6 +222,10 @@ def parse_skill_bytes(
 
     own = metadata.get("skillkit")
     own = own if isinstance(own, Mapping) else {}
+    for key in own:
+        if key not in _OWN_KEYS:
+            known = ", ".join(sorted(_OWN_KEYS))
+            findings.problem(f"metadata.skillkit.{key}", f"unknown key (known: {known})")
     hidden = _flag(own, "disable-model-invocation", "metadata.skillkit", findings)
     if hidden is None:
         hidden = _flag(extra, "disable-model-invocation", "", findings)
@@ -613,6 +623,10 @@ def _check_allowed_tools(fields: dict[str, Any], findings: Findings) -> tuple[st
     if isinstance(value, str):
         return tuple(_split_tools(value))
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        findings.problem(
+            "allowed-tools",
+            "must be a space-separated string (got a list; read as its items)",
+        )
         return tuple(t for v in value for t in _split_tools(v))
     findings.problem(
         "allowed-tools",
