@@ -326,8 +326,12 @@ class SkillRegistry(Contributor):
             if changed is not None:
                 paths = [os.path.abspath(p) for p in changed]
                 rescan = self._forget(paths) or not paths
+            return self._swap(rescan=rescan, reread=changed is None)
+
+    def _swap(self, *, rescan: bool, reread: bool = False) -> list[StoreUpdate]:
+        with self._lock:
             old = self._snapshot
-            new = self._build(rescan=rescan, reread=changed is None)
+            new = self._build(rescan=rescan, reread=reread)
             self._snapshot = new
             updates = _changes(old, new)
         for update in updates:
@@ -536,15 +540,17 @@ class SkillRegistry(Contributor):
         ``config`` requirements are checked against ``settings.config`` (project skills
         against ``settings.project_config``), ``settings.disabled`` switches skills off
         (added to those already off), ``settings.budget`` bounds the catalog. Reloads
-        when the registry was loaded (returns the changes, as `reload`)."""
+        when the registry was loaded, without searching the sources again (returns the
+        changes, as `reload`)."""
         with self._lock:
             self.config = settings.config
             self.project_config = settings.project_config
             self._disabled.update(settings.disabled)
             if settings.budget is not None:
                 self.catalog_budget = settings.budget
-            loaded = bool(self._found) or bool(self._snapshot.entries)
-        return self.reload(changed=()) if loaded else []
+            if not self._found:
+                return []
+            return self._swap(rescan=False)
 
     # ----- the agent's seams
 
