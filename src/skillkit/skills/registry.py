@@ -136,7 +136,7 @@ class _Snapshot:
     diagnostics: tuple[Diagnostic, ...] = ()
     left_out: tuple[Diagnostic, ...] = ()
     # Built on first use, for this snapshot only (a new snapshot starts empty).
-    tools: dict[bool, list[Any]] = field(default_factory=dict)
+    tools: dict[tuple[bool, bool, frozenset[str]], list[Any]] = field(default_factory=dict)
     catalogs: dict[int, Catalog] = field(default_factory=dict)
     visible: list[Skill] | None = None
 
@@ -263,6 +263,9 @@ class SkillRegistry(Contributor):
         self._found: list[tuple[SkillSource, str]] = []
         self._left_out: list[Diagnostic] = []
         self._listeners: list[Callable[[StoreUpdate], None]] = []
+        self._activated: set[str] = set()  # skills loaded by the model or the user
+        self._action_tools: dict[tuple[str, str], tuple[Skill, Any, Any]] = {}
+        self._linked: list[str] = []
         self._lock = threading.RLock()
         if default_sources:
             for path in self._project_folders():
@@ -366,16 +369,26 @@ class SkillRegistry(Contributor):
         found: list[tuple[SkillSource, str]] = []
         seen: set[str] = set()
         left_out: list[Diagnostic] = []
+        linked: list[str] = []
         for source in self.sources:
             result = discover(source.path, self.max_depth)
             left_out.extend(result.left_out)
+            inside = os.path.join(os.path.realpath(source.path), "")
             for location, real in result.found:
                 if real in seen:
                     continue
                 seen.add(real)
                 found.append((source, location))
+                if real != location and not real.startswith(inside):
+                    linked.append(os.path.dirname(real))
         self._left_out = left_out
+        self._linked = linked
         return found
+
+    def linked_folders(self) -> list[str]:
+        """Real folders of the skills reached through a symlink (they live outside the
+        sources; a watcher watches them too), as of the last scan."""
+        return list(self._linked)
 
     def _build(self, *, rescan: bool = True, reread: bool = False) -> _Snapshot:
         diagnostics: list[Diagnostic] = []
@@ -596,20 +609,31 @@ class SkillRegistry(Contributor):
         return self.prompt_section()
 
     def tools(self) -> list[Tool]:
-        """The ``skill`` tool and the action tools of the eligible skills, for this turn.
+        """The ``skill`` tool and action tools, for this turn.
 
-        Built once per snapshot. Actions of a skill hidden from the model
-        (``disable-model-invocation``) are not offered either.
+        While the catalog lists skills in full or with short descriptions, the actions
+        of every skill offered are tools. Past that (names only, or search), a skill's
+        actions become tools once the skill was loaded (by the ``skill`` tool or
+        ``/skill:NAME``), so a large catalog does not flood the request with tool
+        schemas. Actions of a skill hidden from the model
+        (``disable-model-invocation``) are not offered. Built once per snapshot, budget
+        and set of loaded skills; action tools are reused while their skill is unchanged.
         """
         snapshot = self._snapshot
-        list_names = self.catalog().names_in_tool
-        tools = snapshot.tools.get(list_names)
+        catalog = self.catalog()
+        every_action = catalog.level in ("full", "short")
+        loaded = frozenset() if every_action else frozenset(self._activated)
+        key = (catalog.names_in_tool, every_action, loaded)
+        tools = snapshot.tools.get(key)
         if tools is None:
-            tools = snapshot.tools[list_names] = self._make_tools(snapshot, list_names)
+            tools = snapshot.tools[key] = self._make_tools(
+                snapshot, catalog.names_in_tool, every_action, loaded
+            )
         return list(tools)
 
-    def _make_tools(self, snapshot: _Snapshot, list_names: bool) -> list[Any]:
-        from skillkit.skills.runner import ActionTool
+    def _make_tools(
+        self, snapshot: _Snapshot, list_names: bool, every_action: bool, loaded: frozenset[str]
+    ) -> list[Any]:
         from skillkit.skills.skill_tool import SkillTool
 
         visible = self._visible(snapshot)
@@ -630,14 +654,31 @@ class SkillRegistry(Contributor):
                 skills=lambda: visible,
             )
         ]
-        for skill in visible:
+        if every_action:
+            with_actions = [s for s in visible if s.actions]
+        else:
+            with_actions = [s for s in (lookup(n) for n in sorted(loaded)) if s and s.actions]
+        for skill in with_actions:
             for spec in skill.actions:
-                tools.append(ActionTool(skill.name, spec, self.cwd, sandbox=self.sandbox))
+                tools.append(self._action_tool(skill, spec))
         return tools
+
+    def _action_tool(self, skill: Skill, spec: Any) -> Any:
+        """The tool for one action, reused while the skill and sandbox are unchanged."""
+        from skillkit.skills.runner import ActionTool
+
+        key = (str(skill.location), spec.name)
+        cached = self._action_tools.get(key)
+        if cached is not None and cached[0] is skill and cached[1] is self.sandbox:
+            return cached[2]
+        tool = ActionTool(skill.name, spec, self.cwd, sandbox=self.sandbox)
+        self._action_tools[key] = (skill, self.sandbox, tool)
+        return tool
 
     def _render_content(self, skill: Skill, arguments: str = "") -> str:
         from skillkit.skills.runner import action_tool_name
 
+        self._activated.add(skill.name)
         names = {spec.name: action_tool_name(skill.name, spec.name) for spec in skill.actions}
         return render_skill_content(skill, arguments, action_tools=names)
 
