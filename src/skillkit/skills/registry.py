@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.events import EventBus
 from skillkit.skills.diagnostics import Diagnostic, SkillError
-from skillkit.skills.discovery import MAX_DEPTH, discover
+from skillkit.skills.discovery import MAX_DEPTH, SKILL_FILE_NAMES, discover
 from skillkit.skills.eligibility import Environment, unmet_requirements
 from skillkit.skills.loader import Skill, parse_skill_bytes
 from skillkit.skills.prompt import (
@@ -326,15 +326,28 @@ class SkillRegistry(Contributor):
         """
         with self._lock:
             rescan = True
+            touched: set[str] = set()
             if changed is not None:
                 paths = [os.path.abspath(p) for p in changed]
-                rescan = self._forget(paths) or not paths
-            return self._swap(rescan=rescan, reread=changed is None)
+                structural, touched = self._touched(paths)
+                rescan = structural or not paths
+            return self._swap(
+                rescan=rescan, reread=changed is None, touched=touched, only_touched=not rescan
+            )
 
-    def _swap(self, *, rescan: bool, reread: bool = False) -> list[StoreUpdate]:
+    def _swap(
+        self,
+        *,
+        rescan: bool,
+        reread: bool = False,
+        touched: set[str] | None = None,
+        only_touched: bool = False,
+    ) -> list[StoreUpdate]:
         with self._lock:
             old = self._snapshot
-            new = self._build(rescan=rescan, reread=reread)
+            new = self._build(
+                rescan=rescan, reread=reread, touched=touched or set(), only_touched=only_touched
+            )
             self._snapshot = new
             updates = _changes(old, new)
         for update in updates:
@@ -342,19 +355,24 @@ class SkillRegistry(Contributor):
                 listener(update)
         return updates
 
-    def _forget(self, paths: list[str]) -> bool:
-        """Drop cached parses of the skills holding ``paths``; True if a path is not an
-        edit inside a known skill (so the sources must be rescanned)."""
+    def _touched(self, paths: list[str]) -> tuple[bool, set[str]]:
+        """The skills holding ``paths``: (whether a path is not an edit inside a known
+        skill, so the sources must be rescanned; the skill files to re-read)."""
         folders = {os.path.dirname(loc): loc for _, loc in self._found}
         structural = False
+        forgotten: set[str] = set()
         for path in paths:
             probe = path
             while True:
                 location = folders.get(probe)
                 if location is not None:
-                    self._cache.pop(location, None)
+                    forgotten.add(location)
+                    if path != location:  # a companion file: the skill's listing changed
+                        self._cache.pop(location, None)
                     if path == location and not os.path.exists(path):
                         structural = True
+                    if path != location and os.path.basename(path) in SKILL_FILE_NAMES:
+                        structural = True  # a skill file inside a skill: a nested skill
                     if path == probe and not os.path.isdir(path):
                         structural = True  # the skill folder itself went away
                     break
@@ -363,7 +381,7 @@ class SkillRegistry(Contributor):
                     structural = True
                     break
                 probe = parent
-        return structural
+        return structural, forgotten
 
     def _discover(self) -> list[tuple[SkillSource, str]]:
         found: list[tuple[SkillSource, str]] = []
@@ -390,7 +408,17 @@ class SkillRegistry(Contributor):
         sources; a watcher watches them too), as of the last scan."""
         return list(self._linked)
 
-    def _build(self, *, rescan: bool = True, reread: bool = False) -> _Snapshot:
+    def _build(
+        self,
+        *,
+        rescan: bool = True,
+        reread: bool = False,
+        touched: set[str] | frozenset[str] = frozenset(),
+        only_touched: bool = False,
+    ) -> _Snapshot:
+        """A new snapshot. Skill files in ``touched`` (and all with ``reread``) are read
+        again; with ``only_touched`` (an edit the watcher reported) the others are taken
+        from the cache unchecked, else re-read when their size or time changed."""
         diagnostics: list[Diagnostic] = []
         if rescan or not self._found:
             self._found = self._discover()
@@ -401,7 +429,10 @@ class SkillRegistry(Contributor):
         live_keys = set()
         for source, location in found:
             live_keys.add(location)
-            skill = self._parse(location, diagnostics, reread=reread)
+            if only_touched and location not in touched and location in self._cache:
+                skill = self._outcome(location, self._cache[location][2], diagnostics)
+            else:
+                skill = self._parse(location, diagnostics, reread=reread or location in touched)
             if skill is None:
                 continue
             diagnostics.extend(skill.warnings)
@@ -461,6 +492,12 @@ class SkillRegistry(Contributor):
         else:
             digest, outcome = self._read(location, cached)
             self._cache[location] = (stamp, digest, outcome)
+        return self._outcome(location, outcome, diagnostics)
+
+    def _outcome(
+        self, location: str, outcome: Skill | SkillError, diagnostics: list[Diagnostic]
+    ) -> Skill | None:
+        """The skill to use for ``location``: a broken file keeps its last good version."""
         if isinstance(outcome, Skill):
             self._last_good[location] = outcome
             return outcome
