@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -90,16 +92,19 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 """
 
 
-def _process(code: str, root: Path, *, timed_from_start: bool = False) -> tuple[float, float, int]:
-    """(seconds, peak MB, count) reported by a new Python process running ``code``;
-    with ``timed_from_start`` the seconds are the whole process's wall time."""
+def _process(code: str, root: Path) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak MB, count) of a new Python process running
+    ``code``, measured from its start (interpreter start-up and imports included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True
     )
     whole = time.perf_counter() - started
-    seconds, rss_kb, count = out.stdout.split()
-    return (whole if timed_from_start else float(seconds)), int(rss_kb) / 1024, int(count)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    _, rss_kb, count = out.stdout.split()
+    return whole, cpu, int(rss_kb) / 1024, int(count)
 
 
 def prompt_block(root: Path, turns: int = 1000) -> tuple[float, float, str, int]:
@@ -168,25 +173,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_tree(root, args.skills, args.layout)
-        floor = [_process(_FLOOR, root, timed_from_start=True) for _ in range(3)]
-        cold = [_process(_COLD, root, timed_from_start=True) for _ in range(3)]
+        print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+        floor = [_process(_FLOOR, root) for _ in range(3)]
+        cold = [_process(_COLD, root) for _ in range(3)]
         floor_s = statistics.median(f[0] for f in floor)
+        floor_cpu = statistics.median(f[1] for f in floor)
         cold_s = statistics.median(c[0] for c in cold)
-        cold_mb = max(c[1] for c in cold)
+        cold_cpu = statistics.median(c[1] for c in cold)
+        cold_mb = max(c[2] for c in cold)
         print(
             f"floor (new process: os.walk + read every SKILL.md, no parsing): "
-            f"{floor_s * 1000:.0f} ms, {max(f[1] for f in floor):.0f} MB, {floor[0][2]} files"
+            f"{floor_s * 1000:.0f} ms wall, {floor_cpu * 1000:.0f} ms CPU, "
+            f"{max(f[2] for f in floor):.0f} MB, {floor[0][3]} files"
         )
         print(
-            f"cold load of {cold[0][2]} skills ({args.layout}; new process, imports "
-            f"included): {cold_s * 1000:.0f} ms ({cold_s / floor_s:.1f}x the floor), "
-            f"{cold_mb:.0f} MB peak — {_verdict(cold_s <= TARGET_COLD_S)} "
-            f"(target {TARGET_COLD_S} s), {_verdict(cold_mb <= TARGET_COLD_MB)} "
-            f"(target {TARGET_COLD_MB} MB)"
+            f"cold load of {cold[0][3]} skills ({args.layout}; new process, imports "
+            f"included): {cold_s * 1000:.0f} ms wall ({cold_s / floor_s:.1f}x the floor), "
+            f"{cold_cpu * 1000:.0f} ms CPU, {cold_mb:.0f} MB peak — "
+            f"{_verdict(cold_s <= TARGET_COLD_S)} (target {TARGET_COLD_S} s wall), "
+            f"{_verdict(cold_mb <= TARGET_COLD_MB)} (target {TARGET_COLD_MB} MB)"
         )
         first_ms, turn_ms, level, chars = prompt_block(root)
         print(
-            f"prompt block for {cold[0][2]} skills (200k-token window): level {level}, "
+            f"prompt block for {cold[0][3]} skills (200k-token window): level {level}, "
             f"{chars} chars; first build {first_ms:.1f} ms, then {turn_ms * 1000:.1f} µs per "
             f"turn — {_verdict(turn_ms <= TARGET_PROMPT_MS)} (target {TARGET_PROMPT_MS} ms)"
         )
@@ -198,10 +207,12 @@ def main() -> None:
             f"{_verdict(median_ms <= TARGET_EDIT_MS)} (target {TARGET_EDIT_MS} ms)"
         )
         results = {
-            "skills": cold[0][2],
+            "skills": cold[0][3],
             "layout": args.layout,
             "floor_ms": round(floor_s * 1000),
+            "floor_cpu_ms": round(floor_cpu * 1000),
             "cold_ms": round(cold_s * 1000),
+            "cold_cpu_ms": round(cold_cpu * 1000),
             "cold_mb": round(cold_mb),
             "prompt_first_ms": round(first_ms, 2),
             "prompt_turn_ms": round(turn_ms, 4),

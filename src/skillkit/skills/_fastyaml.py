@@ -5,7 +5,8 @@ text uses anything outside the subset — then the caller uses PyYAML. The subse
 block mappings indented with spaces; keys of letters, digits, ``_`` and ``-``; values
 that are plain text starting with a letter and holding no ``:`` or ``#``, ``'single'``
 or ``"double"`` quoted text without escapes, small integers, and one-line ``[a, b]``
-lists and ``{key: value}`` mappings of those; block scalars (``|``, ``|-``, ``>``,
+lists and ``{key: value}`` mappings of those; one-line JSON objects and arrays (no
+escapes, no fractions); block scalars (``|``, ``|-``, ``>``,
 ``>-``) whose content lines share one indentation and carry no trailing spaces;
 full-line comments and blank lines.
 Words YAML reads as booleans or null (``yes``, ``off``, ``null``...) are left to PyYAML.
@@ -126,7 +127,36 @@ def _scalar(text: str, in_list: bool = False) -> Any:
     return text
 
 
+def _json(text: str) -> Any:
+    """A one-line JSON object or array (``metadata: {"openclaw": {...}}``) where JSON
+    and YAML agree: text without escapes, whole numbers, no floats; few brackets."""
+    import json
+
+    if "\\" in text or text.count("[") + text.count("{") > _MAX_LEVELS:
+        raise _Unsupported
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise _Unsupported from None
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, float) or (
+            isinstance(node, int) and not isinstance(node, bool) and abs(node) >= 10**18
+        ):
+            raise _Unsupported
+        elif isinstance(node, str) and not node.isprintable():
+            raise _Unsupported
+    return value
+
+
 def _value(text: str) -> Any:
+    if text[:2] in ('{"', '["') or text in ("{}", "[]"):
+        return _json(text)
     if text.startswith("{"):
         if not text.endswith("}"):
             raise _Unsupported

@@ -311,8 +311,9 @@ class SkillRegistry(Contributor):
     # ----- loading
 
     def load(self) -> None:
-        """Scan every source and swap in the result (re-reading only changed files)."""
-        self.reload(changed=())
+        """Scan every source and swap in the result (re-reading only changed files);
+        subscribers hear of the changes as with `reload`."""
+        self._swap(rescan=True, report=bool(self._listeners))
 
     def reload(self, changed: Iterable[str | os.PathLike[str]] | None = None) -> list[StoreUpdate]:
         """Rescan now; returns the changes (also sent to subscribers).
@@ -342,6 +343,7 @@ class SkillRegistry(Contributor):
         reread: bool = False,
         touched: set[str] | None = None,
         only_touched: bool = False,
+        report: bool = True,
     ) -> list[StoreUpdate]:
         with self._lock:
             old = self._snapshot
@@ -349,7 +351,7 @@ class SkillRegistry(Contributor):
                 rescan=rescan, reread=reread, touched=touched or set(), only_touched=only_touched
             )
             self._snapshot = new
-            updates = _changes(old, new)
+            updates = _changes(old, new) if report else []
         for update in updates:
             for listener in list(self._listeners):
                 listener(update)
