@@ -145,13 +145,19 @@ def _json(text: str) -> Any:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-        elif isinstance(node, float) or (
-            isinstance(node, int) and not isinstance(node, bool) and abs(node) >= 10**18
-        ):
-            raise _Unsupported
-        elif isinstance(node, str) and not node.isprintable():
+        elif _unlike_yaml(node):
             raise _Unsupported
     return value
+
+
+def _unlike_yaml(node: object) -> bool:
+    """A JSON scalar YAML might read differently (fractions, huge numbers, control
+    characters)."""
+    if isinstance(node, float):
+        return True
+    if isinstance(node, int) and not isinstance(node, bool):
+        return abs(node) >= 10**18
+    return isinstance(node, str) and not node.isprintable()
 
 
 def _value(text: str) -> Any:
