@@ -113,16 +113,20 @@ def build_catalog(skills: Sequence[Skill], budget: int) -> Catalog:
     if not skills:
         return Catalog(None, "full", True, 0, 0)
     names_cost = sum(len(s.name) + 4 for s in skills)
-    full = render_catalog(skills)
-    assert full is not None
-    if len(full) + names_cost <= budget:
-        return Catalog(full, "full", True, len(skills), len(full) + names_cost)
-    short = _render_short(skills)
-    if len(short) + names_cost <= budget:
-        return Catalog(short, "short", True, len(skills), len(short) + names_cost)
-    names = _render_names(skills)
-    if len(names) + names_cost <= budget:
-        return Catalog(names, "names", True, len(skills), len(names) + names_cost)
+    # Each level is at least the names twice (catalog and tool): past that, only search.
+    if 2 * names_cost <= budget:
+        least = names_cost + sum(len(s.description) for s in skills)
+        if least <= budget:
+            full = render_catalog(skills)
+            assert full is not None
+            if len(full) + names_cost <= budget:
+                return Catalog(full, "full", True, len(skills), len(full) + names_cost)
+        short = _render_short(skills)
+        if len(short) + names_cost <= budget:
+            return Catalog(short, "short", True, len(skills), len(short) + names_cost)
+        names = _render_names(skills)
+        if len(names) + names_cost <= budget:
+            return Catalog(names, "names", True, len(skills), len(names) + names_cost)
     text = _render_search(len(skills))
     return Catalog(text, "search", False, len(skills), len(text))
 
