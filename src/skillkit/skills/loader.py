@@ -485,6 +485,8 @@ def _kind(value: object) -> str:
         return "a mapping"
     if isinstance(value, list | tuple | set):
         return "a list"
+    if isinstance(value, datetime | date | time):
+        return "a date" if isinstance(value, date) else "a time"
     return type(value).__name__
 
 
