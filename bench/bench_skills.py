@@ -12,6 +12,14 @@ Targets (10,000 skills):
   first build after a change is reported too);
 - edit-to-live (save a SKILL.md until the registry serves the new version) with every
   skill watched: <= 300 ms median, debounce included.
+
+Measured on a shared 2-CPU machine (load average 2.2-2.5), 10,000 skills:
+
+    layout  floor   cold load (CPU)      peak    prompt/turn  edit-to-live median (max)
+    flat    224 ms  948 ms (939 ms)      56 MB   0.9 us       146 ms (375 ms)
+    nested  231 ms  916 ms (906 ms)      58 MB   0.9 us       142 ms (224 ms)
+
+(The prompt block's first build after a change, ``skill`` tool included, took 56 ms.)
 """
 
 from __future__ import annotations
