@@ -199,3 +199,15 @@ def test_skills_list_says_how_skills_are_offered(tmp_path: Path) -> None:
     data = json.loads(as_json.stdout)
     assert data["catalog"]["level"] == "search"
     assert {s["offered"] for s in data["skills"]} == {"search"}
+
+
+def test_skills_show_says_how_a_skill_is_offered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillkit.skills.cli import main
+
+    _registry(tmp_path, 3, None)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    source = str(tmp_path / "skills")
+    assert main(["show", "skill-0001", "--source", source, "--cwd", str(tmp_path)]) == 0
+    assert "model:        offered in full (name, description, location)" in capsys.readouterr().out

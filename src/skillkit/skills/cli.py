@@ -312,6 +312,9 @@ def _show(args: argparse.Namespace) -> int:
     _print(f"status:       {entry.status}{': ' + reason if reason else ''}")
     if skill.disable_model_invocation:
         _print("model:        hidden from the model (user-invocable only)")
+    level = registry.offered(skill.name)
+    if level is not None:
+        _print(f"model:        offered {_LEVELS[level]}")
     for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
         if value:
             _print(f"{label + ':':<14}{value}")
