@@ -139,14 +139,6 @@ def skill_settings_from(
                 share = float(value)
             elif value is not None:
                 max_chars = int(value)
-    project_values = {
-        key for source, data in files if source in _PROJECT_SOURCES for key in data
-    } - {"skills", "permissions", "sandbox"}
-    if project_values and not trusted:
-        ignored.append(
-            "project settings: configuration values meet the requirements of the "
-            "project's own skills only: the project is not trusted"
-        )
     budget = None
     if share is not None or max_chars is not None:
         default = CatalogBudget()
