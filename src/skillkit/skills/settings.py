@@ -22,8 +22,9 @@ permissions, `skillkit.trust`):
   against the user's settings alone, so a cloned repository cannot switch on a skill
   the user gated behind a setting.
 
-Everything left out is a line in `SkillSettings.ignored`; unreadable files are lines in
-`SkillSettings.problems`. Nothing here raises.
+A larger budget an untrusted project asked for is a line in `SkillSettings.ignored`;
+unreadable files and malformed values are lines in `SkillSettings.problems`. Nothing
+here raises.
 """
 
 from __future__ import annotations
