@@ -211,3 +211,29 @@ def test_skills_show_says_how_a_skill_is_offered(
     source = str(tmp_path / "skills")
     assert main(["show", "skill-0001", "--source", source, "--cwd", str(tmp_path)]) == 0
     assert "model:        offered in full (name, description, location)" in capsys.readouterr().out
+
+
+def test_the_budget_follows_the_attached_agents_model(tmp_path: Path) -> None:
+    from skillkit.config import AgentConfig
+    from skillkit.events import EventBus
+    from skillkit.model_registry import ModelDefinition
+
+    class Agent:
+        def __init__(self, window: int) -> None:
+            self.events = EventBus()
+            self.use(window)
+
+        def use(self, window: int) -> None:
+            model = ModelDefinition(
+                id="m", provider="test", context_window=window, max_output_tokens=1_000
+            )
+            self.config = AgentConfig(model=model)
+
+    registry = _registry(tmp_path, 30, None)
+    agent = Agent(1_000_000)
+    registry.attach(agent)  # type: ignore[arg-type]
+    assert registry.catalog().level == "full"
+    agent.use(4_000)  # the session switched to a small model
+    assert registry.catalog().level == "search"
+    registry.context_window = 1_000_000  # set by hand: wins
+    assert registry.catalog().level == "full"

@@ -227,8 +227,9 @@ class SkillRegistry(Contributor):
     ``default_sources=False`` starts with no sources. Actions run confined by
     ``sandbox`` (a `Sandbox`; None: an ``auto`` one with ``cwd`` writable) — set the
     attribute to share one sandbox policy with the rest of a session.
-    ``catalog_budget`` bounds the catalog; ``context_window`` (tokens) is the model's,
-    set by `attach` from the agent's model when the model catalog knows it.
+    ``catalog_budget`` bounds the catalog; ``context_window`` (tokens) is the model's:
+    set it by hand, or `attach` an agent and the window of the agent's current model
+    (when the model catalog knows it) is used, following model switches.
     """
 
     def __init__(
@@ -250,6 +251,8 @@ class SkillRegistry(Contributor):
         self.max_depth = max_depth
         self.catalog_budget = CatalogBudget()
         self.context_window: int | None = None
+        self._agent: AgentHandle | None = None
+        self._windows: dict[str, int | None] = {}
         self._disabled = set(disabled)
         settings = self.config.get("skills") if isinstance(self.config, Mapping) else None
         if isinstance(settings, Mapping) and isinstance(settings.get("disabled"), list):
@@ -612,12 +615,25 @@ class SkillRegistry(Contributor):
         """What the model is told about skills this turn, within the budget
         (``catalog_budget`` for ``context_window``). Built once per snapshot and budget."""
         snapshot = self._snapshot
-        budget = self.catalog_budget.chars(self.context_window)
+        budget = self.catalog_budget.chars(self._window())
         catalog = snapshot.catalogs.get(budget)
         if catalog is None:
             catalog = build_catalog(self._visible(snapshot), budget)
             snapshot.catalogs[budget] = catalog
         return catalog
+
+    def _window(self) -> int | None:
+        """``context_window`` if set, else the attached agent's model's (cached)."""
+        if self.context_window is not None or self._agent is None:
+            return self.context_window
+        config = self._agent.config
+        definition = getattr(config, "model_definition", None)
+        if definition is not None:
+            return _context_window(definition)
+        model = config.model
+        if model not in self._windows:
+            self._windows[model] = _context_window(model)
+        return self._windows[model]
 
     def offered(self, name: str) -> CatalogLevel | None:
         """How skill ``name`` is offered to the model (the catalog's level), or None
@@ -797,9 +813,7 @@ class SkillRegistry(Contributor):
         Given an agent whose model the model catalog knows, the catalog's budget follows
         that model's context window."""
         if not isinstance(agent, EventBus):
-            window = _context_window(agent.config.model)
-            if window is not None:
-                self.context_window = window
+            self._agent = agent
         bus = agent if isinstance(agent, EventBus) else agent.events
         return self.subscribe(lambda update: bus.emit_nowait(update))
 
