@@ -23,6 +23,13 @@ async def main() -> None:
         reason = "; ".join(entry.unmet) or "ready"
         print(f"{entry.skill.name:14} {entry.status:10} {reason}")
 
+    # The catalog the model sees has a budget: a small context window gets less.
+    for window in (200_000, 2_000):
+        skills.context_window = window
+        catalog = skills.catalog()
+        print(f"catalog for a {window}-token window: {catalog.level} ({catalog.used} characters)")
+    skills.context_window = None
+
     # An action, run directly: no model involved.
     result = await skills.run_action("word-stats", "count", {"path": str(HERE / "demo.py")})
     print("word-stats/count ->", result.stdout.strip())

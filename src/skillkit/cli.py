@@ -33,6 +33,7 @@ from skillkit import __version__
 
 if TYPE_CHECKING:
     from skillkit.frontends.setup import CliAgent
+    from skillkit.skills.registry import SkillRegistry
 
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -229,10 +230,20 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     return parser
 
 
+def _session_skills(cwd: str | None, sources: Sequence[str]) -> SkillRegistry:
+    """``skillkit skills`` sees the skills a session would (plugins' included)."""
+    from skillkit.frontends.setup import skill_registry
+
+    return skill_registry(cwd, sources)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``skillkit`` command; returns the process exit code and never raises
     (``--help`` and ``--version`` return 0 instead of exiting). Every failure is at most
     one line on stderr; see the module docstring for the exit codes."""
+    from skillkit.skills.cli import use_registry_factory
+
+    use_registry_factory(_session_skills)
     try:
         return _dispatch(argv)
     except SystemExit as exc:  # argparse: --help, --version, a usage error

@@ -88,7 +88,7 @@ async def test_plugins_lists_each_plugin_with_what_it_registered(
             " skill, skills",
             "  frontends: interactive, print, json",
             f"  skill sources: {project}/.skillkit/skills, {project}/.agents/skills,"
-            " ~/.skillkit/skills, ~/.agents/skills",
+            f" {project}/.claude/skills, ~/.skillkit/skills, ~/.agents/skills, ~/.claude/skills",
             "  hooks: render_custom_message, system_prompt",
             "shouter 0.2.0 (code: skillkit-shouter)",
             "  tools: shout",

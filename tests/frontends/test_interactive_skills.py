@@ -92,7 +92,7 @@ def test_a_new_skill_is_picked_up_while_the_session_runs(terminal: Terminal, wor
     terminal.type("/skills")
     terminal.wait_for("/skill:fresh")
     terminal.wait_for_prompt_count(2)
-    fresh.parent.rename(work / ".skillkit/skills/.hidden")
+    fresh.parent.rename(work / "fresh-archived")  # out of every skill folder
     terminal.wait_for("skill fresh removed")
     terminal.type("/reload")
     terminal.wait_for("reloaded 1 plugin(s) and 1 skill(s)")

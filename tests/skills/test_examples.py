@@ -35,3 +35,5 @@ def test_demo_runs() -> None:
     assert done.returncode == 0, done.stderr
     assert "word-stats__count" in done.stdout
     assert "release-notes  ineligible" in done.stdout
+    assert "catalog for a 200000-token window: full" in done.stdout
+    assert "catalog for a 2000-token window: search" in done.stdout

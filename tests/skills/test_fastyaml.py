@@ -66,8 +66,20 @@ TOKENS = st.sampled_from(
         "{a: 'x, y'}",
         "{a: b c}",
         '{"a": 1}',
+        '{"a":1}',
+        '{"a": [1, "b"], "c": {"d": true, "e": null}}',
+        '["x", null, false]',
+        '{"a": 1e5}',
+        '{"a": 1.5}',
+        '{"a": "x\\u00e9"}',
+        '{"a": "b: c # d"}',
+        '{"a": "x"} trailing',
+        '{"a": {"b": {"c": []}}}',
+        '{"a": 1, "a": 2}',
+        '["é", "\\t"]',
     ]
 )
+BLOCK_STYLES = ["|", "|-", ">", ">-", "|+", ">2"]
 KEYS = st.sampled_from(
     [
         "name",
@@ -91,9 +103,24 @@ def documents(draw: st.DrawFn) -> str:
     lines = []
     indent = 0
     for _ in range(draw(st.integers(1, 8))):
-        kind = draw(st.sampled_from(["pair", "pair", "open", "close", "comment", "blank", "raw"]))
+        kind = draw(
+            st.sampled_from(["pair", "pair", "open", "close", "comment", "blank", "raw", "block"])
+        )
         key = draw(KEYS)
-        if kind == "pair":
+        if kind == "block":
+            lines.append(" " * indent + f"{key}: {draw(st.sampled_from(BLOCK_STYLES))}")
+            inner = indent + draw(st.sampled_from([1, 2, 4]))
+            for _ in range(draw(st.integers(1, 4))):
+                shape = draw(st.sampled_from(["text", "text", "blank", "deeper", "spaces"]))
+                if shape == "text":
+                    lines.append(" " * inner + draw(TOKENS))
+                elif shape == "blank":
+                    lines.append(" " * draw(st.integers(0, inner + 1)))
+                elif shape == "deeper":
+                    lines.append(" " * (inner + 1) + draw(TOKENS))
+                else:
+                    lines.append(" " * inner + draw(TOKENS) + "  ")
+        elif kind == "pair":
             lines.append(" " * indent + f"{key}: {draw(TOKENS)}")
         elif kind == "open":
             lines.append(" " * indent + f"{key}:")
@@ -137,6 +164,28 @@ def test_common_frontmatter_is_read_by_the_fast_reader() -> None:
     assert fast == yaml.safe_load(text)
 
 
+def test_folded_and_literal_descriptions_are_read_by_the_fast_reader() -> None:
+    text = (
+        "name: pdf\ndescription: >\n  Extract text from PDF files:\n  forms, tables.\n\n"
+        "  Use it for any PDF.\nlicense: |-\n  MIT\n  see LICENSE\n"
+    )
+    fast = load_simple(text)
+    assert fast is not None
+    assert fast == yaml.safe_load(text)
+    assert (
+        fast["description"] == "Extract text from PDF files: forms, tables.\nUse it for any PDF.\n"
+    )
+
+
 def test_anything_unusual_is_left_to_pyyaml() -> None:
-    for text in ["a: yes", "a: |\n  x", "a:\n- b", "a: b: c", "a: 1.5", "a: [x, [y]]", "a: 'x"]:
+    for text in [
+        "a: yes",
+        "a: |+\n  x",
+        "a: >\n  x\n   y",
+        "a:\n- b",
+        "a: b: c",
+        "a: 1.5",
+        "a: [x, [y]]",
+        "a: 'x",
+    ]:
         assert load_simple(text) is None, text

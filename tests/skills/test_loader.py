@@ -57,13 +57,21 @@ def test_parse_accepts_the_folder_as_well_as_the_file(tmp_path: Path) -> None:
     assert parse_skill(path.parent).location == path
 
 
-def test_allowed_tools_may_be_a_yaml_list(tmp_path: Path) -> None:
+def test_allowed_tools_as_a_yaml_list_loads_leniently_and_is_reported_strictly(
+    tmp_path: Path,
+) -> None:
     path = skill_file(
         tmp_path,
         "alpha",
         fm("name: alpha\ndescription: A.\nallowed-tools:\n  - Read\n  - Bash(jq:*)"),
     )
-    assert parse_skill(path, strict=True).allowed_tools == ("Read", "Bash(jq:*)")
+    skill = parse_skill(path)
+    assert skill.allowed_tools == ("Read", "Bash(jq:*)")
+    assert [w.field for w in skill.warnings] == ["allowed-tools"]
+    with pytest.raises(SkillError) as caught:
+        parse_skill(path, strict=True)
+    assert [(e.field, e.severity) for e in caught.value.errors] == [("allowed-tools", "error")]
+    assert "space-separated string" in caught.value.errors[0].message
 
 
 def test_companion_files_are_listed_without_hidden_or_cache_entries(tmp_path: Path) -> None:

@@ -25,16 +25,14 @@ def test_default_sources_walk_from_the_working_directory_to_the_repository_root(
     cwd = project / "pkg" / "sub"
     cwd.mkdir(parents=True)
     reg = SkillRegistry(cwd=cwd, home=home)
-    assert [(str(s.path), s.scope) for s in reg.sources] == [
-        (str(cwd / ".skillkit/skills"), "project"),
-        (str(cwd / ".agents/skills"), "project"),
-        (str(project / "pkg/.skillkit/skills"), "project"),
-        (str(project / "pkg/.agents/skills"), "project"),
-        (str(project / ".skillkit/skills"), "project"),
-        (str(project / ".agents/skills"), "project"),
-        (str(home / ".skillkit/skills"), "user"),
-        (str(home / ".agents/skills"), "user"),
+    roots = (".skillkit/skills", ".agents/skills", ".claude/skills")  # SkillKit's own first
+    expected = [
+        (str(folder / root), "project")
+        for folder in (cwd, project / "pkg", project)
+        for root in roots
     ]
+    expected += [(str(home / root), "user") for root in roots]
+    assert [(str(s.path), s.scope) for s in reg.sources] == expected
 
 
 def test_outside_a_repository_only_the_working_directory_is_a_project_source(
@@ -46,6 +44,7 @@ def test_outside_a_repository_only_the_working_directory_is_a_project_source(
     assert [s.path for s in reg.sources if s.scope == "project"] == [
         cwd / ".skillkit/skills",
         cwd / ".agents/skills",
+        cwd / ".claude/skills",
     ]
 
 
@@ -93,26 +92,29 @@ def test_config_sources_rank_below_user_sources(project: Path, home: Path, make_
     assert reg.get("dup").description == "User."  # type: ignore[union-attr]
 
 
-def test_nested_skills_are_found_but_a_skill_folder_is_not_searched_further(
+def test_skills_nested_in_groups_and_inside_other_skills_are_all_found(
     project: Path, home: Path, make_skill: Any
 ) -> None:
     root = project / ".agents/skills"
     make_skill(root, "group/inner")
     make_skill(root, "outer")
-    make_skill(root, "outer/nested")  # inside a skill folder: a companion, not a skill
+    make_skill(root, "outer/nested")  # inside a skill folder: a skill of its own too
     reg = registry(project, home)
-    assert sorted(e.skill.name for e in reg.entries()) == ["inner", "outer"]
+    assert sorted(e.skill.name for e in reg.entries()) == ["inner", "nested", "outer"]
+    outer = reg.get("outer")
+    assert outer is not None and "nested/SKILL.md" in outer.files
 
 
-def test_git_node_modules_and_hidden_folders_are_skipped(
+def test_git_and_node_modules_are_skipped_and_hidden_folders_searched(
     project: Path, home: Path, make_skill: Any
 ) -> None:
     root = project / ".agents/skills"
     make_skill(root, "node_modules/dep")
-    make_skill(root, ".hidden/secret")
+    make_skill(root, ".curated/curated")
     make_skill(root, ".git/x")
     make_skill(root, "visible")
-    assert [e.skill.name for e in registry(project, home).entries()] == ["visible"]
+    names = [e.skill.name for e in registry(project, home).entries()]
+    assert names == ["curated", "visible"]
 
 
 def test_depth_is_limited(project: Path, home: Path, make_skill: Any) -> None:

@@ -233,6 +233,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     )
     if manager.registries.skills is not None:
         manager.registries.skills.sandbox = sandbox
+        _configure_skills(manager.registries.skills, workspace, options)
     manager.attach(runner)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
@@ -339,6 +340,35 @@ def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
         return create_adapter(config)
     except (UnknownModelError, ScriptError, LocalModelError, MissingApiKeyError) as exc:
         raise SetupError(_one_line(exc)) from None
+
+
+def _configure_skills(registry: SkillRegistry, workspace: Path, options: AgentOptions) -> None:
+    """Skill settings from the settings files (``skills.disabled``, configuration values
+    for ``requires.config``), the project's as far as its settled trust allows."""
+    from skillkit.skills.settings import load_skill_settings
+    from skillkit.trust import settled_trust
+
+    trusted, _ = settled_trust(
+        workspace, trusted=options.trust_project, store=_trust_store(options.home)
+    )
+    registry.configure(load_skill_settings(workspace, home=options.home, trusted=bool(trusted)))
+
+
+def skill_registry(cwd: str | None, sources: Sequence[str]) -> SkillRegistry:
+    """The loaded skill registry a session in ``cwd`` (None: the current folder) would
+    have: SkillKit's sources, installed plugins' and trusted project plugins' (never
+    asking), then ``sources``, with the settings files applied. For ``skillkit skills``."""
+    from skillkit.extensions.manager import PluginManager
+
+    workspace = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    manager = PluginManager.for_project(workspace, tools=False)
+    registry = manager.registries.skills
+    assert registry is not None  # for_project makes one unless told not to
+    for path in sources:
+        registry.add_source(path)
+    _configure_skills(registry, workspace, AgentOptions(model="", workspace=workspace))
+    registry.load()
+    return registry
 
 
 def _trust_store(home: Path | None) -> TrustStore | None:

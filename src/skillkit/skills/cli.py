@@ -1,6 +1,6 @@
 """``skillkit skills ...``: skills as a user sees them.
 
-    skillkit skills list [--all] [--json]
+    skillkit skills list [--all] [--json] [--window TOKENS]
     skillkit skills validate PATH... [--strict] [--json]
     skillkit skills show NAME
     skillkit skills run NAME ACTION [key=value | value]... [--arg key=value]... [--json]
@@ -8,6 +8,13 @@
 Every subcommand accepts ``--source PATH`` (repeatable) to search more folders and
 ``--cwd DIR`` to discover project skills from another directory. Nothing heavy is
 imported until a subcommand runs.
+
+The registry is the one a session would have: the settings files apply
+(``skills.disabled``, configuration values for ``requires.config``) and, once the
+command line installs it with `use_registry_factory`, the skill folders plugins add.
+
+Exit codes: 0 done; 1 ``validate`` found errors, or a folder was left out of the search
+(too deep, unreadable: each is reported); 2 usage errors (unknown skill or action).
 """
 
 from __future__ import annotations
@@ -15,14 +22,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 from skillkit.text import neutralize
 
 if TYPE_CHECKING:
     from skillkit.skills.registry import SkillRegistry
 
-__all__ = ["main", "register"]
+__all__ = ["RegistryFactory", "main", "register", "use_registry_factory"]
+
+RegistryFactory: TypeAlias = "Callable[[str | None, Sequence[str]], SkillRegistry]"
+"""Makes the loaded registry for ``(cwd or None for the current folder, extra source
+folders)``: what a session there would see."""
+
+_factory: RegistryFactory | None = None
+
+
+def use_registry_factory(factory: RegistryFactory | None) -> None:
+    """Make the registries of ``skills list/show/run`` with ``factory`` (None: SkillKit's
+    own sources and the settings files, no plugins). Set by the command line, which
+    knows about plugins; this layer does not."""
+    global _factory
+    _factory = factory
+
 
 #: Exit codes of ``skills run`` besides the action's own.
 EXIT_USAGE = 2
@@ -58,6 +81,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing = commands.add_parser("list", parents=[common], help="list the skills found")
     listing.add_argument("--all", action="store_true", help="also list shadowed and broken files")
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument(
+        "--window",
+        type=int,
+        metavar="TOKENS",
+        help="show the catalog a model with this context window gets (default: the cap)",
+    )
     listing.set_defaults(handler=_list)
 
     validate = commands.add_parser("validate", parents=[common], help="check skill files")
@@ -82,11 +111,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _registry(args: argparse.Namespace) -> SkillRegistry:
-    from skillkit.skills.registry import SkillRegistry
+    if _factory is not None:
+        return _factory(args.cwd, list(args.source))
+    return default_registry(args.cwd, args.source)
 
-    registry = SkillRegistry(cwd=args.cwd)
-    for path in args.source:
+
+def default_registry(cwd: str | None, sources: Sequence[str]) -> SkillRegistry:
+    """SkillKit's own sources plus ``sources``, the settings files applied (the
+    project's as far as its trust allows, never asking), loaded."""
+    from skillkit.skills.registry import SkillRegistry
+    from skillkit.skills.settings import load_skill_settings
+    from skillkit.trust import settled_trust
+
+    registry = SkillRegistry(cwd=cwd)
+    for path in sources:
         registry.add_source(path)
+    trusted, _ = settled_trust(registry.cwd)
+    registry.configure(load_skill_settings(registry.cwd, home=registry.home, trusted=bool(trusted)))
     registry.load()
     return registry
 
@@ -103,9 +144,27 @@ def _short(text: str, width: int = 70) -> str:
 # --------------------------------------------------------------------------- list
 
 
+_LEVELS = {
+    "full": "in full (name, description, location)",
+    "short": "with shortened descriptions",
+    "names": "by name only",
+    "search": "as a count, found through the skill tool's search",
+}
+
+
 def _list(args: argparse.Namespace) -> int:
     registry = _registry(args)
+    if args.window is not None:
+        if args.window <= 0:
+            _print("error: --window must be a positive number of tokens", file=sys.stderr)
+            return EXIT_USAGE
+        registry.context_window = args.window
     entries = registry.entries()
+    catalog = registry.catalog()
+    incomplete = registry.left_out
+    for diagnostic in incomplete:
+        _print(f"warning: {diagnostic}", file=sys.stderr)
+    status = 1 if incomplete else 0
     if args.json:
         data: dict[str, Any] = {
             "skills": [
@@ -117,10 +176,18 @@ def _list(args: argparse.Namespace) -> int:
                     "status": e.status,
                     "unmet": list(e.unmet),
                     "model_visible": e.model_visible,
+                    "offered": registry.offered(e.skill.name),
                     "actions": [a.name for a in e.skill.actions],
                 }
                 for e in entries
-            ]
+            ],
+            "catalog": {
+                "level": catalog.level,
+                "offered": catalog.count,
+                "chars": catalog.used,
+                "budget": registry.catalog_budget.chars(registry.context_window),
+            },
+            "left_out": [d.to_dict() for d in incomplete],
         }
         if args.all:
             data["shadowed"] = [
@@ -129,12 +196,12 @@ def _list(args: argparse.Namespace) -> int:
             ]
             data["diagnostics"] = [d.to_dict() for d in registry.diagnostics]
         _print_json(data)
-        return 0
+        return status
     if not entries and not args.all:
         _print("No skills found. Searched:")
         for source in registry.sources:
             _print(f"  {source.path} ({source.scope})")
-        return 0
+        return status
     width = max((len(e.skill.name) for e in entries), default=4)
     for entry in entries:
         skill = entry.skill
@@ -159,7 +226,13 @@ def _list(args: argparse.Namespace) -> int:
         for diagnostic in registry.diagnostics:
             if diagnostic.severity == "error":
                 _print(f"! {diagnostic}")
-    return 0
+    if catalog.count:
+        budget = registry.catalog_budget.chars(registry.context_window)
+        _print(
+            f"Offered to the model: {catalog.count} skill(s) {_LEVELS[catalog.level]} "
+            f"({catalog.used} of {budget} characters)"
+        )
+    return status
 
 
 # --------------------------------------------------------------------------- validate
@@ -169,14 +242,20 @@ def _validate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from skillkit.skills.diagnostics import Diagnostic
+    from skillkit.skills.discovery import discover
     from skillkit.skills.loader import validate_skill
-    from skillkit.skills.registry import find_skill_files
 
     results: list[tuple[str, list[Diagnostic]]] = []
     missing: list[str] = []
     for raw in args.paths:
         given = Path(raw)
-        targets = [raw] if given.is_file() else find_skill_files(given) if given.is_dir() else []
+        targets: list[str] = []
+        if given.is_file():
+            targets = [raw]
+        elif given.is_dir():
+            found = discover(given)
+            targets = found.locations
+            missing.extend(f"{d.path}: {d.field}: {d.message}" for d in found.left_out)
         if not targets:
             missing.append(f"{raw}: file: no SKILL.md found here")
         for target in targets:
@@ -233,6 +312,9 @@ def _show(args: argparse.Namespace) -> int:
     _print(f"status:       {entry.status}{': ' + reason if reason else ''}")
     if skill.disable_model_invocation:
         _print("model:        hidden from the model (user-invocable only)")
+    level = registry.offered(skill.name)
+    if level is not None:
+        _print(f"model:        offered {_LEVELS[level]}")
     for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
         if value:
             _print(f"{label + ':':<14}{value}")

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillkit.skills.diagnostics import Findings
+from skillkit.skills.diagnostics import Diagnostic, Findings
 
 __all__ = [
     "GATING_KEYS",
@@ -130,7 +130,16 @@ def parse_requirements(metadata: Mapping[str, Any], findings: Findings) -> Requi
             continue
         if key == "skillkit" and "requires" not in block and "always" not in block:
             continue  # a SkillKit block with only actions: look at the other forms
-        return _parse_block(block, key, where, findings)
+        if key == "skillkit":
+            return _parse_block(block, key, where, findings)
+        # Another client's namespace: what SkillKit does not understand there is that
+        # client's business — a warning at most, also in strict mode.
+        theirs = Findings(findings.path, strict=False)
+        requirements = _parse_block(block, key, where, theirs)
+        findings.items.extend(
+            Diagnostic(d.path, d.field, d.message, "warning") for d in theirs.items
+        )
+        return requirements
     return Requirements()
 
 
@@ -176,7 +185,8 @@ def _parse_block(
 
 
 def _names(raw: Any, where: str, findings: Findings) -> list[str]:
-    """A list of non-empty names; a single string is a list of one."""
+    """A list of non-empty names; a string is split at commas (``"git,jq"`` is two
+    names, as other clients read it)."""
     if raw is None:
         return []
     if isinstance(raw, str):
@@ -187,7 +197,7 @@ def _names(raw: Any, where: str, findings: Findings) -> list[str]:
     names: list[str] = []
     for item in raw:
         if isinstance(item, str) and item.strip():
-            names.append(item.strip())
+            names.extend(part.strip() for part in item.split(",") if part.strip())
         else:
             findings.problem(where, f"must hold only non-empty names (got {item!r}); skipped")
     return names

@@ -73,6 +73,12 @@ _CLIENT_FIELDS = frozenset(
 )
 
 
+#: Keys SkillKit reads under ``metadata.skillkit``; any other is a finding (an error in
+#: strict mode). Other clients' namespaces (``metadata.openclaw`` ...) are theirs: at
+#: most warnings.
+_OWN_KEYS = frozenset({"requires", "always", "os", "actions", *_CLIENT_FIELDS})
+
+
 @dataclass(frozen=True, eq=False)
 class Skill:
     """One parsed skill.
@@ -194,15 +200,17 @@ def parse_skill_bytes(
         findings.warning("file", f"should be named SKILL.md (found {where.name})")
     text = _decode(data, findings)
     frontmatter_text, body = _split(text, findings)
-    raw = _load_yaml(frontmatter_text, findings)
+    raw, simple = _load_yaml(frontmatter_text, findings)
 
     fields = {str(k): v for k, v in raw.items()}
+    if not simple:
+        _restore_written_text(fields, frontmatter_text)
     folder = where.parent.name
     name = _check_name(fields.get("name"), folder, findings)
     description = _check_description(fields, findings)
     license_ = _optional_text(fields, "license", findings)
     compatibility = _check_compatibility(fields, findings)
-    metadata = _check_metadata(fields, findings)
+    metadata = _check_metadata(fields, findings, plain=simple)
     allowed_tools = _check_allowed_tools(fields, findings)
     extra = {k: v for k, v in fields.items() if k not in SPEC_FIELDS}
     for key in extra:
@@ -214,6 +222,10 @@ def parse_skill_bytes(
 
     own = metadata.get("skillkit")
     own = own if isinstance(own, Mapping) else {}
+    for key in own:
+        if key not in _OWN_KEYS:
+            known = ", ".join(sorted(_OWN_KEYS))
+            findings.problem(f"metadata.skillkit.{key}", f"unknown key (known: {known})")
     hidden = _flag(own, "disable-model-invocation", "metadata.skillkit", findings)
     if hidden is None:
         hidden = _flag(extra, "disable-model-invocation", "", findings)
@@ -234,7 +246,7 @@ def parse_skill_bytes(
         compatibility=compatibility,
         allowed_tools=allowed_tools,
         metadata=metadata,
-        extra=_plain(extra, findings, "frontmatter") if extra else {},
+        extra=(extra if simple else _plain(extra, findings, "frontmatter")) if extra else {},
         disable_model_invocation=bool(hidden),
         user_invocable=True if invocable is None else invocable,
         requirements=requirements,
@@ -281,17 +293,17 @@ def _split(text: str, findings: Findings) -> tuple[str, str]:
     return text[opening.end() : closing.start()], text[closing.end() :].strip()
 
 
-def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
-    """The frontmatter as a mapping; an unquoted ``key: a: b`` is retried quoted."""
+def _load_yaml(source: str, findings: Findings) -> tuple[dict[Any, Any], bool]:
+    """The frontmatter as a mapping, and whether the fast reader read it (then it is
+    plain JSON-like data already); an unquoted ``key: a: b`` is retried quoted."""
     from skillkit.skills._fastyaml import load_simple
 
+    simple = load_simple(source)  # bounded itself: never deeper than a few levels
+    if simple is not None:
+        return simple, True
     if nesting_bound(source) > MAX_NESTING:
         findings.error("frontmatter", f"is nested too deeply (more than {MAX_NESTING} levels)")
         findings.raise_if_errors()
-
-    simple = load_simple(source)
-    if simple is not None:
-        return simple
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -317,12 +329,42 @@ def _load_yaml(source: str, findings: Findings) -> dict[Any, Any]:
             findings.error("frontmatter", f"is not valid YAML ({_yaml_problem(first)})")
             findings.raise_if_errors()
     if value is None:
-        return {}
+        return {}, False
     if not isinstance(value, dict):
         findings.error("frontmatter", f"must be a mapping of fields (got {_kind(value)})")
         findings.raise_if_errors()
         raise AssertionError("unreachable")
-    return value
+    return value, False
+
+
+#: Words YAML 1.1 reads as booleans and YAML 1.2 (and the specification's examples)
+#: read as text.
+_YAML11_BOOLEANS = frozenset(
+    w for word in ("yes", "no", "on", "off") for w in (word, word.capitalize(), word.upper())
+)
+_WRITTEN = re.compile(r"^(name|description):[ \t]+([^'\"\n#|>&*!{\[][^\n#]*?)[ \t]*(?:#.*)?$", re.M)
+
+
+class _Written(str):
+    """A field's text as written, where YAML typed it as something else (a boolean,
+    number or date); `_text_field` reports it for all but YAML 1.1 booleans."""
+
+    __slots__ = ("typed",)
+    typed: object
+
+
+def _restore_written_text(fields: dict[str, Any], source: str) -> None:
+    """``name`` and ``description`` as the author wrote them: ``name: yes`` is the text
+    ``yes`` (not ``True``), ``name: 1.10`` the text ``1.10`` (not ``1.1``)."""
+    if all(isinstance(fields.get(k), str | None | dict | list) for k in ("name", "description")):
+        return
+    for match in _WRITTEN.finditer(source):
+        key, text = match.group(1), match.group(2)
+        value = fields.get(key)
+        if isinstance(value, bool | int | float | date | datetime | time) and text:
+            written = _Written(text)
+            written.typed = value
+            fields[key] = written
 
 
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -373,6 +415,7 @@ def _yaml_problem(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
+_ASCII_NAME = re.compile(r"[a-z0-9-]*")
 _KEY_LINE = re.compile(r"^(?P<indent>[ ]*)(?P<key>[A-Za-z0-9_][\w.-]*):[ \t]+(?P<value>\S.*)$")
 
 
@@ -442,6 +485,8 @@ def _kind(value: object) -> str:
         return "a mapping"
     if isinstance(value, list | tuple | set):
         return "a list"
+    if isinstance(value, datetime | date | time):
+        return "a date" if isinstance(value, date) else "a time"
     return type(value).__name__
 
 
@@ -457,8 +502,13 @@ def _scalar_text(value: object) -> str | None:
 
 
 def _text_field(value: object, name: str, findings: Findings, *, needed: bool) -> str | None:
-    """``value`` as text. A number, boolean or date is converted (a problem); anything
-    else is refused — an error when the field is ``needed``, else ignored (a problem)."""
+    """``value`` as text. A number, boolean or date is converted (a problem; a YAML 1.1
+    boolean word such as ``yes`` is text as written, no problem); anything else is
+    refused — an error when the field is ``needed``, else ignored (a problem)."""
+    if isinstance(value, _Written):
+        if str(value) not in _YAML11_BOOLEANS:
+            findings.problem(name, f"must be text (got {_kind(value.typed)} {value}; quote it)")
+        return str(value)
     if isinstance(value, str):
         return value
     converted = _scalar_text(value)
@@ -487,7 +537,11 @@ def _check_name(value: object, folder: str, findings: Findings) -> str | None:
     name = unicodedata.normalize("NFKC", name.strip())
     if len(name) > MAX_NAME:
         findings.problem("name", f"must be 1-{MAX_NAME} characters (got {len(name)})")
-    bad = sorted({c for c in name if not (c == "-" or (c.isalnum() and c == c.lower()))})
+    bad = (
+        []
+        if _ASCII_NAME.fullmatch(name)
+        else sorted({c for c in name if not (c == "-" or (c.isalnum() and c == c.lower()))})
+    )
     if bad:
         shown = "".join(bad[:5])
         findings.problem(
@@ -536,11 +590,16 @@ def _check_compatibility(fields: dict[str, Any], findings: Findings) -> str | No
     return text or None
 
 
-def _check_metadata(fields: dict[str, Any], findings: Findings) -> dict[str, Any]:
+def _check_metadata(
+    fields: dict[str, Any], findings: Findings, *, plain: bool = False
+) -> dict[str, Any]:
     if "metadata" not in fields or fields["metadata"] is None:
         return {}
     value = fields["metadata"]
     if isinstance(value, str):
+        if nesting_bound(value) > MAX_NESTING:  # json.loads recurses too
+            findings.error("frontmatter", f"is nested too deeply (more than {MAX_NESTING} levels)")
+            findings.raise_if_errors()
         try:
             decoded = json.loads(value)
         except ValueError:
@@ -553,8 +612,10 @@ def _check_metadata(fields: dict[str, Any], findings: Findings) -> dict[str, Any
     if not isinstance(value, dict):
         findings.problem("metadata", f"must be a mapping (got {_kind(value)}); ignored")
         return {}
-    plain = _plain(value, findings, "metadata")
-    return plain if isinstance(plain, dict) else {}
+    if plain:
+        return value
+    converted = _plain(value, findings, "metadata")
+    return converted if isinstance(converted, dict) else {}
 
 
 def _check_allowed_tools(fields: dict[str, Any], findings: Findings) -> tuple[str, ...]:
@@ -564,6 +625,10 @@ def _check_allowed_tools(fields: dict[str, Any], findings: Findings) -> tuple[st
     if isinstance(value, str):
         return tuple(_split_tools(value))
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        findings.problem(
+            "allowed-tools",
+            "must be a space-separated string (got a list; read as its items)",
+        )
         return tuple(t for v in value for t in _split_tools(v))
     findings.problem(
         "allowed-tools",

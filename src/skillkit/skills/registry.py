@@ -1,20 +1,29 @@
 """`SkillRegistry`: discovery, precedence, eligibility, and the agent's two seams.
 
-Sources are scanned in precedence order: project sources (``.skillkit/skills`` then
-``.agents/skills`` in the working directory, then in each parent up to the repository
-root — see `project_folders` for when a parent counts), user sources
-(``~/.skillkit/skills``, ``~/.agents/skills``), then sources added with `add_source`
-(scope ``config`` or ``plugin``). A folder holding ``SKILL.md`` is a skill and is not
-searched further; ``.git``, ``node_modules`` and hidden folders are
-skipped, depth is bounded, and a skill reached twice through symlinks counts once.
-When two skills share a name the more specific scope wins (in one scope, the first
-source) and a warning names the shadowed file.
+Sources are scanned in precedence order: project sources (``.skillkit/skills``,
+``.agents/skills`` then ``.claude/skills`` in the working directory, then in each parent
+up to the repository root — see `project_folders` for when a parent counts), user
+sources (``~/.skillkit/skills``, ``~/.agents/skills``, ``~/.claude/skills``), then
+sources added with `add_source` (scope ``config`` or ``plugin``): SkillKit's own roots
+first, then the roots other agents read. Each source is searched by
+`skillkit.skills.discovery.discover` (every ``SKILL.md`` at any depth, hidden folders
+included, ``.git`` and ``node_modules`` skipped, no cap on the number of folders); a
+skill reached twice through symlinks counts once, and folders left out (too deep,
+unreadable) are warnings in `diagnostics` and `left_out`. When two skills share a name
+the more specific scope wins (in one scope, the first source) and a warning names the
+shadowed file.
+
+The catalog offered to the model has a budget (`CatalogBudget`: a share of the model's
+context window and an absolute cap); past it the catalog degrades (see
+`skillkit.skills.prompt.build_catalog`) and `catalog` says at which level. The catalog
+and the tools are built once per snapshot and budget, so a turn costs a lookup.
 
 The registry holds one immutable snapshot, replaced whole by `load` / `reload`, so a
 turn reading `prompt_section` and `tools` never sees half a reload. A file that breaks
 after loading keeps its last good version (with an error diagnostic). Listeners added
 with `subscribe` receive a `StoreUpdate` (domain ``skill``) per created, updated,
-deleted or broken skill.
+deleted or broken skill — only for what changed: a reload that finds every file as it
+was reports nothing.
 
 The agent core meets the registry only through ``prompt_section()`` and ``tools()``
 (``AgentRunner(contributors=[registry])``).
@@ -22,6 +31,7 @@ The agent core meets the registry only through ``prompt_section()`` and ``tools(
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import threading
@@ -33,19 +43,29 @@ from typing import TYPE_CHECKING, Any
 from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.events import EventBus
 from skillkit.skills.diagnostics import Diagnostic, SkillError
+from skillkit.skills.discovery import MAX_DEPTH, SKILL_FILE_NAMES, discover
 from skillkit.skills.eligibility import Environment, unmet_requirements
-from skillkit.skills.loader import SKILL_FILE_NAMES, Skill, parse_skill
-from skillkit.skills.prompt import render_catalog, render_skill_content
+from skillkit.skills.loader import Skill, parse_skill_bytes
+from skillkit.skills.prompt import (
+    Catalog,
+    CatalogBudget,
+    CatalogLevel,
+    build_catalog,
+    render_skill_content,
+)
 
 if TYPE_CHECKING:
     from skillkit.abort import AbortSignal
     from skillkit.events import EventBus, StoreUpdate
     from skillkit.runtime.sandbox import Sandbox
     from skillkit.skills.runner import ActionResult
+    from skillkit.skills.settings import SkillSettings
     from skillkit.tools.base import Tool
 
 __all__ = [
+    "MAX_DEPTH",
     "SCOPES",
+    "SKILL_ROOTS",
     "Shadowed",
     "SkillEntry",
     "SkillRegistry",
@@ -57,9 +77,8 @@ __all__ = [
 
 #: Scopes from most to least specific.
 SCOPES = ("project", "user", "config", "plugin")
-MAX_DEPTH = 6
-MAX_DIRECTORIES = 4000
-_SKIPPED = frozenset({"node_modules", "__pycache__"})
+#: Skill folders under a project folder and under the home folder, SkillKit's own first.
+SKILL_ROOTS = (".skillkit/skills", ".agents/skills", ".claude/skills")
 
 
 class UnknownSkillError(LookupError):
@@ -115,7 +134,11 @@ class _Snapshot:
     entries: dict[str, SkillEntry] = field(default_factory=dict)
     shadowed: tuple[Shadowed, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
-    tools: list[Any] | None = None  # built on first use
+    left_out: tuple[Diagnostic, ...] = ()
+    # Built on first use, for this snapshot only (a new snapshot starts empty).
+    tools: dict[tuple[bool, bool, frozenset[str]], list[Any]] = field(default_factory=dict)
+    catalogs: dict[int, Catalog] = field(default_factory=dict)
+    visible: list[Skill] | None = None
 
 
 def project_folders(cwd: Path, home: Path) -> list[Path]:
@@ -185,57 +208,9 @@ def _is_repository(dot_git: Path) -> bool:
 
 
 def find_skill_files(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
-    """Every skill file under ``root`` (``root`` itself may be a skill), in name order.
-
-    A folder holding ``SKILL.md`` is not searched further; hidden folders,
-    ``node_modules`` and ``__pycache__`` are skipped; symlinked folders are followed
-    once (loops are cut); at most ``max_depth`` levels and `MAX_DIRECTORIES` folders.
-    """
-    return [location for location, _ in _walk(root, max_depth)]
-
-
-def _walk(root: Path, max_depth: int) -> list[tuple[str, str]]:
-    """(skill file, its real path) pairs; real paths are resolved only across symlinks."""
-    found: list[tuple[str, str]] = []
-    start = str(root)
-    visited: set[str] = set()
-    stack: list[tuple[str, str, int]] = [(start, os.path.realpath(start), 0)]
-    budget = MAX_DIRECTORIES
-    while stack and budget > 0:
-        folder, real, depth = stack.pop()
-        budget -= 1
-        if real in visited:
-            continue
-        visited.add(real)
-        try:
-            with os.scandir(folder) as it:
-                entries = {e.name: e for e in it}
-        except OSError:
-            continue
-        skill_file = next((n for n in SKILL_FILE_NAMES if n in entries), None)
-        if skill_file is not None and entries[skill_file].is_file():
-            location = os.path.join(folder, skill_file)
-            if entries[skill_file].is_symlink():
-                found.append((location, os.path.realpath(location)))
-            else:
-                found.append((location, os.path.join(real, skill_file)))
-            continue
-        if depth >= max_depth:
-            continue
-        children = []
-        for name, entry in entries.items():
-            if name.startswith(".") or name in _SKIPPED:
-                continue
-            try:
-                if not entry.is_dir():
-                    continue
-                linked = entry.is_symlink()
-            except OSError:
-                continue
-            child_real = os.path.realpath(entry.path) if linked else os.path.join(real, name)
-            children.append((entry.path, child_real, depth + 1))
-        stack.extend(sorted(children, reverse=True))
-    return found
+    """Every skill file under ``root`` (``root`` itself may be a skill), by the rule of
+    `skillkit.skills.discovery.discover` (which also reports what it left out)."""
+    return discover(root, max_depth).locations
 
 
 class SkillRegistry(Contributor):
@@ -246,11 +221,15 @@ class SkillRegistry(Contributor):
 
     ``cwd`` and ``home`` default to the process's. ``config`` is the SkillKit settings
     mapping: ``config`` requirements are dotted keys into it, and ``skills.disabled``
-    (a list of names) switches skills off, as does ``disabled``. ``environment``
+    (a list of names) switches skills off, as does ``disabled``; `configure` applies
+    settings read from the settings files (`skillkit.skills.settings`). ``environment``
     replaces the machine facts eligibility is checked against (for tests).
     ``default_sources=False`` starts with no sources. Actions run confined by
     ``sandbox`` (a `Sandbox`; None: an ``auto`` one with ``cwd`` writable) — set the
     attribute to share one sandbox policy with the rest of a session.
+    ``catalog_budget`` bounds the catalog; ``context_window`` (tokens) is the model's:
+    set it by hand, or `attach` an agent and the window of the agent's current model
+    (when the model catalog knows it) is used, following model switches.
     """
 
     def __init__(
@@ -267,8 +246,13 @@ class SkillRegistry(Contributor):
         self.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
         self.home = Path(os.path.abspath(home if home is not None else Path.home()))
         self.config: Mapping[str, Any] = config or {}
+        self.project_config: Mapping[str, Any] | None = None
         self.sandbox: Sandbox | None = None
         self.max_depth = max_depth
+        self.catalog_budget = CatalogBudget()
+        self.context_window: int | None = None
+        self._agent: AgentHandle | None = None
+        self._windows: dict[str, int | None] = {}
         self._disabled = set(disabled)
         settings = self.config.get("skills") if isinstance(self.config, Mapping) else None
         if isinstance(settings, Mapping) and isinstance(settings.get("disabled"), list):
@@ -276,17 +260,22 @@ class SkillRegistry(Contributor):
         self._environment = environment
         self._sources: list[SkillSource] = []
         self._snapshot = _Snapshot()
-        self._cache: dict[str, tuple[tuple[int, int], Skill | SkillError]] = {}
+        # location -> ((mtime, size), digest of the bytes, what they parsed to)
+        self._cache: dict[str, tuple[tuple[int, int], bytes, Skill | SkillError]] = {}
         self._last_good: dict[str, Skill] = {}
         self._found: list[tuple[SkillSource, str]] = []
+        self._left_out: list[Diagnostic] = []
         self._listeners: list[Callable[[StoreUpdate], None]] = []
+        self._activated: set[str] = set()  # skills loaded by the model or the user
+        self._action_tools: dict[tuple[str, str], tuple[Skill, Any, Any]] = {}
+        self._linked: list[str] = []
         self._lock = threading.RLock()
         if default_sources:
             for path in self._project_folders():
-                self.add_source(path / ".skillkit" / "skills", scope="project")
-                self.add_source(path / ".agents" / "skills", scope="project")
-            self.add_source(self.home / ".skillkit" / "skills", scope="user")
-            self.add_source(self.home / ".agents" / "skills", scope="user")
+                for root in SKILL_ROOTS:
+                    self.add_source(path / root, scope="project")
+            for root in SKILL_ROOTS:
+                self.add_source(self.home / root, scope="user")
 
     def _project_folders(self) -> list[Path]:
         return project_folders(self.cwd, self.home)
@@ -325,8 +314,9 @@ class SkillRegistry(Contributor):
     # ----- loading
 
     def load(self) -> None:
-        """Scan every source and swap in the result (re-reading only changed files)."""
-        self.reload(changed=())
+        """Scan every source and swap in the result (re-reading only changed files);
+        subscribers hear of the changes as with `reload`."""
+        self._swap(rescan=True, report=bool(self._listeners))
 
     def reload(self, changed: Iterable[str | os.PathLike[str]] | None = None) -> list[StoreUpdate]:
         """Rescan now; returns the changes (also sent to subscribers).
@@ -335,36 +325,59 @@ class SkillRegistry(Contributor):
         Otherwise files whose size or time changed are re-read, and so are the skills
         holding a ``changed`` path; when every ``changed`` path lies inside a known
         skill (an edit, not a created or deleted skill) the sources are not rescanned.
+        A file re-read with the same bytes keeps its parsed skill, so only real changes
+        are reported.
         """
         with self._lock:
             rescan = True
-            if changed is None:
-                self._cache.clear()
-            else:
+            touched: set[str] = set()
+            if changed is not None:
                 paths = [os.path.abspath(p) for p in changed]
-                rescan = self._forget(paths) or not paths
+                structural, touched = self._touched(paths)
+                rescan = structural or not paths
+            return self._swap(
+                rescan=rescan, reread=changed is None, touched=touched, only_touched=not rescan
+            )
+
+    def _swap(
+        self,
+        *,
+        rescan: bool,
+        reread: bool = False,
+        touched: set[str] | None = None,
+        only_touched: bool = False,
+        report: bool = True,
+    ) -> list[StoreUpdate]:
+        with self._lock:
             old = self._snapshot
-            new = self._build(rescan=rescan)
+            new = self._build(
+                rescan=rescan, reread=reread, touched=touched or set(), only_touched=only_touched
+            )
             self._snapshot = new
-            updates = _changes(old, new)
+            updates = _changes(old, new) if report else []
         for update in updates:
             for listener in list(self._listeners):
                 listener(update)
         return updates
 
-    def _forget(self, paths: list[str]) -> bool:
-        """Drop cached parses of the skills holding ``paths``; True if a path is not an
-        edit inside a known skill (so the sources must be rescanned)."""
+    def _touched(self, paths: list[str]) -> tuple[bool, set[str]]:
+        """The skills holding ``paths``: (whether a path is not an edit inside a known
+        skill, so the sources must be rescanned; the skill files to re-read)."""
         folders = {os.path.dirname(loc): loc for _, loc in self._found}
         structural = False
+        forgotten: set[str] = set()
         for path in paths:
             probe = path
             while True:
                 location = folders.get(probe)
                 if location is not None:
-                    self._cache.pop(location, None)
+                    forgotten.add(location)
+                    if path != location:  # a companion file: the skill's listing changed
+                        self._cache.pop(location, None)
                     if path == location and not os.path.exists(path):
                         structural = True
+                    if path != location and os.path.basename(path) in SKILL_FILE_NAMES:
+                        structural = True  # a skill file inside a skill: a nested skill
                     if path == probe and not os.path.isdir(path):
                         structural = True  # the skill folder itself went away
                     break
@@ -373,30 +386,58 @@ class SkillRegistry(Contributor):
                     structural = True
                     break
                 probe = parent
-        return structural
+        return structural, forgotten
 
     def _discover(self) -> list[tuple[SkillSource, str]]:
         found: list[tuple[SkillSource, str]] = []
         seen: set[str] = set()
+        left_out: list[Diagnostic] = []
+        linked: list[str] = []
         for source in self.sources:
-            for location, real in _walk(source.path, self.max_depth):
+            result = discover(source.path, self.max_depth)
+            left_out.extend(result.left_out)
+            inside = os.path.join(os.path.realpath(source.path), "")
+            for location, real in result.found:
                 if real in seen:
                     continue
                 seen.add(real)
                 found.append((source, location))
+                if real != location and not real.startswith(inside):
+                    linked.append(os.path.dirname(real))
+        self._left_out = left_out
+        self._linked = linked
         return found
 
-    def _build(self, *, rescan: bool = True) -> _Snapshot:
+    def linked_folders(self) -> list[str]:
+        """Real folders of the skills reached through a symlink (they live outside the
+        sources; a watcher watches them too), as of the last scan."""
+        return list(self._linked)
+
+    def _build(
+        self,
+        *,
+        rescan: bool = True,
+        reread: bool = False,
+        touched: set[str] | frozenset[str] = frozenset(),
+        only_touched: bool = False,
+    ) -> _Snapshot:
+        """A new snapshot. Skill files in ``touched`` (and all with ``reread``) are read
+        again; with ``only_touched`` (an edit the watcher reported) the others are taken
+        from the cache unchecked, else re-read when their size or time changed."""
         diagnostics: list[Diagnostic] = []
         if rescan or not self._found:
             self._found = self._discover()
+        diagnostics.extend(self._left_out)
         found = self._found
         winners: dict[str, tuple[Skill, SkillSource]] = {}
         shadowed: list[Shadowed] = []
         live_keys = set()
         for source, location in found:
             live_keys.add(location)
-            skill = self._parse(location, diagnostics)
+            if only_touched and location not in touched and location in self._cache:
+                skill = self._outcome(location, self._cache[location][2], diagnostics)
+            else:
+                skill = self._parse(location, diagnostics, reread=reread or location in touched)
             if skill is None:
                 continue
             diagnostics.extend(skill.warnings)
@@ -422,32 +463,46 @@ class SkillRegistry(Contributor):
             if self._environment is not None
             else Environment(config=self.config, project_dir=str(self.cwd))
         )
+        project_env = env
+        if self.project_config is not None and self._environment is None:
+            project_env = Environment(config=self.project_config, project_dir=str(self.cwd))
         entries = {
             name: SkillEntry(
                 skill=skill,
                 source=source,
-                unmet=tuple(unmet_requirements(skill.requirements, env)),
+                unmet=tuple(
+                    unmet_requirements(
+                        skill.requirements, project_env if source.scope == "project" else env
+                    )
+                ),
                 disabled=name in self._disabled,
             )
             for name, (skill, source) in winners.items()
         }
-        return _Snapshot(entries, tuple(shadowed), tuple(diagnostics))
+        return _Snapshot(entries, tuple(shadowed), tuple(diagnostics), tuple(self._left_out))
 
-    def _parse(self, location: str, diagnostics: list[Diagnostic]) -> Skill | None:
+    def _parse(
+        self, location: str, diagnostics: list[Diagnostic], *, reread: bool = False
+    ) -> Skill | None:
+        """The skill at ``location``: re-read when its size or time changed (or always
+        with ``reread``); bytes equal to the cached ones keep the cached outcome."""
         try:
-            stat = os.stat(location)
+            status = os.stat(location)
         except OSError:
             return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        stamp = (status.st_mtime_ns, status.st_size)
         cached = self._cache.get(location)
-        if cached is not None and cached[0] == stamp:
-            outcome = cached[1]
+        if cached is not None and cached[0] == stamp and not reread:
+            outcome = cached[2]
         else:
-            try:
-                outcome = parse_skill(location)
-            except SkillError as exc:
-                outcome = exc
-            self._cache[location] = (stamp, outcome)
+            digest, outcome = self._read(location, cached)
+            self._cache[location] = (stamp, digest, outcome)
+        return self._outcome(location, outcome, diagnostics)
+
+    def _outcome(
+        self, location: str, outcome: Skill | SkillError, diagnostics: list[Diagnostic]
+    ) -> Skill | None:
+        """The skill to use for ``location``: a broken file keeps its last good version."""
         if isinstance(outcome, Skill):
             self._last_good[location] = outcome
             return outcome
@@ -458,6 +513,25 @@ class SkillRegistry(Contributor):
                 Diagnostic(location, "file", "broken edit; keeping the last good version", "error")
             )
         return previous
+
+    @staticmethod
+    def _read(
+        location: str, cached: tuple[tuple[int, int], bytes, Skill | SkillError] | None
+    ) -> tuple[bytes, Skill | SkillError]:
+        try:
+            with open(location, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            error = SkillError([Diagnostic(location, "file", f"cannot be read ({reason})")])
+            return b"", error
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        if cached is not None and cached[1] == digest:
+            return digest, cached[2]
+        try:
+            return digest, parse_skill_bytes(data, os.path.abspath(location))
+        except SkillError as exc:
+            return digest, exc
 
     # ----- queries
 
@@ -485,8 +559,14 @@ class SkillRegistry(Contributor):
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        """Errors of files that did not load and warnings of those that did."""
+        """Errors of files that did not load, warnings of those that did, and a warning
+        per folder left out of the search (see `left_out`)."""
         return list(self._snapshot.diagnostics)
+
+    @property
+    def left_out(self) -> list[Diagnostic]:
+        """One warning per folder the last scan did not search (too deep, unreadable)."""
+        return list(self._snapshot.left_out)
 
     def __len__(self) -> int:
         return len(self._snapshot.entries)
@@ -508,39 +588,110 @@ class SkillRegistry(Contributor):
                 n: SkillEntry(e.skill, e.source, e.unmet, n in self._disabled)
                 for n, e in old.entries.items()
             }
-            self._snapshot = _Snapshot(entries, old.shadowed, old.diagnostics)
+            self._snapshot = _Snapshot(entries, old.shadowed, old.diagnostics, old.left_out)
+
+    def configure(self, settings: SkillSettings) -> list[StoreUpdate]:
+        """Apply settings read by `skillkit.skills.settings.load_skill_settings`:
+        ``config`` requirements are checked against ``settings.config`` (project skills
+        against ``settings.project_config``), ``settings.disabled`` switches skills off
+        (added to those already off), ``settings.budget`` bounds the catalog. Reloads
+        when the registry was loaded, without searching the sources again (returns the
+        changes, as `reload`)."""
+        with self._lock:
+            self.config = settings.config
+            self.project_config = settings.project_config
+            self._disabled.update(settings.disabled)
+            if settings.budget is not None:
+                self.catalog_budget = settings.budget
+            if not self._found:
+                return []
+            return self._swap(rescan=False)
 
     # ----- the agent's seams
 
     name = "skills"
 
+    def catalog(self) -> Catalog:
+        """What the model is told about skills this turn, within the budget
+        (``catalog_budget`` for ``context_window``). Built once per snapshot and budget."""
+        snapshot = self._snapshot
+        budget = self.catalog_budget.chars(self._window())
+        catalog = snapshot.catalogs.get(budget)
+        if catalog is None:
+            catalog = build_catalog(self._visible(snapshot), budget)
+            snapshot.catalogs[budget] = catalog
+        return catalog
+
+    def _window(self) -> int | None:
+        """``context_window`` if set, else the attached agent's model's (cached)."""
+        if self.context_window is not None or self._agent is None:
+            return self.context_window
+        config = self._agent.config
+        definition = getattr(config, "model_definition", None)
+        if definition is not None:
+            return _context_window(definition)
+        model = config.model
+        if model not in self._windows:
+            self._windows[model] = _context_window(model)
+        return self._windows[model]
+
+    def offered(self, name: str) -> CatalogLevel | None:
+        """How skill ``name`` is offered to the model (the catalog's level), or None
+        when it is not offered (ineligible, disabled, hidden from the model, unknown)."""
+        entry = self._snapshot.entries.get(name)
+        if entry is None or not entry.model_visible:
+            return None
+        return self.catalog().level
+
+    @staticmethod
+    def _visible(snapshot: _Snapshot) -> list[Skill]:
+        if snapshot.visible is None:
+            snapshot.visible = [
+                e.skill
+                for e in sorted(snapshot.entries.values(), key=lambda e: e.skill.name)
+                if e.model_visible
+            ]
+        return snapshot.visible
+
     def prompt_section(self) -> str | None:
         """The ``<available_skills>`` section for this turn (None when no skill is
-        visible to the model). Called once per turn by the agent."""
-        return render_catalog(self.model_skills())
+        visible to the model), within the budget (see `catalog`). Called once per turn
+        by the agent; a cached string between changes."""
+        return self.catalog().text
 
     def system_prompt(self) -> str | None:
         """The contributor's system-prompt part: `prompt_section`."""
         return self.prompt_section()
 
     def tools(self) -> list[Tool]:
-        """The ``skill`` tool and the action tools of the eligible skills, for this turn.
+        """The ``skill`` tool and action tools, for this turn.
 
-        Built once per snapshot. Actions of a skill hidden from the model
-        (``disable-model-invocation``) are not offered either.
+        While the catalog lists skills in full or with short descriptions, the actions
+        of every skill offered are tools. Past that (names only, or search), a skill's
+        actions become tools once the skill was loaded (by the ``skill`` tool or
+        ``/skill:NAME``), so a large catalog does not flood the request with tool
+        schemas. Actions of a skill hidden from the model
+        (``disable-model-invocation``) are not offered. Built once per snapshot, budget
+        and set of loaded skills; action tools are reused while their skill is unchanged.
         """
         snapshot = self._snapshot
-        if snapshot.tools is None:
-            snapshot.tools = self._make_tools(snapshot)
-        return list(snapshot.tools)
+        catalog = self.catalog()
+        every_action = catalog.level in ("full", "short")
+        loaded = frozenset() if every_action else frozenset(self._activated)
+        key = (catalog.names_in_tool, every_action, loaded)
+        tools = snapshot.tools.get(key)
+        if tools is None:
+            tools = snapshot.tools[key] = self._make_tools(
+                snapshot, catalog.names_in_tool, every_action, loaded
+            )
+        return list(tools)
 
-    def _make_tools(self, snapshot: _Snapshot) -> list[Any]:
-        from skillkit.skills.runner import ActionTool
+    def _make_tools(
+        self, snapshot: _Snapshot, list_names: bool, every_action: bool, loaded: frozenset[str]
+    ) -> list[Any]:
         from skillkit.skills.skill_tool import SkillTool
 
-        visible = sorted(
-            (e for e in snapshot.entries.values() if e.model_visible), key=lambda e: e.skill.name
-        )
+        visible = self._visible(snapshot)
         if not visible:
             return []
         entries = snapshot.entries
@@ -550,16 +701,39 @@ class SkillRegistry(Contributor):
             return entry.skill if entry is not None and entry.model_visible else None
 
         tools: list[Any] = [
-            SkillTool([e.skill.name for e in visible], lookup, self._render_content)
+            SkillTool(
+                [s.name for s in visible],
+                lookup,
+                self._render_content,
+                list_names=list_names,
+                skills=lambda: visible,
+            )
         ]
-        for entry in visible:
-            for spec in entry.skill.actions:
-                tools.append(ActionTool(entry.skill.name, spec, self.cwd, sandbox=self.sandbox))
+        if every_action:
+            with_actions = [s for s in visible if s.actions]
+        else:
+            with_actions = [s for s in (lookup(n) for n in sorted(loaded)) if s and s.actions]
+        for skill in with_actions:
+            for spec in skill.actions:
+                tools.append(self._action_tool(skill, spec))
         return tools
+
+    def _action_tool(self, skill: Skill, spec: Any) -> Any:
+        """The tool for one action, reused while the skill and sandbox are unchanged."""
+        from skillkit.skills.runner import ActionTool
+
+        key = (str(skill.location), spec.name)
+        cached = self._action_tools.get(key)
+        if cached is not None and cached[0] is skill and cached[1] is self.sandbox:
+            return cached[2]
+        tool = ActionTool(skill.name, spec, self.cwd, sandbox=self.sandbox)
+        self._action_tools[key] = (skill, self.sandbox, tool)
+        return tool
 
     def _render_content(self, skill: Skill, arguments: str = "") -> str:
         from skillkit.skills.runner import action_tool_name
 
+        self._activated.add(skill.name)
         names = {spec.name: action_tool_name(skill.name, spec.name) for spec in skill.actions}
         return render_skill_content(skill, arguments, action_tools=names)
 
@@ -635,9 +809,30 @@ class SkillRegistry(Contributor):
 
     def attach(self, agent: AgentHandle | EventBus) -> Callable[[], None]:  # type: ignore[override]
         """Send every change to the agent's bus (or to ``agent`` when it is a bus) as a
-        ``store_update`` event (domain ``skill``); returns a function that stops it."""
+        ``store_update`` event (domain ``skill``); returns a function that stops it.
+        Given an agent whose model the model catalog knows, the catalog's budget follows
+        that model's context window."""
+        if not isinstance(agent, EventBus):
+            self._agent = agent
         bus = agent if isinstance(agent, EventBus) else agent.events
         return self.subscribe(lambda update: bus.emit_nowait(update))
+
+
+def _context_window(model: object) -> int | None:
+    """The context window the model catalog gives ``model`` (a name or a definition)."""
+    window = getattr(model, "context_window", None)
+    if isinstance(window, int):
+        return window
+    if not isinstance(model, str) or not model:
+        return None
+    from skillkit.model_registry import default_registry
+
+    try:
+        definition = default_registry().get(model)
+    except Exception:  # an unknown or malformed model string: no window known
+        return None
+    found = getattr(definition, "context_window", None)
+    return found if isinstance(found, int) else None
 
 
 def _reason(entry: SkillEntry) -> str:

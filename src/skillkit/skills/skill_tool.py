@@ -1,7 +1,10 @@
-"""The ``skill`` tool: how the model loads a skill's instructions (or one of its files).
+"""The ``skill`` tool: how the model loads a skill's instructions (or one of its files),
+and finds a skill when the catalog is too large to list.
 
-Offered only while at least one skill is visible to the model; its ``name`` argument is
-an enum of exactly those skills, so the model cannot ask for one that does not exist.
+Offered only while at least one skill is visible to the model. While the catalog's
+budget allows, its ``name`` argument is an enum of exactly those skills, so the model
+cannot ask for one that does not exist; past it, ``name`` is free text (an unknown name
+is answered with the closest names) and ``query`` searches names and descriptions.
 """
 
 from __future__ import annotations
@@ -18,9 +21,30 @@ if TYPE_CHECKING:
     from skillkit.skills.loader import Skill
     from skillkit.tools.base import ToolContext, ToolResult
 
-__all__ = ["MAX_FILE_BYTES", "SkillTool"]
+__all__ = ["MAX_FILE_BYTES", "MAX_SEARCH_RESULTS", "SkillTool", "search_skills"]
 
 MAX_FILE_BYTES = 64 * 1024
+MAX_SEARCH_RESULTS = 20
+
+
+def search_skills(
+    skills: Sequence[Skill], query: str, limit: int = MAX_SEARCH_RESULTS
+) -> list[Skill]:
+    """The skills best matching ``query``: ranked by how many of its words occur in the
+    name (counted twice) and the description, ties by name; skills matching no word are
+    left out. Case-insensitive."""
+    words = {w for w in query.lower().replace("-", " ").split() if w}
+    if not words:
+        return []
+    scored: list[tuple[int, str, Skill]] = []
+    for skill in skills:
+        name = skill.name.lower()
+        text = skill.description.lower()
+        score = sum(2 * (w in name) + (w in text) for w in words)
+        if score:
+            scored.append((-score, skill.name, skill))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [skill for _, _, skill in scored[:limit]]
 
 
 class SkillTool:
@@ -38,6 +62,9 @@ class SkillTool:
         names: Sequence[str],
         lookup: Callable[[str], Skill | None],
         render: Callable[[Skill], str],
+        *,
+        list_names: bool = True,
+        skills: Callable[[], Sequence[Skill]] | None = None,
     ) -> None:
         from pydantic import ConfigDict, Field, create_model
 
@@ -45,18 +72,25 @@ class SkillTool:
         self.description = (
             "Load a skill's full instructions by name (see <available_skills>). "
             "Give `path` to read one of the skill's own files instead (a path relative "
-            "to the skill folder, as listed in <skill_resources>)."
+            "to the skill folder, as listed in <skill_resources>). Give `query` instead "
+            "of `name` to search the skills' names and descriptions."
         )
+        self._names = list(names)
         self._lookup = lookup
         self._render = render
-        choice: Any = Literal[tuple(names)]
+        self._skills = skills
+        choice: Any = Literal[tuple(names)] if list_names and names else str
         self.args_model: type[BaseModel] = create_model(
             "SkillArgs",
             __config__=ConfigDict(extra="forbid"),
-            name=(choice, Field(description="The skill to load")),
+            name=(choice | None, Field(None, description="The skill to load")),
             path=(
                 str | None,
                 Field(None, description="A file of the skill, relative to its folder"),
+            ),
+            query=(
+                str | None,
+                Field(None, description="Words to search skill names and descriptions for"),
             ),
         )
 
@@ -66,15 +100,32 @@ class SkillTool:
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         from skillkit.tools.base import ToolError, ToolResult
 
+        if not args.name:
+            if not args.query:
+                raise ToolError("give `name` (a skill to load) or `query` (words to search for)")
+            return ToolResult.text(self._search(args.query), details={"query": args.query})
         skill = self._lookup(args.name)
         if skill is None:
-            raise ToolError(f"skill '{args.name}' is no longer available")
+            import difflib
+
+            close = difflib.get_close_matches(args.name, self._names, n=5)
+            hint = f"; closest names: {', '.join(close)}" if close else ""
+            raise ToolError(f"no skill named '{args.name}' is available{hint}")
         if not args.path:
             return ToolResult.text(self._render(skill), details={"skill": skill.name})
         return ToolResult.text(
             _read_companion(skill, args.path),
             details={"skill": skill.name, "path": args.path},
         )
+
+    def _search(self, query: str) -> str:
+        skills = self._skills() if self._skills is not None else []
+        found = search_skills(skills, query)
+        if not found:
+            return f"No skill matches '{query}'. Try other words."
+        lines = [f"Skills matching '{query}' (load one with `name`):"]
+        lines.extend(f"- {s.name}: {' '.join(s.description.split())}" for s in found)
+        return "\n".join(lines)
 
 
 def _read_companion(skill: Skill, relative: str) -> str:

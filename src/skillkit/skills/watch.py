@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,10 +62,9 @@ class SkillWatcher:
         for source in self.registry.sources:
             (watched if source.path.is_dir() else missing).append(source.path)
         # Skills reached through a symlink live elsewhere: watch their real folders too.
-        for entry in self.registry.entries():
-            folder = entry.skill.base_dir
-            real = Path(os.path.realpath(folder))
-            if real != folder and not any(real.is_relative_to(w) for w in watched):
+        for folder in self.registry.linked_folders():
+            real = Path(folder)
+            if not any(real.is_relative_to(w) for w in watched):
                 watched.append(real)
         return watched, missing
 
