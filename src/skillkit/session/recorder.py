@@ -1,0 +1,185 @@
+"""`SessionRecorder`: keeps a session in step with a runner's transcript.
+
+The runner's transcript changes at known points, each followed by an event: the user
+message(s) when a run starts (``agent_start``), boundary and steering messages before a
+model call (``turn_start``), the assistant message and its tool results (``turn_end``),
+a compaction (``compaction_end``), calls closed after an abort (``agent_end``). At each
+of these the recorder compares the transcript with what it has written:
+
+- the usual case, messages added at the end: each new message is appended as an entry;
+- anything else (a compaction rewrote the start, the transcript was cleared): the
+  messages kept verbatim are found by identity (messages are immutable values, kept as
+  the same objects), and one `CompactionEntry` records the new head and the first entry
+  kept, then any new messages follow.
+
+It reads the transcript through the runner's public ``messages`` property; it never
+changes the runner.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from skillkit.agent.contributors import AgentHandle
+from skillkit.context.markers import SUMMARY_KIND
+from skillkit.events import AgentEnd, AgentStart, CompactionEnd, ErrorInfo, Event
+from skillkit.models import AgentMessage, CustomMessage, message_text
+from skillkit.permissions.events import ModeChanged
+from skillkit.secrets import Redactor
+from skillkit.session.format import ModelChangeEntry
+from skillkit.session.session import Session
+
+__all__ = ["SessionRecorder"]
+
+log = logging.getLogger("skillkit.session")
+
+_SYNC_KINDS = frozenset(
+    {"agent_start", "turn_start", "turn_end", "compaction_end", "agent_end", "idle"}
+)
+
+
+class SessionRecorder:
+    """The sink half of a `Session` attached to a runner (made by `Session.attach`).
+
+    ``emit`` must not raise: a failure to write is logged and reported once as an
+    ``error`` event (stage ``session``), and recording stops, so a full disk never
+    breaks a run."""
+
+    def __init__(self, session: Session, agent: AgentHandle) -> None:
+        self.session = session
+        self.agent = agent
+        if session.redactor is None:
+            redactor = getattr(agent, "redactor", None)
+            session.redactor = (
+                redactor if isinstance(redactor, Redactor) else Redactor.from_environment()
+            )
+        items = session.context_items()
+        self._mirror: list[AgentMessage] = [m for _, _, m in items]
+        self._where: list[tuple[str, int]] = [(i, o) for i, o, _ in items]
+        self._known: dict[int, tuple[AgentMessage, str]] = {}
+        self._tokens: tuple[int, int] = (0, 0)
+        self._model = _last_model(session)
+        self._failed = False
+        agent.events.add_sink(self)
+        self.flush()
+
+    def known(self, message: AgentMessage, entry_id: str) -> None:
+        """``message`` (about to enter the transcript) is already recorded as
+        ``entry_id``: when it appears, it is not written again."""
+        self._known[id(message)] = (message, entry_id)
+
+    def emit(self, event: Event[Any]) -> None:
+        kind = event.type
+        if self._failed:
+            return
+        try:
+            if kind in _SYNC_KINDS:
+                payload = event.payload
+                if isinstance(payload, CompactionEnd):
+                    self._tokens = (payload.tokens_before, payload.tokens_after)
+                if isinstance(payload, AgentStart) and payload.model:
+                    self._note_model(payload.model)
+                self.flush()
+                if isinstance(payload, AgentEnd):
+                    self.session.sync()
+            elif kind == "mode_changed":
+                payload = event.payload
+                if isinstance(payload, ModeChanged):
+                    self.session.append_mode_change(payload.mode, payload.prev_mode)
+        except Exception as exc:
+            self._failed = True
+            log.error("session %s: recording stopped: %s", self.session.id, exc)
+            self.agent.events.emit_nowait(
+                ErrorInfo(stage="session", message=f"the session stopped recording: {exc}")
+            )
+
+    def _note_model(self, model: str) -> None:
+        if model != self._model:
+            self._model = model
+            self.session.append_model_change(model)
+
+    def flush(self) -> None:
+        """Write whatever the transcript gained since the last call."""
+        transcript: list[AgentMessage] = list(getattr(self.agent, "messages", ()))
+        mirror = self._mirror
+        count = len(mirror)
+        if len(transcript) >= count and (count == 0 or transcript[count - 1] is mirror[-1]):
+            for message in transcript[count:]:
+                self._add(message)
+            return
+        self._rewrite(transcript)
+
+    def _add(self, message: AgentMessage) -> None:
+        known = self._known.pop(id(message), None)
+        if known is not None and known[0] is message:
+            entry_id = known[1]
+        else:
+            entry_id = self.session.append_message(message).id
+        self._mirror.append(message)
+        self._where.append((entry_id, 0))
+
+    def _rewrite(self, transcript: list[AgentMessage]) -> None:
+        """The transcript is no longer the recorded one plus new messages: record the
+        new head as a compaction, keeping the entries that survived verbatim."""
+        positions = {id(m): i for i, m in enumerate(self._mirror)}
+        # the last message that survived, then back while the survivors stay in order
+        end = len(transcript)
+        last = -1
+        for index in range(len(transcript) - 1, -1, -1):
+            if id(transcript[index]) in positions:
+                last = index
+                break
+        if last < 0:
+            start = end = len(transcript)
+            j = 0
+            kept_from: tuple[str, int] | None = None
+            head = transcript
+            new = []
+        else:
+            start = last
+            j = positions[id(transcript[last])]
+            while start > 0 and j > 0:
+                previous = transcript[start - 1]
+                if previous is self._mirror[j - 1] or (
+                    id(previous) not in positions and type(previous) is type(self._mirror[j - 1])
+                ):  # the same message, or one a micro compaction shortened in place
+                    start -= 1
+                    j -= 1
+                    continue
+                break
+            kept_from = self._where[j]
+            head = transcript[:start]
+            new = transcript[last + 1 :]
+            end = last + 1
+        before, after = self._tokens
+        self._tokens = (0, 0)
+        entry = self.session.append_compaction(
+            summary=_summary_text(head),
+            head=list(head),
+            first_kept_id=kept_from[0] if kept_from else None,
+            first_kept_offset=kept_from[1] if kept_from else 0,
+            tokens_before=before,
+            tokens_after=after,
+        )
+        kept_where = self._where[j : j + (end - start)] if kept_from is not None else []
+        self._mirror = list(transcript[:end])
+        self._where = [(entry.id, i) for i in range(len(head))] + kept_where
+        for message in new:
+            self._add(message)
+
+
+def _summary_text(head: list[AgentMessage]) -> str:
+    for message in head:
+        if isinstance(message, CustomMessage) and message.kind == SUMMARY_KIND:
+            payload = message.payload
+            if isinstance(payload, dict) and isinstance(payload.get("summary"), str):
+                return str(payload["summary"])
+    return "\n".join(message_text(m) for m in head if message_text(m))[:2000]
+
+
+def _last_model(session: Session) -> str:
+    for entry in reversed(session.branch()):
+        if isinstance(entry, ModelChangeEntry):
+            return entry.model
+    return ""
