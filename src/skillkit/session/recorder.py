@@ -19,7 +19,7 @@ changes the runner.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from skillkit.agent.contributors import AgentHandle
 from skillkit.context.markers import SUMMARY_KIND
@@ -27,8 +27,7 @@ from skillkit.events import AgentEnd, AgentStart, CompactionEnd, ErrorInfo, Even
 from skillkit.models import AgentMessage, CustomMessage, message_text
 from skillkit.permissions.events import ModeChanged
 from skillkit.secrets import Redactor
-from skillkit.session.format import ModelChangeEntry
-from skillkit.session.session import Session
+from skillkit.session.format import Entry, ModelChangeEntry
 
 __all__ = ["SessionRecorder"]
 
@@ -39,6 +38,39 @@ _SYNC_KINDS = frozenset(
 )
 
 
+class RecordedSession(Protocol):
+    """What the recorder needs of a `Session` (kept apart so the two modules do not
+    import each other)."""
+
+    redactor: Redactor | None
+
+    @property
+    def id(self) -> str: ...
+
+    def context_items(self) -> list[tuple[str, int, AgentMessage]]: ...
+
+    def branch(self) -> list[Entry]: ...
+
+    def append_message(self, message: AgentMessage) -> Entry: ...
+
+    def append_model_change(self, model: str, provider: str = "") -> Entry: ...
+
+    def append_mode_change(self, mode: str, previous: str | None = None) -> Entry: ...
+
+    def append_compaction(
+        self,
+        *,
+        summary: str,
+        head: list[AgentMessage],
+        first_kept_id: str | None,
+        first_kept_offset: int = 0,
+        tokens_before: int = 0,
+        tokens_after: int = 0,
+    ) -> Entry: ...
+
+    def sync(self) -> None: ...
+
+
 class SessionRecorder:
     """The sink half of a `Session` attached to a runner (made by `Session.attach`).
 
@@ -46,7 +78,7 @@ class SessionRecorder:
     ``error`` event (stage ``session``), and recording stops, so a full disk never
     breaks a run."""
 
-    def __init__(self, session: Session, agent: AgentHandle) -> None:
+    def __init__(self, session: RecordedSession, agent: AgentHandle) -> None:
         self.session = session
         self.agent = agent
         if session.redactor is None:
@@ -178,7 +210,7 @@ def _summary_text(head: list[AgentMessage]) -> str:
     return "\n".join(message_text(m) for m in head if message_text(m))[:2000]
 
 
-def _last_model(session: Session) -> str:
+def _last_model(session: RecordedSession) -> str:
     for entry in reversed(session.branch()):
         if isinstance(entry, ModelChangeEntry):
             return entry.model
