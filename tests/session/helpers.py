@@ -20,7 +20,9 @@ def resendable(messages: list[AgentMessage]) -> list[str]:
     return tool_pairing_problems(convert_to_llm(messages))
 
 
-def run_cli(*args: str, home: Path, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, home: Path, cwd: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run ``skillkit`` in a subprocess with ``home`` as its home folder."""
     env = {**os.environ, "HOME": str(home), "NO_COLOR": "1"}
     return subprocess.run(

@@ -76,7 +76,9 @@ def test_kill_9_at_random_moments_loses_at_most_the_entry_in_flight(tmp_path: Pa
     store = SessionStore(home)
     final = store.open(session_id, write=False)
     users = [
-        e for e in final.entries if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
+        e
+        for e in final.entries
+        if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)
     ]
     assert len(users) >= KILLS  # every run added to the same session
     assert store.list(cwd)[0].id == session_id

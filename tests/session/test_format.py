@@ -43,7 +43,9 @@ def fill_every_kind(store: SessionStore, cwd: Path):  # type: ignore[no-untyped-
     session = store.create(cwd)
     user = session.append_message(UserMessage(content="look at the image"))
     session.append_message(
-        UserMessage(content=[TextPart("and this"), ImagePart(data="aGVsbG8=", mime_type="image/png")])
+        UserMessage(
+            content=[TextPart("and this"), ImagePart(data="aGVsbG8=", mime_type="image/png")]
+        )
     )
     session.append_model_change("gpt-4o", provider="openai")
     call = session.append_message(
@@ -159,7 +161,9 @@ def test_a_damaged_line_in_the_middle_is_skipped(tmp_path: Path) -> None:
     assert len(data.entries) == 2 and len(data.warnings) == 2
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(tail=st.binary(max_size=300), cut=st.integers(min_value=0, max_value=2000))
 def test_no_damage_after_the_header_fails_a_load(tmp_path: Path, tail: bytes, cut: int) -> None:
     folder = tmp_path / "prop"

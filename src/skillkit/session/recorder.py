@@ -53,6 +53,8 @@ class RecordedSession(Protocol):
 
     def append_message(self, message: AgentMessage) -> Entry: ...
 
+    def append_custom_entry(self, kind: str, data: Any) -> Entry: ...
+
     def append_model_change(self, model: str, provider: str = "") -> Entry: ...
 
     def append_mode_change(self, mode: str, previous: str | None = None) -> Entry: ...
@@ -89,17 +91,17 @@ class SessionRecorder:
         items = session.context_items()
         self._mirror: list[AgentMessage] = [m for _, _, m in items]
         self._where: list[tuple[str, int]] = [(i, o) for i, o, _ in items]
-        self._known: dict[int, tuple[AgentMessage, str]] = {}
+        self._custom: dict[int, CustomMessage] = {}
         self._tokens: tuple[int, int] = (0, 0)
         self._model = _last_model(session)
         self._failed = False
         agent.events.add_sink(self)
         self.flush()
 
-    def known(self, message: AgentMessage, entry_id: str) -> None:
-        """``message`` (about to enter the transcript) is already recorded as
-        ``entry_id``: when it appears, it is not written again."""
-        self._known[id(message)] = (message, entry_id)
+    def expect_custom(self, message: CustomMessage) -> None:
+        """``message`` is an in-context custom entry about to enter the transcript: when
+        it appears, it is written as a `CustomEntry`, not as a message."""
+        self._custom[id(message)] = message
 
     def emit(self, event: Event[Any]) -> None:
         kind = event.type
@@ -143,13 +145,13 @@ class SessionRecorder:
         self._rewrite(transcript)
 
     def _add(self, message: AgentMessage) -> None:
-        known = self._known.pop(id(message), None)
-        if known is not None and known[0] is message:
-            entry_id = known[1]
+        custom = self._custom.pop(id(message), None)
+        if custom is not None and custom is message:
+            entry = self.session.append_custom_entry(custom.kind, custom.payload)
         else:
-            entry_id = self.session.append_message(message).id
+            entry = self.session.append_message(message)
         self._mirror.append(message)
-        self._where.append((entry_id, 0))
+        self._where.append((entry.id, 0))
 
     def _rewrite(self, transcript: list[AgentMessage]) -> None:
         """The transcript is no longer the recorded one plus new messages: record the

@@ -99,7 +99,7 @@ class Session(Contributor):
         self._fd: int | None = None
         self._leaf: str | None = None
         self._recorder: SessionRecorder | None = None
-        self._pending_context: list[tuple[CustomMessage, str]] = []
+        self._pending_context: list[CustomMessage] = []
         for entry in entries:
             if entry.id in self.by_id:
                 self.warnings.append(f"entry {entry.id!r} appears twice; the later is skipped")
@@ -244,15 +244,24 @@ class Session(Contributor):
             tokens_after=tokens_after,
         )
 
-    def append_custom(self, kind: str, data: Any = None, *, in_context: bool = False) -> Entry:
-        """Keep plugin data in the session. With ``in_context=True`` it is part of the
-        context on resume, and a runner recording this session receives it as a
-        `CustomMessage` at its next iteration boundary."""
-        entry = self.append(CustomEntry, kind=kind, data=data, in_context=in_context)
+    def append_custom(
+        self, kind: str, data: Any = None, *, in_context: bool = False
+    ) -> Entry | None:
+        """Keep plugin data in the session; returns the entry written.
+
+        With ``in_context=True`` it is part of the context on resume. While a runner
+        records this session, such an entry is handed to the runner at its next iteration
+        boundary (as a `CustomMessage`) and written when it enters the transcript, where
+        it enters it; None is returned then."""
         if in_context and self._recorder is not None:
-            assert isinstance(entry, CustomEntry)
-            self._pending_context.append((CustomMessage(kind=kind, payload=entry.data), entry.id))
-        return entry
+            self._pending_context.append(CustomMessage(kind=kind, payload=data))
+            return None
+        return self.append(CustomEntry, kind=kind, data=data, in_context=in_context)
+
+    def append_custom_entry(self, kind: str, data: Any) -> Entry:
+        """Write an in-context custom entry now (the recorder's part of
+        `append_custom`)."""
+        return self.append(CustomEntry, kind=kind, data=data, in_context=True)
 
     def label(self, target_id: str, label: str | None) -> Entry:
         """Label entry ``target_id`` (None removes its label)."""
@@ -363,9 +372,9 @@ class Session(Contributor):
     def boundary_messages(self) -> list[AgentMessage]:
         pending, self._pending_context = self._pending_context, []
         if self._recorder is not None:
-            for message, entry_id in pending:
-                self._recorder.known(message, entry_id)
-        return [message for message, _ in pending]
+            for message in pending:
+                self._recorder.expect_custom(message)
+        return list(pending)
 
     async def aclose(self) -> None:
         if self._recorder is not None:
