@@ -119,7 +119,7 @@ def test_entries_form_a_tree_with_one_leaf(tmp_path: Path) -> None:
     b = session.append_message(AssistantMessage(content=[TextPart("b")]))
     session.move_to(a.id)
     c = session.append_message(AssistantMessage(content=[TextPart("c")]))
-    assert [e.id for e in session.children(a.id)][0] == b.id
+    assert session.children(a.id)[0].id == b.id
     assert session.leaf_id == c.id
     assert [m for m in session.context()] == [
         UserMessage(content="a"),
