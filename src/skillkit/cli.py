@@ -48,6 +48,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.frontends.plugins_cli",
     "skillkit.local.cli",
     "skillkit.doctor",
+    "skillkit.session.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
