@@ -21,6 +21,7 @@ from skillkit.session.format import (
     decode_entry,
     decode_header,
     migrate,
+    paused_gc,
 )
 
 __all__ = ["SessionData", "SessionLockedError", "WriteLock", "read_session"]
@@ -79,12 +80,13 @@ def parse_session(data: bytes, name: str = "session") -> SessionData:
         return SessionData(migrated_header, entries, warnings, end, migrated=True, torn=torn)
     entries = []
     append = entries.append
-    for number, line in enumerate(lines, start=2):
-        try:
-            append(decode_entry(line))
-        except FormatError as exc:
-            if line.strip():
-                warnings.append(f"{name}: line {number}: skipped ({exc})")
+    with paused_gc():
+        for number, line in enumerate(lines, start=2):
+            try:
+                append(decode_entry(line))
+            except FormatError as exc:
+                if line.strip():
+                    warnings.append(f"{name}: line {number}: skipped ({exc})")
     return SessionData(header, entries, warnings, end, torn=torn)
 
 

@@ -16,9 +16,11 @@ appends to it.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
-import secrets
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeAlias
 
@@ -30,6 +32,7 @@ from skillkit.safejson import nesting_depth
 __all__ = [
     "FORMAT_VERSION",
     "MAX_ENTRY_DEPTH",
+    "MIGRATIONS",
     "BranchEntry",
     "CompactionEntry",
     "CustomEntry",
@@ -46,6 +49,7 @@ __all__ = [
     "encode_line",
     "migrate",
     "new_id",
+    "paused_gc",
 ]
 
 FORMAT_VERSION = 1
@@ -153,15 +157,30 @@ Entry: TypeAlias = (
     | BranchEntry
 )
 
+_random = random.Random()  # ids need to be unique in one file, not unpredictable
 _encoder = msgspec.json.Encoder()
 _entry_decoder: msgspec.json.Decoder[Entry] = msgspec.json.Decoder(Entry)
 _header_decoder = msgspec.json.Decoder(SessionHeader)
 
 
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many objects are built at once (loading
+    a session): the objects hold no cycles, and collections triggered by every few
+    hundred allocations would otherwise cost more than the decoding itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def new_id(taken: Callable[[str], bool] | None = None) -> str:
     """A new entry id: 8 hex characters, not ``taken``."""
     while True:
-        candidate = secrets.token_hex(4)
+        candidate = f"{_random.getrandbits(32):08x}"
         if taken is None or not taken(candidate):
             return candidate
 
@@ -179,12 +198,14 @@ def _check_depth(line: bytes) -> None:
 
 
 def decode_entry(line: bytes) -> Entry:
-    """Decode one entry line of the current version; raises `FormatError`."""
-    _check_depth(line)
+    """Decode one entry line of the current version; raises `FormatError` (also for
+    nesting too deep to decode: the decoder stops at Python's recursion limit)."""
     try:
         return _entry_decoder.decode(line)
     except msgspec.DecodeError as exc:
         raise FormatError(f"not a session entry: {exc}") from None
+    except RecursionError:
+        raise FormatError("nested too deeply") from None
 
 
 def decode_header(line: bytes) -> SessionHeader | dict[str, Any]:

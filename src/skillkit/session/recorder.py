@@ -1,10 +1,11 @@
 """`SessionRecorder`: keeps a session in step with a runner's transcript.
 
-The runner's transcript changes at known points, each followed by an event: the user
-message(s) when a run starts (``agent_start``), boundary and steering messages before a
-model call (``turn_start``), the assistant message and its tool results (``turn_end``),
-a compaction (``compaction_end``), calls closed after an abort (``agent_end``). At each
-of these the recorder compares the transcript with what it has written:
+The runner's transcript changes at known points, each followed by an event: the user,
+steering and boundary messages before a model call (``turn_start``), the assistant
+message and its tool results (``turn_end``, which carries them), a compaction
+(``compaction_end``), calls closed after an abort or a failure (``agent_end``). At
+``turn_end`` the recorder appends what the event carries; at the other points it
+compares the transcript with what it has written:
 
 - the usual case, messages added at the end: each new message is appended as an entry;
 - anything else (a compaction rewrote the start, the transcript was cleared): the
@@ -13,7 +14,8 @@ of these the recorder compares the transcript with what it has written:
   kept, then any new messages follow.
 
 It reads the transcript through the runner's public ``messages`` property; it never
-changes the runner.
+changes the runner. When a run ends the file is forced to disk and the index brought up
+to date in a worker thread (`Session.sync_soon`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, Protocol
 
 from skillkit.agent.contributors import AgentHandle
 from skillkit.context.markers import SUMMARY_KIND
-from skillkit.events import AgentEnd, AgentStart, CompactionEnd, ErrorInfo, Event
+from skillkit.events import AgentEnd, AgentStart, CompactionEnd, ErrorInfo, Event, TurnEnd
 from skillkit.models import AgentMessage, CustomMessage, message_text
 from skillkit.permissions.events import ModeChanged
 from skillkit.secrets import Redactor
@@ -33,8 +35,8 @@ __all__ = ["SessionRecorder"]
 
 log = logging.getLogger("skillkit.session")
 
-_SYNC_KINDS = frozenset(
-    {"agent_start", "turn_start", "turn_end", "compaction_end", "agent_end", "idle"}
+_KINDS = frozenset(
+    {"agent_start", "turn_start", "turn_end", "compaction_end", "agent_end", "mode_changed"}
 )
 
 
@@ -70,7 +72,7 @@ class RecordedSession(Protocol):
         tokens_after: int = 0,
     ) -> Entry: ...
 
-    def sync(self) -> None: ...
+    def sync_soon(self) -> None: ...
 
 
 class SessionRecorder:
@@ -95,6 +97,7 @@ class SessionRecorder:
         self._tokens: tuple[int, int] = (0, 0)
         self._model = _last_model(session)
         self._failed = False
+        self._compacted = False
         agent.events.add_sink(self)
         self.flush()
 
@@ -105,28 +108,47 @@ class SessionRecorder:
 
     def emit(self, event: Event[Any]) -> None:
         kind = event.type
-        if self._failed:
+        if self._failed or (kind not in _KINDS):
             return
         try:
-            if kind in _SYNC_KINDS:
-                payload = event.payload
-                if isinstance(payload, CompactionEnd):
-                    self._tokens = (payload.tokens_before, payload.tokens_after)
-                if isinstance(payload, AgentStart) and payload.model:
+            payload = event.payload
+            if kind == "turn_end" and isinstance(payload, TurnEnd) and not self._compacted:
+                self._turn_end(payload)
+            elif kind == "agent_start" and isinstance(payload, AgentStart):
+                if payload.model:
                     self._note_model(payload.model)
+            elif kind == "mode_changed" and isinstance(payload, ModeChanged):
+                self.session.append_mode_change(payload.mode, payload.prev_mode)
+            elif kind == "agent_end" and isinstance(payload, AgentEnd):
+                if payload.stop_reason not in ("stop", "length"):
+                    self.flush()  # an abort or a failure may have closed open calls
+                self.session.sync_soon()
+            else:
+                if kind == "compaction_end" and isinstance(payload, CompactionEnd):
+                    self._tokens = (payload.tokens_before, payload.tokens_after)
+                    self._compacted = True
+                elif kind == "turn_start":
+                    self._compacted = False
                 self.flush()
-                if isinstance(payload, AgentEnd):
-                    self.session.sync()
-            elif kind == "mode_changed":
-                payload = event.payload
-                if isinstance(payload, ModeChanged):
-                    self.session.append_mode_change(payload.mode, payload.prev_mode)
         except Exception as exc:
             self._failed = True
             log.error("session %s: recording stopped: %s", self.session.id, exc)
             self.agent.events.emit_nowait(
                 ErrorInfo(stage="session", message=f"the session stopped recording: {exc}")
             )
+
+    def _turn_end(self, payload: TurnEnd) -> None:
+        """The turn added its reply and results right after what ``turn_start`` saw
+        (nothing else changes the transcript in between unless a compaction ran, and then
+        `flush` compares the whole transcript instead)."""
+        message = payload.message
+        mirror = self._mirror
+        if message is None or any(m is message for m in mirror[-1:]):
+            self.flush()
+            return
+        self._add(message)
+        for result in payload.tool_results:
+            self._add(result)
 
     def _note_model(self, model: str) -> None:
         if model != self._model:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,6 +40,7 @@ from skillkit.session.format import (
     decode_entry,
     encode_line,
     new_id,
+    paused_gc,
 )
 from skillkit.tool_pairing import error_results, unanswered_calls
 
@@ -100,6 +103,9 @@ class Session(Contributor):
         self._leaf: str | None = None
         self._recorder: SessionRecorder | None = None
         self._pending_context: list[CustomMessage] = []
+        self._syncer: ThreadPoolExecutor | None = None
+        self._sync_guard = threading.Lock()
+        self._sync_pending = False
         for entry in entries:
             if entry.id in self.by_id:
                 self.warnings.append(f"entry {entry.id!r} appears twice; the later is skipped")
@@ -155,12 +161,14 @@ class Session(Contributor):
     def branch(self, leaf: str | None = None) -> list[Entry]:
         """The entries from the root to ``leaf`` (default: the current leaf), in order."""
         path: list[Entry] = []
-        seen: set[str] = set()
-        current = self.by_id.get(leaf or self._leaf or "")
-        while current is not None and current.id not in seen:
-            seen.add(current.id)
+        by_id = self.by_id
+        current = by_id.get(leaf or self._leaf or "")
+        for _ in range(len(by_id)):  # a damaged file may hold a cycle: stop after all
+            if current is None:
+                break
             path.append(current)
-            current = self.by_id.get(current.parent_id) if current.parent_id else None
+            parent = current.parent_id
+            current = by_id.get(parent) if parent is not None else None
         path.reverse()
         return path
 
@@ -171,25 +179,30 @@ class Session(Contributor):
     def context_items(self, leaf: str | None = None) -> list[ContextItem]:
         """The context of a branch as (entry id, offset in the entry, message)."""
         items: list[ContextItem] = []
-        for entry in self.branch(leaf):
-            match entry:
-                case MessageEntry(message=message):
-                    items.append((entry.id, 0, message))
-                case CustomEntry(in_context=True, kind=kind, data=data):
-                    items.append((entry.id, 0, CustomMessage(kind=kind, payload=data)))
-                case BranchEntry(summary=str() as summary) if summary:
-                    payload = {"summary": summary}
-                    items.append((entry.id, 0, CustomMessage(BRANCH_SUMMARY_KIND, payload)))
-                case CompactionEntry(head=head, first_kept_id=kept, first_kept_offset=offset):
-                    start = len(items)
-                    if kept is not None:
-                        for index, (item_id, item_offset, _) in enumerate(items):
-                            if item_id == kept and item_offset == offset:
-                                start = index
-                                break
-                    items = [(entry.id, i, m) for i, m in enumerate(head)] + items[start:]
-                case _:
-                    pass
+        append = items.append
+        with paused_gc():
+            for entry in self.branch(leaf):
+                if type(entry) is MessageEntry:
+                    append((entry.id, 0, entry.message))
+                    continue
+                match entry:
+                    case CustomEntry(in_context=True, kind=kind, data=data):
+                        append((entry.id, 0, CustomMessage(kind=kind, payload=data)))
+                    case BranchEntry(summary=str() as summary) if summary:
+                        payload = {"summary": summary}
+                        append((entry.id, 0, CustomMessage(BRANCH_SUMMARY_KIND, payload)))
+                    case CompactionEntry(head=head, first_kept_id=kept, first_kept_offset=at):
+                        start = len(items)
+                        if kept is not None:  # usually recent: search from the end
+                            for index in range(len(items) - 1, -1, -1):
+                                item = items[index]
+                                if item[0] == kept and item[1] == at:
+                                    start = index
+                                    break
+                        items = [(entry.id, i, m) for i, m in enumerate(head)] + items[start:]
+                        append = items.append
+                    case _:
+                        pass
         return items
 
     def context(
@@ -328,8 +341,34 @@ class Session(Contributor):
             except OSError as exc:  # the index is a cache: never fail a write for it
                 log.warning("session index not updated: %s", exc)
 
+    def sync_soon(self) -> None:
+        """`sync` in a worker thread, so the end of a run never waits for the disk; calls
+        made while one is pending are folded into it. `close` waits for it."""
+        if self._fd is None:
+            return
+        with self._sync_guard:
+            if self._sync_pending:
+                return
+            self._sync_pending = True
+            if self._syncer is None:
+                self._syncer = ThreadPoolExecutor(1, thread_name_prefix="skillkit-session")
+        self._syncer.submit(self._sync_in_background)
+
+    def _sync_in_background(self) -> None:
+        with self._sync_guard:
+            self._sync_pending = False
+            if self._fd is None:
+                return
+            try:
+                self.sync()
+            except OSError as exc:
+                log.warning("session %s: sync failed: %s", self.id, exc)
+
     def close(self) -> None:
         """Sync, release the write lock and the file. Safe to call more than once."""
+        syncer, self._syncer = self._syncer, None
+        if syncer is not None:
+            syncer.shutdown(wait=True)
         fd = self._fd
         if fd is None:
             return
