@@ -157,7 +157,8 @@ class SessionRecorder:
 
     def flush(self) -> None:
         """Write whatever the transcript gained since the last call."""
-        transcript: list[AgentMessage] = list(getattr(self.agent, "messages", ()))
+        messages = getattr(self.agent, "messages", None)  # the runner's copy of it
+        transcript: list[AgentMessage] = messages if isinstance(messages, list) else []
         mirror = self._mirror
         count = len(mirror)
         if len(transcript) >= count and (count == 0 or transcript[count - 1] is mirror[-1]):

@@ -59,6 +59,9 @@ BRANCH_SUMMARY_KIND = "branch_summary"
 INTERRUPTED = "Error: the session ended before this tool call finished."
 """The result given, on resume, to a tool call whose result was never written."""
 
+SYNC_DELAY = 0.2
+"""At most this many seconds pass between the end of a run and its `Session.sync`."""
+
 ContextItem = tuple[str, int, AgentMessage]
 """A message of the context with the entry it came from and its offset in that entry."""
 
@@ -106,6 +109,7 @@ class Session(Contributor):
         self._syncer: ThreadPoolExecutor | None = None
         self._sync_guard = threading.Lock()
         self._sync_pending = False
+        self._closing = threading.Event()
         for entry in entries:
             if entry.id in self.by_id:
                 self.warnings.append(f"entry {entry.id!r} appears twice; the later is skipped")
@@ -342,8 +346,9 @@ class Session(Contributor):
                 log.warning("session index not updated: %s", exc)
 
     def sync_soon(self) -> None:
-        """`sync` in a worker thread, so the end of a run never waits for the disk; calls
-        made while one is pending are folded into it. `close` waits for it."""
+        """`sync` in a worker thread within `SYNC_DELAY` seconds, so the end of a run
+        never waits for the disk; calls made while one is pending are folded into it.
+        `close` does it at once."""
         if self._fd is None:
             return
         with self._sync_guard:
@@ -355,17 +360,19 @@ class Session(Contributor):
         self._syncer.submit(self._sync_in_background)
 
     def _sync_in_background(self) -> None:
+        self._closing.wait(SYNC_DELAY)  # runs ending close together share one sync
         with self._sync_guard:
             self._sync_pending = False
-            if self._fd is None:
-                return
-            try:
-                self.sync()
-            except OSError as exc:
-                log.warning("session %s: sync failed: %s", self.id, exc)
+        if self._fd is None:
+            return
+        try:
+            self.sync()
+        except OSError as exc:
+            log.warning("session %s: sync failed: %s", self.id, exc)
 
     def close(self) -> None:
         """Sync, release the write lock and the file. Safe to call more than once."""
+        self._closing.set()
         syncer, self._syncer = self._syncer, None
         if syncer is not None:
             syncer.shutdown(wait=True)
