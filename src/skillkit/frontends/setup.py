@@ -34,7 +34,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillkit.agent.contributors import Contributor
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from skillkit.permissions.settings import PermissionSettings
     from skillkit.runtime.background import BackgroundTasks
     from skillkit.runtime.sandbox import Sandbox, SandboxMode, SandboxSettings
+    from skillkit.session import Session
     from skillkit.skills.registry import SkillRegistry
     from skillkit.trust import AskTrust, TrustStore
 
@@ -72,7 +73,10 @@ class AgentOptions:
     settings, skills and the trust store live (the user's home when None).
     ``trust_project`` decides about the project's own plugin files (None: the
     environment variable, the trust store, then the prompt, if any). ``sandbox`` is the
-    ``--sandbox`` mode (None: the settings files', else ``auto``).
+    ``--sandbox`` mode (None: the settings files', else ``auto``). ``session`` says
+    what is recorded (`skillkit.session`): nothing (``off``), a new session of the
+    workspace, the latest one (``continue``, a new one if none) or ``session_ref``
+    (``open``: an id, id prefix or path).
     """
 
     model: str
@@ -85,6 +89,8 @@ class AgentOptions:
     home: Path | None = None
     trust_project: bool | None = None
     sandbox: SandboxMode | None = None
+    session: Literal["off", "new", "continue", "open"] = "off"
+    session_ref: str | None = None
 
 
 @dataclass
@@ -101,6 +107,7 @@ class CliAgent:
     manager: PluginManager
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    session: Session | None = None
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -201,11 +208,18 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     )
     config = AgentConfig(model=options.model)
     adapter = _adapter(config, manager)
+    session_warnings: list[str] = []
+    session = _open_session(options, workspace, session_warnings)
     runner = AgentRunner(
         config,
         adapter=adapter,
         adapters=manager.registries.adapters,
-        contributors=[*([background] if background else []), _SandboxCloser(sandbox)],
+        messages=session.context() if session is not None else (),
+        contributors=[
+            *([session] if session is not None else []),
+            *([background] if background else []),
+            _SandboxCloser(sandbox),
+        ],
     )
     if manager.registries.skills is not None:
         manager.registries.skills.sandbox = sandbox
@@ -214,13 +228,40 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
+    warnings.extend(session_warnings)
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
     warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
     notices = [_one_line(notice) for notice in manager.notices]
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
     skills = manager.registries.skills
-    return CliAgent(runner, permissions, skills, background, manager, warnings, notices)
+    return CliAgent(
+        runner, permissions, skills, background, manager, warnings, notices, session=session
+    )
+
+
+def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -> Session | None:
+    """The session to record, as ``options.session`` says. A session asked for by
+    ``continue`` or ``open`` that is missing or written by another process is a
+    `SetupError`; a session that cannot be saved at all (an unwritable home) is a line
+    in ``warnings``, and the agent runs without one."""
+    if options.session == "off":
+        return None
+    from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
+    from skillkit.session.format import FormatError
+
+    store = SessionStore(options.home)
+    try:
+        if options.session == "continue":
+            return store.continue_latest(workspace)
+        if options.session == "open" and options.session_ref:
+            return store.open(options.session_ref)
+        return store.create(workspace)
+    except (SessionLockedError, SessionNotFoundError, FormatError) as exc:
+        raise SetupError(_one_line(exc)) from None
+    except OSError as exc:
+        warnings.append(f"the session is not saved: {_one_line(exc)}")
+        return None
 
 
 def _sandbox(

@@ -135,13 +135,42 @@ def run_show(args: argparse.Namespace) -> int:
             if calls:
                 text = (text + " " if text else "") + " ".join(f"[{c.name}]" for c in calls)
         else:
-            role = entry.__class__.__name__.removesuffix("Entry").lower()
-            text = ""
+            role, text = _describe(entry)
         label = f" ({labels[entry.id]})" if entry.id in labels else ""
         print(f"{entry.id}  {role:<11} {text[:90]}{label}")
     for warning in session.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _describe(entry: object) -> tuple[str, str]:
+    """The kind and a short text of an entry that is not a message."""
+    from skillkit.session import (
+        BranchEntry,
+        CompactionEntry,
+        CustomEntry,
+        LabelEntry,
+        ModeChangeEntry,
+        ModelChangeEntry,
+        NameEntry,
+    )
+
+    match entry:
+        case ModelChangeEntry(model=model):
+            return "model", model
+        case ModeChangeEntry(mode=mode):
+            return "mode", mode
+        case CompactionEntry(tokens_before=before, tokens_after=after, summary=summary):
+            return "compaction", f"{before} -> {after} tokens: {' '.join(summary.split())}"
+        case CustomEntry(kind=kind):
+            return "custom", kind
+        case LabelEntry(target_id=target, label=label):
+            return "label", f"{target}: {label}" if label else f"{target}: (removed)"
+        case NameEntry(name=name):
+            return "name", name
+        case BranchEntry(summary=summary):
+            return "branch", summary or ""
+    return "entry", ""
 
 
 def run_export(args: argparse.Namespace) -> int:
