@@ -121,3 +121,14 @@ def test_a_read_only_session_refuses_appends(tmp_path: Path) -> None:
     session.close()
     with pytest.raises(RuntimeError, match="not open for writing"):
         store.open(session.id, write=False).append_message(UserMessage(content="x"))
+
+
+def test_a_secret_that_matches_json_syntax_never_breaks_a_line(tmp_path: Path) -> None:
+    from skillkit.models import TextPart, ToolResultMessage
+
+    store = SessionStore(tmp_path, redactor=Redactor({"ODD": '}],"is_error":false'}))
+    session = store.create(tmp_path)
+    written = session.append_message(ToolResultMessage("c1", "read", [TextPart("fine")]))
+    session.close()
+    assert store.open(session.id, write=False).entries == [written]
+    assert written.message == ToolResultMessage("c1", "read", [TextPart("fine")])  # type: ignore[union-attr]

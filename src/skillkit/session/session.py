@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import msgspec
+
 from skillkit.agent import Contributor
 from skillkit.agent.contributors import AgentHandle
 from skillkit.models import AgentMessage, CustomMessage, UserMessage
@@ -31,6 +33,7 @@ from skillkit.session.format import (
     CompactionEntry,
     CustomEntry,
     Entry,
+    FormatError,
     LabelEntry,
     MessageEntry,
     ModeChangeEntry,
@@ -319,8 +322,13 @@ class Session(Contributor):
             text = line.decode()
             clean = redactor.redact(text)
             if clean != text:
-                line = clean.encode()
-                entry = decode_entry(line.rstrip(b"\n"))
+                try:
+                    entry = decode_entry(clean.encode())
+                    line = clean.encode()
+                except FormatError:  # a secret spanned JSON syntax: redact the values
+                    value = redactor.redact_json(msgspec.to_builtins(entry))
+                    entry = msgspec.convert(value, type(entry))
+                    line = encode_line(entry)
         written = os.write(fd, line)
         while written < len(line):  # a short write (rare): finish the line
             written += os.write(fd, line[written:])
