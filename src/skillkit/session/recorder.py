@@ -35,6 +35,9 @@ __all__ = ["SessionRecorder"]
 
 log = logging.getLogger("skillkit.session")
 
+_FIRST = -1_000_000
+"""The recorder's handlers run before any other handler of their event."""
+
 _KINDS = frozenset(
     {"agent_start", "turn_start", "turn_end", "compaction_end", "agent_end", "mode_changed"}
 )
@@ -76,9 +79,10 @@ class RecordedSession(Protocol):
 
 
 class SessionRecorder:
-    """The sink half of a `Session` attached to a runner (made by `Session.attach`).
+    """The event half of a `Session` attached to a runner (made by `Session.attach`):
+    a handler of the few kinds that mark a transcript change, first of their handlers.
 
-    ``emit`` must not raise: a failure to write is logged and reported once as an
+    ``emit`` never raises: a failure to write is logged and reported once as an
     ``error`` event (stage ``session``), and recording stops, so a full disk never
     breaks a run."""
 
@@ -98,7 +102,8 @@ class SessionRecorder:
         self._model = _last_model(session)
         self._failed = False
         self._compacted = False
-        agent.events.add_sink(self)
+        for kind in sorted(_KINDS):  # only these: a run builds no event for the session
+            agent.events.on(kind, self.emit, priority=_FIRST)
         self.flush()
 
     def expect_custom(self, message: CustomMessage) -> None:
