@@ -82,3 +82,79 @@ def test_kill_9_at_random_moments_loses_at_most_the_entry_in_flight(tmp_path: Pa
     ]
     assert len(users) >= KILLS  # every run added to the same session
     assert store.list(cwd)[0].id == session_id
+
+
+SCRIPT = """\
+replies:
+  - delay: 0.01
+    text: "Reading the notes."
+    tool_calls:
+      - name: read
+        arguments: {path: notes.txt}
+  - delay: 0.01
+    text: "Waiting a little."
+    tool_calls:
+      - name: bash
+        arguments: {command: "sleep 0.05"}
+cycle: true
+"""
+
+
+def test_kill_9_of_skillkit_print_mode_leaves_a_session_that_continues(tmp_path: Path) -> None:
+    rng = random.Random(99)
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    cwd.mkdir()
+    (cwd / "notes.txt").write_text("remember the milk\n")
+    script = tmp_path / "loop.yaml"
+    script.write_text(SCRIPT)
+    skillkit = Path(sys.executable).with_name("skillkit")
+    env = {**os.environ, "HOME": str(home)}
+    store = SessionStore(home)
+    folder = store.folder(cwd)
+    session_id = None
+    for kill in range(5):
+        process = subprocess.Popen(
+            [
+                str(skillkit),
+                "-p",
+                f"run {kill}",
+                "-c",
+                "--model",
+                f"scripted:{script}",
+                "--allow",
+                "bash(sleep:*)",
+            ],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # until this run's first entries are written
+                files = list(folder.glob("*.jsonl")) if folder.exists() else []
+                if files and f"run {kill}".encode() in files[0].read_bytes():
+                    break
+                assert process.poll() is None, "skillkit exited early"
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.05, 0.6))
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=10)
+        (info,) = store.list(cwd)
+        session_id = session_id or info.id
+        assert info.id == session_id
+        data = read_session(Path(info.path))
+        assert all("incomplete" in w for w in data.warnings), data.warnings
+        by_id = {entry.id for entry in data.entries}
+        assert all(e.parent_id is None or e.parent_id in by_id for e in data.entries)
+        session = store.open(session_id, write=False)
+        assert resendable(session.context()) == []
+    users = [
+        m.content
+        for m in store.open(session_id, write=False).context()
+        if isinstance(m, UserMessage)
+    ]
+    assert users == [f"run {n}" for n in range(5)]
