@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from skillkit.context import convert_to_llm
 from skillkit.models import (
     AssistantMessage,
     CustomMessage,
@@ -100,7 +101,8 @@ def test_every_entry_kind_round_trips(tmp_path: Path) -> None:
     # the branch moved back to the first message: the abandoned turn is out of context
     context = loaded.context()
     assert [type(m) for m in context] == [UserMessage, CustomMessage, AssistantMessage]
-    assert context[1].payload == {"summary": "the read went nowhere"}
+    assert context[1].kind == "pinned" and "the read went nowhere" in context[1].payload["text"]
+    assert convert_to_llm(context)[1] == UserMessage(content=context[1].payload["text"])
     # the earlier branch is still there, with its compaction and in-context custom entry
     before_move = loaded.entries[-3].id
     old = loaded.context(before_move)

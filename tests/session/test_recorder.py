@@ -186,3 +186,48 @@ def test_interrupted_calls_get_a_result_on_resume(tmp_path: Path) -> None:
     context = store.open(session.id, write=False).context()
     assert isinstance(context[-1], ToolResultMessage) and context[-1].text == INTERRUPTED
     assert resendable(context) == []
+
+
+async def test_going_back_to_an_earlier_entry_records_a_new_branch(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create(tmp_path)
+    agent = runner(session, ["first answer", "second answer"])
+    await agent.chat("first")
+    await agent.chat("second")
+    await agent.aclose()
+    old_leaf = session.leaf_id
+
+    session = store.open(session.id)
+    first_answer = session.entries[2].id
+    session.move_to(first_answer, summary="the second question led nowhere")
+    branched = runner(session, ["another answer"])
+    await branched.chat("another question")
+    await branched.aclose()
+
+    recorded = store.open(session.id, write=False)
+    context = recorded.context()
+    assert context == branched.messages
+    assert [type(m).__name__ for m in context] == [
+        "UserMessage",
+        "AssistantMessage",
+        "CustomMessage",
+        "UserMessage",
+        "AssistantMessage",
+    ]
+    assert recorded.context(old_leaf)[-1] == agent.messages[-1]  # the old branch is kept
+    assert resendable(context) == []
+
+
+async def test_a_cleared_transcript_is_recorded_as_a_fresh_start(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create(tmp_path)
+    agent = runner(session, ["one", "two"])
+    await agent.chat("before")
+    agent.clear()
+    await agent.chat("after")
+    await agent.aclose()
+    recorded = store.open(session.id, write=False)
+    (reset,) = [e for e in recorded.entries if isinstance(e, CompactionEntry)]
+    assert reset.first_kept_id is None and reset.head == []
+    assert recorded.context() == agent.messages
+    assert [m.content for m in recorded.context() if isinstance(m, UserMessage)] == ["after"]

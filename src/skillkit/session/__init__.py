@@ -33,11 +33,11 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
         SessionHeader,
     )
     from skillkit.session.index import SessionInfo
-    from skillkit.session.session import BRANCH_SUMMARY_KIND, INTERRUPTED, Session
+    from skillkit.session.session import BRANCH_SUMMARY_PREFIX, INTERRUPTED, Session
     from skillkit.session.store import SessionNotFoundError, SessionStore, project_folder_name
 
 __all__ = [
-    "BRANCH_SUMMARY_KIND",
+    "BRANCH_SUMMARY_PREFIX",
     "FORMAT_VERSION",
     "INTERRUPTED",
     "BranchEntry",
@@ -64,7 +64,7 @@ _HOMES = {
     "SessionLockedError": "file",
     "read_session": "file",
     "SessionInfo": "index",
-    "BRANCH_SUMMARY_KIND": "session",
+    "BRANCH_SUMMARY_PREFIX": "session",
     "INTERRUPTED": "session",
     "Session": "session",
     "SessionNotFoundError": "store",

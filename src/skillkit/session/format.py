@@ -140,7 +140,8 @@ class NameEntry(_Base, frozen=True, kw_only=True, tag="name"):
 class BranchEntry(_Base, frozen=True, kw_only=True, tag="branch"):
     """The branch moved: this entry's parent is the entry the conversation goes on from;
     ``from_id`` was the leaf before. ``summary`` (if any) tells the new branch what the
-    abandoned one learned and is in the context as a ``branch_summary`` custom message."""
+    abandoned one learned and is in the context as a pinned message (user text to the
+    model, kept by every compaction)."""
 
     from_id: str | None = None
     summary: str | None = None

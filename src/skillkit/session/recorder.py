@@ -192,12 +192,15 @@ class SessionRecorder:
             if id(transcript[index]) in positions:
                 last = index
                 break
-        if last < 0:
-            start = end = len(transcript)
+        if last < 0:  # nothing survived: a clear, or all summarised
+            start = 0
+            while start < len(transcript) and isinstance(transcript[start], CustomMessage):
+                start += 1  # what a compaction put first (the summary and pinned notes)
+            end = start
             j = 0
             kept_from: tuple[str, int] | None = None
-            head = transcript
-            new = []
+            head = transcript[:start]
+            new = transcript[start:]
         else:
             start = last
             j = positions[id(transcript[last])]

@@ -25,6 +25,7 @@ import msgspec
 
 from skillkit.agent import Contributor
 from skillkit.agent.contributors import AgentHandle
+from skillkit.context.markers import PINNED_KIND
 from skillkit.models import AgentMessage, CustomMessage, UserMessage
 from skillkit.secrets import Redactor
 from skillkit.session.file import WriteLock, parse_session
@@ -50,14 +51,17 @@ from skillkit.tool_pairing import error_results, unanswered_calls
 if TYPE_CHECKING:
     from skillkit.session.recorder import SessionRecorder
 
-__all__ = ["BRANCH_SUMMARY_KIND", "INTERRUPTED", "FsyncPolicy", "Session"]
+__all__ = ["BRANCH_SUMMARY_PREFIX", "INTERRUPTED", "FsyncPolicy", "Session"]
 
 log = logging.getLogger("skillkit.session")
 
 FsyncPolicy = Literal["run", "entry", "never"]
 
-BRANCH_SUMMARY_KIND = "branch_summary"
-"""The custom message kind a `BranchEntry`'s summary takes in the context."""
+BRANCH_SUMMARY_PREFIX = (
+    "The conversation went back to an earlier point. What the abandoned attempt learned:"
+)
+"""How a `BranchEntry`'s summary is introduced to the model: it enters the context as a
+pinned message (sent as user text, kept by every compaction)."""
 
 INTERRUPTED = "Error: the session ended before this tool call finished."
 """The result given, on resume, to a tool call whose result was never written."""
@@ -109,6 +113,7 @@ class Session(Contributor):
         self._leaf: str | None = None
         self._recorder: SessionRecorder | None = None
         self._pending_context: list[CustomMessage] = []
+        self._made: dict[str, CustomMessage | None] = {}
         self._syncer: ThreadPoolExecutor | None = None
         self._sync_guard = threading.Lock()
         self._sync_pending = False
@@ -193,11 +198,12 @@ class Session(Contributor):
                     append((entry.id, 0, entry.message))
                     continue
                 match entry:
-                    case CustomEntry(in_context=True, kind=kind, data=data):
-                        append((entry.id, 0, CustomMessage(kind=kind, payload=data)))
-                    case BranchEntry(summary=str() as summary) if summary:
-                        payload = {"summary": summary}
-                        append((entry.id, 0, CustomMessage(BRANCH_SUMMARY_KIND, payload)))
+                    case CustomEntry(in_context=True) | BranchEntry(summary=str()):
+                        made = self._made.get(entry.id)
+                        if made is None:  # made once: a runner matches messages by identity
+                            made = self._made[entry.id] = _context_message(entry)
+                        if made is not None:
+                            append((entry.id, 0, made))
                     case CompactionEntry(head=head, first_kept_id=kept, first_kept_offset=at):
                         start = len(items)
                         if kept is not None:  # usually recent: search from the end
@@ -440,6 +446,16 @@ class Session(Contributor):
         """A read-only session from the bytes of its file."""
         parsed = parse_session(data, path.name)
         return cls(path, parsed.header, parsed.entries, warnings=parsed.warnings, size=parsed.size)
+
+
+def _context_message(entry: Entry) -> CustomMessage | None:
+    """The message a custom or branch entry puts in the context."""
+    if isinstance(entry, CustomEntry):
+        return CustomMessage(kind=entry.kind, payload=entry.data)
+    if isinstance(entry, BranchEntry) and entry.summary:
+        text = f"{BRANCH_SUMMARY_PREFIX}\n\n{entry.summary}"
+        return CustomMessage(kind=PINNED_KIND, payload={"text": text, "source": "branch"})
+    return None
 
 
 def _user_text(message: UserMessage) -> str:
