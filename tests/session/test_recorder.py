@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.context import CompactionSettings, TokenBudgetCompactor
@@ -231,3 +233,15 @@ async def test_a_cleared_transcript_is_recorded_as_a_fresh_start(tmp_path: Path)
     assert reset.first_kept_id is None and reset.head == []
     assert recorded.context() == agent.messages
     assert [m.content for m in recorded.context() if isinstance(m, UserMessage)] == ["after"]
+
+
+async def test_a_runner_without_the_sessions_conversation_is_refused(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create(tmp_path)
+    session.append_message(UserMessage(content="earlier"))
+    with pytest.raises(ValueError, match=r"messages=session\.context\(\)"):
+        AgentRunner(
+            AgentConfig(model="scripted"), adapter=ScriptedAdapter(["x"]), contributors=[session]
+        )
+    assert len(store.open(session.id, write=False).entries) == 1
+    session.close()

@@ -95,6 +95,11 @@ class SessionRecorder:
                 redactor if isinstance(redactor, Redactor) else Redactor.from_environment()
             )
         items = session.context_items()
+        if items and not getattr(agent, "messages", None):
+            raise ValueError(
+                f"session {session.id} has a conversation but the runner has none: build "
+                "it with AgentRunner(messages=session.context(), contributors=[session])"
+            )
         self._mirror: list[AgentMessage] = [m for _, _, m in items]
         self._where: list[tuple[str, int]] = [(i, o) for i, o, _ in items]
         self._custom: dict[int, CustomMessage] = {}

@@ -420,7 +420,9 @@ class Session(Contributor):
     # ----- contributor parts
 
     def attach(self, agent: AgentHandle) -> None:
-        """Start recording ``agent`` (called by `AgentRunner`); one runner per session."""
+        """Start recording ``agent`` (called by `AgentRunner`); one runner per session.
+        Raises `ValueError` when the session has a conversation and the runner was not
+        given it (``AgentRunner(messages=session.context(), ...)``)."""
         from skillkit.session.recorder import SessionRecorder
 
         if self._recorder is not None:
