@@ -124,6 +124,11 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ],
     ("local", "install"): [["local", "install"]],
     ("doctor",): [["doctor"]],
+    ("sessions",): [["sessions"]],
+    ("sessions", "list"): [["sessions", "list"], ["sessions", "list", "--json"]],
+    ("sessions", "show"): [["sessions", "show", "latest-missing"]],
+    ("sessions", "export"): [["sessions", "export", "latest-missing"]],
+    ("sessions", "rm"): [["sessions", "rm", "latest-missing"]],
 }
 
 

@@ -69,6 +69,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.frontends.plugins_cli",
     "skillkit.local.cli",
     "skillkit.doctor",
+    "skillkit.session.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
@@ -180,6 +181,16 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         default="text",
         help="output of -p: the answer as text (default) or every event as a JSON line",
     )
+    saving = parser.add_argument_group("sessions").add_mutually_exclusive_group()
+    saving.add_argument(
+        "-c",
+        "--continue",
+        action="store_true",
+        dest="continue_session",
+        help="go on with the latest session of this folder",
+    )
+    saving.add_argument("--session", metavar="ID|PATH", help="go on with this session")
+    saving.add_argument("--no-session", action="store_true", help="save no session")
     gate = parser.add_argument_group("tools and permissions")
     modes = gate.add_mutually_exclusive_group()
     modes.add_argument(
@@ -312,6 +323,16 @@ def _run_agent(args: argparse.Namespace) -> int:
         allow=tuple(args.allow),
         deny=tuple(args.deny),
         sandbox=args.sandbox,
+        session=(
+            "off"
+            if args.no_session
+            else "continue"
+            if args.continue_session
+            else "open"
+            if args.session
+            else "new"
+        ),
+        session_ref=args.session,
     )
     ask = None
     if prompt is None:  # only an interactive session asks about project plugins

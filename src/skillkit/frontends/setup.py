@@ -37,7 +37,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from skillkit.permissions.settings import PermissionSettings
     from skillkit.runtime.background import BackgroundTasks
     from skillkit.runtime.sandbox import Sandbox, SandboxMode, SandboxSettings
+    from skillkit.session import Session
     from skillkit.skills.registry import SkillRegistry
     from skillkit.trust import AskTrust, TrustStore
 
@@ -82,7 +83,10 @@ class AgentOptions:
     ``--model`` flag (None: chosen as `build_agent` says); ``base_url`` and
     ``api_key_env`` the ``--base-url`` / ``--api-key-env`` flags (the name of the
     variable holding the key); ``max_turns`` bounds the model calls of one run
-    (None: `AgentConfig`'s default).
+    (None: `AgentConfig`'s default). ``session`` says
+    what is recorded (`skillkit.session`): nothing (``off``), a new session of the
+    workspace, the latest one (``continue``, a new one if none) or ``session_ref``
+    (``open``: an id, id prefix or path).
     """
 
     model: str | None = None
@@ -98,6 +102,8 @@ class AgentOptions:
     base_url: str | None = None
     api_key_env: str | None = None
     max_turns: int | None = None
+    session: Literal["off", "new", "continue", "open"] = "off"
+    session_ref: str | None = None
 
 
 @dataclass
@@ -117,6 +123,7 @@ class CliAgent:
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     model: ModelChoice | None = None
+    session: Session | None = None
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -225,11 +232,18 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     if options.max_turns is not None:
         config = msgspec.structs.replace(config, max_iterations=options.max_turns)
     adapter = _adapter(config, manager)
+    session_warnings: list[str] = []
+    session = _open_session(options, workspace, session_warnings)
     runner = AgentRunner(
         config,
         adapter=adapter,
         adapters=manager.registries.adapters,
-        contributors=[*([background] if background else []), _SandboxCloser(sandbox)],
+        messages=session.context() if session is not None else (),
+        contributors=[
+            *([session] if session is not None else []),
+            *([background] if background else []),
+            _SandboxCloser(sandbox),
+        ],
     )
     if manager.registries.skills is not None:
         manager.registries.skills.sandbox = sandbox
@@ -239,6 +253,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
+    warnings.extend(session_warnings)
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
     warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
     warnings.extend(_unknown_tool_warnings(gate, runner))
@@ -250,7 +265,17 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
     skills = manager.registries.skills
-    return CliAgent(runner, permissions, skills, background, manager, warnings, notices, choice)
+    return CliAgent(
+        runner,
+        permissions,
+        skills,
+        background,
+        manager,
+        warnings,
+        notices,
+        choice,
+        session=session,
+    )
 
 
 def choose_model_for(
@@ -305,6 +330,30 @@ def _unknown_tool_warnings(gate: PermissionGate, runner: AgentRunner) -> list[st
         f"tools: {', '.join(offered)}"
         for rule in unknown_tool_rules(gate.rules, offered)
     ]
+
+
+def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -> Session | None:
+    """The session to record, as ``options.session`` says. A session asked for by
+    ``continue`` or ``open`` that is missing or written by another process is a
+    `SetupError`; a session that cannot be saved at all (an unwritable home) is a line
+    in ``warnings``, and the agent runs without one."""
+    if options.session == "off":
+        return None
+    from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
+    from skillkit.session.format import FormatError
+
+    store = SessionStore(options.home)
+    try:
+        if options.session == "continue":
+            return store.continue_latest(workspace)
+        if options.session == "open" and options.session_ref:
+            return store.open(options.session_ref)
+        return store.create(workspace)
+    except (SessionLockedError, SessionNotFoundError, FormatError) as exc:
+        raise SetupError(_one_line(exc)) from None
+    except OSError as exc:
+        warnings.append(f"the session is not saved: {_one_line(exc)}")
+        return None
 
 
 def _sandbox(

@@ -1,0 +1,81 @@
+"""Sessions: a conversation kept as it happens, resumed, branched, forked and exported.
+
+One append-only JSONL file per session (`skillkit.session.format`), a `Session` that
+appends to it and records an `AgentRunner` as a contributor, a `SessionStore` that
+creates, finds, lists (through a sidecar index), forks and deletes sessions.
+
+```python
+store = SessionStore()
+session = store.continue_latest()           # or store.create(), store.open(id)
+agent = AgentRunner(config, messages=session.context(), contributors=[session])
+```
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays fast
+    from skillkit.session.file import SessionLockedError, read_session
+    from skillkit.session.format import (
+        FORMAT_VERSION,
+        BranchEntry,
+        CompactionEntry,
+        CustomEntry,
+        Entry,
+        FormatError,
+        LabelEntry,
+        MessageEntry,
+        ModeChangeEntry,
+        ModelChangeEntry,
+        NameEntry,
+        SessionHeader,
+    )
+    from skillkit.session.index import SessionInfo
+    from skillkit.session.session import BRANCH_SUMMARY_PREFIX, INTERRUPTED, Session
+    from skillkit.session.store import SessionNotFoundError, SessionStore, project_folder_name
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "FORMAT_VERSION",
+    "INTERRUPTED",
+    "BranchEntry",
+    "CompactionEntry",
+    "CustomEntry",
+    "Entry",
+    "FormatError",
+    "LabelEntry",
+    "MessageEntry",
+    "ModeChangeEntry",
+    "ModelChangeEntry",
+    "NameEntry",
+    "Session",
+    "SessionHeader",
+    "SessionInfo",
+    "SessionLockedError",
+    "SessionNotFoundError",
+    "SessionStore",
+    "project_folder_name",
+    "read_session",
+]
+
+_HOMES = {
+    "SessionLockedError": "file",
+    "read_session": "file",
+    "SessionInfo": "index",
+    "BRANCH_SUMMARY_PREFIX": "session",
+    "INTERRUPTED": "session",
+    "Session": "session",
+    "SessionNotFoundError": "store",
+    "SessionStore": "store",
+    "project_folder_name": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'skillkit.session' has no attribute {name!r}")
+    value = getattr(import_module(f"skillkit.session.{_HOMES.get(name, 'format')}"), name)
+    globals()[name] = value
+    return value
