@@ -136,21 +136,11 @@ def test_the_runs_below_cover_every_command_of_the_parser() -> None:
     assert set(command_paths(build_parser())) == set(RUNS)
 
 
-# skills/cli.py reports an action that cannot start as "error: ..." (no "skillkit: "),
-# and with stdout closed the action's process fails to start (EPIPE): not this file's.
-_SKILLS_RUN_CLOSED = pytest.mark.xfail(
-    reason="skillkit skills run: an action cannot start with stdout closed, and its error "
-    "line lacks the 'skillkit: ' prefix",
-    strict=False,
-)
-
-
 def closed_output_cases() -> Iterator[object]:
     for path, runs in RUNS.items():
         yield pytest.param([*path, "--help"], id=" ".join([*path, "--help"]))
         for args in runs:
-            marks = [_SKILLS_RUN_CLOSED] if args[-1] == "notes.txt" else []
-            yield pytest.param(args, id=" ".join(args) or "(none)", marks=marks)
+            yield pytest.param(args, id=" ".join(args) or "(none)")
 
 
 @pytest.mark.parametrize("args", list(closed_output_cases()))

@@ -192,3 +192,17 @@ async def test_the_skill_tool_runs_behind_a_permission_gate_without_asking(
     assert not loaded.is_error and '<skill_content name="notes"' in loaded.text
     assert asked == ["notes__add"]  # an action runs a command: it asks
     assert action.is_error
+
+
+async def test_a_skill_added_before_the_watcher_is_ready_is_not_missed(
+    project: Path, home: Path, make_skill: Any
+) -> None:
+    root = project / ".agents/skills"
+    make_skill(root, "stable")
+    registry = SkillRegistry(cwd=project, home=home)
+    registry.load()
+    make_skill(root, "early", "name: early\ndescription: Written before watching began.")
+    assert registry.get("early") is None  # the registry has not seen it yet
+    async with SkillWatcher(registry, debounce_ms=30) as watcher:
+        await asyncio.wait_for(watcher.ready.wait(), 10)
+        assert registry.get("early") is not None

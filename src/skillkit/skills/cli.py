@@ -156,7 +156,7 @@ def _list(args: argparse.Namespace) -> int:
     registry = _registry(args)
     if args.window is not None:
         if args.window <= 0:
-            _print("error: --window must be a positive number of tokens", file=sys.stderr)
+            _print("skillkit: error: --window must be a positive number of tokens", file=sys.stderr)
             return EXIT_USAGE
         registry.context_window = args.window
     entries = registry.entries()
@@ -280,7 +280,7 @@ def _validate(args: argparse.Namespace) -> int:
         )
         return 1 if errors else 0
     for message in missing:
-        _print(f"error: {message}", file=sys.stderr)
+        _print(f"skillkit: error: {message}", file=sys.stderr)
     for checked, diagnostics in results:
         if not any(d.severity == "error" for d in diagnostics):
             _print(f"ok: {checked}")
@@ -302,7 +302,7 @@ def _show(args: argparse.Namespace) -> int:
     entry = registry.entry(args.name)
     if entry is None:
         known = ", ".join(sorted(e.skill.name for e in registry.entries())) or "none"
-        _print(f"error: no skill named '{args.name}' (skills: {known})", file=sys.stderr)
+        _print(f"skillkit: error: no skill named '{args.name}' (skills: {known})", file=sys.stderr)
         return EXIT_USAGE
     skill = entry.skill
     _print(f"name:         {skill.name}")
@@ -373,7 +373,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
     except (UnknownSkillError, ActionError) as exc:
-        _print(f"error: {exc}", file=sys.stderr)
+        _print(f"skillkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         _print_json(result.to_dict())

@@ -192,6 +192,8 @@ async def run_action(
         raise ActionError(f"action '{spec.name}': command not executable: {argv[0]}") from None
     except FileNotFoundError:
         raise ActionError(f"action '{spec.name}': command not found: {argv[0]}") from None
+    except BrokenPipeError:  # the reader of our own output went away, not the action
+        raise
     except OSError as exc:
         raise ActionError(f"action '{spec.name}': cannot start {argv[0]}: {exc.strerror}") from None
     finally:

@@ -97,6 +97,10 @@ class SkillWatcher:
                 # The native watcher is set up synchronously on the first step of the
                 # generator; from then on no change is missed.
                 await asyncio.sleep(0)
+                if not self.ready.is_set():
+                    # what changed between the registry's last scan and now was not
+                    # watched yet: one rescan (files compared by size and time) catches it
+                    self._catch_up()
                 self.ready.set()
                 while True:
                     try:
@@ -121,6 +125,12 @@ class SkillWatcher:
                     await changes_seen.aclose()
             if not restart:
                 return
+
+    def _catch_up(self) -> None:
+        try:
+            self.registry.reload(changed=())
+        except Exception as exc:
+            print(f"skillkit: skill reload failed: {exc!r}", file=sys.stderr)
 
     def _reload(self, changed: set[str] | None) -> None:
         try:
