@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from skillkit.events import Event
@@ -27,3 +30,14 @@ class Recorder:
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()
+
+
+def host_folder_outside_tmp() -> Path:
+    """A folder on the host's real file system, outside ``/tmp`` (which a sandbox makes
+    private, so a write there says nothing about escaping): the checkout, else the home
+    folder, else ``/var/tmp``."""
+    for folder in (Path.cwd(), Path.home(), Path("/var/tmp")):
+        resolved = folder.resolve()
+        if Path("/tmp") not in (resolved, *resolved.parents) and os.access(resolved, os.W_OK):
+            return resolved
+    raise RuntimeError("no writable folder outside /tmp for the sandbox probes")

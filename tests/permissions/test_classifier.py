@@ -78,7 +78,7 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ("rm -rf /", DANGER, "delete outside the workspace"),
     ("rm ~/.bashrc", DANGER, "delete outside the workspace"),
     ("cd .. && rm -rf other-project", DANGER, "delete outside the workspace"),
-    ("(cd /tmp && rm -rf *)", DANGER, "delete outside the workspace"),
+    ("(cd /tmp && rm -rf build)", DANGER, "delete outside the workspace"),
     ("echo $(rm -rf ~)", DANGER, "delete outside the workspace"),
     ("echo 'export X=1' >> ~/.bashrc", DANGER, "write outside the workspace"),
     ("echo 127.0.0.1 evil >> /etc/hosts", DANGER, "write outside the workspace"),

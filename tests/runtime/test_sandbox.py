@@ -28,6 +28,7 @@ from skillkit.runtime.sandbox import (
     load_sandbox_settings,
     sandbox_settings,
 )
+from tests.conftest import host_folder_outside_tmp
 from tests.runtime.escapes import (
     escaping_command,
     processes_running,
@@ -63,7 +64,7 @@ def no_bwrap_path(tmp_path: Path) -> str:
 
 @needs_bwrap
 async def test_writes_inside_the_workspace_work_and_outside_fail(workspace: Path) -> None:
-    outside = Path.cwd() / f".skillkit-sandbox-probe-{secrets.token_hex(4)}"
+    outside = host_folder_outside_tmp() / f".skillkit-sandbox-probe-{secrets.token_hex(4)}"
     runtime = BashRuntime(sandbox=Sandbox(workspace=workspace))
     try:
         inside = await runtime.execute("echo kept > inside.txt", cwd=workspace, timeout=30)

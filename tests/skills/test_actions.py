@@ -19,6 +19,7 @@ from skillkit.skills.loader import Skill, parse_skill
 from skillkit.skills.registry import SkillRegistry
 from skillkit.skills.runner import ActionTool, action_tool_name, run_action
 from skillkit.tools.base import ToolContext, ToolError
+from tests.conftest import host_folder_outside_tmp
 from tests.runtime.escapes import (
     escaping_command,
     processes_running,
@@ -399,7 +400,7 @@ async def test_abort_reaches_an_escaped_child_of_an_action(tmp_path: Path, kind:
 
 @needs_bwrap
 async def test_a_sandboxed_action_writes_only_in_the_project(tmp_path: Path) -> None:
-    outside = Path.cwd() / f".skillkit-action-probe-{os.getpid()}"
+    outside = host_folder_outside_tmp() / f".skillkit-action-probe-{os.getpid()}"
     skill = bash_skill(tmp_path, f"echo in > made.txt; echo out > {outside}")
     try:
         result = await run(skill, "go", {}, sandbox=Sandbox(mode="on", workspace=skill.base_dir))

@@ -31,6 +31,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import weakref
@@ -273,6 +274,33 @@ def _probe(binary: str) -> _Probe:
     return _Probe(Bubblewrap(binary, version), "")
 
 
+def _needed_from_host_tmp(argv: Sequence[str]) -> set[Path]:
+    """Folders under the host's ``/tmp`` a command needs to start, which the private
+    ``/tmp`` would hide: this Python's installation (a virtual environment in
+    ``/tmp/...``), the folders of ``PATH`` and the folder of the program itself. They are
+    exposed read-only."""
+    candidates: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry:
+            candidates.append(entry)
+            if os.path.basename(entry.rstrip(os.sep)) == "bin":  # the prefix holding it
+                candidates.append(os.path.dirname(entry.rstrip(os.sep)))
+    if argv:
+        program = argv[0] if os.sep in argv[0] else shutil.which(argv[0])
+        if program:
+            candidates.append(os.path.dirname(os.path.abspath(program)))
+            candidates.append(os.path.dirname(os.path.realpath(program)))
+    needed: set[Path] = set()
+    for candidate in candidates:
+        path = Path(os.path.abspath(candidate))
+        if _HOST_TMP in path.parents and path.is_dir():
+            needed.add(path)
+    return needed
+
+
+_HOST_TMP = Path("/tmp")
+
+
 def _bwrap_argv(
     binary: str,
     argv: Sequence[str],
@@ -403,6 +431,7 @@ class Sandbox:
         the host's ``/tmp`` (the runtimes expose their spill-file directories this way, so
         a command can read the full output a truncated result points to)."""
         self._exposed.add(Path(os.path.abspath(path)))
+        self._exposed.add(Path(os.path.realpath(path)))  # where a symlink leads, too
 
     def wrap(
         self,
@@ -423,7 +452,7 @@ class Sandbox:
         where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
         roots = [self.workspace or where, *self.writable_paths]
         roots += [Path(os.path.abspath(p)) for p in writable]
-        readable = sorted(self._exposed)
+        readable = sorted(self._exposed | _needed_from_host_tmp(argv))
         if not any(where == root or root in where.parents for root in roots):
             readable.append(where)  # e.g. a skill folder under the host's /tmp
         return _bwrap_argv(

@@ -168,6 +168,8 @@ async def run_action(
     program = await asyncio.to_thread(_program, argv, env, cwd, spec.name)
     own_sandbox = sandbox is None
     confine = sandbox if sandbox is not None else Sandbox(workspace=project_dir)
+    # the skill's own files (its scripts) are read where they are, also in the host's /tmp
+    confine.expose(spec.skill_dir)
     out, err = _Capture(on_output), _Capture(on_stderr or on_output)
 
     def sink(fd: int, data: bytes) -> None:
