@@ -49,7 +49,8 @@ def neutralize(text: str, *, drop_styles: bool = False) -> str:
     Control Pictures symbol (ESC becomes ``␛``, CR ``␍``, BEL ``␇``, backspace ``␈``,
     DEL ``␡``); C1 controls (U+0080-U+009F, including the 8-bit CSI), the bidirectional
     embeddings, overrides, isolates and marks (U+202A-U+202E, U+2066-U+2069, U+200E,
-    U+200F, U+061C) and the Unicode line and paragraph separators by their code point in angle brackets (``<U+202E>``).
+    U+200F, U+061C) and the Unicode line and paragraph separators by their code point
+    in angle brackets (``<U+202E>``).
     So an escape sequence stays readable (``␛[2J``) but does nothing.
 
     With ``drop_styles`` well-formed colour/style sequences (``ESC [ ... m``) are removed
