@@ -45,6 +45,22 @@ def project(tmp_path: Path, script: str) -> tuple[Path, str]:
     return work, f"scripted:{work / 'model.yaml'}"
 
 
+def begin(terminal: Terminal, tmp_path: Path, script: str, prompt: str) -> Path:
+    """Start ``skillkit`` on ``script`` in a new project and send ``prompt``; returns the
+    project folder."""
+    work, model = project(tmp_path, script)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type(prompt)
+    return work
+
+
+def leave(terminal: Terminal) -> None:
+    """Ctrl-D at the prompt ends the session with exit code 0."""
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
 def test_type_ahead_during_the_stream_never_answers_the_approval(
     terminal: Terminal, tmp_path: Path
 ) -> None:
@@ -82,10 +98,7 @@ def test_type_ahead_during_the_stream_never_answers_the_approval(
 def test_text_typed_during_a_run_is_not_echoed_into_the_answer(
     terminal: Terminal, tmp_path: Path
 ) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
     terminal.wait_for("slow words slow")
     terminal.press("-l", "zebra")
 
@@ -95,15 +108,11 @@ def test_text_typed_during_a_run_is_not_echoed_into_the_answer(
     assert " ".join(" ".join(answer).split()) == SLOW_TEXT.strip()
     terminal.wait_for("› zebra")
     terminal.press("C-u")
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_esc_aborts_the_run_without_printing_an_escape(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
     terminal.wait_for("slow words slow")
 
     terminal.press("Escape")
@@ -115,31 +124,23 @@ def test_esc_aborts_the_run_without_printing_an_escape(terminal: Terminal, tmp_p
     terminal.type("next")  # the session goes on: the next reply of the script
     terminal.wait_for("Second answer here.")
     terminal.wait_for_prompt_count(3)
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_a_working_line_shows_what_the_agent_does_and_for_how_long(
     terminal: Terminal, tmp_path: Path
 ) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
 
     screen = terminal.wait_for(lambda s: re.search(r"writing · [1-9]\d*s", s) is not None)
     assert "esc stops · enter steers · alt+enter queues · ctrl+j new line" in screen
     screen = terminal.wait_for("● done")
     assert "esc stops" not in screen  # gone when the run ends
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_enter_during_a_run_steers_it(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
     terminal.wait_for("slow words slow")
 
     terminal.type("use bullet points")
@@ -151,15 +152,11 @@ def test_enter_during_a_run_steers_it(terminal: Terminal, tmp_path: Path) -> Non
     assert re.search(r"● done\s+2 turns", screen)
     assert screen.count("● done") == 1
     terminal.wait_for_prompt_count(2)
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_alt_enter_during_a_run_queues_a_follow_up(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
     terminal.wait_for("slow words slow")
 
     terminal.press("-l", "then summarize")
@@ -173,8 +170,7 @@ def test_alt_enter_during_a_run_queues_a_follow_up(terminal: Terminal, tmp_path:
     second = next(i for i, line in enumerate(lines) if "Second answer here." in line)
     assert first < second  # handled after the first answer ended
     terminal.wait_for_prompt_count(2)
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_ctrl_j_inserts_a_new_line_in_the_prompt(terminal: Terminal, tmp_path: Path) -> None:
@@ -191,15 +187,11 @@ def test_ctrl_j_inserts_a_new_line_in_the_prompt(terminal: Terminal, tmp_path: P
     lines = screen.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("› first line"))
     assert "second line" in lines[at + 1]
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_ctrl_c_twice_during_a_run_exits_130(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
     terminal.wait_for("slow words slow")
 
     terminal.press("C-c")
@@ -230,10 +222,7 @@ replies:
 
 
 def test_several_questions_are_asked_one_at_a_time(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, TWO_QUESTIONS)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("ask me")
+    begin(terminal, tmp_path, TWO_QUESTIONS, "ask me")
 
     screen = terminal.wait_for("Colour ›")
     assert "Which colour do you like?" in screen
@@ -246,15 +235,11 @@ def test_several_questions_are_asked_one_at_a_time(terminal: Terminal, tmp_path:
     screen = terminal.wait_for("● done")
     assert "→ blue" in screen and "→ apple" in screen
     assert "Thanks for answering." in screen
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_one_ctrl_c_declines_every_open_question(terminal: Terminal, tmp_path: Path) -> None:
-    work, model = project(tmp_path, TWO_QUESTIONS)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("ask me")
+    begin(terminal, tmp_path, TWO_QUESTIONS, "ask me")
     terminal.wait_for("Colour ›")
 
     terminal.press("C-c")
@@ -264,8 +249,7 @@ def test_one_ctrl_c_declines_every_open_question(terminal: Terminal, tmp_path: P
     assert "Which fruit do you like?" not in screen  # never asked
     assert "Fruit ›" not in screen
     assert "Thanks for answering." in screen  # the run went on with the refusals
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_tool_output_is_shown_once(terminal: Terminal, tmp_path: Path) -> None:
@@ -284,8 +268,7 @@ def test_tool_output_is_shown_once(terminal: Terminal, tmp_path: Path) -> None:
     for word in ("alpha", "beta", "gamma"):
         assert screen.count(f"line-{word}") == 1, screen
     assert "✓ bash · 3 lines above" in screen
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_compaction_shows_its_progress(terminal: Terminal, tmp_path: Path) -> None:
@@ -315,8 +298,7 @@ def test_compaction_shows_its_progress(terminal: Terminal, tmp_path: Path) -> No
     # transcript kept): either way the outcome is drawn when the work ends
     terminal.wait_for(lambda s: "conversation compacted:" in s or "compaction refused" in s)
     terminal.wait_for_prompt_count(3)
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 class _Overloaded(http.server.BaseHTTPRequestHandler):
@@ -380,17 +362,13 @@ def test_provider_retries_are_shown_as_they_happen(
     screen = terminal.wait_for("● failed")
     assert "retry 2 of 2" in screen
     terminal.wait_for_prompt_count(2)
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
 
 
 def test_a_steering_message_the_run_did_not_read_is_named(
     terminal: Terminal, tmp_path: Path
 ) -> None:
-    work, model = project(tmp_path, SLOW_THEN_QUICK)
-    terminal.start("--model", model, cwd=work)
-    terminal.wait_for_prompt_count(1)
-    terminal.type("talk")
+    begin(terminal, tmp_path, SLOW_THEN_QUICK, "talk")
     terminal.wait_for("slow words slow")
     terminal.type("keep it short")
     terminal.wait_for("↳ sent to the running agent: keep it short")
@@ -401,5 +379,4 @@ def test_a_steering_message_the_run_did_not_read_is_named(
     terminal.wait_for("↳ not read by this run, sent with your next prompt: keep it short")
     assert "Second answer here." not in screen
     terminal.wait_for_prompt_count(2)
-    terminal.press("C-d")
-    assert terminal.wait_exit() == 0
+    leave(terminal)
