@@ -27,31 +27,49 @@ was reports nothing.
 
 The agent core meets the registry only through ``prompt_section()`` and ``tools()``
 (``AgentRunner(contributors=[registry])``).
+
+The parts live apart: sources and project folders in `skillkit.skills.sources`, entries,
+snapshots and their changes in `skillkit.skills.snapshot`, the scan and its cache in
+`skillkit.skills.scan`, settings applied in `skillkit.skills.applied_settings`, the
+catalog and tools in `skillkit.skills.offer`; their public names are importable from
+here too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.events import EventBus
-from skillkit.skills.diagnostics import Diagnostic, SkillError
-from skillkit.skills.discovery import MAX_DEPTH, SKILL_FILE_NAMES, discover
-from skillkit.skills.eligibility import Environment, unmet_requirements
-from skillkit.skills.loader import Skill, parse_skill_bytes
+from skillkit.skills.applied_settings import disabled_in_config, judge, with_disabled
+from skillkit.skills.diagnostics import Diagnostic
+from skillkit.skills.discovery import MAX_DEPTH
+from skillkit.skills.eligibility import Environment
+from skillkit.skills.offer import (
+    ActionToolCache,
+    agent_window,
+    catalog_for,
+    tools_for,
+)
 from skillkit.skills.prompt import (
     Catalog,
     CatalogBudget,
     CatalogLevel,
-    build_catalog,
     render_skill_content,
+)
+from skillkit.skills.scan import SkillScanner
+from skillkit.skills.skill import Skill
+from skillkit.skills.snapshot import Shadowed, SkillEntry, Snapshot, changes, entry_reason
+from skillkit.skills.sources import (
+    SCOPES,
+    SKILL_ROOTS,
+    SkillSource,
+    find_skill_files,
+    project_folders,
 )
 
 if TYPE_CHECKING:
@@ -75,142 +93,9 @@ __all__ = [
     "project_folders",
 ]
 
-#: Scopes from most to least specific.
-SCOPES = ("project", "user", "config", "plugin")
-#: Skill folders under a project folder and under the home folder, SkillKit's own first.
-SKILL_ROOTS = (".skillkit/skills", ".agents/skills", ".claude/skills")
-
 
 class UnknownSkillError(LookupError):
     """No loaded skill (or action) has that name; the message says which names exist."""
-
-
-@dataclass(frozen=True, slots=True)
-class SkillSource:
-    """A folder searched for skills, with its scope and its position among its scope."""
-
-    path: Path
-    scope: str
-    order: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class SkillEntry:
-    """A loaded skill as the registry sees it: where it came from and whether it may be
-    used. ``unmet`` lists unmet requirements in words; ``disabled`` means switched off by
-    name in settings."""
-
-    skill: Skill
-    source: SkillSource
-    unmet: tuple[str, ...] = ()
-    disabled: bool = False
-
-    @property
-    def eligible(self) -> bool:
-        return not self.unmet and not self.disabled
-
-    @property
-    def model_visible(self) -> bool:
-        return self.eligible and not self.skill.disable_model_invocation
-
-    @property
-    def status(self) -> str:
-        if self.disabled:
-            return "disabled"
-        return "eligible" if not self.unmet else "ineligible"
-
-
-@dataclass(frozen=True, slots=True)
-class Shadowed:
-    """A skill hidden by a same-named skill of higher precedence."""
-
-    skill: Skill
-    source: SkillSource
-    winner: Path
-
-
-@dataclass
-class _Snapshot:
-    entries: dict[str, SkillEntry] = field(default_factory=dict)
-    shadowed: tuple[Shadowed, ...] = ()
-    diagnostics: tuple[Diagnostic, ...] = ()
-    left_out: tuple[Diagnostic, ...] = ()
-    # Built on first use, for this snapshot only (a new snapshot starts empty).
-    tools: dict[tuple[bool, bool, frozenset[str]], list[Any]] = field(default_factory=dict)
-    catalogs: dict[int, Catalog] = field(default_factory=dict)
-    visible: list[Skill] | None = None
-
-
-def project_folders(cwd: Path, home: Path) -> list[Path]:
-    """The folders whose skills are project skills, most specific first.
-
-    The working directory ``cwd`` (unless it is ``home``, whose skills are user skills).
-    Its parents too, up to the root of the git repository holding ``cwd``, but only
-    when that root is trustworthy: the nearest parent whose ``.git`` is a repository (a
-    folder with a ``HEAD`` file, or a ``gitdir:`` file), found before reaching ``home``
-    or the file system root, without leaving ``cwd``'s file system, where that
-    ``.git`` and every folder from ``cwd`` up to the root belong to the current user and
-    none may be written by other users. Otherwise — no repository, or a ``.git`` that
-    someone else could have planted (in ``/tmp``, in a shared or foreign folder) — only
-    ``cwd`` is a project folder.
-    """
-    own = [cwd] if cwd != home else []
-    root = _repository_root(cwd, home)
-    if root is None or root == cwd:
-        return own
-    parents = [p for p in cwd.parents if p == root or root in p.parents]
-    return own + [p for p in parents if p != home]
-
-
-def _repository_root(cwd: Path, home: Path) -> Path | None:
-    try:
-        device = os.stat(cwd).st_dev
-    except OSError:
-        return None
-    for folder in (cwd, *cwd.parents):
-        if folder == home or folder == folder.parent:
-            return None
-        try:
-            status = os.stat(folder)
-        except OSError:
-            return None
-        if status.st_dev != device or not _owned_by_user(status):
-            return None
-        if _is_repository(folder / ".git"):
-            return folder
-    return None
-
-
-def _owned_by_user(status: os.stat_result) -> bool:
-    """Owned by this process's user and not writable by other users (always true
-    where the platform has no user ids)."""
-    getuid = getattr(os, "geteuid", None)
-    if getuid is None:
-        return True
-    return status.st_uid == getuid() and not status.st_mode & stat.S_IWOTH
-
-
-def _is_repository(dot_git: Path) -> bool:
-    """A real git repository marker owned by the user: a folder holding ``HEAD`` or a
-    ``gitdir:`` file (worktrees, submodules)."""
-    try:
-        status = os.lstat(dot_git)
-        if not _owned_by_user(status):
-            return False
-        if stat.S_ISDIR(status.st_mode):
-            return (dot_git / "HEAD").is_file()
-        if stat.S_ISREG(status.st_mode):
-            with open(dot_git, "rb") as handle:
-                return handle.read(8) == b"gitdir: "
-    except OSError:
-        return False
-    return False
-
-
-def find_skill_files(root: Path, max_depth: int = MAX_DEPTH) -> list[str]:
-    """Every skill file under ``root`` (``root`` itself may be a skill), by the rule of
-    `skillkit.skills.discovery.discover` (which also reports what it left out)."""
-    return discover(root, max_depth).locations
 
 
 class SkillRegistry(Contributor):
@@ -253,22 +138,14 @@ class SkillRegistry(Contributor):
         self.context_window: int | None = None
         self._agent: AgentHandle | None = None
         self._windows: dict[str, int | None] = {}
-        self._disabled = set(disabled)
-        settings = self.config.get("skills") if isinstance(self.config, Mapping) else None
-        if isinstance(settings, Mapping) and isinstance(settings.get("disabled"), list):
-            self._disabled.update(str(n) for n in settings["disabled"])
+        self._disabled = set(disabled) | disabled_in_config(self.config)
         self._environment = environment
         self._sources: list[SkillSource] = []
-        self._snapshot = _Snapshot()
-        # location -> ((mtime, size), digest of the bytes, what they parsed to)
-        self._cache: dict[str, tuple[tuple[int, int], bytes, Skill | SkillError]] = {}
-        self._last_good: dict[str, Skill] = {}
-        self._found: list[tuple[SkillSource, str]] = []
-        self._left_out: list[Diagnostic] = []
+        self._snapshot = Snapshot()
+        self._scanner = SkillScanner()
         self._listeners: list[Callable[[StoreUpdate], None]] = []
         self._activated: set[str] = set()  # skills loaded by the model or the user
-        self._action_tools: dict[tuple[str, str], tuple[Skill, Any, Any]] = {}
-        self._linked: list[str] = []
+        self._action_tools = ActionToolCache()
         self._lock = threading.RLock()
         if default_sources:
             for path in self._project_folders():
@@ -354,64 +231,20 @@ class SkillRegistry(Contributor):
                 rescan=rescan, reread=reread, touched=touched or set(), only_touched=only_touched
             )
             self._snapshot = new
-            updates = _changes(old, new) if report else []
+            updates = changes(old, new) if report else []
         for update in updates:
             for listener in list(self._listeners):
                 listener(update)
         return updates
 
     def _touched(self, paths: list[str]) -> tuple[bool, set[str]]:
-        """The skills holding ``paths``: (whether a path is not an edit inside a known
-        skill, so the sources must be rescanned; the skill files to re-read)."""
-        folders = {os.path.dirname(loc): loc for _, loc in self._found}
-        structural = False
-        forgotten: set[str] = set()
-        for path in paths:
-            probe = path
-            while True:
-                location = folders.get(probe)
-                if location is not None:
-                    forgotten.add(location)
-                    if path != location:  # a companion file: the skill's listing changed
-                        self._cache.pop(location, None)
-                    if path == location and not os.path.exists(path):
-                        structural = True
-                    if path != location and os.path.basename(path) in SKILL_FILE_NAMES:
-                        structural = True  # a skill file inside a skill: a nested skill
-                    if path == probe and not os.path.isdir(path):
-                        structural = True  # the skill folder itself went away
-                    break
-                parent = os.path.dirname(probe)
-                if parent == probe:
-                    structural = True
-                    break
-                probe = parent
-        return structural, forgotten
-
-    def _discover(self) -> list[tuple[SkillSource, str]]:
-        found: list[tuple[SkillSource, str]] = []
-        seen: set[str] = set()
-        left_out: list[Diagnostic] = []
-        linked: list[str] = []
-        for source in self.sources:
-            result = discover(source.path, self.max_depth)
-            left_out.extend(result.left_out)
-            inside = os.path.join(os.path.realpath(source.path), "")
-            for location, real in result.found:
-                if real in seen:
-                    continue
-                seen.add(real)
-                found.append((source, location))
-                if real != location and not real.startswith(inside):
-                    linked.append(os.path.dirname(real))
-        self._left_out = left_out
-        self._linked = linked
-        return found
+        """The skills holding ``paths`` (see `SkillScanner.touched`)."""
+        return self._scanner.touched(paths)
 
     def linked_folders(self) -> list[str]:
         """Real folders of the skills reached through a symlink (they live outside the
         sources; a watcher watches them too), as of the last scan."""
-        return list(self._linked)
+        return list(self._scanner.linked)
 
     def _build(
         self,
@@ -420,118 +253,25 @@ class SkillRegistry(Contributor):
         reread: bool = False,
         touched: set[str] | frozenset[str] = frozenset(),
         only_touched: bool = False,
-    ) -> _Snapshot:
-        """A new snapshot. Skill files in ``touched`` (and all with ``reread``) are read
-        again; with ``only_touched`` (an edit the watcher reported) the others are taken
-        from the cache unchecked, else re-read when their size or time changed."""
-        diagnostics: list[Diagnostic] = []
-        if rescan or not self._found:
-            self._found = self._discover()
-        diagnostics.extend(self._left_out)
-        found = self._found
-        winners: dict[str, tuple[Skill, SkillSource]] = {}
-        shadowed: list[Shadowed] = []
-        live_keys = set()
-        for source, location in found:
-            live_keys.add(location)
-            if only_touched and location not in touched and location in self._cache:
-                skill = self._outcome(location, self._cache[location][2], diagnostics)
-            else:
-                skill = self._parse(location, diagnostics, reread=reread or location in touched)
-            if skill is None:
-                continue
-            diagnostics.extend(skill.warnings)
-            if skill.name in winners:
-                winner = winners[skill.name][0].location
-                shadowed.append(Shadowed(skill, source, winner))
-                diagnostics.append(
-                    Diagnostic(
-                        str(location),
-                        "name",
-                        f"skill '{skill.name}' is shadowed by {winner}",
-                        "warning",
-                    )
-                )
-                continue
-            winners[skill.name] = (skill, source)
-        for key in list(self._cache):
-            if key not in live_keys:
-                del self._cache[key]
-                self._last_good.pop(key, None)
-        env = (
-            self._environment
-            if self._environment is not None
-            else Environment(config=self.config, project_dir=str(self.cwd))
+    ) -> Snapshot:
+        """A new snapshot: a scan (see `SkillScanner.scan`) with the settings applied."""
+        scan = self._scanner.scan(
+            self.sources,
+            self.max_depth,
+            rescan=rescan,
+            reread=reread,
+            touched=touched,
+            only_touched=only_touched,
         )
-        project_env = env
-        if self.project_config is not None and self._environment is None:
-            project_env = Environment(config=self.project_config, project_dir=str(self.cwd))
-        entries = {
-            name: SkillEntry(
-                skill=skill,
-                source=source,
-                unmet=tuple(
-                    unmet_requirements(
-                        skill.requirements, project_env if source.scope == "project" else env
-                    )
-                ),
-                disabled=name in self._disabled,
-            )
-            for name, (skill, source) in winners.items()
-        }
-        return _Snapshot(entries, tuple(shadowed), tuple(diagnostics), tuple(self._left_out))
-
-    def _parse(
-        self, location: str, diagnostics: list[Diagnostic], *, reread: bool = False
-    ) -> Skill | None:
-        """The skill at ``location``: re-read when its size or time changed (or always
-        with ``reread``); bytes equal to the cached ones keep the cached outcome."""
-        try:
-            status = os.stat(location)
-        except OSError:
-            return None
-        stamp = (status.st_mtime_ns, status.st_size)
-        cached = self._cache.get(location)
-        if cached is not None and cached[0] == stamp and not reread:
-            outcome = cached[2]
-        else:
-            digest, outcome = self._read(location, cached)
-            self._cache[location] = (stamp, digest, outcome)
-        return self._outcome(location, outcome, diagnostics)
-
-    def _outcome(
-        self, location: str, outcome: Skill | SkillError, diagnostics: list[Diagnostic]
-    ) -> Skill | None:
-        """The skill to use for ``location``: a broken file keeps its last good version."""
-        if isinstance(outcome, Skill):
-            self._last_good[location] = outcome
-            return outcome
-        diagnostics.extend(outcome.errors)
-        previous = self._last_good.get(location)
-        if previous is not None:
-            diagnostics.append(
-                Diagnostic(location, "file", "broken edit; keeping the last good version", "error")
-            )
-        return previous
-
-    @staticmethod
-    def _read(
-        location: str, cached: tuple[tuple[int, int], bytes, Skill | SkillError] | None
-    ) -> tuple[bytes, Skill | SkillError]:
-        try:
-            with open(location, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            error = SkillError([Diagnostic(location, "file", f"cannot be read ({reason})")])
-            return b"", error
-        digest = hashlib.blake2b(data, digest_size=16).digest()
-        if cached is not None and cached[1] == digest:
-            return digest, cached[2]
-        try:
-            return digest, parse_skill_bytes(data, os.path.abspath(location))
-        except SkillError as exc:
-            return digest, exc
+        entries = judge(
+            scan.winners,
+            cwd=self.cwd,
+            config=self.config,
+            project_config=self.project_config,
+            environment=self._environment,
+            disabled=self._disabled,
+        )
+        return Snapshot(entries, scan.shadowed, scan.diagnostics, tuple(self._scanner.left_out))
 
     # ----- queries
 
@@ -583,12 +323,7 @@ class SkillRegistry(Contributor):
                 self._disabled.add(name)
             else:
                 self._disabled.discard(name)
-            old = self._snapshot
-            entries = {
-                n: SkillEntry(e.skill, e.source, e.unmet, n in self._disabled)
-                for n, e in old.entries.items()
-            }
-            self._snapshot = _Snapshot(entries, old.shadowed, old.diagnostics, old.left_out)
+            self._snapshot = with_disabled(self._snapshot, self._disabled)
 
     def configure(self, settings: SkillSettings) -> list[StoreUpdate]:
         """Apply settings read by `skillkit.skills.settings.load_skill_settings`:
@@ -603,7 +338,7 @@ class SkillRegistry(Contributor):
             self._disabled.update(settings.disabled)
             if settings.budget is not None:
                 self.catalog_budget = settings.budget
-            if not self._found:
+            if not self._scanner.found:
                 return []
             return self._swap(rescan=False)
 
@@ -614,26 +349,13 @@ class SkillRegistry(Contributor):
     def catalog(self) -> Catalog:
         """What the model is told about skills this turn, within the budget
         (``catalog_budget`` for ``context_window``). Built once per snapshot and budget."""
-        snapshot = self._snapshot
-        budget = self.catalog_budget.chars(self._window())
-        catalog = snapshot.catalogs.get(budget)
-        if catalog is None:
-            catalog = build_catalog(self._visible(snapshot), budget)
-            snapshot.catalogs[budget] = catalog
-        return catalog
+        return catalog_for(self._snapshot, self.catalog_budget.chars(self._window()))
 
     def _window(self) -> int | None:
         """``context_window`` if set, else the attached agent's model's (cached)."""
         if self.context_window is not None or self._agent is None:
             return self.context_window
-        config = self._agent.config
-        definition = getattr(config, "model_definition", None)
-        if definition is not None:
-            return _context_window(definition)
-        model = config.model
-        if model not in self._windows:
-            self._windows[model] = _context_window(model)
-        return self._windows[model]
+        return agent_window(self._agent, self._windows)
 
     def offered(self, name: str) -> CatalogLevel | None:
         """How skill ``name`` is offered to the model (the catalog's level), or None
@@ -642,16 +364,6 @@ class SkillRegistry(Contributor):
         if entry is None or not entry.model_visible:
             return None
         return self.catalog().level
-
-    @staticmethod
-    def _visible(snapshot: _Snapshot) -> list[Skill]:
-        if snapshot.visible is None:
-            snapshot.visible = [
-                e.skill
-                for e in sorted(snapshot.entries.values(), key=lambda e: e.skill.name)
-                if e.model_visible
-            ]
-        return snapshot.visible
 
     def prompt_section(self) -> str | None:
         """The ``<available_skills>`` section for this turn (None when no skill is
@@ -674,61 +386,17 @@ class SkillRegistry(Contributor):
         (``disable-model-invocation``) are not offered. Built once per snapshot, budget
         and set of loaded skills; action tools are reused while their skill is unchanged.
         """
-        snapshot = self._snapshot
-        catalog = self.catalog()
-        every_action = catalog.level in ("full", "short")
-        loaded = frozenset() if every_action else frozenset(self._activated)
-        key = (catalog.names_in_tool, every_action, loaded)
-        tools = snapshot.tools.get(key)
-        if tools is None:
-            tools = snapshot.tools[key] = self._make_tools(
-                snapshot, catalog.names_in_tool, every_action, loaded
-            )
-        return list(tools)
-
-    def _make_tools(
-        self, snapshot: _Snapshot, list_names: bool, every_action: bool, loaded: frozenset[str]
-    ) -> list[Any]:
-        from skillkit.skills.skill_tool import SkillTool
-
-        visible = self._visible(snapshot)
-        if not visible:
-            return []
-        entries = snapshot.entries
-
-        def lookup(name: str) -> Skill | None:
-            entry = entries.get(name)
-            return entry.skill if entry is not None and entry.model_visible else None
-
-        tools: list[Any] = [
-            SkillTool(
-                [s.name for s in visible],
-                lookup,
-                self._render_content,
-                list_names=list_names,
-                skills=lambda: visible,
-            )
-        ]
-        if every_action:
-            with_actions = [s for s in visible if s.actions]
-        else:
-            with_actions = [s for s in (lookup(n) for n in sorted(loaded)) if s and s.actions]
-        for skill in with_actions:
-            for spec in skill.actions:
-                tools.append(self._action_tool(skill, spec))
-        return tools
+        return tools_for(
+            self._snapshot,
+            self.catalog(),
+            self._activated,
+            self._render_content,
+            self._action_tool,
+        )
 
     def _action_tool(self, skill: Skill, spec: Any) -> Any:
         """The tool for one action, reused while the skill and sandbox are unchanged."""
-        from skillkit.skills.runner import ActionTool
-
-        key = (str(skill.location), spec.name)
-        cached = self._action_tools.get(key)
-        if cached is not None and cached[0] is skill and cached[1] is self.sandbox:
-            return cached[2]
-        tool = ActionTool(skill.name, spec, self.cwd, sandbox=self.sandbox)
-        self._action_tools[key] = (skill, self.sandbox, tool)
-        return tool
+        return self._action_tools.tool(skill, spec, self.cwd, self.sandbox)
 
     def _render_content(self, skill: Skill, arguments: str = "") -> str:
         from skillkit.skills.runner import action_tool_name
@@ -745,7 +413,7 @@ class SkillRegistry(Contributor):
         that are ineligible, disabled or not user-invocable (`UnknownSkillError`)."""
         entry = self._require(name)
         if not entry.eligible:
-            raise UnknownSkillError(f"skill '{name}' is {entry.status}: {_reason(entry)}")
+            raise UnknownSkillError(f"skill '{name}' is {entry.status}: {entry_reason(entry)}")
         if not entry.skill.user_invocable:
             raise UnknownSkillError(f"skill '{name}' cannot be invoked by the user")
         return self._render_content(entry.skill, arguments)
@@ -770,7 +438,7 @@ class SkillRegistry(Contributor):
 
         entry = self._require(skill)
         if not entry.eligible:
-            raise UnknownSkillError(f"skill '{skill}' is {entry.status}: {_reason(entry)}")
+            raise UnknownSkillError(f"skill '{skill}' is {entry.status}: {entry_reason(entry)}")
         spec = entry.skill.action(action)
         if spec is None:
             names = ", ".join(a.name for a in entry.skill.actions) or "none"
@@ -816,65 +484,3 @@ class SkillRegistry(Contributor):
             self._agent = agent
         bus = agent if isinstance(agent, EventBus) else agent.events
         return self.subscribe(lambda update: bus.emit_nowait(update))
-
-
-def _context_window(model: object) -> int | None:
-    """The context window the model catalog gives ``model`` (a name or a definition)."""
-    window = getattr(model, "context_window", None)
-    if isinstance(window, int):
-        return window
-    if not isinstance(model, str) or not model:
-        return None
-    from skillkit.model_registry import default_registry
-
-    try:
-        definition = default_registry().get(model)
-    except Exception:  # an unknown or malformed model string: no window known
-        return None
-    found = getattr(definition, "context_window", None)
-    return found if isinstance(found, int) else None
-
-
-def _reason(entry: SkillEntry) -> str:
-    if entry.disabled:
-        return "switched off in settings"
-    return "; ".join(entry.unmet)
-
-
-def _errors_by_path(snapshot: _Snapshot) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for d in snapshot.diagnostics:
-        if d.severity == "error":
-            out.setdefault(d.path, []).append(str(d))
-    return out
-
-
-def _changes(old: _Snapshot, new: _Snapshot) -> list[StoreUpdate]:
-    """What changed between two snapshots, as ``store_update`` payloads.
-
-    ``op`` is ``create``, ``update``, ``delete``, or ``error`` (a file newly failed to
-    load; ``id`` is the skill it held, or its folder name when it never loaded).
-    """
-    from skillkit.events import StoreUpdate
-
-    updates: list[StoreUpdate] = []
-    broken, was_broken = _errors_by_path(new), _errors_by_path(old)
-    by_path = {str(e.skill.location): name for name, e in new.entries.items()}
-    for path, errors in broken.items():
-        if was_broken.get(path) != errors:
-            name = by_path.get(path, os.path.basename(os.path.dirname(path)))
-            payload = {"path": path, "errors": errors}
-            updates.append(StoreUpdate(domain="skill", op="error", id=name, payload=payload))
-    for name, entry in new.entries.items():
-        path = str(entry.skill.location)
-        previous = old.entries.get(name)
-        payload = {"path": path, "status": entry.status, "unmet": list(entry.unmet)}
-        if previous is None:
-            updates.append(StoreUpdate(domain="skill", op="create", id=name, payload=payload))
-        elif previous.skill is not entry.skill or previous.unmet != entry.unmet:
-            updates.append(StoreUpdate(domain="skill", op="update", id=name, payload=payload))
-    for name, entry in old.entries.items():
-        if name not in new.entries:
-            payload = {"path": str(entry.skill.location)}
-            updates.append(StoreUpdate(domain="skill", op="delete", id=name, payload=payload))
-    return updates
