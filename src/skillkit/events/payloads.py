@@ -8,7 +8,7 @@ above the core add kinds of their own with `register_payload`. Provider stream e
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import msgspec
 
@@ -17,22 +17,15 @@ from skillkit.models import (
     AssistantMessage,
     StopReason,
     StreamEvent,
+    StreamEventType,
     TokenUsage,
     ToolResultMessage,
     UserContent,
 )
 from skillkit.tools.base import ToolResult
 
-STREAM_KINDS: tuple[str, ...] = (
-    "text_start",
-    "text_delta",
-    "text_end",
-    "thinking_start",
-    "thinking_delta",
-    "thinking_end",
-    "tool_call_start",
-    "tool_call_delta",
-    "tool_call_end",
+STREAM_KINDS: tuple[str, ...] = tuple(
+    kind for kind in get_args(StreamEventType) if kind not in ("tool_result", "done", "error")
 )
 """The provider stream kinds that reach the bus (their payload is the `StreamEvent`)."""
 
