@@ -70,24 +70,23 @@ class LocalEngine:
     ) -> None:
         if limiter is not None and hasattr(task, "limiter"):
             task.limiter = limiter
-        running: set[asyncio.Task[RowResult]] = set()
+        source = aiter_rows(rows).__aiter__()
+        taking = asyncio.Lock()
 
-        def settle(done: Iterable[asyncio.Task[RowResult]]) -> None:
-            for finished in done:
-                running.discard(finished)
-                on_result(finished.result())
+        async def worker() -> None:
+            while True:
+                async with taking:  # one reader of the row source at a time
+                    try:
+                        row = await source.__anext__()
+                    except StopAsyncIteration:
+                        return
+                on_result(await task(row))
 
+        # ``concurrency`` workers pull rows as they finish: no per-row bookkeeping, and
+        # a failure of ``on_result`` (a full disk) cancels the other workers.
         try:
-            async for row in aiter_rows(rows):
-                if len(running) >= self.concurrency:
-                    done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                    settle(done)
-                running.add(asyncio.ensure_future(task(row)))
-            while running:
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                settle(done)
-        finally:
-            if running:
-                for pending in running:
-                    pending.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
+            async with asyncio.TaskGroup() as group:
+                for _ in range(self.concurrency):
+                    group.create_task(worker())
+        except BaseExceptionGroup as failed:  # the first failure, as itself
+            raise failed.exceptions[0] from None
