@@ -27,8 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from skillkit.batch import LocalEngine, RayEngine, run_batch  # noqa: E402
-from tests.batch.agents import make_agent  # noqa: E402
+from tests.batch.agents import make_agent
+
+from skillkit.batch import LocalEngine, RayEngine, run_batch
 
 PROMPT = "Count the letters of {word}"
 CONCURRENCY = 64
@@ -76,7 +77,7 @@ async def ray_figures(count: int) -> tuple[float, float, float]:
     import ray
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    paths = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    paths = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())  # noqa: ASYNC240
     start = time.perf_counter()
     ray.init(
         num_cpus=2,
@@ -120,9 +121,12 @@ async def main(count: int) -> None:
         locals_.append(await local(count))
     f, lo = best(floors), best(locals_)
     print(f"rows: {count}, concurrency {CONCURRENCY}, scripted model, one tool call a row")
-    print(f"floor (bare asyncio, same agents): {count / f:8.0f} rows/s  {f / count * 1e6:7.0f} µs/row")
     print(
-        f"local engine:                      {count / lo:8.0f} rows/s  {lo / count * 1e6:7.0f} µs/row"
+        f"floor (bare asyncio, same agents): {count / f:8.0f} rows/s  {f / count * 1e6:7.0f} µs/row"
+    )
+    print(
+        f"local engine:                      {count / lo:8.0f} rows/s  "
+        f"{lo / count * 1e6:7.0f} µs/row"
         f"  ({lo / f:.2f}x the floor, +{(lo - f) / count * 1e6:.0f} µs/row)"
     )
     per = await memory_per_session()
@@ -133,7 +137,10 @@ async def main(count: int) -> None:
         print("ray: not installed (pip install '.[ray]')")
         return
     startup, transport, steady, actor_start = await ray_figures(count)
-    print(f"ray: local instance started in {startup:.1f} s; a run's 2 actors start in {actor_start:.1f} s")
+    print(
+        f"ray: local instance started in {startup:.1f} s; "
+        f"a run's 2 actors start in {actor_start:.1f} s"
+    )
     print(
         f"ray engine (2 actors), steady:     {1 / steady:8.0f} rows/s  "
         f"{steady * 1e6:7.0f} µs/row  ({steady * count / f:.2f}x the floor)"
