@@ -260,7 +260,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         show.finish()
         print(
-            f"skillkit: batch interrupted; run the same command to resume ({out})",
+            f"skillkit: batch: interrupted; run the same command to resume ({out})",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
@@ -272,7 +272,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         return 1
     show.finish()
     print(
-        f"{summary.total} rows: {summary.ran} run now, {summary.skipped} done before, "
+        f"skillkit: batch: {summary.total} rows: {summary.ran} run now, {summary.skipped} done before, "
         f"{summary.errors} with errors; results in {out}, manifest {summary.manifest} "
         f"(sha256 {summary.results_sha256[:16]}…)",
         file=sys.stderr,
@@ -314,12 +314,11 @@ class _Progress:
         if self.live and not final and now - self.last < 0.1:
             return
         self.last = now
-        line = _status(progress)
         if self.live:
-            self.stream.write(f"\r\x1b[2K{line}")
+            self.stream.write(f"\r\x1b[2K{_bar(progress)} {_status(progress)}")
             self.drawn = True
-        else:
-            self.stream.write(line + "\n")
+        else:  # a log: plain lines, marked as SkillKit's
+            self.stream.write(f"skillkit: batch: {_status(progress)}\n")
         self.stream.flush()
 
     def finish(self) -> None:
@@ -329,14 +328,17 @@ class _Progress:
             self.drawn = False
 
 
+def _bar(progress: BatchProgress, width: int = 20) -> str:
+    finished = progress.skipped + progress.done
+    filled = int(width * finished / progress.total) if progress.total else width
+    return "█" * filled + "·" * (width - filled)
+
+
 def _status(progress: BatchProgress) -> str:
     finished = progress.skipped + progress.done
-    width = 20
-    filled = int(width * finished / progress.total) if progress.total else width
-    bar = "█" * filled + "·" * (width - filled)
     eta = progress.eta
     parts = [
-        f"{bar} {finished}/{progress.total} rows",
+        f"{finished}/{progress.total} rows",
         f"{progress.errors} errors",
         f"{progress.rate:.1f} rows/s",
         f"ETA {_duration(eta)}" if eta is not None and progress.remaining else "",
