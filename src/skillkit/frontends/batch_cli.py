@@ -272,7 +272,8 @@ def run_batch_command(args: argparse.Namespace) -> int:
         return 1
     show.finish()
     print(
-        f"skillkit: batch: {summary.total} rows: {summary.ran} run now, {summary.skipped} done before, "
+        f"skillkit: batch: {summary.total} rows: {summary.ran} run now, "
+        f"{summary.skipped} done before, "
         f"{summary.errors} with errors; results in {out}, manifest {summary.manifest} "
         f"(sha256 {summary.results_sha256[:16]}…)",
         file=sys.stderr,
