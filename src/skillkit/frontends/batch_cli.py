@@ -213,11 +213,15 @@ def run_batch_command(args: argparse.Namespace) -> int:
         deny=tuple(args.deny),
         session="off",
     )
-    task = CliRowTask(options, template, args.skill, args.action)
+    model: str | None = None
     try:
         if args.action is None:  # fail on a bad model or rule before the first row
             probe = build_agent(options)
             asyncio.run(probe.aclose())
+            if probe.model is not None:
+                model = probe.model.model
+                print(f"skillkit: batch: model {model} ({probe.model.source})", file=sys.stderr)
+        task = CliRowTask(options, template, args.skill, args.action)
         if args.skill is not None:
             _check_skill(task.registry(), args.skill, args.action)
     except (SetupError, ValueError) as exc:
@@ -236,7 +240,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         "prompt": args.prompt,
         "skill": args.skill,
         "action": args.action,
-        "model": args.model,
+        "model": model,
         "max_turns": args.max_turns,
         "engine": args.engine,
         "concurrency": args.concurrency,
