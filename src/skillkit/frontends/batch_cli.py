@@ -214,18 +214,20 @@ def run_batch_command(args: argparse.Namespace) -> int:
         session="off",
     )
     model: str | None = None
+    source = ""
     try:
         if args.action is None:  # fail on a bad model or rule before the first row
             probe = build_agent(options)
             asyncio.run(probe.aclose())
             if probe.model is not None:
-                model = probe.model.model
-                print(f"skillkit: batch: model {model} ({probe.model.source})", file=sys.stderr)
+                model, source = probe.model.model, probe.model.source
         task = CliRowTask(options, template, args.skill, args.action)
         if args.skill is not None:
             _check_skill(task.registry(), args.skill, args.action)
     except (SetupError, ValueError) as exc:
         return _usage(str(exc))
+    if model is not None:
+        print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
     if args.engine == "ray":
         actors = args.actors or os.cpu_count() or 1
         engine: Any = RayEngine(
