@@ -42,6 +42,9 @@ class ModelRegistry:
         self._lock = threading.RLock()
         self._models: dict[str, ModelDefinition] = {}
         self._by_id: dict[str, str] = {}
+        self._names: tuple[dict[str, str], dict[str, str]] | None = None
+        """Aliases and case-folded names to keys, built on the first fallback lookup and
+        dropped whenever the definitions change."""
         self._providers: dict[str, ProviderInfo] = {}
         self._builtin_pending = include_builtin
         for info in providers:
@@ -66,11 +69,13 @@ class ModelRegistry:
                 self._add(model)
             self._models.update(mine_models)
             self._by_id.update(mine_ids)
+            self._names = None
             self._providers = {info.name: info for info in catalog.providers} | self._providers
 
     def _add(self, model: ModelDefinition) -> None:
         self._models[model.key] = model
         self._by_id[model.id] = model.key
+        self._names = None
 
     # -- models
     def register(self, model: ModelDefinition) -> None:
@@ -90,6 +95,7 @@ class ModelRegistry:
             if model is None:
                 return None
             del self._models[model.key]
+            self._names = None
             if self._by_id.get(model.id) == model.key:
                 del self._by_id[model.id]
                 for other in reversed(self._models.values()):
@@ -111,18 +117,25 @@ class ModelRegistry:
             return self._models[key]
         if text in self._models:
             return self._models[text]
-        for model in reversed(self._models.values()):
-            if text in model.aliases:
-                return model
-        folded = text.lower()
-        for model in reversed(self._models.values()):
-            if (
-                model.id.lower() == folded
-                or model.key.lower() == folded
-                or any(alias.lower() == folded for alias in model.aliases)
-            ):
-                return model
-        return None
+        aliases, folded = self._name_index()
+        key = aliases.get(text) or folded.get(text.lower())
+        return self._models[key] if key is not None else None
+
+    def _name_index(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Exact aliases and case-folded ids, keys and aliases, each mapped to the key of
+        the definition registered last under that name (as a scan from the newest would
+        find it), so a lookup by alias — or of a model that is not there — costs two
+        dictionary reads instead of a scan of the catalog."""
+        if self._names is None:
+            aliases: dict[str, str] = {}
+            folded: dict[str, str] = {}
+            for model in self._models.values():
+                for alias in model.aliases:
+                    aliases[alias] = model.key
+                for name in (model.id, model.key, *model.aliases):
+                    folded[name.lower()] = model.key
+            self._names = (aliases, folded)
+        return self._names
 
     def list(self) -> list[ModelDefinition]:
         """Every definition, in registration order (catalog order first)."""

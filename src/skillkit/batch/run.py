@@ -1,0 +1,203 @@
+"""Batch runs: rows in, one result per row out, on any engine.
+
+`run_batch` is the SDK entry point: rows (mappings or `Row` values) and a way to make
+an agent, results back in row order. `run_to_file` is what ``skillkit batch`` does: the
+results are appended to a JSONL file as they complete, rows already there are skipped
+(so an interrupted run is resumed by running it again), progress is reported, and a
+manifest with the run's settings and the SHA-256 of its canonical results is written
+next to the file (``RESULTS.jsonl.manifest.json``) at the end — and also when the run
+is interrupted, marked incomplete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from skillkit.batch.engines import Engine, LocalEngine
+from skillkit.batch.limits import RateLimiter
+from skillkit.batch.results import (
+    ResultsFile,
+    RowResult,
+    canonical_hash,
+    file_sha256,
+    write_manifest,
+)
+from skillkit.batch.rows import Row, Template, read_rows
+from skillkit.batch.work import AgentFactory, AgentRowTask, RowTask
+
+__all__ = ["BatchProgress", "BatchSummary", "manifest_path", "run_batch", "run_to_file"]
+
+
+async def run_batch(
+    rows: Iterable[Mapping[str, Any] | Row],
+    make_agent: AgentFactory | None = None,
+    *,
+    prompt: str | None = None,
+    task: RowTask | None = None,
+    engine: Engine | None = None,
+    limiter: RateLimiter | None = None,
+    on_result: Callable[[RowResult], None] | None = None,
+) -> list[RowResult]:
+    """Run one agent session per row and return the results in row order.
+
+    Each row is a mapping (its index is its position) or a `Row`. ``make_agent`` makes
+    a fresh `AgentRunner` for each row; ``prompt`` is a template whose ``{field}``
+    placeholders are filled from the row (without it, each row's ``prompt`` field is
+    the prompt). ``task`` replaces the agent session with any `RowTask`. ``engine`` is
+    `LocalEngine` (8 at once) unless given; ``limiter`` paces model calls across the
+    whole run; ``on_result`` sees each result as it completes."""
+    if (task is None) == (make_agent is None):
+        raise ValueError("give exactly one of make_agent and task")
+    if task is None:
+        assert make_agent is not None
+        task = AgentRowTask(make_agent, Template(prompt) if prompt is not None else None)
+    results: list[RowResult] = []
+
+    def collect(result: RowResult) -> None:
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    await (engine or LocalEngine()).run(_as_rows(rows), task, collect, limiter=limiter)
+    return sorted(results, key=lambda result: result.row)
+
+
+def _as_rows(rows: Iterable[Mapping[str, Any] | Row]) -> Iterator[Row]:
+    for index, row in enumerate(rows):
+        yield row if isinstance(row, Row) else Row(index, data=row)
+
+
+@dataclass
+class BatchProgress:
+    """Running totals, updated as results arrive. ``total`` counts every row of the
+    dataset; ``skipped`` the ones an earlier run already recorded."""
+
+    total: int
+    skipped: int = 0
+    done: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+    def add(self, result: RowResult) -> None:
+        self.done += 1
+        if result.error is not None:
+            self.errors += 1
+        if result.usage is not None:
+            self.input_tokens += result.usage.input + result.usage.cache_read
+            self.output_tokens += result.usage.output
+        if result.cost is not None:
+            self.cost += result.cost
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.total - self.skipped - self.done)
+
+    @property
+    def rate(self) -> float:
+        """Rows a second in this run so far."""
+        elapsed = time.monotonic() - self.started
+        return self.done / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds until the last row, at the current rate (None before a first row)."""
+        rate = self.rate
+        return self.remaining / rate if rate > 0 else None
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """How a `run_to_file` call ended: ``complete`` when every row has a result."""
+
+    results: Path
+    manifest: Path
+    total: int
+    ran: int
+    skipped: int
+    errors: int
+    results_sha256: str
+    complete: bool
+
+
+def manifest_path(results: Path) -> Path:
+    """``RESULTS.jsonl.manifest.json`` next to ``results``."""
+    return results.with_name(results.name + ".manifest.json")
+
+
+async def run_to_file(
+    dataset: Path,
+    out: Path,
+    task: RowTask,
+    *,
+    engine: Engine | None = None,
+    limiter: RateLimiter | None = None,
+    settings: Mapping[str, Any] | None = None,
+    on_progress: Callable[[BatchProgress, RowResult | None], None] | None = None,
+) -> BatchSummary:
+    """Run ``task`` on each row of ``dataset`` not yet in ``out``, appending results.
+
+    ``settings`` (model, template, engine, ...) go into the manifest as they are.
+    ``on_progress`` is called once before the first row (with None) and after each.
+    `OSError` when the dataset cannot be read or the results cannot be written."""
+    engine = engine or LocalEngine()
+    total = sum(1 for _ in read_rows(dataset))
+    begun = datetime.now(UTC).isoformat(timespec="seconds")
+    with ResultsFile(out) as results:
+        already = set(results.done)
+        progress = BatchProgress(total=total, skipped=len(already))
+        if on_progress is not None:
+            on_progress(progress, None)
+
+        def record(result: RowResult) -> None:
+            results.add(result)
+            progress.add(result)
+            if on_progress is not None:
+                on_progress(progress, result)
+
+        pending = (row for row in read_rows(dataset) if row.index not in already)
+        complete = False
+        try:
+            await engine.run(pending, task, record, limiter=limiter)
+            complete = all(index in results.done for index in range(total))
+        finally:
+            digest = canonical_hash(results.done.values())
+            manifest = {
+                "skillkit_version": _version(),
+                "dataset": str(dataset),
+                "dataset_sha256": file_sha256(dataset),
+                "results": str(out),
+                "results_sha256": digest,
+                "rows": total,
+                "recorded": len(results.done),
+                "errors": sum(1 for r in results.done.values() if r.error is not None),
+                "complete": complete,
+                "engine": engine.name,
+                "settings": dict(settings or {}),
+                "started": begun,
+                "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            write_manifest(manifest_path(out), manifest)
+    return BatchSummary(
+        results=out,
+        manifest=manifest_path(out),
+        total=total,
+        ran=progress.done,
+        skipped=progress.skipped,
+        errors=progress.errors,
+        results_sha256=digest,
+        complete=complete,
+    )
+
+
+def _version() -> str:
+    from skillkit import __version__
+
+    return __version__

@@ -1,0 +1,368 @@
+"""``skillkit batch``: one agent session per row of a JSONL dataset.
+
+    skillkit batch DATA.jsonl --prompt "Summarise {title}: {body}" --out results.jsonl
+    skillkit batch DATA.jsonl --skill triage --out results.jsonl --engine ray
+    skillkit batch DATA.jsonl --skill convert --action run --out results.jsonl
+
+Each row is run by a fresh agent made as ``skillkit -p`` makes its agent (same model
+choice, settings, rules and skills; no session saved; nothing can wait for a user, so
+a tool call that would ask is denied unless an ``--allow`` rule permits it). With
+``--skill NAME`` each row's prompt is that skill's instructions followed by the row as
+JSON (or by ``--prompt`` filled from the row); with ``--action`` the skill's action runs
+with the row's fields as its arguments and no model at all. Results are appended to
+``--out`` as rows complete; running the same command again skips rows already there.
+
+Only argparse is imported up front; the batch machinery is imported by the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.batch import BatchProgress, Row, RowResult, Template
+    from skillkit.frontends.setup import AgentOptions
+    from skillkit.skills.registry import SkillRegistry
+
+__all__ = ["CliRowTask", "register"]
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``batch`` subcommand."""
+    parser = subparsers.add_parser(
+        "batch",
+        help="run an agent over every row of a JSONL dataset",
+        description="Run one agent session per row of DATASET (one JSON object per line) "
+        "and append each row's result to --out as it completes. Run the same command again "
+        "to resume: rows already in --out are skipped. A manifest with the settings and "
+        "the SHA-256 of the canonical results is written to OUT.manifest.json.",
+    )
+    parser.add_argument("dataset", metavar="DATASET", help="JSONL file, one object per row")
+    what = parser.add_argument_group("what each row runs")
+    what.add_argument(
+        "--prompt",
+        metavar="TEMPLATE",
+        help="the prompt, with {field} filled from the row ({{ and }} for braces)",
+    )
+    what.add_argument("--skill", metavar="NAME", help="use this skill for every row")
+    what.add_argument(
+        "--action",
+        metavar="ACTION",
+        help="with --skill: run this action of the skill, the row's fields as its "
+        "arguments, without a model",
+    )
+    parser.add_argument("--out", metavar="RESULTS", required=True, help="results JSONL file")
+    agent = parser.add_argument_group("the agent")
+    agent.add_argument("--model", metavar="MODEL", help="as for 'skillkit --model'")
+    agent.add_argument("--base-url", metavar="URL")
+    agent.add_argument("--api-key-env", metavar="NAME")
+    agent.add_argument("--max-turns", metavar="N", type=_positive, help="per row")
+    agent.add_argument("--allow", action="append", default=[], metavar="RULE")
+    agent.add_argument("--deny", action="append", default=[], metavar="RULE")
+    agent.add_argument("--no-tools", action="store_false", dest="tools")
+    run = parser.add_argument_group("how it runs")
+    run.add_argument("--concurrency", metavar="N", type=_positive, default=8)
+    run.add_argument("--engine", choices=("local", "ray"), default="local")
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="join this Ray cluster (default: start a local instance for the run)",
+    )
+    run.add_argument(
+        "--actors", metavar="N", type=_positive, help="Ray workers (default: the CPU count)"
+    )
+    run.add_argument(
+        "--rate",
+        metavar="N",
+        type=float,
+        help="at most N model calls a minute across the whole run",
+    )
+    parser.set_defaults(handler=run_batch_command)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+@dataclass
+class CliRowTask:
+    """A row as ``skillkit batch`` runs it (picklable: Ray workers get a copy and build
+    their agents and skill registry themselves)."""
+
+    options: AgentOptions
+    template: Template | None = None
+    skill: str | None = None
+    action: str | None = None
+    limiter: Any = field(default=None, repr=False)
+    _skills: SkillRegistry | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_skills"] = None
+        return state
+
+    async def __call__(self, row: Row) -> RowResult:
+        from skillkit.batch import AgentRowTask, RowResult, TemplateError
+
+        if self.action is None:
+            task = AgentRowTask(self._make_agent, None, self.limiter)
+            if row.error is not None or row.data is None:
+                return await task(row)
+            try:
+                prompt = self._prompt(row.data)
+            except TemplateError as exc:
+                return RowResult(row=row.index, error=str(exc), stop_reason="error")
+            return await task(type(row)(row.index, data={"prompt": prompt}))
+        return await self._run_action(row)
+
+    def _prompt(self, data: Any) -> str:
+        text = (
+            self.template.fill(data)
+            if self.template is not None
+            else json.dumps(data, ensure_ascii=False)
+        )
+        if self.skill is None:
+            return text
+        return self.registry().activation_message(self.skill, text)
+
+    def registry(self) -> SkillRegistry:
+        if self._skills is None:
+            from skillkit.frontends.setup import skill_registry
+
+            self._skills = skill_registry(str(self.options.workspace), ())
+        return self._skills
+
+    def _make_agent(self) -> AgentRunner:
+        from skillkit.frontends.setup import build_agent
+
+        made = build_agent(self.options)
+        made.make_non_interactive()
+        return made.runner
+
+    async def _run_action(self, row: Row) -> RowResult:
+        from skillkit.batch import RowResult
+        from skillkit.errors import describe_exception
+        from skillkit.skills.actions import ActionError
+        from skillkit.skills.registry import UnknownSkillError
+
+        started = time.perf_counter()
+        if row.error is not None or row.data is None:
+            return RowResult(row=row.index, error=row.error, stop_reason="error")
+        assert self.skill is not None and self.action is not None
+        try:
+            result = await self.registry().run_action(self.skill, self.action, dict(row.data))
+        except (ActionError, UnknownSkillError) as exc:
+            return RowResult(row=row.index, error=str(exc), stop_reason="error")
+        except Exception as exc:
+            return RowResult(row=row.index, error=describe_exception(exc), stop_reason="error")
+        return RowResult(
+            row=row.index,
+            text=result.to_text(),
+            stop_reason="stop" if result.ok else "error",
+            error=None if result.ok else result.summary(),
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+
+def run_batch_command(args: argparse.Namespace) -> int:
+    """Run the batch; 0 when every row has a result (row errors are results), 1 when
+    the run stopped early, 2 for bad input, 130 when interrupted."""
+    from skillkit.batch import LocalEngine, RateLimiter, RayEngine, Template, TemplateError
+    from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
+
+    if args.action is not None and args.skill is None:
+        return _usage("--action needs --skill")
+    if args.prompt is None and args.skill is None:
+        return _usage("give --prompt TEMPLATE or --skill NAME")
+    if args.action is not None and args.prompt is not None:
+        return _usage("--action runs without a model: --prompt has no use with it")
+    if args.rate is not None and args.rate <= 0:
+        return _usage("--rate must be positive")
+    dataset, out = Path(args.dataset), Path(args.out)
+    if not dataset.is_file():
+        return _usage(f"no such dataset file: {dataset}")
+    try:
+        template = Template(args.prompt) if args.prompt is not None else None
+    except TemplateError as exc:
+        return _usage(str(exc))
+    options = AgentOptions(
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        max_turns=args.max_turns,
+        tools=args.tools,
+        allow=tuple(args.allow),
+        deny=tuple(args.deny),
+        session="off",
+    )
+    model: str | None = None
+    source = ""
+    try:
+        if args.action is None:  # fail on a bad model or rule before the first row
+            probe = build_agent(options)
+            asyncio.run(probe.aclose())
+            if probe.model is not None:
+                model, source = probe.model.model, probe.model.source
+        task = CliRowTask(options, template, args.skill, args.action)
+        if args.skill is not None:
+            _check_skill(task.registry(), args.skill, args.action)
+    except (SetupError, ValueError) as exc:
+        return _usage(str(exc))
+    if model is not None:
+        print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
+    if args.engine == "ray":
+        actors = args.actors or os.cpu_count() or 1
+        engine: Any = RayEngine(
+            address=args.ray_address,
+            actors=actors,
+            per_actor=max(1, -(-args.concurrency // actors)),
+        )
+    else:
+        engine = LocalEngine(args.concurrency)
+    limiter = RateLimiter(args.rate / 60.0, max(1, int(args.rate // 60))) if args.rate else None
+    settings = {
+        "prompt": args.prompt,
+        "skill": args.skill,
+        "action": args.action,
+        "model": model,
+        "max_turns": args.max_turns,
+        "engine": args.engine,
+        "concurrency": args.concurrency,
+        "rate_per_minute": args.rate,
+    }
+    show = _Progress(sys.stderr)
+    from skillkit.batch import run_to_file
+
+    try:
+        summary = asyncio.run(
+            run_to_file(
+                dataset,
+                out,
+                task,
+                engine=engine,
+                limiter=limiter,
+                settings=settings,
+                on_progress=show,
+            )
+        )
+    except KeyboardInterrupt:
+        show.finish()
+        print(
+            f"skillkit: batch: interrupted; run the same command to resume ({out})",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        from skillkit.errors import describe_exception
+
+        show.finish()
+        print(f"skillkit: error: batch: {describe_exception(exc)}", file=sys.stderr)
+        return 1
+    show.finish()
+    print(
+        f"skillkit: batch: {summary.total} rows: {summary.ran} run now, "
+        f"{summary.skipped} done before, "
+        f"{summary.errors} with errors; results in {out}, manifest {summary.manifest} "
+        f"(sha256 {summary.results_sha256[:16]}…)",
+        file=sys.stderr,
+    )
+    return 0 if summary.complete else 1
+
+
+def _check_skill(registry: SkillRegistry, name: str, action: str | None) -> None:
+    entry = registry.entry(name)
+    if entry is None:
+        raise ValueError(f"no skill named '{name}' ('skillkit skills list' shows them)")
+    if action is not None and entry.skill.action(action) is None:
+        names = ", ".join(a.name for a in entry.skill.actions) or "none"
+        raise ValueError(f"skill '{name}' has no action '{action}' (actions: {names})")
+
+
+def _usage(message: str) -> int:
+    print(f"skillkit: error: batch: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+class _Progress:
+    """One status line on stderr: redrawn in place on a terminal, else printed at most
+    every few seconds."""
+
+    INTERVAL = 5.0
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, progress: BatchProgress, result: RowResult | None) -> None:
+        now = time.monotonic()
+        final = progress.remaining == 0
+        if not self.live and not final and now - self.last < self.INTERVAL:
+            return
+        if self.live and not final and now - self.last < 0.1:
+            return
+        self.last = now
+        if self.live:
+            self.stream.write(f"\r\x1b[2K{_bar(progress)} {_status(progress)}")
+            self.drawn = True
+        else:  # a log: plain lines, marked as SkillKit's
+            self.stream.write(f"skillkit: batch: {_status(progress)}\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.drawn = False
+
+
+def _bar(progress: BatchProgress, width: int = 20) -> str:
+    finished = progress.skipped + progress.done
+    filled = int(width * finished / progress.total) if progress.total else width
+    return "█" * filled + "·" * (width - filled)
+
+
+def _status(progress: BatchProgress) -> str:
+    finished = progress.skipped + progress.done
+    eta = progress.eta
+    parts = [
+        f"{finished}/{progress.total} rows",
+        f"{progress.errors} errors",
+        f"{progress.rate:.1f} rows/s",
+        f"ETA {_duration(eta)}" if eta is not None and progress.remaining else "",
+        f"tokens {_count(progress.input_tokens)} in / {_count(progress.output_tokens)} out",
+        f"${progress.cost:.4f}" if progress.cost else "",
+    ]
+    return "  ".join(part for part in parts if part)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+def _count(value: int) -> str:
+    return f"{value / 1000:.1f}k" if value >= 1000 else str(value)
