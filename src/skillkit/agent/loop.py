@@ -184,6 +184,8 @@ async def _turns(
             outcome.error = message.error
             if message.stop_reason != "aborted":
                 text = message.error or "model call failed"
+                if ctx.output is not None:
+                    outcome.error = text = ctx.output.explain_failure(text)
                 if ctx.redactor:
                     outcome.error = text = ctx.redactor.redact(text)
                 await bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)

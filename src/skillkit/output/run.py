@@ -194,6 +194,18 @@ class OutputRun:
             f"Its text was not accepted:\n{self.error}"
         )
 
+    def explain_failure(self, error: str) -> str:
+        """``error`` of a failed model call, with a note when the provider rejected a
+        request that asked for native structured output (its schema rules are the
+        likely cause; the final tool has none)."""
+        if not self.native or "rejected the request" not in error:
+            return error
+        return (
+            f"{error} (the request asked for structured output '{self.spec.name}' with the "
+            "provider's native JSON schema mode; a schema it does not accept can be asked "
+            "for with the final tool instead: OutputSpec.of(..., mode='tool'))"
+        )
+
     @property
     def exhausted(self) -> bool:
         """More invalid answers than the spec allows retries."""
