@@ -297,7 +297,8 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     - ``done``: the end of a reply (or of a whole run, from `AgentRunner`), with
       ``stop_reason`` and ``usage``.
     - ``error``: the stream failed; ``error`` is a one-line message and ``stop_reason``
-      is ``"error"``, ``"aborted"`` or ``"context_overflow"``.
+      is ``"error"``, ``"aborted"`` or ``"context_overflow"`` (from `AgentRunner`, also
+      ``"output_invalid"``).
     """
 
     type: StreamEventType

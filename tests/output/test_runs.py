@@ -377,3 +377,36 @@ async def test_a_wrong_output_type_raises_before_any_run() -> None:
     assert not runner.is_running
     assert requests_of(runner) == []
     assert (await runner.chat("Hi")).text == "Hello"
+
+
+async def test_a_streamed_run_that_gives_up_ends_with_an_error_then_done() -> None:
+    runner = agent(["not json", "still not json"])
+
+    events = [
+        e
+        async for e in runner.chat_stream_events(
+            "Weather?", output_type=OutputSpec.of(Weather, retries=1)
+        )
+    ]
+
+    error, done = events[-2], events[-1]
+    assert (error.type, error.stop_reason) == ("error", "output_invalid")
+    assert (done.type, done.stop_reason) == ("done", "output_invalid")
+    assert done.error == error.error
+    assert not [e for e in events if e.type == "output"]
+
+
+async def test_continue_after_the_iteration_limit_keeps_asking_for_the_output() -> None:
+    adapter = ScriptedAdapter(
+        [Reply(tool_calls=[("get_weather", {"city": "Paris"})]), Reply(output=PARIS)]
+    )
+    runner = AgentRunner(AgentConfig(model="scripted", max_iterations=1), adapter=adapter)
+    runner.tools.register(get_weather)
+
+    paused = await runner.chat("Weather?", output_type=Weather)
+    resumed = await runner.continue_()
+
+    assert paused.stop_reason == "max_iterations"
+    assert paused.output is None
+    assert resumed.output == Weather(city="Paris", temp=21)
+    assert adapter.requests[1].output == adapter.requests[0].output

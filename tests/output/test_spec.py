@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -152,6 +153,7 @@ def test_settings_of_an_existing_spec_are_kept_unless_given() -> None:
     [
         ("Weather", TypeError),
         (42, TypeError),
+        (Callable[[int], int], TypeError),  # pydantic has no JSON schema for it
         ({"type": "no-such-type"}, ValueError),
     ],
 )

@@ -538,7 +538,7 @@ class AgentRunner:
                 stream.consumer = None
             finished = True
             outcome = self._outcome
-            if outcome.stop_reason in ("error", "context_overflow"):
+            if outcome.stop_reason in ("error", "context_overflow", "output_invalid"):
                 yield StreamEvent("error", error=outcome.error, stop_reason=outcome.stop_reason)
             yield StreamEvent(
                 "done", stop_reason=outcome.stop_reason, usage=outcome.usage, error=outcome.error

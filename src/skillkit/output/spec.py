@@ -186,13 +186,14 @@ def _from_type(
     target: Any, retries: int, mode: OutputMode, name: str | None, description: str | None
 ) -> OutputSpec:
     from pydantic import TypeAdapter, ValidationError
-    from pydantic.errors import PydanticSchemaGenerationError
+    from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
 
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(target)
         schema = _drop_titles(adapter.json_schema())
-    except (PydanticSchemaGenerationError, TypeError) as exc:
-        raise TypeError(f"cannot make a JSON schema of {target!r}: {exc}") from None
+    except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TypeError(f"cannot make a JSON schema of {target!r}: {first}") from None
 
     def validate(data: Any) -> Any:
         try:
