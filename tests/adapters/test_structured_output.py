@@ -4,6 +4,7 @@ output while the answer streams, and a schema the provider rejects."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.anthropic import AnthropicAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
+from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit.models import LLMRequest, OutputSchema, ToolSchema, UserMessage
 from skillkit.output import OutputSpec
 from tests.adapters.helpers import sdk_adapter
 from tests.adapters.wire_formats import (
@@ -463,3 +466,43 @@ async def test_anthropic_schema_rejected_by_the_provider_is_reported_cleanly(
     )
     assert "mode='tool'" in response.error
     assert len(wire.requests) == 1
+
+
+# --------------------------------------------------------------------------- scripted
+
+
+def scripted_request(mode: str) -> LLMRequest:
+    schema = OutputSchema(name="final_result", schema=STRICT, mode=mode)  # type: ignore[arg-type]
+    tools = [ToolSchema("final_result", "answer", STRICT)] if mode == "tool" else []
+    return LLMRequest(
+        model="scripted", messages=[UserMessage("Weather?")], tools=tools, output=schema
+    )
+
+
+async def test_a_scripted_output_is_played_the_way_the_request_asks(tmp_path: Path) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text("replies:\n  - output: {city: Paris, temp: 21}\n", encoding="utf-8")
+    adapter = ScriptedAdapter.from_file(script)
+    adapter.cycle = True
+
+    native = await adapter.chat(scripted_request("native"))
+    tool = await adapter.chat(scripted_request("tool"))
+
+    assert native.text == '{"city": "Paris", "temp": 21}'
+    assert native.tool_calls == []
+    assert tool.text == ""
+    assert [(c.name, c.arguments) for c in tool.tool_calls] == [
+        ("final_result", {"city": "Paris", "temp": 21})
+    ]
+    assert tool.stop_reason == "tool_use"
+
+
+async def test_a_scripted_output_for_a_final_tool_must_be_an_object() -> None:
+    adapter = ScriptedAdapter([Reply(output=[1, 2])])
+
+    message = await adapter.chat(scripted_request("tool"))
+
+    assert message.stop_reason == "error"
+    assert message.error == (
+        "scripted reply failed: a scripted output for a final tool must be a JSON object"
+    )

@@ -198,8 +198,8 @@ async def _turns(
         results = await _run_calls(transcript, ctx, message, tools, turn)
         await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
         output = ctx.output
-        if output is not None and output.accepted:
-            outcome.stop_reason = "stop"
+        if output is not None and output.accepted and not ctx.abort.aborted:
+            outcome.stop_reason = "stop"  # the final tool was called with a valid answer
             return
 
         steered = ctx.steering() if ctx.steering is not None else []
@@ -309,9 +309,9 @@ async def _run_calls(
 ) -> list[ToolResultMessage]:
     results: list[ToolResultMessage] = []
     calls = message.tool_calls
-    finals = ctx.output.output_calls(calls) if ctx.output is not None else []
-    if finals and ctx.output is not None:
-        return await _run_calls_with_output(transcript, ctx, ctx.output, calls, tools, turn)
+    output = ctx.output
+    if output is not None and output.output_calls(calls):
+        return await _run_calls_with_output(transcript, ctx, output, calls, tools, turn)
     if calls:
         async for result in run_tool_calls(calls, tools, ctx, turn):
             results.append(result)
