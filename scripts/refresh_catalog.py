@@ -49,7 +49,7 @@ MODEL_KEYS = {f for f in ModelDefinition.__struct_fields__} | {
 }
 PROVIDER_KEYS = {
     "display_name", "api", "base_url", "api_key_env", "compat", "local",
-    "genai_prices", "models_dev", "free", "model_defaults", "models",
+    "genai_prices", "models_dev", "free", "model_defaults", "model_capabilities", "models",
 }  # fmt: skip
 
 
@@ -149,6 +149,8 @@ def dev_fields(record: dict[str, Any]) -> dict[str, Any]:
         caps.add("tool_use")
     if record.get("reasoning"):
         caps.add("reasoning")
+    if record.get("structured_output"):
+        caps.add("structured_output")
     fields["capabilities"] = sorted(caps)
     fields["reasoning"] = bool(record.get("reasoning"))
     if record.get("name"):
@@ -217,6 +219,9 @@ def build_model(info: ProviderInfo, spec: dict[str, Any], provider_compat: dict[
             aliases += _equals(genai_model.match)
     if spec.get("free"):
         cost = ModelCost(0.0, 0.0)
+    extra_caps = spec.get("model_capabilities")
+    if extra_caps:
+        fields["capabilities"] = sorted({*(fields.get("capabilities") or ["text"]), *extra_caps})
     fields.update(
         {k: v for k, v in entry.items() if k not in {"prices", "metadata", "extra_aliases"}}
     )

@@ -448,7 +448,16 @@ REQUIRED_PROVIDERS = {
     "ollama",
     "vllm",
 }
-CAPABILITIES = {"text", "image", "pdf", "audio", "video", "tool_use", "reasoning"}
+CAPABILITIES = {
+    "text",
+    "image",
+    "pdf",
+    "audio",
+    "video",
+    "tool_use",
+    "reasoning",
+    "structured_output",
+}
 
 
 def test_catalog_entries_are_complete_and_sane() -> None:

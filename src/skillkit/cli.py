@@ -33,6 +33,7 @@ from skillkit import __version__
 
 if TYPE_CHECKING:
     from skillkit.frontends.setup import CliAgent
+    from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
 
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -182,6 +183,12 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         default="text",
         help="output of -p: the answer as text (default) or every event as a JSON line",
     )
+    parser.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="with -p: the answer must be JSON valid under the JSON schema in FILE; "
+        "printed as one JSON line (--mode json: an 'output' event)",
+    )
     saving = parser.add_argument_group("sessions").add_mutually_exclusive_group()
     saving.add_argument(
         "-c",
@@ -305,6 +312,13 @@ def _run_agent(args: argparse.Namespace) -> int:
         return _usage_error("the prompt is not UTF-8 text")
     if prompt is not None and not prompt.strip():
         return _usage_error("the prompt is empty")
+    output_schema = None
+    if args.output_schema is not None:
+        if prompt is None:
+            return _usage_error("--output-schema needs a prompt: -p PROMPT")
+        output_schema = _read_output_schema(args.output_schema)
+        if isinstance(output_schema, str):
+            return _usage_error(output_schema)
     if prompt is None:
         if args.mode != "text":
             return _usage_error(f"--mode {args.mode} needs a prompt: -p PROMPT")
@@ -365,9 +379,32 @@ def _run_agent(args: argparse.Namespace) -> int:
         name = "json" if args.mode == "json" else "print"
         out = sys.stdout.buffer if args.mode == "json" else sys.stdout
         face = {"prompt": prompt, "out": out, "err": sys.stderr}
+        if output_schema is not None:
+            face["output_type"] = output_schema
     frontend = agent.frontend(name, face, warn=_warn)
     run = frontend.run(agent.runner, agent.manager.registries.commands)
     return asyncio.run(_closing(agent, run))
+
+
+def _read_output_schema(path: str) -> OutputSpec | str:
+    """The `OutputSpec` of the JSON schema in ``path``, or a one-line error message."""
+    import json
+
+    from skillkit.output import OutputSpec
+
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            schema = json.load(file)
+    except OSError as exc:
+        return f"cannot read the output schema {path}: {exc.strerror or exc}"
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"the output schema {path} is not JSON: {exc}"
+    if not isinstance(schema, dict):
+        return f"the output schema {path} is not a JSON object"
+    try:
+        return OutputSpec.of(schema)
+    except (TypeError, ValueError) as exc:
+        return f"the output schema {path}: {exc}"
 
 
 def _is_utf8(text: str) -> bool:

@@ -26,6 +26,7 @@ __all__ = [
     "ImagePart",
     "LLMMessage",
     "LLMRequest",
+    "OutputSchema",
     "StopReason",
     "StreamEvent",
     "StreamEventType",
@@ -128,6 +129,7 @@ StopReason: TypeAlias = Literal[
     "error",  # the provider or the run failed
     "aborted",  # the caller aborted
     "max_iterations",  # the agent loop reached its iteration limit
+    "output_invalid",  # the structured output stayed invalid after its retries
 ]
 
 
@@ -225,11 +227,29 @@ class ToolSchema(msgspec.Struct, frozen=True):
     parameters: dict[str, Any]
 
 
+class OutputSchema(msgspec.Struct, frozen=True):
+    """The shape the model's final answer must have (structured output).
+
+    ``mode="native"``: the provider's own structured output is asked for with
+    ``schema`` under ``name`` (``strict`` says the schema meets the strict rules: every
+    object closed and all its properties required). ``mode="tool"``: the request's
+    ``tools`` include a tool called ``name`` whose parameters are ``schema``, and the
+    adapter makes the model call a tool (where the provider allows it).
+    """
+
+    name: str
+    schema: dict[str, Any]
+    description: str = ""
+    strict: bool = True
+    mode: Literal["native", "tool"] = "native"
+
+
 class LLMRequest(msgspec.Struct, frozen=True):
     """Everything an adapter needs for one model call.
 
     ``messages`` is a snapshot: adapters may keep it (the scripted adapter records it).
     ``options`` carries provider settings (temperature, max_tokens, ...) passed through.
+    ``output`` asks for structured output (None: free text).
     """
 
     model: str
@@ -237,6 +257,7 @@ class LLMRequest(msgspec.Struct, frozen=True):
     system_prompt: str = ""
     tools: list[ToolSchema] = msgspec.field(default_factory=list)
     options: dict[str, Any] = msgspec.field(default_factory=dict)
+    output: OutputSchema | None = None
 
 
 # --------------------------------------------------------------------------- streaming
@@ -252,6 +273,8 @@ StreamEventType: TypeAlias = Literal[
     "tool_call_delta",
     "tool_call_end",
     "tool_result",
+    "output_partial",
+    "output",
     "done",
     "error",
 ]
@@ -268,10 +291,14 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
       holds the parsed arguments (``content`` the raw JSON).
     - ``tool_result``: emitted by the agent after a tool ran; ``content`` is the result
       text and ``is_error`` says whether it failed.
+    - ``output_partial`` / ``output``: emitted by the agent for a run with an output
+      type; ``output`` is the answer so far (JSON data, parsed while it streams) / the
+      validated answer (JSON data; `AgentResponse.output` has the typed value).
     - ``done``: the end of a reply (or of a whole run, from `AgentRunner`), with
       ``stop_reason`` and ``usage``.
     - ``error``: the stream failed; ``error`` is a one-line message and ``stop_reason``
-      is ``"error"``, ``"aborted"`` or ``"context_overflow"``.
+      is ``"error"``, ``"aborted"`` or ``"context_overflow"`` (from `AgentRunner`, also
+      ``"output_invalid"``).
     """
 
     type: StreamEventType
@@ -285,6 +312,7 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     is_error: bool = False
     stop_reason: StopReason | None = None
     usage: TokenUsage | None = None
+    output: Any = None
 
 
 # --------------------------------------------------------------------------- responses
@@ -295,6 +323,9 @@ class AgentResponse(msgspec.Struct, frozen=True):
 
     ``text`` is the final assistant text; ``messages`` the messages this run added to
     the transcript (user message included); ``usage`` the sum over the run's model calls.
+    ``output`` is the validated structured output of a run given an ``output_type``
+    (None otherwise, and when it stayed invalid: ``stop_reason`` is then
+    ``"output_invalid"`` and ``error`` says why).
     """
 
     text: str
@@ -303,6 +334,7 @@ class AgentResponse(msgspec.Struct, frozen=True):
     stop_reason: StopReason
     error: str | None = None
     iterations: int = 0
+    output: Any = None
 
 
 # --------------------------------------------------------------------------- JSON

@@ -157,6 +157,7 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 tools[-1]["cache_control"] = _EPHEMERAL
             body["tools"] = tools
         body.update(options)
+        _add_output(body, request)
         return body
 
     def build_messages(self, request: LLMRequest, model: str) -> list[dict[str, Any]]:
@@ -190,6 +191,27 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 blocks[-1] = {**blocks[-1], "cache_control": _EPHEMERAL}
                 last["content"] = blocks
         return out
+
+
+def _add_output(body: dict[str, Any], request: LLMRequest) -> None:
+    """Structured output: ``output_config.format`` with the JSON schema (native mode,
+    kept beside other ``output_config`` settings), or ``tool_choice: {"type": "any"}``
+    in tool mode so the model must call a tool — not with extended thinking, which
+    allows only ``auto``, and not over a caller's own ``tool_choice``."""
+    output = request.output
+    if output is None:
+        return
+    if output.mode == "tool":
+        thinking = body.get("thinking")
+        thinking_on = isinstance(thinking, dict) and thinking.get("type") not in (None, "disabled")
+        if request.tools and not thinking_on:
+            body.setdefault("tool_choice", {"type": "any"})
+        return
+    config = body.get("output_config")
+    body["output_config"] = {
+        **(config if isinstance(config, dict) else {}),
+        "format": {"type": "json_schema", "schema": output.schema},
+    }
 
 
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -202,6 +202,7 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
                 }
                 for tool in request.tools
             ]
+        body.update(_output_fields(request))
         options = {**self.options, **request.options}
         if "max_tokens" in options:
             options[self.compat.max_tokens_field] = options.pop("max_tokens")
@@ -267,6 +268,22 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
                 for call in calls
             ]
         return result
+
+
+def _output_fields(request: LLMRequest) -> dict[str, Any]:
+    """Structured output: ``response_format`` with the JSON schema (native mode), or
+    ``tool_choice: "required"`` so the model must call a tool (the final tool among
+    them) in tool mode. Options given by the caller override these."""
+    output = request.output
+    if output is None:
+        return {}
+    if output.mode == "tool":
+        return {"tool_choice": "required"} if request.tools else {}
+    json_schema: dict[str, Any] = {"name": output.name, "schema": output.schema}
+    if output.description:
+        json_schema["description"] = output.description
+    json_schema["strict"] = output.strict
+    return {"response_format": {"type": "json_schema", "json_schema": json_schema}}
 
 
 def _image_part(part: ImagePart) -> dict[str, Any]:

@@ -143,6 +143,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         if "max_tokens" in options:
             options["max_output_tokens"] = options.pop("max_tokens")
         body.update(options)
+        _add_output(body, request)
         return body
 
     def build_input(self, request: LLMRequest, model: str) -> list[dict[str, Any]]:
@@ -204,6 +205,29 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         if saved.encrypted_content is not None:
             item["encrypted_content"] = saved.encrypted_content
         return item
+
+
+def _add_output(body: dict[str, Any], request: LLMRequest) -> None:
+    """Structured output: ``text.format`` with the JSON schema (native mode, kept beside
+    other ``text`` settings), or ``tool_choice: "required"`` in tool mode (unless the
+    caller chose a ``tool_choice``)."""
+    output = request.output
+    if output is None:
+        return
+    if output.mode == "tool":
+        if request.tools:
+            body.setdefault("tool_choice", "required")
+        return
+    text_format: dict[str, Any] = {
+        "type": "json_schema",
+        "name": output.name,
+        "schema": output.schema,
+        "strict": output.strict,
+    }
+    if output.description:
+        text_format["description"] = output.description
+    text = body.get("text")
+    body["text"] = {**(text if isinstance(text, dict) else {}), "format": text_format}
 
 
 def _image(part: ImagePart) -> dict[str, Any]:

@@ -14,6 +14,7 @@ Script files (YAML or JSON) for ``--model scripted:PATH``::
           - {name: get_weather, arguments: {city: Paris}}
       - thinking: "The tool said sunny."
         text: "It is sunny in Paris."
+      - output: {city: Paris, sky: sunny}   # a structured answer (see Reply.output)
     cycle: false        # true: start again from the first reply when the script ends
 
 A bare list of replies is accepted too. Running past the end of a script ends that call
@@ -58,6 +59,11 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     event after whatever text was given (``stop_reason`` defaults to ``"error"``).
     ``usage`` defaults to an estimate (4 characters a token). ``delay`` sleeps before
     each delta, to simulate a slow model.
+
+    ``output`` is a structured answer (JSON data, in the shape the request's
+    ``output.schema`` describes): played as JSON text after ``text`` when the request
+    asks for native structured output or none, and as a call of the final tool (after
+    ``tool_calls``) in tool mode — so one script serves both modes.
     """
 
     text: str = ""
@@ -68,6 +74,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     stop_reason: StopReason | None = None
     usage: TokenUsage | None = None
     delay: float = 0.0
+    output: Any = None
 
 
 ReplyFunction = Callable[[LLMRequest], "Reply | str | Awaitable[Reply | str]"]
@@ -75,6 +82,9 @@ ReplyFunction = Callable[[LLMRequest], "Reply | str | Awaitable[Reply | str]"]
 
 class _ScriptedBase(LLMAdapter):
     provider = "scripted"
+    native_output = True
+    """Plays structured answers natively (see `Reply.output`); the runner reads this
+    instead of the model catalog."""
 
     def __init__(self, *, chunk_size: int = 8, model: str = "scripted") -> None:
         if chunk_size < 1:
@@ -102,13 +112,13 @@ class _ScriptedBase(LLMAdapter):
         cost of a second level)."""
         try:
             found = await self._reply_for(request)
+            reply = _with_output(Reply(text=found) if isinstance(found, str) else found, request)
         except _ScriptExhausted as exc:
             yield StreamEvent("error", error=str(exc), stop_reason="error")
             return
         except Exception as exc:  # a reply function's failure is the provider failing
             yield StreamEvent("error", error=f"scripted reply failed: {exc}", stop_reason="error")
             return
-        reply = Reply(text=found) if isinstance(found, str) else found
         size = self.chunk_size
         delay = reply.delay
         output_chars = 0
@@ -179,6 +189,21 @@ class _ScriptedBase(LLMAdapter):
         name, arguments = item
         self._call_ids += 1
         return ToolCall(id=f"call_{self._call_ids}", name=name, arguments=dict(arguments))
+
+
+def _with_output(reply: Reply, request: LLMRequest) -> Reply:
+    """``reply`` with its ``output`` turned into text or a final tool call."""
+    if reply.output is None:
+        return reply
+    wanted = request.output
+    if wanted is not None and wanted.mode == "tool":
+        if not isinstance(reply.output, dict):
+            raise TypeError("a scripted output for a final tool must be a JSON object")
+        calls = [*reply.tool_calls, (wanted.name, reply.output)]
+        return msgspec.structs.replace(reply, tool_calls=calls, output=None)
+    answer = json.dumps(reply.output, ensure_ascii=False)
+    text = f"{reply.text}{answer}" if not reply.text else f"{reply.text}\n{answer}"
+    return msgspec.structs.replace(reply, text=text, output=None)
 
 
 class ScriptedAdapter(_ScriptedBase):
@@ -282,6 +307,7 @@ class _ScriptReply(msgspec.Struct, forbid_unknown_fields=True):
     error: str | None = None
     stop_reason: StopReason | None = None
     delay: float = 0.0
+    output: Any = None
 
 
 class _ScriptFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -338,6 +364,7 @@ def load_script(path: str | Path) -> tuple[list[Reply], bool]:
                 error=item.error,
                 stop_reason=item.stop_reason,
                 delay=item.delay,
+                output=item.output,
             )
         )
     return replies, script.cycle

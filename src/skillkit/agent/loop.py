@@ -39,7 +39,7 @@ from skillkit.agent.request import (
     build_request,
     recover_overflow,
 )
-from skillkit.agent.tool_calls import ABORTED, NOT_RUN, run_tool_calls
+from skillkit.agent.tool_calls import ABORTED, NOT_RUN, redact_result, run_tool_calls
 from skillkit.errors import describe_exception
 from skillkit.events import (
     STREAM_KINDS,
@@ -47,7 +47,11 @@ from skillkit.events import (
     AgentStart,
     ErrorInfo,
     IterLimit,
+    OutputPartial,
+    OutputResult,
     RunCancelled,
+    ToolExecutionEnd,
+    ToolExecutionStart,
     TurnEnd,
     TurnStart,
     Usage,
@@ -57,10 +61,13 @@ from skillkit.models import (
     AssistantMessage,
     StreamEvent,
     TokenUsage,
+    ToolCall,
     ToolResultMessage,
+    UserMessage,
 )
+from skillkit.output import OutputRun
 from skillkit.tool_pairing import close_open_calls, error_results
-from skillkit.tools.base import Tool
+from skillkit.tools.base import Tool, ToolResult
 
 _STREAM_KINDS = frozenset(STREAM_KINDS)
 
@@ -116,6 +123,9 @@ async def run_loop(
 
 async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
     bus = ctx.bus
+    output = ctx.output
+    if output is not None:
+        await _report_output(ctx, outcome, output)
     if outcome.stop_reason == "aborted":
         await bus.emit(RunCancelled(reason=ctx.abort.reason or "aborted"))
     await bus.emit(
@@ -174,6 +184,8 @@ async def _turns(
             outcome.error = message.error
             if message.stop_reason != "aborted":
                 text = message.error or "model call failed"
+                if ctx.output is not None:
+                    outcome.error = text = ctx.output.explain_failure(text)
                 if ctx.redactor:
                     outcome.error = text = ctx.redactor.redact(text)
                 await bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)
@@ -185,6 +197,10 @@ async def _turns(
 
         results = await _run_calls(transcript, ctx, message, tools, turn)
         await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+        output = ctx.output
+        if output is not None and output.accepted and not ctx.abort.aborted:
+            outcome.stop_reason = "stop"  # the final tool was called with a valid answer
+            return
 
         steered = ctx.steering() if ctx.steering is not None else []
         if steered:
@@ -194,7 +210,18 @@ async def _turns(
             outcome.stop_reason = "aborted"
             return
         if not message.tool_calls:
-            outcome.stop_reason = "length" if message.stop_reason == "length" else "stop"
+            if output is None:
+                outcome.stop_reason = "length" if message.stop_reason == "length" else "stop"
+                return
+            if output.check_text(message.text):
+                outcome.stop_reason = "stop"
+                return
+            if await _output_exhausted(ctx, outcome, output, turn):
+                return
+            again = output.retry_text() if output.native else output.missing_call_text()
+            transcript.append(UserMessage(content=again))
+            continue
+        if output is not None and await _output_exhausted(ctx, outcome, output, turn):
             return
         stuck = repeats.note(message, results, ctx.max_repeats)
         if stuck is not None:
@@ -241,6 +268,7 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
     bus = ctx.bus
     builder = MessageBuilder(provider=ctx.adapter.provider, model=ctx.model)
     add = builder.add
+    output = ctx.output
     try:
         async for event in ctx.adapter.chat_stream_events(request, abort=ctx.abort):
             add(event)
@@ -249,6 +277,12 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
                 pending = bus.publish(event, turn, kind=kind)
                 if pending is not None:
                     await pending
+            if output is not None:
+                changed, value = output.feed(event)
+                if changed:
+                    pending = bus.publish(OutputPartial(value=value), turn)
+                    if pending is not None:
+                        await pending
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # an adapter broke its contract: still end cleanly
@@ -274,11 +308,100 @@ async def _run_calls(
     turn: int,
 ) -> list[ToolResultMessage]:
     results: list[ToolResultMessage] = []
-    if message.tool_calls:
-        async for result in run_tool_calls(message.tool_calls, tools, ctx, turn):
+    calls = message.tool_calls
+    output = ctx.output
+    if output is not None and output.output_calls(calls):
+        return await _run_calls_with_output(transcript, ctx, output, calls, tools, turn)
+    if calls:
+        async for result in run_tool_calls(calls, tools, ctx, turn):
             results.append(result)
             transcript.append(result)
     return results
+
+
+# --------------------------------------------------------------------------- structured output
+
+
+async def _run_calls_with_output(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    output: OutputRun,
+    calls: list[ToolCall],
+    tools: Sequence[Tool],
+    turn: int,
+) -> list[ToolResultMessage]:
+    """A turn that called the final tool: its calls are checked here (never gated, as
+    they have no effect), the other calls run as usual; results in call order."""
+    finals = output.output_calls(calls)
+    final_ids = {call.id for call in finals}
+    answered: dict[str, ToolResultMessage] = {}
+    for call in finals:
+        answered[call.id] = await _answer_output_call(ctx, output, call, turn)
+    others = [call for call in calls if call.id not in final_ids]
+    if others:
+        async for result in run_tool_calls(others, tools, ctx, turn):
+            answered[result.tool_call_id] = result
+    results = [answered[call.id] for call in calls]
+    transcript.extend(results)
+    return results
+
+
+async def _answer_output_call(
+    ctx: LoopContext, output: OutputRun, call: ToolCall, turn: int
+) -> ToolResultMessage:
+    bus = ctx.bus
+    if bus.wants("tool_execution_start"):
+        await bus.emit(
+            ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments),
+            turn=turn,
+        )
+    error = output.check_call(call)
+    result = ToolResult.text("Final answer accepted.") if error is None else ToolResult.error(error)
+    if ctx.redactor:
+        result = redact_result(result, ctx.redactor)
+    if bus.wants("tool_execution_end"):
+        await bus.emit(
+            ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result),
+            turn=turn,
+        )
+    return ToolResultMessage(
+        tool_call_id=call.id, tool_name=call.name, content=result.content, is_error=result.is_error
+    )
+
+
+async def _output_exhausted(
+    ctx: LoopContext, outcome: RunOutcome, output: OutputRun, turn: int
+) -> bool:
+    """End the run with ``output_invalid`` once the retries are used up."""
+    if not output.exhausted:
+        return False
+    outcome.stop_reason = "output_invalid"
+    outcome.error = output.give_up_text()
+    if ctx.redactor:
+        outcome.error = ctx.redactor.redact(outcome.error)
+    await ctx.bus.emit(ErrorInfo(stage="output", message=outcome.error), turn=turn)
+    return True
+
+
+async def _report_output(ctx: LoopContext, outcome: RunOutcome, output: OutputRun) -> None:
+    """Record the validated value on ``outcome`` and emit ``output`` (once per run)."""
+    value = None
+    if output.accepted:
+        outcome.output = output.value
+        try:
+            value = output.spec.dump(output.value)
+        except Exception as exc:  # a validator whose value cannot be dumped
+            await ctx.bus.emit(ErrorInfo(stage="output", message=describe_exception(exc)))
+    attempts = output.failures + (1 if output.accepted else 0)
+    await ctx.bus.emit(
+        OutputResult(
+            ok=output.accepted,
+            value=value,
+            error=None if output.accepted else (output.error or outcome.error),
+            attempts=attempts,
+            mode="native" if output.native else "tool",
+        )
+    )
 
 
 def _add_usage(outcome: RunOutcome, state: LoopState, usages: list[TokenUsage]) -> None:

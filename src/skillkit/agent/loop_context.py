@@ -11,6 +11,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.context import ContextBudget, ContextTransformer, ConvertToLLM, RendererRegistry
 from skillkit.events import EventBus, ToolCallEvent, ToolCallEventResult, ToolResultEvent
 from skillkit.models import AgentMessage, StopReason, TokenUsage, ToolSchema, UserMessage
+from skillkit.output import OutputRun
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, ToolResult
 
@@ -45,7 +46,7 @@ class LoopContext:
     conversation. ``compaction`` keeps the context within the model's window (None:
     never compact) and cuts a tool result the window cannot hold. ``max_repeats`` stops
     a run whose turns make the same tool calls with the same results that many times in
-    a row (0: never).
+    a row (0: never). ``output`` is the run's structured output (None: free text).
     """
 
     adapter: LLMAdapter
@@ -70,11 +71,13 @@ class LoopContext:
     after_tool_result: Sequence[AfterToolResult] = ()
     redactor: Redactor | None = None
     max_repeats: int = 3
+    output: OutputRun | None = None
 
 
 @dataclass
 class RunOutcome:
-    """How a run ended (the same facts ``agent_end`` carries)."""
+    """How a run ended (the same facts ``agent_end`` carries, and the validated
+    structured ``output`` of a run that has an output type)."""
 
     stop_reason: StopReason = "stop"
     iterations: int = 0
@@ -82,3 +85,4 @@ class RunOutcome:
     thinking: str = ""
     usage: TokenUsage = field(default_factory=TokenUsage)
     error: str | None = None
+    output: Any = None

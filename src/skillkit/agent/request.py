@@ -79,12 +79,17 @@ async def build_request(
                 context, messages = await _transform_and_convert(transcript, ctx, turn)
             else:
                 messages = _convert_incremental(transcript, state, ctx.renderers)
+    output = ctx.output
+    final_tool = output.tool() if output is not None else None
+    if final_tool is not None:
+        schemas = [s for s in schemas if s.name != final_tool.name] + [final_tool]
     return LLMRequest(
         model=ctx.model,
         messages=messages,
         system_prompt=system_prompt,
         tools=schemas,
         options=ctx.options,
+        output=output.request() if output is not None else None,
     )
 
 

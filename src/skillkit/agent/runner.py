@@ -54,6 +54,7 @@ from skillkit.models import (
     UserContent,
     UserMessage,
 )
+from skillkit.output import OutputRun, OutputSpec
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, tool_schema
 from skillkit.tools.registry import ToolRegistry
@@ -160,6 +161,7 @@ class AgentRunner:
         self._usage = TokenUsage()
         self._run_start = 0
         self._parts: dict[str, list[Contributor]] = {}
+        self._output: OutputSpec | None = None
         for contributor in contributors:
             self._contributors.append(contributor)
         self._index_parts()
@@ -380,11 +382,18 @@ class AgentRunner:
 
     # ----- running
 
-    async def chat(self, message: str | list[UserContent]) -> AgentResponse:
+    async def chat(
+        self, message: str | list[UserContent], *, output_type: Any = None
+    ) -> AgentResponse:
         """Run the agent on ``message`` to the end and return the outcome. Cancelling
         the caller aborts the run (the transcript stays valid) before the cancellation
-        propagates."""
-        run = await self._start(message)
+        propagates.
+
+        ``output_type`` (a pydantic model, dataclass, ``TypedDict``, JSON schema dict or
+        `skillkit.output.OutputSpec`) asks for structured output: the response's
+        ``output`` is the validated value (see ``docs/structured-output.md``). A wrong
+        ``output_type`` raises `TypeError` / `ValueError` before the run starts."""
+        run = await self._start(message, output=_output_spec(output_type))
         await self._join(run)
         return self._response()
 
@@ -392,25 +401,51 @@ class AgentRunner:
         """Run the agent, yielding only the text deltas of its replies."""
         return self._text_only(self.chat_stream_events(message))
 
-    def chat_stream_events(self, message: str | list[UserContent]) -> AsyncIterator[StreamEvent]:
+    def chat_stream_events(
+        self, message: str | list[UserContent], *, output_type: Any = None
+    ) -> AsyncIterator[StreamEvent]:
         """Run the agent, yielding every `StreamEvent` (the model's text, thinking and
         tool-call events, one ``tool_result`` per call, an ``error`` if the run failed,
         and one final ``done``). Closing the iterator early, or cancelling its reader,
-        aborts the run."""
-        return self._stream(message, resume=False)
+        aborts the run. With ``output_type`` (as for `chat`), ``output_partial`` events
+        carry the answer so far and one ``output`` event the validated answer (both as
+        JSON data)."""
+        return self._stream(message, resume=False, output=_output_spec(output_type))
+
+    def _output_run(self) -> OutputRun | None:
+        """A fresh `OutputRun` for the next loop, native where the model supports it:
+        the adapter's own ``native_output`` flag if it has one, else the catalog's
+        ``structured_output`` capability."""
+        spec = self._output
+        if spec is None:
+            return None
+        declared = getattr(self.adapter, "native_output", None)
+        if isinstance(declared, bool):
+            return OutputRun.choose(spec, supports_native=declared)
+        definition = self.config.model_definition
+        if definition is None:
+            from skillkit.model_registry import default_registry
+
+            registry = default_registry()
+            for name in (self.config.model, self._model_name()):
+                definition = registry.get(name) if name else None
+                if definition is not None:
+                    break
+        supported = definition is not None and "structured_output" in definition.capabilities
+        return OutputRun.choose(spec, supports_native=supported)
 
     async def continue_(self) -> AgentResponse:
         """Resume a run paused by ``max_iterations``, with a fresh iteration budget."""
         if not self._paused:
             raise RuntimeError("nothing to continue: the last run did not stop at max_iterations")
-        run = await self._start(None)
+        run = await self._start(None, output=self._output)
         await self._join(run)
         return self._response()
 
     def continue_stream_events(self) -> AsyncIterator[StreamEvent]:
         if not self._paused:
             raise RuntimeError("nothing to continue: the last run did not stop at max_iterations")
-        return self._stream(None, resume=True)
+        return self._stream(None, resume=True, output=self._output)
 
     async def aclose(self) -> None:
         """Abort any run (and wait for it to end), close the contributors and release the
@@ -436,7 +471,9 @@ class AgentRunner:
             if closer is not None:
                 await closer()
 
-    async def _start(self, message: str | list[UserContent] | None) -> RunHandle:
+    async def _start(
+        self, message: str | list[UserContent] | None, *, output: OutputSpec | None = None
+    ) -> RunHandle:
         """Start a run in its own task. A run whose stream reader went away is waited
         for first (its reader's clean-up may still be pending)."""
         current = self._run
@@ -455,6 +492,7 @@ class AgentRunner:
         run = RunHandle()
         self._run = run
         self._abort = AbortSignal()
+        self._output = output
         run.task = asyncio.create_task(self._drive(run, message), name="skillkit-run")
         return run
 
@@ -470,9 +508,13 @@ class AgentRunner:
             raise
 
     async def _stream(
-        self, message: str | list[UserContent] | None, *, resume: bool
+        self,
+        message: str | list[UserContent] | None,
+        *,
+        resume: bool,
+        output: OutputSpec | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        run = await self._start(message)
+        run = await self._start(message, output=output)
         # subscribed before the run's task first runs: it sees every event of the run
         stream = RunStream(self._abort)
         unsubscribe = self.events.tap(stream.handle)
@@ -496,7 +538,7 @@ class AgentRunner:
                 stream.consumer = None
             finished = True
             outcome = self._outcome
-            if outcome.stop_reason in ("error", "context_overflow"):
+            if outcome.stop_reason in ("error", "context_overflow", "output_invalid"):
                 yield StreamEvent("error", error=outcome.error, stop_reason=outcome.stop_reason)
             yield StreamEvent(
                 "done", stop_reason=outcome.stop_reason, usage=outcome.usage, error=outcome.error
@@ -573,6 +615,7 @@ class AgentRunner:
             stop_reason=outcome.stop_reason,
             error=outcome.error,
             iterations=outcome.iterations,
+            output=outcome.output,
         )
 
     def _take_steering(self) -> list[UserMessage]:
@@ -621,6 +664,7 @@ class AgentRunner:
             before_tool_call=before,
             after_tool_result=after,
             redactor=self.redactor or None,
+            output=self._output_run(),
         )
 
     def _boundary(self) -> list[AgentMessage]:
@@ -690,6 +734,11 @@ class AgentRunner:
             if text:
                 parts.append(text)
         return "\n\n".join(parts)
+
+
+def _output_spec(output_type: Any) -> OutputSpec | None:
+    """The spec of a caller's ``output_type`` (raises at once for a wrong one)."""
+    return OutputSpec.of(output_type) if output_type is not None else None
 
 
 def _label(contributor: Any) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from skillkit.abort import AbortSignal
-from skillkit.events import ToolExecutionEnd, TurnEnd
+from skillkit.events import OutputPartial, OutputResult, ToolExecutionEnd, TurnEnd
 from skillkit.models import StreamEvent
 
 __all__ = ["HIGH_WATER", "RunHandle", "RunStream"]
@@ -55,6 +55,11 @@ class RunStream:
             calls = self.calls  # results go out in call order, as each becomes next
             while calls and calls[0] in self.ended:
                 self.push(self.ended.pop(calls.popleft()))
+        elif kind is OutputPartial:
+            self.push(StreamEvent("output_partial", output=payload.value))
+        elif kind is OutputResult:
+            if payload.ok:
+                self.push(StreamEvent("output", output=payload.value))
         elif kind is TurnEnd:
             self.calls.clear()
             self.ended.clear()

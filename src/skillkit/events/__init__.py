@@ -29,6 +29,8 @@ type                              payload                      seed 004 kind
 ``tool_execution_end``            `ToolExecutionEnd`           ``tool_use_result``
 ``compaction_start``              `CompactionStart`            ``compacting``
 ``compaction_end``                `CompactionEnd`              ``compacting_end``
+``output_partial``                `OutputPartial`
+``output``                        `OutputResult`
 ``usage``                         `Usage`
 ``error``                         `ErrorInfo`
 ``retry``                         `ProviderRetry`
@@ -72,6 +74,8 @@ from skillkit.events.payloads import (
     InputEvent,
     InputResult,
     IterLimit,
+    OutputPartial,
+    OutputResult,
     Payload,
     ProviderRetry,
     RunCancelled,
@@ -118,6 +122,8 @@ __all__ = [
     "IterLimit",
     "JsonlSink",
     "Multi",
+    "OutputPartial",
+    "OutputResult",
     "Payload",
     "ProviderRetry",
     "RunCancelled",

@@ -25,7 +25,9 @@ from skillkit.models import (
 from skillkit.tools.base import ToolResult
 
 STREAM_KINDS: tuple[str, ...] = tuple(
-    kind for kind in get_args(StreamEventType) if kind not in ("tool_result", "done", "error")
+    kind
+    for kind in get_args(StreamEventType)
+    if kind not in ("tool_result", "output_partial", "output", "done", "error")
 )
 """The provider stream kinds that reach the bus (their payload is the `StreamEvent`)."""
 
@@ -188,6 +190,32 @@ class ToolExecutionEnd(Payload, frozen=True, kw_only=True):
     duration: float = 0.0
 
 
+# --------------------------------------------------------------------------- structured output
+
+
+class OutputPartial(Payload, frozen=True, kw_only=True):
+    """The structured output so far, while the model streams it: ``value`` is JSON data
+    parsed from the unfinished answer (strings may be cut mid-way; it is not validated)."""
+
+    kind: ClassVar[str] = "output_partial"
+
+    value: Any = None
+
+
+class OutputResult(Payload, frozen=True, kw_only=True):
+    """How a run's structured output ended, once per run that has an output type:
+    ``ok`` with the validated ``value`` (JSON data), or the last validation ``error``
+    after ``attempts`` invalid answers. ``mode`` is ``native`` or ``tool``."""
+
+    kind: ClassVar[str] = "output"
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+    attempts: int = 0
+    mode: Literal["native", "tool"] = "native"
+
+
 # --------------------------------------------------------------------------- user interaction
 
 
@@ -340,6 +368,8 @@ CorePayload: TypeAlias = (
     | ToolExecutionStart
     | ToolExecutionUpdate
     | ToolExecutionEnd
+    | OutputPartial
+    | OutputResult
     | CompactionStart
     | CompactionEnd
     | Usage

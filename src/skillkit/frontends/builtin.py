@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from skillkit.extensions.registries import Frontend, FrontendFactory
 
@@ -63,29 +63,43 @@ class InteractiveFrontend:
 class PrintFrontend:
     """Runs ``prompt`` once and prints the final answer."""
 
-    def __init__(self, *, prompt: str, out: IO[str] | None = None, err: IO[str] | None = None):
+    def __init__(
+        self,
+        *,
+        prompt: str,
+        out: IO[str] | None = None,
+        err: IO[str] | None = None,
+        output_type: Any = None,
+    ) -> None:
         self.prompt, self.out, self.err = prompt, out, err
+        self.output_type = output_type
 
     async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
         from skillkit.frontends.print_mode import run_print
 
         out, err = self.out or sys.stdout, self.err or sys.stderr
-        return await run_print(runner, self.prompt, out=out, err=err)
+        return await run_print(runner, self.prompt, out=out, err=err, output_type=self.output_type)
 
 
 class JsonFrontend:
     """Runs ``prompt`` once and prints every event as one JSON line."""
 
     def __init__(
-        self, *, prompt: str, out: IO[bytes] | None = None, err: IO[str] | None = None
+        self,
+        *,
+        prompt: str,
+        out: IO[bytes] | None = None,
+        err: IO[str] | None = None,
+        output_type: Any = None,
     ) -> None:
         self.prompt, self.out, self.err = prompt, out, err
+        self.output_type = output_type
 
     async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
         from skillkit.frontends.print_mode import run_json
 
         out, err = self.out or sys.stdout.buffer, self.err or sys.stderr
-        return await run_json(runner, self.prompt, out=out, err=err)
+        return await run_json(runner, self.prompt, out=out, err=err, output_type=self.output_type)
 
 
 _DESCRIPTIONS: dict[str, str] = {

@@ -27,8 +27,9 @@ valid, the run ends with ``stop_reason "aborted"``); a second one stops waiting 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from skillkit.events import Event
 from skillkit.frontends.interrupt import on_interrupt
@@ -56,13 +57,20 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-async def run_print(runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[str]) -> int:
-    """Run ``prompt`` and write the final answer (plus a newline) to ``out``."""
-    response = await _chat(runner, prompt)
+async def run_print(
+    runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[str], output_type: Any = None
+) -> int:
+    """Run ``prompt`` and write the final answer (plus a newline) to ``out``; with an
+    ``output_type`` (structured output), the validated answer as one line of JSON."""
+    response = await _chat(runner, prompt, output_type)
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
-    if response.stop_reason in ("stop", "tool_use", "length") and response.text:
+    if output_type is not None:
+        if response.output is not None:
+            out.write(_output_json(output_type, response.output) + "\n")
+            out.flush()
+    elif response.stop_reason in ("stop", "tool_use", "length") and response.text:
         text = _redactor(runner).redact(response.text)
         if _is_terminal(out):
             text = neutralize(text)
@@ -82,14 +90,17 @@ def _is_terminal(stream: IO[str]) -> bool:
         return False
 
 
-async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str]) -> int:
-    """Run ``prompt`` and write each of its events to ``out`` as one JSON line.
+async def run_json(
+    runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str], output_type: Any = None
+) -> int:
+    """Run ``prompt`` and write each of its events to ``out`` as one JSON line (with an
+    ``output_type``, the run's ``output`` event carries the validated answer).
 
     If the reader closes ``out`` the run is aborted and the exit code is 1, silently."""
     writer = RunEventWriter(out, agent_id=runner.events.agent_id, on_closed=runner.abort)
     remove = runner.events.add_sink(writer)
     try:
-        response = await _chat(runner, prompt)
+        response = await _chat(runner, prompt, output_type)
     finally:
         remove()
     if writer.closed:  # nobody reads the events any more: the run was stopped for that
@@ -121,7 +132,7 @@ def report_outcome(
                 f"({response.iterations} model calls)\n"
             )
             return EXIT_FAILED
-        case "error" | "context_overflow":
+        case "error" | "context_overflow" | "output_invalid":
             redactor = redactor if redactor is not None else Redactor.from_environment()
             message = redactor.redact(response.error or "the run failed")
             err.write(f"skillkit: error: {neutralize(' '.join(message.split()))}\n")
@@ -169,9 +180,15 @@ class RunEventWriter:
                 self.on_closed()
 
 
-async def _chat(runner: AgentRunner, prompt: str) -> AgentResponse | None:
+def _output_json(output_type: Any, value: Any) -> str:
+    from skillkit.output import OutputSpec
+
+    return json.dumps(OutputSpec.of(output_type).dump(value), ensure_ascii=False)
+
+
+async def _chat(runner: AgentRunner, prompt: str, output_type: Any = None) -> AgentResponse | None:
     """Run to the end; None if a second Ctrl-C gave up waiting for the abort."""
-    task = asyncio.ensure_future(runner.chat(prompt))
+    task = asyncio.ensure_future(runner.chat(prompt, output_type=output_type))
     presses = 0
 
     def interrupted() -> None:

@@ -140,9 +140,11 @@ class ModelDefinition(
     ``id`` is what the provider's API expects as the model name. ``context_window`` is
     the maximum prompt size in tokens and drives compaction; ``max_output_tokens`` the
     largest output one call may ask for. ``capabilities`` uses the words ``text``,
-    ``image``, ``pdf``, ``audio``, ``video`` (accepted inputs), ``tool_use`` and
-    ``reasoning``. ``base_url`` and ``api_key_env`` are where and with which environment
-    variable the provider is reached by default (``None`` / empty: the SDK's default
+    ``image``, ``pdf``, ``audio``, ``video`` (accepted inputs), ``tool_use``,
+    ``reasoning`` and ``structured_output`` (the provider's native JSON-schema output:
+    structured output runs use it instead of a final tool). ``base_url`` and
+    ``api_key_env`` are where and with which environment variable the provider is
+    reached by default (``None`` / empty: the SDK's default
     endpoint / no key needed). ``aliases`` are other names the provider accepts for the
     same model (dated snapshots, ``-latest`` names).
     """
