@@ -158,3 +158,29 @@ async def test_a_thousand_concurrent_sessions_in_one_process() -> None:
         # each answer names its own row's word: no event or message crossed sessions
         assert result.text == f"{row['word']} has {len(row['word'])} letters", result
     print(f"peak RSS grew {(after - before) / 1000:.0f} KiB per session over 1,000")
+
+
+async def test_structured_output_per_row() -> None:
+    from skillkit import AgentConfig, AgentRunner
+    from skillkit.adapters.scripted import FunctionAdapter, Reply
+    from skillkit.models import LLMRequest, message_text
+
+    def answer(request: LLMRequest) -> Reply:
+        word = message_text(request.messages[-1]).split()[-1]
+        return Reply(output={"word": word, "length": len(word)})
+
+    def agent() -> AgentRunner:
+        return AgentRunner(AgentConfig(model="scripted"), adapter=FunctionAdapter(answer))
+
+    schema = {
+        "type": "object",
+        "properties": {"word": {"type": "string"}, "length": {"type": "integer"}},
+        "required": ["word", "length"],
+    }
+    results = await run_batch(
+        [{"w": "abc"}, {"w": "hello"}], agent, prompt="Measure {w}", output_type=schema
+    )
+    assert [r.output for r in results] == [
+        {"word": "abc", "length": 3},
+        {"word": "hello", "length": 5},
+    ]

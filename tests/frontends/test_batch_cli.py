@@ -192,3 +192,37 @@ def test_the_ray_engine_gives_the_local_engines_hash(project: Path) -> None:
     assert manifests[0]["results_sha256"] == manifests[1]["results_sha256"]
     workers = {line["worker"] for line in results(project / "ray.jsonl").values()}
     assert any(str(w).startswith("ray-") for w in workers)
+
+
+def test_an_output_schema_gives_each_row_a_validated_output(project: Path) -> None:
+    (project / "script.yaml").write_text(
+        "replies:\n  - output: {label: positive, score: 0.9}\n  - output: {label: positive}\n"
+        "  - output: {label: positive}\ncycle: false\n"
+    )
+    schema = {
+        "type": "object",
+        "properties": {"label": {"enum": ["positive", "negative"]}, "score": {"type": "number"}},
+        "required": ["label", "score"],
+    }
+    (project / "schema.json").write_text(json.dumps(schema))
+    write_rows(project, 2)
+    run = batch(
+        project, "data.jsonl", "--prompt", "Classify {topic}", "--output-schema", "schema.json",
+        "--model", f"scripted:{project / 'script.yaml'}", "--out", "labels.jsonl",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    found = results(project / "labels.jsonl")
+    for row in (0, 1):
+        assert found[row]["output"] == {"label": "positive", "score": 0.9}
+        assert found[row]["error"] is None
+    manifest = json.loads((project / "labels.jsonl.manifest.json").read_text())
+    assert manifest["settings"]["output_schema"] == schema
+
+
+def test_a_bad_output_schema_is_one_line(project: Path) -> None:
+    write_rows(project, 1)
+    (project / "schema.json").write_text("[1]")
+    run = batch(project, "data.jsonl", "--prompt", "x", "--output-schema", "schema.json",
+                "--out", "r.jsonl")  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr == "skillkit: error: batch: the output schema schema.json is not a JSON object\n"

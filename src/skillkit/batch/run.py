@@ -38,6 +38,7 @@ async def run_batch(
     make_agent: AgentFactory | None = None,
     *,
     prompt: str | None = None,
+    output_type: Any = None,
     task: RowTask | None = None,
     engine: Engine | None = None,
     limiter: RateLimiter | None = None,
@@ -48,14 +49,16 @@ async def run_batch(
     Each row is a mapping (its index is its position) or a `Row`. ``make_agent`` makes
     a fresh `AgentRunner` for each row; ``prompt`` is a template whose ``{field}``
     placeholders are filled from the row (without it, each row's ``prompt`` field is
-    the prompt). ``task`` replaces the agent session with any `RowTask`. ``engine`` is
+    the prompt). ``output_type`` asks each run for structured output (each result's
+    ``output``). ``task`` replaces the agent session with any `RowTask`. ``engine`` is
     `LocalEngine` (8 at once) unless given; ``limiter`` paces model calls across the
     whole run; ``on_result`` sees each result as it completes."""
     if (task is None) == (make_agent is None):
         raise ValueError("give exactly one of make_agent and task")
     if task is None:
         assert make_agent is not None
-        task = AgentRowTask(make_agent, Template(prompt) if prompt is not None else None)
+        template = Template(prompt) if prompt is not None else None
+        task = AgentRowTask(make_agent, template, output_type=output_type)
     results: list[RowResult] = []
 
     def collect(result: RowResult) -> None:

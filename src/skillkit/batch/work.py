@@ -35,12 +35,15 @@ RowTask: TypeAlias = "Callable[[Row], Awaitable[RowResult]]"
 @dataclass
 class AgentRowTask:
     """Run ``make_agent()`` on the row's prompt: ``template`` filled from the row, or,
-    without a template, the row's ``prompt`` field. ``limiter`` (set by the engine)
-    paces the agent's model calls."""
+    without a template, the row's ``prompt`` field. ``output_type`` asks every run for
+    structured output (anything `AgentRunner.chat` takes as ``output_type``; a JSON
+    schema dict is the picklable choice for Ray). ``limiter`` (set by the engine) paces
+    the agent's model calls."""
 
     make_agent: AgentFactory
     template: Template | None = None
     limiter: Acquire | None = field(default=None, repr=False)
+    output_type: Any = None
 
     def prompt_for(self, row: Row) -> str:
         """The prompt for ``row``; `TemplateError` when it cannot be made."""
@@ -86,14 +89,16 @@ class AgentRowTask:
 
                 runner.adapter = LimitedAdapter(runner.adapter, self.limiter)
             runner.events.on(Usage, on_usage)
-            response = await runner.chat(prompt)
+            if self.output_type is not None:
+                response = await runner.chat(prompt, output_type=self.output_type)
+            else:
+                response = await runner.chat(prompt)
         finally:
             await runner.aclose()
-        output: Any = getattr(response, "output", None)
         return RowResult(
             row=index,
             text=response.text,
-            output=output,
+            output=response.output,
             usage=response.usage,
             cost=cost[0],
             stop_reason=response.stop_reason,

@@ -63,6 +63,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --skill: run this action of the skill, the row's fields as its "
         "arguments, without a model",
     )
+    what.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON schema: each row's answer is validated against it and recorded as "
+        "its 'output'",
+    )
     parser.add_argument("--out", metavar="RESULTS", required=True, help="results JSONL file")
     agent = parser.add_argument_group("the agent")
     agent.add_argument("--model", metavar="MODEL", help="as for 'skillkit --model'")
@@ -111,6 +117,7 @@ class CliRowTask:
     template: Template | None = None
     skill: str | None = None
     action: str | None = None
+    output_schema: dict[str, Any] | None = None
     limiter: Any = field(default=None, repr=False)
     _skills: SkillRegistry | None = field(default=None, repr=False, compare=False)
 
@@ -123,7 +130,7 @@ class CliRowTask:
         from skillkit.batch import AgentRowTask, RowResult, TemplateError
 
         if self.action is None:
-            task = AgentRowTask(self._make_agent, None, self.limiter)
+            task = AgentRowTask(self._make_agent, None, self.limiter, self.output_schema)
             if row.error is not None or row.data is None:
                 return await task(row)
             try:
@@ -196,6 +203,11 @@ def run_batch_command(args: argparse.Namespace) -> int:
         return _usage("--action runs without a model: --prompt has no use with it")
     if args.rate is not None and args.rate <= 0:
         return _usage("--rate must be positive")
+    if args.action is not None and args.output_schema is not None:
+        return _usage("--action runs without a model: --output-schema has no use with it")
+    schema = _read_schema(args.output_schema) if args.output_schema is not None else None
+    if isinstance(schema, str):
+        return _usage(schema)
     dataset, out = Path(args.dataset), Path(args.out)
     if not dataset.is_file():
         return _usage(f"no such dataset file: {dataset}")
@@ -221,7 +233,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
             asyncio.run(probe.aclose())
             if probe.model is not None:
                 model, source = probe.model.model, probe.model.source
-        task = CliRowTask(options, template, args.skill, args.action)
+        task = CliRowTask(options, template, args.skill, args.action, schema)
         if args.skill is not None:
             _check_skill(task.registry(), args.skill, args.action)
     except (SetupError, ValueError) as exc:
@@ -243,6 +255,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         "skill": args.skill,
         "action": args.action,
         "model": model,
+        "output_schema": schema,
         "max_turns": args.max_turns,
         "engine": args.engine,
         "concurrency": args.concurrency,
@@ -285,6 +298,26 @@ def run_batch_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0 if summary.complete else 1
+
+
+def _read_schema(path: str) -> dict[str, Any] | str:
+    """The JSON schema in ``path``, or a one-line reason it cannot be used."""
+    from skillkit.output import OutputSpec
+
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            schema = json.load(file)
+    except OSError as exc:
+        return f"cannot read the output schema {path}: {exc.strerror or exc}"
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"the output schema {path} is not JSON: {exc}"
+    if not isinstance(schema, dict):
+        return f"the output schema {path} is not a JSON object"
+    try:
+        OutputSpec.of(schema)
+    except (TypeError, ValueError) as exc:
+        return f"the output schema {path}: {exc}"
+    return schema
 
 
 def _check_skill(registry: SkillRegistry, name: str, action: str | None) -> None:
