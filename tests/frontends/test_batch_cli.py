@@ -225,4 +225,5 @@ def test_a_bad_output_schema_is_one_line(project: Path) -> None:
     run = batch(project, "data.jsonl", "--prompt", "x", "--output-schema", "schema.json",
                 "--out", "r.jsonl")  # fmt: skip
     assert run.returncode == 2
-    assert run.stderr == "skillkit: error: batch: the output schema schema.json is not a JSON object\n"
+    expected = "the output schema schema.json is not a JSON object"
+    assert run.stderr == f"skillkit: error: batch: {expected}\n"
