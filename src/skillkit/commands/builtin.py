@@ -1,7 +1,7 @@
 """SkillKit's own slash commands (registered by the built-in plugin).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
-(also ``/skill:NAME``), ``/cost``, ``/quit``. Each is an ordinary `Command`: a plugin
+(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``. Each is an ordinary `Command`: a plugin
 replaces one by registering the same name with ``replace=True``. The commands about
 plugins (``/plugins``, ``/reload``) belong to the plugin layer:
 `skillkit.extensions.commands`.
@@ -207,6 +207,30 @@ def _cache_line(usage: TokenUsage, model: ModelDefinition | None) -> str:
     )
 
 
+def init_command(ctx: CommandContext, args: str) -> str:
+    """Write a starter ``AGENTS.md`` in the working directory (the one the agent's
+    `ProjectInstructions` reads, else the process's); never overwrites a file."""
+    import os
+
+    from skillkit.instructions import ProjectInstructions, write_starter
+
+    folder = os.getcwd()
+    if ctx.runner is not None:
+        for contributor in ctx.runner.contributors:
+            if isinstance(contributor, ProjectInstructions):
+                folder = str(contributor.cwd)
+                break
+    try:
+        path = write_starter(folder)
+    except FileExistsError:
+        raise CommandError(
+            f"{os.path.join(folder, 'AGENTS.md')} already exists; /init never overwrites it"
+        ) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write AGENTS.md: {exc.strerror or exc}") from None
+    return f"wrote {path}: edit it to describe the project; it is read from the next turn on"
+
+
 def quit_command(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(quit=True)
 
@@ -232,5 +256,6 @@ def builtin_commands() -> list[Command]:
             usage="NAME [ARGS]",
         ),
         Command("cost", "tokens used and their cost", cost_command),
+        Command("init", "write a starter AGENTS.md for this project", init_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
     ]
