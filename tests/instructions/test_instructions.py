@@ -229,3 +229,15 @@ def test_the_date_is_refreshed_when_the_day_changes(layout: tuple[Path, Path, Pa
     assert "Date: 2026-03-04" in (instructions.system_prompt() or "")
     days.append(DAY + datetime.timedelta(days=1))
     assert "Date: 2026-03-05" in (instructions.system_prompt() or "")
+
+
+def test_the_users_own_file_may_be_a_symlink_to_a_dotfiles_repository(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    dotfiles = home / "dotfiles"
+    dotfiles.mkdir(parents=True)
+    (dotfiles / "AGENTS.md").write_text("my personal rules")
+    (home / ".skillkit").mkdir()
+    os.symlink(dotfiles / "AGENTS.md", home / ".skillkit" / "AGENTS.md")
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    assert "my personal rules" in (contributor(cwd, home).system_prompt() or "")

@@ -78,6 +78,7 @@ class ProjectInstructions(Contributor):
         self.reloads = 0
         """How many times the files were read again after a change."""
         self._signature: _Signature | None = None
+        self._read_once = False
         self._files: list[InstructionFile] = []
         self._text = ""
         self._events: EventBus | None = None
@@ -102,7 +103,9 @@ class ProjectInstructions(Contributor):
         self._refresh()
         return self._text != before
 
-    def _candidates_signature(self) -> tuple[list[Candidate], _Signature]:
+    def _status(self) -> tuple[list[Candidate], _Signature]:
+        """The candidates and what identifies their current state: today's date and
+        each path's modification time, size and inode (or its absence)."""
         candidates = instruction_files(self.cwd, self.home, project=self.project)
         marks: list[object] = [self.today()]
         for candidate in candidates:
@@ -114,20 +117,17 @@ class ProjectInstructions(Contributor):
         return candidates, tuple(marks)
 
     def _refresh(self) -> None:
-        candidates, signature = self._candidates_signature()
+        candidates, signature = self._status()
         if signature == self._signature:
             return
-        first = self._signature is None and not self.reloads and not self._text
+        first = self._signature is None and not self._read_once
         self._signature = signature
+        self._read_once = True
         files = self._read(candidates)
         today = signature[0]
         assert isinstance(today, datetime.date)
         text = render_instructions(
-            files,
-            cwd=self.cwd,
-            home=self.home,
-            today=today,
-            append=self.append,
+            files, cwd=self.cwd, home=self.home, today=today, append=self.append
         )
         changed = text != self._text
         self._files = files

@@ -13,10 +13,11 @@ any repository is a project of its own, and only its own files are read, so file
 unrelated parent folders (``/tmp``, a downloads folder) never reach the prompt.
 
 `read_instruction_file` reads one candidate safely: only a regular file, at most
-``limit`` bytes, whose real path stays inside the folder tree it was found in (a
-symlink from a project to ``~/.ssh/id_rsa`` is refused, so a project cannot make the
-agent send a private file to the model provider), as text with terminal controls
-neutralised.
+``limit`` bytes, as text with terminal controls neutralised; a project's file only when
+its real path stays inside the project's folder tree (a symlink from a project to
+``~/.ssh/id_rsa`` is refused, so a project cannot make the agent send a private file to
+the model provider). The user's own files may be symlinks anywhere (to a dotfiles
+repository): the user placed them.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A place an instruction file may be: ``path``, whether it is the user's own or the
-    project's, and ``root``, the folder tree its real path must stay in."""
+    project's, and ``root``, the folder tree its real path must stay in (None: anywhere,
+    for the user's own files)."""
 
     path: Path
     scope: Literal["user", "project"]
-    root: Path
+    root: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,7 @@ def instruction_files(cwd: Path, home: Path, *, project: bool = True) -> list[Ca
     cwd = Path(os.path.abspath(cwd))
     home = Path(os.path.abspath(home))
     user_folder = home / ".skillkit"
-    out = [Candidate(user_folder / name, "user", user_folder) for name in FILE_NAMES]
+    out = [Candidate(user_folder / name, "user") for name in FILE_NAMES]
     if project:
         folders = project_folders(cwd, home)
         top = folders[0]
@@ -117,7 +119,8 @@ def read_instruction_file(candidate: Candidate, limit: int) -> InstructionFile |
         if not stat.S_ISREG(info.st_mode):
             return None
         real = path.resolve(strict=True)
-        if not real.is_relative_to(candidate.root.resolve()):
+        root = candidate.root
+        if root is not None and not real.is_relative_to(root.resolve()):
             return None
         with real.open("rb") as handle:
             data = handle.read(limit + 1)
