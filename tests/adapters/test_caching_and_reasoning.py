@@ -335,11 +335,9 @@ def test_reasoning_is_refused_for_a_model_that_cannot_reason() -> None:
         create_adapter(AgentConfig(model="openai:gpt-4o", api_key="k", reasoning="low"))
     message = str(info.value)
     assert "\n" not in message and "openai:gpt-4o" in message and "cannot reason" in message
-    # "off" asks for nothing the model lacks
-    assert isinstance(
-        create_adapter(AgentConfig(model="openai:gpt-4o", api_key="k", reasoning="off")),
-        OpenAIAdapter,
-    )
+    # "off" asks for nothing the model lacks, and sends nothing it would reject
+    off = create_adapter(AgentConfig(model="openai:gpt-4o", api_key="k", reasoning="off"))
+    assert isinstance(off, OpenAIAdapter) and off.reasoning is None
 
 
 def test_a_model_the_catalog_does_not_know_may_reason() -> None:

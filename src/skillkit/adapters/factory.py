@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from skillkit.adapters.base import LLMAdapter
-from skillkit.config import AgentConfig
+from skillkit.config import AgentConfig, ReasoningLevel
 from skillkit.model_registry.definitions import ModelDefinition
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def _from_registry(
         resolved = resolve_model(model, base_url=config.base_url, api_key=config.api_key)
     except ModelNotFoundError as exc:
         raise UnknownModelError(" ".join(str(exc).split())) from None
-    _check_reasoning(
+    reasoning = _reasoning_for(
         config, resolved.model, known=resolved.in_catalog or isinstance(model, ModelDefinition)
     )
     if resolved.api_key_env and not resolved.api_key and not resolved.local:
@@ -180,7 +180,7 @@ def _from_registry(
         adapter = AnthropicAdapter(
             resolved.id,
             prompt_caching=config.prompt_caching,
-            reasoning=config.reasoning,
+            reasoning=reasoning,
             max_output_tokens=resolved.model.max_output_tokens,
             **common,  # type: ignore[arg-type]
         )
@@ -190,7 +190,7 @@ def _from_registry(
         adapter = OpenAIResponsesAdapter(
             resolved.id,
             prompt_cache_key=_prompt_cache_key(config, resolved.provider),
-            reasoning=config.reasoning,
+            reasoning=reasoning,
             **common,  # type: ignore[arg-type]
         )
     else:
@@ -205,7 +205,7 @@ def _from_registry(
             resolved.id,
             compat=compat,
             prompt_cache_key=_prompt_cache_key(config, resolved.provider),
-            reasoning=config.reasoning,
+            reasoning=reasoning,
             **common,  # type: ignore[arg-type]
         )
     # a model the catalog knows without image input gets text stubs for images
@@ -227,14 +227,21 @@ def _prompt_cache_key(config: AgentConfig, provider: str) -> str | None:
     return config.prompt_cache_key or new_prompt_cache_key()
 
 
-def _check_reasoning(config: AgentConfig, model: ModelDefinition, *, known: bool) -> None:
-    """Refuse a reasoning level for a ``known`` model (in the catalog, or defined by the
-    caller) whose definition says it cannot reason. ``"off"`` is always accepted."""
-    if config.reasoning in (None, "off") or not known or model.reasoning:
-        return
+def _reasoning_for(
+    config: AgentConfig, model: ModelDefinition, *, known: bool
+) -> ReasoningLevel | None:
+    """The reasoning level to send. For a ``known`` model (in the catalog, or defined by
+    the caller) whose definition says it cannot reason, ``"off"`` sends nothing (there is
+    nothing to turn off, and such models reject the fields) and any other level raises
+    `ReasoningNotSupportedError`."""
+    level = config.reasoning
+    if level is None or not known or model.reasoning:
+        return level
+    if level == "off":
+        return None
     from skillkit.adapters.reasoning import ReasoningNotSupportedError
 
     raise ReasoningNotSupportedError(
         f"model {model.key} cannot reason (its catalog entry says so): "
-        f"reasoning {config.reasoning!r} is not available; use 'off' or leave it unset"
+        f"reasoning {level!r} is not available; use 'off' or leave it unset"
     )
