@@ -380,3 +380,16 @@ async def test_usage_event_prices_cache_reads_at_the_cache_price(wire: WireServe
     assert usage.turn_cost == pytest.approx(expected)
     assert prices.cache_read < prices.input
     assert wire.requests[0].json()["prompt_cache_key"].startswith("skillkit-")
+
+
+async def test_a_reasoning_mapping_is_still_the_body_field(wire: WireServer) -> None:
+    wire.reply(responses_reply())
+    own = {"effort": "low", "summary": "auto"}
+    adapter = sdk_adapter(
+        OpenAIResponsesAdapter, "gpt-r", wire.base_url + "/v1", "k", reasoning=own
+    )
+    assert adapter.reasoning is None
+    await collect(adapter, ask("hi", model="gpt-r"))
+    assert wire.requests[0].json()["reasoning"] == own
+    with pytest.raises(ValueError, match="reasoning must be one of"):
+        OpenAIAdapter("m", reasoning="extreme")  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ import anthropic
 import msgspec
 
 from skillkit.adapters.errors import OnRetry
-from skillkit.adapters.reasoning import anthropic_thinking
+from skillkit.adapters.reasoning import anthropic_thinking, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
@@ -94,6 +94,7 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
         max_output_tokens: int | None = None,
         **options: Any,
     ) -> None:
+        level = take_reasoning_level(reasoning, options)
         super().__init__(
             model,
             base_url=base_url,
@@ -112,7 +113,7 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
         )
         self.max_tokens = max_tokens
         self.prompt_caching = prompt_caching
-        self.reasoning: ReasoningLevel | None = reasoning
+        self.reasoning: ReasoningLevel | None = level
         self.max_output_tokens = max_output_tokens
 
     def _make_client(self, key: str) -> anthropic.AsyncAnthropic:

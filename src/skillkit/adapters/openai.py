@@ -23,7 +23,11 @@ import msgspec
 import openai
 
 from skillkit.adapters.errors import OnRetry
-from skillkit.adapters.reasoning import ReasoningFormat, chat_reasoning_fields
+from skillkit.adapters.reasoning import (
+    ReasoningFormat,
+    chat_reasoning_fields,
+    take_reasoning_level,
+)
 from skillkit.adapters.sdk import NO_KEY_PLACEHOLDER, SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.think_tags import ThinkTagSplitter
@@ -126,7 +130,8 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
     server accepts and sends: an `OpenAICompat` or the model registry's ``ModelCompat``.
     ``prompt_cache_key`` is sent as the request's ``prompt_cache_key`` (OpenAI routes
     requests with one key to the same prompt cache); ``reasoning`` (None: nothing sent)
-    is mapped as ``compat.reasoning_format`` says. Entries in ``options`` win over both.
+    is mapped as ``compat.reasoning_format`` says; a mapping is taken as the body's own
+    ``reasoning`` field (an option). Entries in ``options`` win over both.
     """
 
     provider = "openai"
@@ -152,9 +157,10 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
         context_window: int | None = None,
         foreign_thinking: Literal["text", "drop"] = "text",
         prompt_cache_key: str | None = None,
-        reasoning: ReasoningLevel | None = None,
+        reasoning: ReasoningLevel | dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
+        level = take_reasoning_level(reasoning, options)
         super().__init__(
             model,
             base_url=base_url,
@@ -172,7 +178,7 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
             options=options,
         )
         self.prompt_cache_key = prompt_cache_key
-        self.reasoning: ReasoningLevel | None = reasoning
+        self.reasoning: ReasoningLevel | None = level
         if isinstance(compat, ModelCompat):
             compat = OpenAICompat.from_model_compat(compat)
         self.compat = compat or OpenAICompat()

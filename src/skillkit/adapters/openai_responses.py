@@ -21,7 +21,7 @@ import msgspec
 import openai
 
 from skillkit.adapters.errors import InStreamError, OnRetry
-from skillkit.adapters.reasoning import responses_reasoning_fields
+from skillkit.adapters.reasoning import responses_reasoning_fields, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
@@ -60,7 +60,8 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     ``store`` is sent as the request's ``store`` field; with the default ``False``,
     reasoning is sent back from its encrypted content. ``prompt_cache_key`` is sent as
     the request's ``prompt_cache_key``; ``reasoning`` (None: nothing sent) as
-    ``reasoning.effort`` (``"off"``: ``"none"``). Entries in ``options`` win over both.
+    ``reasoning.effort`` (``"off"``: ``"none"``); a mapping is the body's own ``reasoning``
+    field, sent as given (an option). Entries in ``options`` win over both.
     """
 
     provider = "openai"
@@ -86,9 +87,10 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         store: bool = False,
         foreign_thinking: Literal["text", "drop"] = "text",
         prompt_cache_key: str | None = None,
-        reasoning: ReasoningLevel | None = None,
+        reasoning: ReasoningLevel | dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
+        level = take_reasoning_level(reasoning, options)
         super().__init__(
             model,
             base_url=base_url,
@@ -107,7 +109,7 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         )
         self.store = store
         self.prompt_cache_key = prompt_cache_key
-        self.reasoning: ReasoningLevel | None = reasoning
+        self.reasoning: ReasoningLevel | None = level
 
     def _make_client(self, key: str) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(

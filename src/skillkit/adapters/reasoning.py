@@ -26,7 +26,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal, TypeAlias
 
-from skillkit.config import ReasoningLevel
+from skillkit.config import REASONING_LEVELS, ReasoningLevel
 
 __all__ = [
     "MIN_THINKING_BUDGET",
@@ -39,6 +39,7 @@ __all__ = [
     "new_prompt_cache_key",
     "reasoning_format_for",
     "responses_reasoning_fields",
+    "take_reasoning_level",
 ]
 
 ReasoningFormat: TypeAlias = Literal[
@@ -64,6 +65,22 @@ MIN_THINKING_BUDGET = 1024
 class ReasoningNotSupportedError(ValueError):
     """A reasoning level was asked of a model that cannot reason; the message is one
     line naming the model."""
+
+
+def take_reasoning_level(value: object, options: dict[str, Any]) -> ReasoningLevel | None:
+    """An adapter's ``reasoning=`` argument as a level. A mapping is the provider's own
+    ``reasoning`` body field, as adapters took it before the knob existed
+    (``reasoning={"effort": "low", "summary": "auto"}``): it is moved into ``options``
+    and no level is set. A string must be one of `REASONING_LEVELS` (ValueError)."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        options["reasoning"] = value
+        return None
+    for level in REASONING_LEVELS:
+        if value == level:
+            return level
+    raise ValueError(f"reasoning must be one of {', '.join(REASONING_LEVELS)}, got {value!r}")
 
 
 def reasoning_format_for(provider: str) -> ReasoningFormat:
