@@ -178,6 +178,23 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="stop a run after N model calls (default: 50)",
     )
     parser.add_argument(
+        "--reasoning",
+        choices=("off", "low", "medium", "high"),
+        help="how much a reasoning model thinks before it answers, mapped to each "
+        "provider's own setting (default: the provider's)",
+    )
+    parser.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="use TEXT instead of SkillKit's default system prompt (project "
+        "instructions from AGENTS.md / CLAUDE.md are still added)",
+    )
+    parser.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT",
+        help="add TEXT at the end of the system prompt, after the project instructions",
+    )
+    parser.add_argument(
         "--mode",
         choices=("text", "json"),
         default="text",
@@ -348,6 +365,9 @@ def _run_agent(args: argparse.Namespace) -> int:
             else "new"
         ),
         session_ref=args.session,
+        reasoning=args.reasoning,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
     )
     ask = None
     if prompt is None:  # only an interactive session asks about project plugins

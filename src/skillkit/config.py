@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 import msgspec
 
 from skillkit.model_registry.definitions import ModelDefinition
 from skillkit.secrets import hide_secret_values
 
-__all__ = ["AgentConfig"]
+__all__ = ["REASONING_LEVELS", "AgentConfig", "ReasoningLevel"]
+
+ReasoningLevel: TypeAlias = Literal["off", "low", "medium", "high"]
+"""How much a reasoning model thinks before it answers; see ``AgentConfig.reasoning``."""
+
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = get_args(ReasoningLevel)
+"""The values `ReasoningLevel` allows, lowest first."""
 
 
 class AgentConfig(msgspec.Struct, frozen=True):
@@ -29,6 +35,16 @@ class AgentConfig(msgspec.Struct, frozen=True):
     ``steering_delivery`` / ``follow_up_delivery`` say whether queued `steer` /
     `follow_up` messages are handed to the model all at once or one per turn / run.
 
+    ``prompt_caching`` (on by default) asks the provider to cache the stable start of
+    each request: Anthropic cache breakpoints, and on OpenAI a ``prompt_cache_key`` —
+    ``prompt_cache_key`` when set (a frontend passes its session id), else a key made
+    once per adapter, so every call of one runner shares it. ``reasoning`` is one knob
+    for how much a reasoning model thinks (``"off"``, ``"low"``, ``"medium"``,
+    ``"high"``), mapped per provider by the adapter (see ``docs/providers.md``); None
+    (the default) sends nothing and leaves the provider's default. A level other than
+    ``"off"`` for a model whose catalog entry says it cannot reason is refused when the
+    adapter is made.
+
     ``repr()`` (and rich's pretty printing) never shows ``api_key`` — only whether one is
     set — nor the value of any ``options`` entry (at any depth, such as a ``headers``
     mapping) whose key names a credential (``Authorization``, ``x-api-key``, ``*_token``).
@@ -45,6 +61,9 @@ class AgentConfig(msgspec.Struct, frozen=True):
     steering_delivery: Literal["all", "one_at_a_time"] = "all"
     follow_up_delivery: Literal["all", "one_at_a_time"] = "one_at_a_time"
     model_definition: ModelDefinition | None = None
+    prompt_caching: bool = True
+    prompt_cache_key: str | None = None
+    reasoning: ReasoningLevel | None = None
 
     if TYPE_CHECKING:  # what the constructor accepts: ``model`` may be a definition
 
@@ -61,6 +80,9 @@ class AgentConfig(msgspec.Struct, frozen=True):
             steering_delivery: Literal["all", "one_at_a_time"] = "all",
             follow_up_delivery: Literal["all", "one_at_a_time"] = "one_at_a_time",
             model_definition: ModelDefinition | None = None,
+            prompt_caching: bool = True,
+            prompt_cache_key: str | None = None,
+            reasoning: ReasoningLevel | None = None,
         ) -> None: ...
 
     def __post_init__(self) -> None:
@@ -81,6 +103,10 @@ class AgentConfig(msgspec.Struct, frozen=True):
         for name in ("steering_delivery", "follow_up_delivery"):
             if getattr(self, name) not in ("all", "one_at_a_time"):
                 raise ValueError(f"{name} must be 'all' or 'one_at_a_time'")
+        if self.reasoning is not None and self.reasoning not in REASONING_LEVELS:
+            raise ValueError(
+                f"reasoning must be one of {', '.join(REASONING_LEVELS)}, got {self.reasoning!r}"
+            )
         if self.tool_execution not in ("parallel", "sequential"):
             raise ValueError(
                 f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"

@@ -84,7 +84,7 @@ async def test_plugins_lists_each_plugin_with_what_it_registered(
         [
             "builtin 0.1.0 (built-in: skillkit.extensions.builtin)",
             "  tools: read, grep, find, ls, write, edit, bash",
-            "  commands: clear, compact, cost, help, model, models, plugins, quit, reload,"
+            "  commands: clear, compact, cost, help, init, model, models, plugins, quit, reload,"
             " skill, skills",
             "  frontends: interactive, print, json",
             f"  skill sources: {project}/.skillkit/skills, {project}/.agents/skills,"

@@ -382,3 +382,26 @@ def test_a_provider_retry_is_drawn_as_it_happens() -> None:
     renderer.emit(Event(type="retry", agent_id="a", payload=payload))
 
     assert "the model call failed (overloaded); retry 1 of 3 in 2.0s" in out.getvalue()
+
+
+async def test_footer_says_what_caching_saved_at_the_catalog_prices() -> None:
+    from skillkit.model_registry import default_registry
+
+    console, out = _console()
+    usage = TokenUsage(input=2_000, output=10, cache_read=40_000)
+    adapter = ScriptedAdapter([Reply(text="one", usage=usage)], model="claude-sonnet-4-5")
+    runner = AgentRunner(AgentConfig(model="anthropic:claude-sonnet-4-5"), adapter=adapter)
+    runner.events.add_sink(TerminalRenderer(console))
+
+    await runner.chat("a")
+
+    model = default_registry().get("anthropic:claude-sonnet-4-5")
+    assert model is not None
+    saved = 40_000 * (model.cost.input - model.cost.cache_read) / 1e6
+    assert f"cache saved ${saved:.4f}" in out.getvalue()
+
+
+def test_footer_shows_no_saving_without_cache_reads() -> None:
+    line = format_footer("stop", TokenUsage(input=5, output=1), cost=0.5, saved=0.0).plain
+    assert "cache saved" not in line
+    assert "cache saved $0.1200" in format_footer("stop", TokenUsage(), saved=0.12).plain

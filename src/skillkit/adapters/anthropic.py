@@ -7,8 +7,10 @@ later turns to the same model); ``redacted_thinking`` → a thinking block marke
 → tool calls; ``message_start`` / ``message_delta`` usage → usage with cache reads and
 writes; ``stop_reason`` → the stop reason. Blocks of server-side tools are skipped.
 
-Prompt caching (on by default) marks the system prompt, the last tool definition and
-the last message with ``cache_control: {"type": "ephemeral"}``.
+Prompt caching (on by default; ``prompt_caching=False`` turns it off) marks the system
+prompt, the last tool definition and the last message with ``cache_control: {"type":
+"ephemeral"}``. ``reasoning`` maps the one reasoning knob onto extended thinking
+(`skillkit.adapters.reasoning.anthropic_thinking`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import anthropic
 import msgspec
 
 from skillkit.adapters.errors import OnRetry
+from skillkit.adapters.reasoning import anthropic_thinking, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.config import ReasoningLevel
 from skillkit.models import (
     AssistantMessage,
     ImagePart,
@@ -58,6 +62,9 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
     as ``thinking`` or ``temperature``...) work as `SDKAdapter` describes.
     ``max_tokens`` is the default output limit (the API requires one);
     ``prompt_caching`` marks the cache breakpoints described in the module docs.
+    ``reasoning`` (None: nothing sent) turns extended thinking on with a budget per level
+    or off; ``max_output_tokens`` (the model's output limit, when known) caps the
+    ``max_tokens`` grown by that budget. A ``thinking`` entry in ``options`` wins.
     """
 
     provider = "anthropic"
@@ -83,8 +90,11 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
         max_tokens: int = 8192,
         prompt_caching: bool = True,
         foreign_thinking: Literal["text", "drop"] = "text",
+        reasoning: ReasoningLevel | None = None,
+        max_output_tokens: int | None = None,
         **options: Any,
     ) -> None:
+        level = take_reasoning_level(reasoning, options)
         super().__init__(
             model,
             base_url=base_url,
@@ -103,6 +113,8 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
         )
         self.max_tokens = max_tokens
         self.prompt_caching = prompt_caching
+        self.reasoning: ReasoningLevel | None = level
+        self.max_output_tokens = max_output_tokens
 
     def _make_client(self, key: str) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(
@@ -156,9 +168,21 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
             if caching:
                 tools[-1]["cache_control"] = _EPHEMERAL
             body["tools"] = tools
+        self._add_reasoning(body, options)
         body.update(options)
         _add_output(body, request)
         return body
+
+    def _add_reasoning(self, body: dict[str, Any], options: dict[str, Any]) -> None:
+        """Set ``thinking`` (and grow ``max_tokens``) for ``reasoning``, unless the
+        caller's ``options`` set ``thinking`` themselves."""
+        if self.reasoning is None or "thinking" in options:
+            return
+        thinking, max_tokens = anthropic_thinking(
+            self.reasoning, body["max_tokens"], self.max_output_tokens
+        )
+        body["thinking"] = thinking
+        body["max_tokens"] = max_tokens
 
     def build_messages(self, request: LLMRequest, model: str) -> list[dict[str, Any]]:
         """The ``messages`` array: converted for this model, tool results grouped into

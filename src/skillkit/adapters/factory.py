@@ -15,6 +15,12 @@
   Responses or Anthropic Messages. API keys come from the config or the provider's usual
   environment variable; a provider that needs a key and has none fails here, before any
   network call, with a `MissingApiKeyError` naming the variable to set.
+
+The config's request settings reach the adapters made here: ``prompt_caching``
+(Anthropic cache breakpoints; on OpenAI a ``prompt_cache_key`` — the config's, else one
+made per adapter), and ``reasoning``, mapped per provider by
+`skillkit.adapters.reasoning`. A reasoning level other than ``"off"`` for a model whose
+definition says it cannot reason is a `ReasoningNotSupportedError`.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ import threading
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from skillkit.adapters.base import LLMAdapter
-from skillkit.config import AgentConfig
+from skillkit.config import AgentConfig, ReasoningLevel
 from skillkit.model_registry.definitions import ModelDefinition
 
 if TYPE_CHECKING:
@@ -151,6 +159,9 @@ def _from_registry(
         resolved = resolve_model(model, base_url=config.base_url, api_key=config.api_key)
     except ModelNotFoundError as exc:
         raise UnknownModelError(" ".join(str(exc).split())) from None
+    reasoning = _reasoning_for(
+        config, resolved.model, known=resolved.in_catalog or isinstance(model, ModelDefinition)
+    )
     if resolved.api_key_env and not resolved.api_key and not resolved.local:
         resolved.require_api_key()  # raises MissingApiKeyError naming the variable
     api_key = resolved.api_key or ("not-needed" if resolved.local else None)
@@ -166,15 +177,71 @@ def _from_registry(
     if resolved.api == "anthropic-messages":
         from skillkit.adapters.anthropic import AnthropicAdapter
 
-        adapter = AnthropicAdapter(resolved.id, **common)  # type: ignore[arg-type]
+        adapter = AnthropicAdapter(
+            resolved.id,
+            prompt_caching=config.prompt_caching,
+            reasoning=reasoning,
+            max_output_tokens=resolved.model.max_output_tokens,
+            **common,  # type: ignore[arg-type]
+        )
     elif resolved.api == "openai-responses":
         from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
 
-        adapter = OpenAIResponsesAdapter(resolved.id, **common)  # type: ignore[arg-type]
+        adapter = OpenAIResponsesAdapter(
+            resolved.id,
+            prompt_cache_key=_prompt_cache_key(config, resolved.provider),
+            reasoning=reasoning,
+            **common,  # type: ignore[arg-type]
+        )
     else:
-        from skillkit.adapters.openai import OpenAIAdapter
+        from skillkit.adapters.openai import OpenAIAdapter, OpenAICompat
+        from skillkit.adapters.reasoning import reasoning_format_for
 
-        adapter = OpenAIAdapter(resolved.id, compat=resolved.compat, **common)  # type: ignore[arg-type]
+        compat = OpenAICompat.from_model_compat(resolved.compat)
+        compat = msgspec.structs.replace(
+            compat, reasoning_format=reasoning_format_for(resolved.provider)
+        )
+        adapter = OpenAIAdapter(
+            resolved.id,
+            compat=compat,
+            prompt_cache_key=_prompt_cache_key(config, resolved.provider),
+            reasoning=reasoning,
+            **common,  # type: ignore[arg-type]
+        )
     # a model the catalog knows without image input gets text stubs for images
     adapter.images = not resolved.in_catalog or "image" in resolved.model.capabilities
     return adapter
+
+
+_CACHE_KEY_PROVIDERS = frozenset({"openai"})
+"""Providers documented to take ``prompt_cache_key`` (other servers may reject it)."""
+
+
+def _prompt_cache_key(config: AgentConfig, provider: str) -> str | None:
+    """The ``prompt_cache_key`` to send: None when caching is off or the provider does
+    not take one; else the config's key, or a new one for this adapter."""
+    if not config.prompt_caching or provider not in _CACHE_KEY_PROVIDERS:
+        return None
+    from skillkit.adapters.reasoning import new_prompt_cache_key
+
+    return config.prompt_cache_key or new_prompt_cache_key()
+
+
+def _reasoning_for(
+    config: AgentConfig, model: ModelDefinition, *, known: bool
+) -> ReasoningLevel | None:
+    """The reasoning level to send. For a ``known`` model (in the catalog, or defined by
+    the caller) whose definition says it cannot reason, ``"off"`` sends nothing (there is
+    nothing to turn off, and such models reject the fields) and any other level raises
+    `ReasoningNotSupportedError`."""
+    level = config.reasoning
+    if level is None or not known or model.reasoning:
+        return level
+    if level == "off":
+        return None
+    from skillkit.adapters.reasoning import ReasoningNotSupportedError
+
+    raise ReasoningNotSupportedError(
+        f"model {model.key} cannot reason (its catalog entry says so): "
+        f"reasoning {level!r} is not available; use 'off' or leave it unset"
+    )

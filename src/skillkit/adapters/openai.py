@@ -23,11 +23,17 @@ import msgspec
 import openai
 
 from skillkit.adapters.errors import OnRetry
+from skillkit.adapters.reasoning import (
+    ReasoningFormat,
+    chat_reasoning_fields,
+    take_reasoning_level,
+)
 from skillkit.adapters.sdk import NO_KEY_PLACEHOLDER, SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.think_tags import ThinkTagSplitter
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.config import ReasoningLevel
 from skillkit.model_registry import ModelCompat
 from skillkit.models import (
     AssistantMessage,
@@ -70,6 +76,9 @@ class OpenAICompat(msgspec.Struct, frozen=True, kw_only=True):
     - ``tool_call_id_max_length``: longest tool-call id the server accepts.
     - ``tool_call_id_length``: the server accepts only ids of exactly this many ASCII
       letters and digits (Mistral: 9); other ids are rewritten.
+    - ``reasoning_format``: how the server takes the reasoning level
+      (`skillkit.adapters.reasoning.ReasoningFormat`; OpenAI's ``reasoning_effort`` by
+      default).
 
     `from_model_compat` builds one from the model registry's ``ModelCompat``; the
     adapter's ``compat=`` accepts either.
@@ -85,6 +94,7 @@ class OpenAICompat(msgspec.Struct, frozen=True, kw_only=True):
     system_role: Literal["system", "developer"] = "system"
     tool_call_id_max_length: int = 40
     tool_call_id_length: int | None = None
+    reasoning_format: ReasoningFormat = "reasoning_effort"
 
     @classmethod
     def from_model_compat(cls, compat: ModelCompat) -> OpenAICompat:
@@ -118,6 +128,10 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
     The settings shared by the SDK adapters (key, ``client``, retries, ``options``,
     ``context_window``...) work as `SDKAdapter` describes. ``compat`` describes what the
     server accepts and sends: an `OpenAICompat` or the model registry's ``ModelCompat``.
+    ``prompt_cache_key`` is sent as the request's ``prompt_cache_key`` (OpenAI routes
+    requests with one key to the same prompt cache); ``reasoning`` (None: nothing sent)
+    is mapped as ``compat.reasoning_format`` says; a mapping is taken as the body's own
+    ``reasoning`` field (an option). Entries in ``options`` win over both.
     """
 
     provider = "openai"
@@ -142,8 +156,11 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
         timeout: float = 600.0,
         context_window: int | None = None,
         foreign_thinking: Literal["text", "drop"] = "text",
+        prompt_cache_key: str | None = None,
+        reasoning: ReasoningLevel | dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
+        level = take_reasoning_level(reasoning, options)
         super().__init__(
             model,
             base_url=base_url,
@@ -160,6 +177,8 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
             foreign_thinking=foreign_thinking,
             options=options,
         )
+        self.prompt_cache_key = prompt_cache_key
+        self.reasoning: ReasoningLevel | None = level
         if isinstance(compat, ModelCompat):
             compat = OpenAICompat.from_model_compat(compat)
         self.compat = compat or OpenAICompat()
@@ -203,11 +222,21 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
                 for tool in request.tools
             ]
         body.update(_output_fields(request))
+        body.update(self._cache_and_reasoning_fields())
         options = {**self.options, **request.options}
         if "max_tokens" in options:
             options[self.compat.max_tokens_field] = options.pop("max_tokens")
         body.update(options)
         return body
+
+    def _cache_and_reasoning_fields(self) -> dict[str, Any]:
+        """``prompt_cache_key`` and the reasoning fields, as configured."""
+        fields: dict[str, Any] = {}
+        if self.prompt_cache_key:
+            fields["prompt_cache_key"] = self.prompt_cache_key
+        if self.reasoning is not None:
+            fields.update(chat_reasoning_fields(self.reasoning, self.compat.reasoning_format))
+        return fields
 
     def build_messages(self, request: LLMRequest, model: str) -> list[dict[str, Any]]:
         """The ``messages`` array for ``request``, converted for this provider and model."""

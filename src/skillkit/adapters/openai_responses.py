@@ -21,10 +21,12 @@ import msgspec
 import openai
 
 from skillkit.adapters.errors import InStreamError, OnRetry
+from skillkit.adapters.reasoning import responses_reasoning_fields, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.config import ReasoningLevel
 from skillkit.models import (
     AssistantMessage,
     ImagePart,
@@ -56,7 +58,10 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
     """The Responses API over the ``openai`` SDK; options as for `OpenAIAdapter`.
 
     ``store`` is sent as the request's ``store`` field; with the default ``False``,
-    reasoning is sent back from its encrypted content.
+    reasoning is sent back from its encrypted content. ``prompt_cache_key`` is sent as
+    the request's ``prompt_cache_key``; ``reasoning`` (None: nothing sent) as
+    ``reasoning.effort`` (``"off"``: ``"none"``); a mapping is the body's own ``reasoning``
+    field, sent as given (an option). Entries in ``options`` win over both.
     """
 
     provider = "openai"
@@ -81,8 +86,11 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         context_window: int | None = None,
         store: bool = False,
         foreign_thinking: Literal["text", "drop"] = "text",
+        prompt_cache_key: str | None = None,
+        reasoning: ReasoningLevel | dict[str, Any] | None = None,
         **options: Any,
     ) -> None:
+        level = take_reasoning_level(reasoning, options)
         super().__init__(
             model,
             base_url=base_url,
@@ -100,6 +108,8 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
             options=options,
         )
         self.store = store
+        self.prompt_cache_key = prompt_cache_key
+        self.reasoning: ReasoningLevel | None = level
 
     def _make_client(self, key: str) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
@@ -139,12 +149,22 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
                 }
                 for t in request.tools
             ]
+        body.update(self._cache_and_reasoning_fields())
         options = {**self.options, **request.options}
         if "max_tokens" in options:
             options["max_output_tokens"] = options.pop("max_tokens")
         body.update(options)
         _add_output(body, request)
         return body
+
+    def _cache_and_reasoning_fields(self) -> dict[str, Any]:
+        """``prompt_cache_key`` and ``reasoning``, as configured."""
+        fields: dict[str, Any] = {}
+        if self.prompt_cache_key:
+            fields["prompt_cache_key"] = self.prompt_cache_key
+        if self.reasoning is not None:
+            fields.update(responses_reasoning_fields(self.reasoning))
+        return fields
 
     def build_input(self, request: LLMRequest, model: str) -> list[dict[str, Any]]:
         """The ``input`` items for ``request``, converted for this provider and model."""

@@ -1,7 +1,7 @@
 """SkillKit's own slash commands (registered by the built-in plugin).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
-(also ``/skill:NAME``), ``/cost``, ``/quit``. Each is an ordinary `Command`: a plugin
+(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``. Each is an ordinary `Command`: a plugin
 replaces one by registering the same name with ``replace=True``. The commands about
 plugins (``/plugins``, ``/reload``) belong to the plugin layer:
 `skillkit.extensions.commands`.
@@ -22,6 +22,8 @@ from skillkit.commands.skills import skill_command, skills_command
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
+    from skillkit.model_registry import ModelDefinition
+    from skillkit.models import TokenUsage
 
 __all__ = ["builtin_commands"]
 
@@ -159,16 +161,74 @@ def cost_command(ctx: CommandContext, args: str) -> str:
     tokens = f"tokens: {usage.input} in, {usage.output} out"
     if usage.cache_read or usage.cache_write:
         tokens += f", {usage.cache_read} cache read, {usage.cache_write} cache write"
+    model = _model_definition(runner)
     cost = runner.cost(usage) if runner.cost is not None else None
-    if cost is None:
-        from skillkit.model_registry import default_registry
-
-        model = default_registry().get(runner.config.model) if runner.config.model else None
-        cost = model.cost.cost_of(usage) if model is not None else None
+    if cost is None and model is not None:
+        cost = model.cost.cost_of(usage)
     priced = (
         f"cost: ${cost:.4f}" if cost is not None else "cost: unknown (no prices for this model)"
     )
-    return f"{tokens}\n{priced}"
+    lines = [tokens, priced]
+    if usage.cache_read:
+        lines.append(_cache_line(usage, model))
+    return "\n".join(lines)
+
+
+def _model_definition(runner: AgentRunner) -> ModelDefinition | None:
+    """The definition of the runner's model: its own, else the catalog's entry for the
+    configured model, else for the adapter's provider and model."""
+    if runner.config.model_definition is not None:
+        return runner.config.model_definition
+    from skillkit.model_registry import default_registry
+
+    registry = default_registry()
+    names = [runner.config.model]
+    adapter = runner.adapter
+    adapter_model = str(getattr(adapter, "model", "") or "")
+    if adapter_model:
+        names.append(f"{adapter.provider}:{adapter_model}")
+    for name in names:
+        found = registry.get(name) if name else None
+        if found is not None:
+            return found
+    return None
+
+
+def _cache_line(usage: TokenUsage, model: ModelDefinition | None) -> str:
+    """What caching saved: the cache reads priced at the input price minus their price
+    as cache reads."""
+    if model is None:
+        return f"caching: {usage.cache_read} tokens read from cache (saving unknown: no prices)"
+    rate_in, _, rate_read, _ = model.cost.rates_for(usage.prompt_tokens)
+    saved = model.cost.cache_savings(usage)
+    return (
+        f"caching saved: ${saved:.4f} ({usage.cache_read} tokens read from cache at "
+        f"${rate_read:g}/M instead of ${rate_in:g}/M)"
+    )
+
+
+def init_command(ctx: CommandContext, args: str) -> str:
+    """Write a starter ``AGENTS.md`` in the working directory (the one the agent's
+    `ProjectInstructions` reads, else the process's); never overwrites a file."""
+    import os
+
+    from skillkit.instructions import ProjectInstructions, write_starter
+
+    folder = os.getcwd()
+    if ctx.runner is not None:
+        for contributor in ctx.runner.contributors:
+            if isinstance(contributor, ProjectInstructions):
+                folder = str(contributor.cwd)
+                break
+    try:
+        path = write_starter(folder)
+    except FileExistsError:
+        raise CommandError(
+            f"{os.path.join(folder, 'AGENTS.md')} already exists; /init never overwrites it"
+        ) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write AGENTS.md: {exc.strerror or exc}") from None
+    return f"wrote {path}: edit it to describe the project; it is read from the next turn on"
 
 
 def quit_command(ctx: CommandContext, args: str) -> CommandResult:
@@ -196,5 +256,6 @@ def builtin_commands() -> list[Command]:
             usage="NAME [ARGS]",
         ),
         Command("cost", "tokens used and their cost", cost_command),
+        Command("init", "write a starter AGENTS.md for this project", init_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
     ]

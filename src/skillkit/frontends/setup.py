@@ -46,7 +46,7 @@ from skillkit.agent.contributors import Contributor
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
-    from skillkit.config import AgentConfig
+    from skillkit.config import AgentConfig, ReasoningLevel
     from skillkit.events import Event
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
@@ -86,7 +86,11 @@ class AgentOptions:
     (None: `AgentConfig`'s default). ``session`` says
     what is recorded (`skillkit.session`): nothing (``off``), a new session of the
     workspace, the latest one (``continue``, a new one if none) or ``session_ref``
-    (``open``: an id, id prefix or path).
+    (``open``: an id, id prefix or path). ``reasoning`` is the ``--reasoning`` level
+    (None: the provider's default). ``system_prompt`` replaces SkillKit's default system
+    prompt (``--system-prompt``); ``append_system_prompt`` is added after the project
+    instructions (``--append-system-prompt``); ``instructions=False`` reads no
+    ``AGENTS.md`` / ``CLAUDE.md`` files (the environment lines stay).
     """
 
     model: str | None = None
@@ -104,6 +108,10 @@ class AgentOptions:
     max_turns: int | None = None
     session: Literal["off", "new", "continue", "open"] = "off"
     session_ref: str | None = None
+    reasoning: ReasoningLevel | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    instructions: bool = True
 
 
 @dataclass
@@ -223,17 +231,20 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         frontends=builtin_frontends(),
     )
     choice, model_notes = choose_model_for(options, workspace)
+    session_warnings: list[str] = []
+    session = _open_session(options, workspace, session_warnings)
     config = AgentConfig(
         model=choice.model,
         base_url=choice.base_url,
         api_key=_api_key(choice.api_key_env),
         options=choice.options,
+        system_prompt=options.system_prompt or "",
+        reasoning=options.reasoning,
+        prompt_cache_key=session.id if session is not None else None,
     )
     if options.max_turns is not None:
         config = msgspec.structs.replace(config, max_iterations=options.max_turns)
     adapter = _adapter(config, manager)
-    session_warnings: list[str] = []
-    session = _open_session(options, workspace, session_warnings)
     runner = AgentRunner(
         config,
         adapter=adapter,
@@ -249,6 +260,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         manager.registries.skills.sandbox = sandbox
         _configure_skills(manager.registries.skills, workspace, options)
     manager.attach(runner)
+    runner.add_contributor(_instructions(options, workspace))
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     permissions = install(runner, gate)
@@ -375,9 +387,23 @@ def _sandbox(
     return sandbox, settings
 
 
+def _instructions(options: AgentOptions, workspace: Path) -> Contributor:
+    """The project instructions: after SkillKit's prompt and the skills, so the project's
+    own words come last (then ``--append-system-prompt``)."""
+    from skillkit.instructions import ProjectInstructions
+
+    return ProjectInstructions(
+        workspace,
+        home=options.home,
+        project=options.instructions,
+        append=options.append_system_prompt or "",
+    )
+
+
 def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
     """The adapter a plugin registered as ``config.model``, else a new one for it."""
     from skillkit.adapters.factory import UnknownModelError, create_adapter
+    from skillkit.adapters.reasoning import ReasoningNotSupportedError
     from skillkit.adapters.scripted import ScriptError
     from skillkit.local.errors import LocalModelError
     from skillkit.model_registry import MissingApiKeyError
@@ -387,7 +413,13 @@ def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
         return adapters.get(config.model)
     try:
         return create_adapter(config)
-    except (UnknownModelError, ScriptError, LocalModelError, MissingApiKeyError) as exc:
+    except (
+        UnknownModelError,
+        ScriptError,
+        LocalModelError,
+        MissingApiKeyError,
+        ReasoningNotSupportedError,
+    ) as exc:
         raise SetupError(_one_line(exc)) from None
 
 

@@ -44,6 +44,7 @@ from rich.text import Text
 
 from skillkit.events import (
     AgentEnd,
+    AgentStart,
     CompactionEnd,
     CompactionStart,
     ErrorInfo,
@@ -89,10 +90,13 @@ def format_footer(
     turns: int | None = None,
     session: TokenUsage | None = None,
     cost: float | None = None,
+    saved: float | None = None,
 ) -> Text:
-    """The one-line summary shown after a run: outcome, turns, tokens, session total, cost.
+    """The one-line summary shown after a run: outcome, turns, tokens, session total, cost
+    and what prompt caching saved.
 
-    ``session`` is shown only when it differs from ``usage`` (that is, after the first run).
+    ``session`` is shown only when it differs from ``usage`` (that is, after the first run);
+    ``saved`` only when it is above zero.
     """
     label, colour = _OUTCOME.get(stop_reason or "stop", (str(stop_reason), "yellow"))
     line = Text("● ", style=colour)
@@ -105,8 +109,20 @@ def format_footer(
         parts.append(f"session {_count(session.total)} tokens")
     if cost is not None:
         parts.append(f"${cost:.4f}")
+    if saved:
+        parts.append(f"cache saved ${saved:.4f}")
     line.append("  " + " · ".join(parts), style="dim")
     return line
+
+
+def _cache_savings(model: str, usage: TokenUsage) -> float | None:
+    """What caching saved on ``usage`` at the catalog prices of ``model`` (None when
+    there were no cache reads or the catalog does not know the model)."""
+    if not usage.cache_read or not model:
+        return None
+    from skillkit.model_registry import default_registry
+
+    return default_registry().cache_savings(model, usage)
 
 
 _COMMAND_KEYS = ("command", "cmd", "script")
@@ -236,6 +252,7 @@ class TerminalRenderer:
         self._pending_style = ""
         self._at_line_start = True
         self._last_usage: Usage | None = None
+        self._model = ""  # the model of the current run, for the cache saving
         self._plugin_failures: set[str] = set()
         self._streamed: dict[str, list[str]] = {}  # tool call id -> output lines drawn
         self._held = Text()  # the open line of streamed text, when lines are held
@@ -293,6 +310,8 @@ class TerminalRenderer:
             case BgResult(task_id=task_id, status=status, exit_code=code):
                 exit_text = f", exit code {code}" if code is not None else ""
                 self.info(f"background task {task_id} {status}{exit_text}")
+            case AgentStart(model=model):
+                self._model = model
             case AgentEnd(stop_reason=stop, usage=usage, iterations=turns):
                 last = self._last_usage
                 self.footer(
@@ -301,6 +320,7 @@ class TerminalRenderer:
                     turns=turns,
                     session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
+                    saved=_cache_savings(self._model, last.cumulative_usage) if last else None,
                 )
                 self._last_usage = None
             case _:
@@ -518,8 +538,11 @@ class TerminalRenderer:
         turns: int | None = None,
         session: TokenUsage | None = None,
         cost: float | None = None,
+        saved: float | None = None,
     ) -> None:
-        self._print(format_footer(stop_reason, usage, turns=turns, session=session, cost=cost))
+        self._print(
+            format_footer(stop_reason, usage, turns=turns, session=session, cost=cost, saved=saved)
+        )
 
     def partial_line(self) -> list[tuple[str, str]]:
         """The open line of streamed text held back (see ``hold_partial_line``), as

@@ -49,6 +49,7 @@ __all__ = [
     "PortInUseError",
     "RuntimeUnavailableError",
     "ServerStartError",
+    "check_reasoning",
     "create_local_adapter",
     "default_model",
     "default_notice",
@@ -93,5 +94,21 @@ def create_local_adapter(model: str = "local", **options: Any) -> LocalAdapter:
 
 def provider(model: str, config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
     """The ``local`` provider of `skillkit.adapters.factory.create_adapter`: the adapter
-    for ``local`` / ``local:PATH.gguf`` (see `create_local_adapter`)."""
+    for ``local`` / ``local:PATH.gguf`` (see `create_local_adapter`).
+
+    The embedded server has no reasoning control (and the default model does not
+    reason): ``config.reasoning`` ``"off"`` or unset is accepted, any other level is a
+    `LocalModelError` before a server starts. ``prompt_caching`` needs nothing here:
+    llama.cpp reuses its own prompt cache between calls."""
+    check_reasoning(config.reasoning)
     return create_local_adapter(model, on_retry=on_retry)
+
+
+def check_reasoning(level: str | None) -> None:
+    """Refuse a reasoning level the embedded model cannot honour (anything but
+    ``"off"`` / None) with a one-line `LocalModelError`."""
+    if level is not None and level != "off":
+        raise LocalModelError(
+            f"the local model cannot reason: reasoning {level!r} is not available; "
+            "use 'off' or leave it unset"
+        )

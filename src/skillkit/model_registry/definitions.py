@@ -131,6 +131,16 @@ class ModelCost(msgspec.Struct, frozen=True, omit_defaults=True, forbid_unknown_
             + usage.cache_write * rate_write
         ) / _MILLION
 
+    def cache_savings(self, usage: TokenUsage) -> float:
+        """What prompt caching saved on ``usage``, in USD: its cache reads priced at the
+        input price minus their price as cache reads (at the rates `rates_for` picks for
+        the whole prompt). Never negative; 0.0 without cache reads. The premium some
+        providers charge for cache writes is not subtracted: it is part of `cost_of`."""
+        if usage.cache_read <= 0:
+            return 0.0
+        rate_in, _, rate_read, _ = self.rates_for(usage.prompt_tokens)
+        return max(0.0, usage.cache_read * (rate_in - rate_read) / _MILLION)
+
 
 class ModelDefinition(
     msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True, forbid_unknown_fields=True

@@ -178,6 +178,12 @@ class ModelRegistry:
         model = self.get(model_id)
         return model.cost.cost_of(usage) if model is not None else 0.0
 
+    def cache_savings(self, model_id: str, usage: TokenUsage) -> float | None:
+        """What prompt caching saved on ``usage`` with ``model_id``, in USD
+        (`ModelCost.cache_savings`); None for a model the registry does not know."""
+        model = self.get(model_id)
+        return model.cost.cache_savings(usage) if model is not None else None
+
     # -- providers
     def register_provider(self, info: ProviderInfo) -> None:
         """Add or replace a provider's defaults."""
