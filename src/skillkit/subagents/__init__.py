@@ -1,0 +1,52 @@
+"""Child agents: definitions, the ``task`` tool, and every child event reaching the parent.
+
+- `AgentDefinition` / `parse_agent_file`: an agent as a Markdown file with YAML
+  frontmatter (`skillkit.subagents.definition`);
+- `AgentRegistry`: the definitions of ``.skillkit/agents/``, ``~/.skillkit/agents/``,
+  plugins and code, plus the built-in ``general-purpose`` agent, kept fresh;
+- `Subagents`: the contributor offering the ``task`` tool and running children
+  (`AgentRunner.spawn` goes through it); `ChildResult` is how a child ended;
+- `ParentStream`: the sink that brings a child's events to its parent.
+
+See ``docs/subagents.md``.
+"""
+
+from skillkit.subagents.child import ChildGate, ChildResult, ChildTranscript, SharedAdapter
+from skillkit.subagents.definition import (
+    AGENT_FIELDS,
+    GENERAL_PURPOSE,
+    AgentDefinition,
+    AgentDefinitionError,
+    parse_agent_bytes,
+    parse_agent_file,
+)
+from skillkit.subagents.forward import REQUEST_KINDS, ParentStream
+from skillkit.subagents.registry import AGENT_ROOT, AgentRegistry, AgentSource, UnknownAgentError
+from skillkit.subagents.skills import fork_target
+from skillkit.subagents.spawner import SUBAGENT_DOMAIN, Subagents, TranscriptKeeper
+from skillkit.subagents.task_tool import TASK_TOOL_NAME, TaskTool
+
+__all__ = [
+    "AGENT_FIELDS",
+    "AGENT_ROOT",
+    "GENERAL_PURPOSE",
+    "REQUEST_KINDS",
+    "SUBAGENT_DOMAIN",
+    "TASK_TOOL_NAME",
+    "AgentDefinition",
+    "AgentDefinitionError",
+    "AgentRegistry",
+    "AgentSource",
+    "ChildGate",
+    "ChildResult",
+    "ChildTranscript",
+    "ParentStream",
+    "SharedAdapter",
+    "Subagents",
+    "TaskTool",
+    "TranscriptKeeper",
+    "UnknownAgentError",
+    "fork_target",
+    "parse_agent_bytes",
+    "parse_agent_file",
+]
