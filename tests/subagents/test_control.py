@@ -65,7 +65,7 @@ async def _wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> Non
 async def test_aborting_the_parent_kills_every_child_mid_tool(
     tmp_path: Path, recorder: Recorder
 ) -> None:
-    command = "sleep 60 & echo $! > {name}.pid; wait"
+    command = "sleep 60 & echo $! > {name}.pid; echo started; wait"
     adapter = conversations(
         {
             "go": [
@@ -84,7 +84,15 @@ async def test_aborting_the_parent_kills_every_child_mid_tool(
         contributors=[agents()],
     )
     pids = [tmp_path / "one.pid", tmp_path / "two.pid"]
+    streaming: set[str] = set()
+    runner.events.on(
+        "*",
+        lambda e: streaming.add(e.agent_id) if e.type == "tool_execution_update" else None,
+    )
     run = asyncio.ensure_future(runner.chat("go"))
+    # both commands are running and their output is being read (the runtime is
+    # watching them): only then is "mid-tool" certain
+    await _wait_for(lambda: streaming == {"worker-1", "worker-2"})
     await _wait_for(lambda: all(p.exists() and p.read_text().strip() for p in pids))
     running = [int(p.read_text()) for p in pids]
     assert all(_alive(pid) for pid in running)
