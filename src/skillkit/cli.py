@@ -34,6 +34,7 @@ from skillkit import __version__
 if TYPE_CHECKING:
     from skillkit.frontends.setup import CliAgent
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.subagents.registry import AgentRegistry
 
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -70,6 +71,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.local.cli",
     "skillkit.doctor",
     "skillkit.session.cli",
+    "skillkit.subagents.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
@@ -248,13 +250,22 @@ def _session_skills(cwd: str | None, sources: Sequence[str]) -> SkillRegistry:
     return skill_registry(cwd, sources)
 
 
+def _session_agents(cwd: str | None) -> AgentRegistry:
+    """``skillkit agents`` sees the agents a session would (plugins' included)."""
+    from skillkit.frontends.setup import agent_registry
+
+    return agent_registry(cwd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``skillkit`` command; returns the process exit code and never raises
     (``--help`` and ``--version`` return 0 instead of exiting). Every failure is at most
     one line on stderr; see the module docstring for the exit codes."""
     from skillkit.skills.cli import use_registry_factory
+    from skillkit.subagents.cli import use_agent_registry_factory
 
     use_registry_factory(_session_skills)
+    use_agent_registry_factory(_session_agents)
     try:
         return _dispatch(argv)
     except SystemExit as exc:  # argparse: --help, --version, a usage error

@@ -21,6 +21,7 @@ from skillkit.subagents.definition import (
     parse_agent_file,
 )
 from skillkit.subagents.forward import REQUEST_KINDS, ParentStream
+from skillkit.subagents.plugins import register_plugin_agents
 from skillkit.subagents.registry import AGENT_ROOT, AgentRegistry, AgentSource, UnknownAgentError
 from skillkit.subagents.skills import fork_target
 from skillkit.subagents.spawner import SUBAGENT_DOMAIN, Subagents, TranscriptKeeper
@@ -49,4 +50,5 @@ __all__ = [
     "fork_target",
     "parse_agent_bytes",
     "parse_agent_file",
+    "register_plugin_agents",
 ]
