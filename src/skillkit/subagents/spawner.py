@@ -394,8 +394,13 @@ class _Tracker:
         return result
 
 
+_NEVER_OFFERED = frozenset({TASK_TOOL_NAME, "exit_plan_mode", "ask_user"})
+"""Tools a child never gets: ``task`` (two levels), and the two that talk to the user
+(a child works for its parent, not the user)."""
+
+
 def _offered_to_child(definition: AgentDefinition, name: str) -> bool:
-    return name not in (TASK_TOOL_NAME, "exit_plan_mode") and definition.allows(name)
+    return name not in _NEVER_OFFERED and definition.allows(name)
 
 
 def _permissions_of(parent: AgentRunner) -> object | None:
