@@ -251,8 +251,11 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         manager.registries.skills.sandbox = sandbox
         _configure_skills(manager.registries.skills, workspace, options)
     manager.attach(runner)
-    subagents, agent_warnings = _subagents(manager, workspace, options, session)
-    runner.add_contributor(subagents)
+    subagents: Subagents | None = None
+    agent_warnings: list[str] = []
+    if options.tools:  # a child gets its tools from the parent: none, no children
+        subagents, agent_warnings = _subagents(manager, workspace, options, session)
+        runner.add_contributor(subagents)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     permissions = install(runner, gate)
