@@ -4,6 +4,8 @@ in parallel, two levels deep, with every event reaching the parent tagged."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
+from typing import Any
 
 import pytest
 
@@ -322,3 +324,58 @@ async def test_spawn_without_subagents_says_how_to_add_them() -> None:
 
 def test_user_message_type_is_what_the_helper_reads() -> None:
     assert UserMessage(content="x").content == "x"
+
+
+_SPAN: contextvars.ContextVar[str] = contextvars.ContextVar("span", default="none")
+
+
+@pytest.mark.timeout(20)
+async def test_the_child_runs_inside_the_parents_tool_call(recorder: Recorder) -> None:
+    """What the parent's tool execution sets in context variables (a tracing span, say)
+    is what the child's run sees: the child starts inside the ``task`` tool's
+    ``execute``."""
+    seen: list[str] = []
+
+    @tool
+    def probe() -> str:
+        """Report the context."""
+        seen.append(_SPAN.get())
+        return "probed"
+
+    class Traced:
+        """The task tool, with a context variable set around its execution."""
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+            self.name = inner.name
+            self.description = inner.description
+            self.args_model = inner.args_model
+
+        async def execute(self, args: Any, ctx: Any) -> Any:
+            token = _SPAN.set(f"execute_tool {ctx.tool_call_id}")
+            try:
+                return await self.inner.execute(args, ctx)
+            finally:
+                _SPAN.reset(token)
+
+    class TracedSubagents(Subagents):
+        def tools(self) -> list[Any]:
+            return [Traced(t) for t in super().tools()]
+
+    prober = AgentDefinition(name="prober", description="Probes.", tools=("probe",))
+    adapter = conversations(
+        {
+            "go": [Reply(tool_calls=[task_call("prober", "probe it")]), "ok"],
+            "probe it": [Reply(tool_calls=[("probe", {})]), "done"],
+        }
+    )
+    runner = AgentRunner(
+        AgentConfig(),
+        adapter=adapter,
+        tools=[probe],
+        sinks=[recorder],
+        contributors=[TracedSubagents(registry(prober))],
+    )
+    await runner.chat("go")
+
+    assert seen == ["execute_tool call_1"]

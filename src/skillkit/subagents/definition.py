@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from skillkit.skills.diagnostics import Diagnostic, Findings, SkillError
 from skillkit.skills.frontmatter import decode_text, kind, load_frontmatter, split_frontmatter
@@ -204,7 +204,7 @@ def parse_agent_bytes(
     )
 
 
-def _raise(findings: Findings) -> Any:
+def _raise(findings: Findings) -> NoReturn:
     raise AgentDefinitionError(findings.errors)
 
 

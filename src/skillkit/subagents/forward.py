@@ -19,6 +19,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, Event, EventBus
 
@@ -49,8 +51,6 @@ class ParentStream:
 
     def emit(self, event: Event[Any]) -> None:
         if event.parent_id != self.parent_id:  # one rewrite at the boundary, as BubbleUp
-            import msgspec
-
             event = msgspec.structs.replace(event, parent_id=self.parent_id)
         if self.observe is not None:
             try:
@@ -84,10 +84,10 @@ class ParentStream:
 
 
 def _observers(bus: EventBus) -> tuple[tuple[Any, ...], tuple[Callable[[Event[Any]], Any], ...]]:
-    """The parent bus's sinks and ``*`` handlers, in delivery order.
-
-    `EventBus` keeps them private and offers no "sinks and wildcard only" delivery; a
-    bus method doing this (``forward``) is preferred when it exists."""
+    """The parent bus's sinks and ``*`` handlers, in delivery order. `EventBus` offers no
+    delivery to those alone (``deliver`` also runs the handlers of the event's kind), so
+    they are read from it here; this is the one place that knows how the bus keeps
+    them."""
     sinks: tuple[Any, ...] = getattr(bus, "_sinks", ())
     handlers: dict[str, tuple[Callable[[Event[Any]], Any], ...]] = getattr(bus, "_handlers", {})
     return sinks, handlers.get("*", ())
