@@ -379,3 +379,22 @@ async def test_the_child_runs_inside_the_parents_tool_call(recorder: Recorder) -
     await runner.chat("go")
 
     assert seen == ["execute_tool call_1"]
+
+
+@pytest.mark.timeout(20)
+async def test_a_child_at_its_turn_limit_is_an_error_result(recorder: Recorder) -> None:
+    brief = AgentDefinition(name="brief", description="Short.", tools=("lookup",), max_turns=2)
+    looping = Reply(tool_calls=[("lookup", {"key": "again"})])
+    adapter = conversations(
+        {
+            "go": [Reply(tool_calls=[task_call("brief", "loop")]), "noted"],
+            "loop": [looping, Reply(tool_calls=[("lookup", {"key": "more"})]), "never"],
+        }
+    )
+    runner = parent_runner(adapter, Subagents(registry(brief)), recorder)
+    response = await runner.chat("go")
+
+    result = next(m for m in response.messages if isinstance(m, ToolResultMessage))
+    assert result.is_error
+    assert "turn limit (2 model calls)" in result.text
+    assert [e.iterations for e in recorder.of("agent_end") if e.agent_id == "brief-1"] == [2]

@@ -200,23 +200,15 @@ class Subagents(Contributor):
             )
         self._running[child_id] = child
         unlink = _link_abort(parent, child)
-        status: ChildStatus = "aborted"
         result: ChildResult | None = None
         try:
             response = await child.chat(prompt)
-            match response.stop_reason:
-                case "stop" | "tool_use" | "length":
-                    status = "completed"
-                case "aborted":
-                    status = "aborted"
-                case "max_iterations":
-                    status = "failed"
-                case _:
-                    status = "failed"
-            error: str | None = response.error
-            if response.stop_reason == "max_iterations":
+            stop = response.stop_reason
+            status = _STATUS.get(stop, "failed")
+            error = response.error
+            if stop == "max_iterations":
                 error = f"it stopped at its turn limit ({response.iterations} model calls)"
-            elif status == "aborted":
+            elif stop == "aborted":
                 error = child.abort_signal.reason or "aborted"
             result = ChildResult(
                 child_id,
@@ -350,6 +342,15 @@ class Subagents(Contributor):
         if self._parent is None:
             raise RuntimeError("Subagents is not attached to a runner")
         return self._parent
+
+
+_STATUS: dict[str, ChildStatus] = {
+    "stop": "completed",
+    "tool_use": "completed",
+    "length": "completed",
+    "aborted": "aborted",
+}
+"""A child's status by its run's stop reason (any other reason: ``failed``)."""
 
 
 class _Tracker:
