@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -57,3 +58,36 @@ async def test_one_line_per_child_with_its_current_tool() -> None:
     # the child's own reply is its parent's tool result, not text streamed by the parent
     assert screen.count("the child's answer") == 1
     assert "result task" in screen
+
+
+@pytest.mark.timeout(20)
+async def test_a_childs_approval_panel_names_the_child(tmp_path: Path) -> None:
+    from skillkit.permissions import PermissionGate, install
+    from skillkit.tools.builtin import builtin_tools
+
+    registry = AgentRegistry(default_sources=False)
+    registry.register(AgentDefinition(name="writer", description="Writes.", tools=("write",)))
+    adapter = conversations(
+        {
+            "go": [Reply(tool_calls=[task_call("writer", "write")]), "ok"],
+            "write": [Reply(tool_calls=[("write", {"path": "a.txt", "content": "x"})]), "done"],
+        }
+    )
+    out = io.StringIO()
+    runner = AgentRunner(
+        AgentConfig(),
+        adapter=adapter,
+        tools=builtin_tools(tmp_path, allow_writes=True),
+        contributors=[Subagents(registry)],
+    )
+    runner.events.add_sink(TerminalRenderer(Console(file=out, width=100, color_system=None)))
+    install(runner, PermissionGate(workspace=tmp_path))
+    runner.events.on(
+        "approval_needed",
+        lambda e: asyncio.get_running_loop().call_soon(
+            runner.approvals.respond, e.request_id, "deny"
+        ),
+    )
+    await asyncio.wait_for(runner.chat("go"), 10)
+
+    assert "approval needed write (agent writer-1)" in out.getvalue()

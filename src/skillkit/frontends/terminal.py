@@ -403,10 +403,12 @@ class TerminalRenderer:
         title = Text.assemble(("error " if is_error else "result ", colour), (clean_name, "bold"))
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
 
-    def approval_request(self, request: ApprovalNeeded) -> None:
+    def approval_request(self, request: ApprovalNeeded, *, agent: str | None = None) -> None:
         """A panel asking to allow one tool call: what it does, why it asks, the risk,
         the rule that matched — or, for ``exit_plan_mode``, the plan itself. The command
-        is shown whole (see `approval_text`), with the exact argv of a skill action."""
+        is shown whole (see `approval_text`), with the exact argv of a skill action.
+        ``agent`` names the child agent asking (the event's ``agent_id`` when its
+        ``parent_id`` is set); it is shown in the title."""
         if request.plan_content:
             plan = self.clean(request.plan_content)
             body: RenderableType = Markdown(plan, hyperlinks=False)
@@ -431,7 +433,9 @@ class TerminalRenderer:
                 argv, cwd = preview
         rows = approval_text(request, redactor=self.redactor, argv=argv, cwd=cwd)
         title = Text.assemble(
-            ("approval needed ", "bold yellow"), (self.clean(request.tool_name), "bold")
+            ("approval needed ", "bold yellow"),
+            (self.clean(request.tool_name), "bold"),
+            (f" (agent {self.clean(agent)})" if agent else "", "yellow"),
         )
         self._print(
             Panel(rows, title=title, title_align="left", border_style="yellow", expand=False)
@@ -493,8 +497,7 @@ class TerminalRenderer:
         label = self.clean(event.agent_id)
         match event.payload:
             case ApprovalNeeded() as request if self.draw_requests:
-                self.info(f"{label} asks:")
-                self.approval_request(request)
+                self.approval_request(request, agent=event.agent_id)
             case QuestionNeeded() as questions if self.draw_requests:
                 self.info(f"{label} asks:")
                 self.questions(questions)
