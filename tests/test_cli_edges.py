@@ -124,6 +124,8 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ],
     ("local", "install"): [["local", "install"]],
     ("doctor",): [["doctor"]],
+    ("agents",): [["agents"]],
+    ("agents", "list"): [["agents", "list"], ["agents", "list", "--json"]],
     ("sessions",): [["sessions"]],
     ("sessions", "list"): [["sessions", "list"], ["sessions", "list", "--json"]],
     ("sessions", "show"): [["sessions", "show", "latest-missing"]],

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from skillkit.frontends.setup import CliAgent
     from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.subagents.registry import AgentRegistry
 
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -72,6 +73,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.doctor",
     "skillkit.session.cli",
     "skillkit.frontends.batch_cli",
+    "skillkit.subagents.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
@@ -273,13 +275,22 @@ def _session_skills(cwd: str | None, sources: Sequence[str]) -> SkillRegistry:
     return skill_registry(cwd, sources)
 
 
+def _session_agents(cwd: str | None) -> AgentRegistry:
+    """``skillkit agents`` sees the agents a session would (plugins' included)."""
+    from skillkit.frontends.setup import agent_registry
+
+    return agent_registry(cwd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``skillkit`` command; returns the process exit code and never raises
     (``--help`` and ``--version`` return 0 instead of exiting). Every failure is at most
     one line on stderr; see the module docstring for the exit codes."""
     from skillkit.skills.cli import use_registry_factory
+    from skillkit.subagents.cli import use_agent_registry_factory
 
     use_registry_factory(_session_skills)
+    use_agent_registry_factory(_session_agents)
     try:
         return _dispatch(argv)
     except SystemExit as exc:  # argparse: --help, --version, a usage error

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
@@ -45,6 +45,7 @@ from skillkit.events import (
     ProviderRetry,
     RunResume,
     Sink,
+    Usage,
 )
 from skillkit.models import (
     AgentMessage,
@@ -59,7 +60,7 @@ from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, tool_schema
 from skillkit.tools.registry import ToolRegistry
 
-__all__ = ["AgentRunner", "PromptSection", "RunInProgressError", "ToolProvider"]
+__all__ = ["AgentRunner", "ChildSpawner", "PromptSection", "RunInProgressError", "ToolProvider"]
 
 
 def _catalog_window(model: str) -> int | None:
@@ -78,6 +79,14 @@ class ToolProvider(Protocol):
     """A provider of tools, asked once per turn which tools to offer."""
 
     def tools(self) -> Sequence[Tool]: ...
+
+
+@runtime_checkable
+class ChildSpawner(Protocol):
+    """A contributor that runs child agents (the subagents layer): `AgentRunner.spawn`
+    reaches it through this."""
+
+    async def spawn_child(self, definition: Any, prompt: str, *, description: str = "") -> Any: ...
 
 
 class RunInProgressError(RuntimeError):
@@ -379,6 +388,39 @@ class AgentRunner:
         run = self._run
         if run is not None and run.task is not None:
             await asyncio.shield(run.task)
+
+    # ----- child agents
+
+    async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
+        """Run a child agent for ``definition`` on ``prompt`` and return its result (see
+        `skillkit.subagents.ChildResult`), through the contributor that runs children
+        (`ChildSpawner`, e.g. `skillkit.subagents.Subagents`); `RuntimeError` when there
+        is none. The child's usage is counted in this runner's (`add_usage`)."""
+        for contributor in reversed(self._contributors):
+            if isinstance(contributor, ChildSpawner):
+                return await contributor.spawn_child(definition, prompt, description=description)
+        raise RuntimeError(
+            "no child agents on this runner: add skillkit.subagents.Subagents(...) "
+            "to its contributors"
+        )
+
+    def add_usage(self, usage: TokenUsage, cost: float | None = None) -> None:
+        """Count ``usage`` (and its ``cost``) spent on this runner's behalf — a child
+        agent's — in its cumulative usage (`usage`, ``/cost``) and emit a ``usage`` event
+        whose turn part is ``usage`` and whose cumulative part includes it."""
+        state = self._loop_state
+        state.cumulative_usage = state.cumulative_usage + usage
+        if cost is not None:
+            state.cumulative_cost = (state.cumulative_cost or 0.0) + cost
+        self._usage = state.cumulative_usage
+        self.events.emit_nowait(
+            Usage(
+                turn_usage=usage,
+                cumulative_usage=state.cumulative_usage,
+                turn_cost=cost,
+                cumulative_cost=state.cumulative_cost,
+            )
+        )
 
     # ----- running
 

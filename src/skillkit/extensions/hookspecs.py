@@ -15,7 +15,11 @@ hook                               arguments                    returns
 ``skillkit_register_skills``       ``registry: SkillRegistry``  None (mutates)
 ``skillkit_register_frontends``    ``registry: FrontendRegistry``  None (mutates)
 ``skillkit_register_adapters``     ``registry: AdapterRegistry``  None (mutates)
+``skillkit_register_agents``       ``registry: AgentRegistry``  None (mutates)
 =================================  ===========================  ================
+
+``skillkit_register_agents`` runs when a session's child agents are set up
+(`skillkit.subagents.register_plugin_agents`), once per plugin, after the others.
 
 Lifecycle hooks run for an agent the plugin manager is attached to
 (`PluginManager.attach`), in LIFO order: the plugin registered last is asked first, so a
@@ -61,6 +65,7 @@ if TYPE_CHECKING:
     from skillkit.extensions.registries import CommandRegistry, FrontendRegistry
     from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.subagents.registry import AgentRegistry
     from skillkit.tools.base import ToolResult
     from skillkit.tools.registry import ToolRegistry
 
@@ -78,6 +83,7 @@ __all__ = [
     "skillkit_convert_to_llm",
     "skillkit_on_event",
     "skillkit_register_adapters",
+    "skillkit_register_agents",
     "skillkit_register_commands",
     "skillkit_register_frontends",
     "skillkit_register_skills",
@@ -169,6 +175,12 @@ def skillkit_register_frontends(registry: FrontendRegistry) -> None:
 def skillkit_register_adapters(registry: AdapterRegistry) -> None:
     """Add model adapters: ``registry.register(name, adapter)``; ``/model NAME`` and
     `PluginManager.switch_adapter` switch an agent to one."""
+
+
+@hookspec
+def skillkit_register_agents(registry: AgentRegistry) -> None:
+    """Add child agents: ``registry.register(AgentDefinition(...))``, or a folder of
+    agent files with ``registry.add_source(path, scope="plugin")``."""
 
 
 # --------------------------------------------------------------------------- lifecycle

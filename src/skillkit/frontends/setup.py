@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from skillkit.runtime.sandbox import Sandbox, SandboxMode, SandboxSettings
     from skillkit.session import Session
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.subagents import AgentRegistry, Subagents
     from skillkit.trust import AskTrust, TrustStore
 
 __all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent", "choose_model_for"]
@@ -132,6 +133,7 @@ class CliAgent:
     notices: list[str] = field(default_factory=list)
     model: ModelChoice | None = None
     session: Session | None = None
+    subagents: Subagents | None = None
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -261,11 +263,17 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         _configure_skills(manager.registries.skills, workspace, options)
     manager.attach(runner)
     runner.add_contributor(_instructions(options, workspace))
+    subagents: Subagents | None = None
+    agent_warnings: list[str] = []
+    if options.tools:  # a child gets its tools from the parent: none, no children
+        subagents, agent_warnings = _subagents(manager, workspace, options, session)
+        runner.add_contributor(subagents)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
+    warnings.extend(agent_warnings)
     warnings.extend(_one_line(str(failure)) for failure in manager.failures)
     warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
     warnings.extend(_unknown_tool_warnings(gate, runner))
@@ -287,6 +295,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         notices,
         choice,
         session=session,
+        subagents=subagents,
     )
 
 
@@ -449,6 +458,43 @@ def skill_registry(cwd: str | None, sources: Sequence[str]) -> SkillRegistry:
         registry.add_source(path)
     _configure_skills(registry, workspace, AgentOptions(model="", workspace=workspace))
     registry.load()
+    return registry
+
+
+def _subagents(
+    manager: PluginManager, workspace: Path, options: AgentOptions, session: Session | None
+) -> tuple[Subagents, list[str]]:
+    """Child agents for the session: the project's and the user's agent files, the
+    plugins' (``skillkit_register_agents``) and the built-in one; their transcripts kept
+    in ``session``. Returns them and one line per plugin that failed or file that did
+    not load."""
+    from skillkit.subagents import AgentRegistry, Subagents, register_plugin_agents
+
+    registry = AgentRegistry(cwd=workspace, home=options.home)
+    warnings = register_plugin_agents(manager, registry)
+    warnings.extend(
+        f"agent file {diagnostic}"
+        for diagnostic in registry.diagnostics
+        if diagnostic.severity == "error"
+    )
+    keeper = None
+    if session is not None:
+        from skillkit.session.child_branches import keep_child_transcripts
+
+        keeper = keep_child_transcripts(session)
+    return Subagents(registry, skills=manager.registries.skills, transcripts=keeper), warnings
+
+
+def agent_registry(cwd: str | None, *, home: Path | None = None) -> AgentRegistry:
+    """The loaded agent registry a session in ``cwd`` (None: the current folder) would
+    have, plugins' agents included (never asking about trust). For ``skillkit agents``."""
+    from skillkit.extensions.manager import PluginManager
+    from skillkit.subagents import AgentRegistry, register_plugin_agents
+
+    workspace = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    manager = PluginManager.for_project(workspace, tools=False, skills=False)
+    registry = AgentRegistry(cwd=workspace, home=home)
+    register_plugin_agents(manager, registry)
     return registry
 
 

@@ -261,6 +261,7 @@ class TerminalRenderer:
         line still open is kept for `partial_line` (a caller drawing a live area under
         the output shows it there: partial lines written above such an area would be
         overwritten by it)."""
+        self._children: dict[str, tuple[str, str]] = {}  # agent_id -> (agent, current tool)
         self.draw_requests = True
         """Whether `emit` draws ``approval_needed`` / ``question_needed`` events; a
         caller that asks one request at a time sets False and draws each itself
@@ -269,7 +270,12 @@ class TerminalRenderer:
     # ----- feeding
 
     def emit(self, event: Event) -> None:
-        """Draw one bus event (the `Sink` protocol)."""
+        """Draw one bus event (the `Sink` protocol). A child agent's own events
+        (``parent_id`` set) are summed up by the ``subagent`` store updates instead —
+        except its approval requests and errors, drawn labelled with the child."""
+        if event.parent_id is not None:
+            self.child_event(event)
+            return
         match event.payload:
             case StreamEvent() as stream_event:
                 # Tool calls are drawn from tool_execution_* (they carry the arguments
@@ -301,6 +307,8 @@ class TerminalRenderer:
                 self.mode_changed(mode)
             case StoreUpdate(domain="skill") as update:
                 self.skill_update(update)
+            case StoreUpdate(domain="subagent") as update:
+                self.subagent_update(update)
             case CompactionStart(type="full"):
                 self.info("compacting the conversation…")
             case CompactionEnd(type="full", ok=True, tokens_before=before, tokens_after=after):
@@ -415,10 +423,12 @@ class TerminalRenderer:
         title = Text.assemble(("error " if is_error else "result ", colour), (clean_name, "bold"))
         self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
 
-    def approval_request(self, request: ApprovalNeeded) -> None:
+    def approval_request(self, request: ApprovalNeeded, *, agent: str | None = None) -> None:
         """A panel asking to allow one tool call: what it does, why it asks, the risk,
         the rule that matched — or, for ``exit_plan_mode``, the plan itself. The command
-        is shown whole (see `approval_text`), with the exact argv of a skill action."""
+        is shown whole (see `approval_text`), with the exact argv of a skill action.
+        ``agent`` names the child agent asking (the event's ``agent_id`` when its
+        ``parent_id`` is set); it is shown in the title."""
         if request.plan_content:
             plan = self.clean(request.plan_content)
             body: RenderableType = Markdown(plan, hyperlinks=False)
@@ -443,7 +453,9 @@ class TerminalRenderer:
                 argv, cwd = preview
         rows = approval_text(request, redactor=self.redactor, argv=argv, cwd=cwd)
         title = Text.assemble(
-            ("approval needed ", "bold yellow"), (self.clean(request.tool_name), "bold")
+            ("approval needed ", "bold yellow"),
+            (self.clean(request.tool_name), "bold"),
+            (f" (agent {self.clean(agent)})" if agent else "", "yellow"),
         )
         self._print(
             Panel(rows, title=title, title_align="left", border_style="yellow", expand=False)
@@ -498,6 +510,58 @@ class TerminalRenderer:
             return
         verb = {"create": "added", "update": "reloaded", "delete": "removed"}.get(update.op)
         self.info(f"skill {update.id} {verb or update.op}")
+
+    def child_event(self, event: Event) -> None:
+        """Draw what a child agent's event needs from the user: its approval requests
+        and questions (labelled with the child) and its errors."""
+        label = self.clean(event.agent_id)
+        match event.payload:
+            case ApprovalNeeded() as request if self.draw_requests:
+                self.approval_request(request, agent=event.agent_id)
+            case QuestionNeeded() as questions if self.draw_requests:
+                self.info(f"{label} asks:")
+                self.questions(questions)
+            case ErrorInfo(stage=stage, message=message):
+                self.error(f"{label}: {stage}: {message}")
+            case _:
+                pass
+
+    def subagent_update(self, update: StoreUpdate) -> None:
+        """One line when a child starts and when it ends; each tool it runs replaces
+        its line in `subagent_lines` (and is drawn as one dim line)."""
+        data = update.payload if isinstance(update.payload, dict) else {}
+        child = self.clean(update.id)
+        agent = self.clean(str(data.get("agent") or ""))
+        if update.op == "created":
+            self._children[update.id] = (agent, "starting")
+            about = self.clean(str(data.get("description") or ""))
+            self.info(f"▸ {child} started" + (f": {about}" if about else ""))
+        elif update.op == "phase":
+            tool = data.get("tool")
+            doing = f"running {self.clean(str(tool))}" if tool else "thinking"
+            self._children[update.id] = (agent, doing)
+            if tool:
+                self.info(f"  {child}: {doing}")
+        elif update.op == "done":
+            self._children.pop(update.id, None)
+            status = str(data.get("status") or "done")
+            usage = data.get("usage")
+            usage = usage if isinstance(usage, dict) else {}
+            tokens = int(usage.get("input") or 0) + int(usage.get("output") or 0)
+            line = f"▸ {child} {status} ({_count(tokens)} tokens)"
+            if status == "completed":
+                self.info(line)
+            else:
+                error = data.get("error")
+                self.notice(line + (f": {error}" if error else ""))
+
+    def subagent_lines(self) -> list[str]:
+        """One line per running child with what it does now (``explore-1 (explore):
+        running grep``), for a live area under the output; empty when none runs."""
+        return [
+            f"{agent_id} ({agent}): {doing}" if agent else f"{agent_id}: {doing}"
+            for agent_id, (agent, doing) in self._children.items()
+        ]
 
     def plugin_error(self, stage: str, message: str) -> None:
         """A plugin hook failed (stage ``plugin:NAME:HOOK``): drawn the first time only, so

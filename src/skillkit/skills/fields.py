@@ -52,7 +52,7 @@ CLIENT_FIELDS = frozenset(
 #: Keys SkillKit reads under ``metadata.skillkit``; any other is a finding (an error in
 #: strict mode). Other clients' namespaces (``metadata.openclaw`` ...) are theirs: at
 #: most warnings.
-OWN_KEYS = frozenset({"requires", "always", "os", "actions", *CLIENT_FIELDS})
+OWN_KEYS = frozenset({"requires", "always", "os", "actions", "context", "agent", *CLIENT_FIELDS})
 
 _ASCII_NAME = re.compile(r"[a-z0-9-]*")
 
