@@ -29,6 +29,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillkit.abort import AbortSignal
 from skillkit.runtime.base import ExecutionStatus
@@ -96,6 +97,21 @@ class _Pipes(asyncio.SubprocessProtocol):
             self.stopped.set_result(None)
 
 
+async def _stop_starting(starting: asyncio.Future[tuple[asyncio.SubprocessTransport, Any]]) -> None:
+    """After the caller gave up on a process start: let the start finish, then kill the
+    process it made. Never raises; a start that failed has nothing to kill."""
+    if not starting.done():
+        try:
+            await asyncio.wait({starting})
+        except BaseException:  # cancelled again: the tag sweep still runs
+            return
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    transport, _ = starting.result()
+    ProcessTree(transport.get_pid()).signal(signal.SIGKILL)
+    transport.close()
+
+
 def _working_directory(cwd: str | os.PathLike[str] | None) -> Path:
     where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
     if not where.is_dir():
@@ -134,16 +150,26 @@ async def run_process(
     )
     loop = asyncio.get_running_loop()
     pipes = _Pipes(sink, loop)
-    transport, _ = await loop.subprocess_exec(
-        lambda: pipes,
-        *command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=where,
-        env=environ,
-        start_new_session=True,
+    starting = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: pipes,
+            *command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=where,
+            env=environ,
+            start_new_session=True,
+        )
     )
+    try:
+        # Shielded: cancelling asyncio's own start of a process can hang and leave the
+        # process running (the child watcher may not know it yet).
+        transport, _ = await asyncio.shield(starting)
+    except BaseException:
+        await _stop_starting(starting)
+        kill_tagged(tag)  # and whatever it had started already: they carry the tag
+        raise
     pid = transport.get_pid()
     tree = ProcessTree(pid)
     ended_by: ExecutionStatus | None = None
