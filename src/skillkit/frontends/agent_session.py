@@ -31,7 +31,7 @@ import itertools
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -46,7 +46,6 @@ from skillkit.models import AgentMessage, AgentResponse, TokenUsage
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.commands.dispatch import CommandHost
-    from skillkit.frontends.setup import CliAgent
     from skillkit.permissions import Permissions
     from skillkit.session import Session, SessionStore
 
@@ -56,6 +55,7 @@ __all__ = [
     "EXCLUDED_BY_DEFAULT",
     "SCHEMA_VERSION",
     "AgentSession",
+    "BuiltAgent",
     "SessionCommandError",
     "UiListener",
     "UiRequest",
@@ -93,6 +93,18 @@ repeats the whole transcript before every model call (``get_messages`` gives it)
 StreamingBehavior = Literal["steer", "follow_up"]
 _BEHAVIORS = ("steer", "follow_up")
 _ERROR_LIMIT = 500
+
+
+class BuiltAgent(Protocol):
+    """What `AgentSession.from_agent` needs of the ``skillkit`` command's agent (a
+    `skillkit.frontends.setup.CliAgent` is one)."""
+
+    runner: AgentRunner
+    permissions: Permissions
+    manager: Any
+    session: Session | None
+
+    async def aclose(self) -> None: ...
 
 
 class SessionCommandError(ValueError):
@@ -179,7 +191,7 @@ class AgentSession:
     @classmethod
     def from_agent(
         cls,
-        agent: CliAgent,
+        agent: BuiltAgent,
         *,
         ui_timeout: float | None = DEFAULT_UI_TIMEOUT,
         home: str | os.PathLike[str] | None = None,
