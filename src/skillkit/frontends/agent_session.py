@@ -37,7 +37,7 @@ import msgspec
 
 from skillkit.abort import AbortSignal
 from skillkit.errors import describe_exception
-from skillkit.events import Event
+from skillkit.events import Event, SinkFunc
 from skillkit.frontends.shell_command import ShellNotes, run_user_command
 from skillkit.frontends.subscription import DEFAULT_QUEUE_SIZE, Record, Subscription
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
@@ -169,7 +169,7 @@ class AgentSession:
         self._closed = False
         bus = runner.events
         self._undo = [
-            bus.add_sink(self),
+            bus.add_sink(SinkFunc(self._fan_out)),
             bus.on("approval_needed", self._ui.on_event),
             bus.on("question_needed", self._ui.on_event),
         ]
@@ -288,8 +288,8 @@ class AgentSession:
         then answers through `respond`). Returns a function that removes it."""
         return self._ui.add_listener(listener)
 
-    def emit(self, event: Event[Any]) -> None:
-        """The session's sink on the runner's bus (not for callers): fans ``event`` out."""
+    def _fan_out(self, event: Event[Any]) -> None:
+        """The session's sink on the runner's bus: ``event`` to every subscriber."""
         for subscription in self._subscriptions:
             subscription.push_event(event)
         if event.type in ("agent_end", "idle") and self._ui:
