@@ -380,3 +380,28 @@ async def test_a_question_is_answered_over_rpc(work: Path) -> None:
         await client.next_event("agent_end")
     finally:
         await client.aclose()
+
+
+async def test_every_command_answers_bad_fields_with_an_error(hello: RpcClient) -> None:
+    bad: list[dict[str, object]] = [
+        {"type": "prompt", "message": ""},
+        {"type": "prompt", "message": "x", "streaming_behavior": "later"},
+        {"type": "steer"},
+        {"type": "follow_up", "message": 7},
+        {"type": "compact", "instructions": ["x"]},
+        {"type": "set_model", "model": ""},
+        {"type": "set_mode"},
+        {"type": "fork", "entry_id": 1},
+        {"type": "bash", "command": "   "},
+        {"type": "respond"},
+        {"type": "respond", "request_id": "approval-none", "decision": "allow"},
+    ]
+    for index, command in enumerate(bad):
+        line = json.dumps({**command, "id": f"bad-{index}"}).encode()
+        await hello.send_raw(line)
+        response = await hello.next_event("response")
+        assert response["id"] == f"bad-{index}", response
+        assert response["command"] == command["type"]
+        assert response["success"] is False and response["error"], response
+    for kind in ("abort", "get_state", "get_messages"):  # no fields to get wrong
+        await hello.request(kind, unexpected="ignored")

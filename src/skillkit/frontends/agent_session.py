@@ -199,12 +199,16 @@ class AgentSession:
     ) -> AgentSession:
         """The session of the ``skillkit`` command's agent (`build_agent`): its
         permissions, plugin manager and recorded session (forks go to the session store
-        under ``home``, default the user's home). `aclose` closes the agent."""
+        under ``home``, default the store the session file is in). `aclose` closes the
+        agent."""
         store = None
         if agent.session is not None:
             from skillkit.session import SessionStore
 
-            store = SessionStore(os.fspath(home) if home is not None else None)
+            if home is not None:
+                store = SessionStore(os.fspath(home))
+            else:
+                store = _store_of(agent.session) or SessionStore()
         return cls(
             agent.runner,
             permissions=agent.permissions,
