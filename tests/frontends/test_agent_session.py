@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
@@ -371,3 +373,56 @@ async def test_aclose_ends_every_subscription_and_the_run(tmp_path: Path) -> Non
     assert any(r["type"] == "agent_end" for r in records)
     late = session.subscribe()
     assert [r async for r in late] == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    kind=st.sampled_from([*COMMANDS, "", "dance"]) | st.integers() | st.none(),
+    fields=st.dictionaries(
+        st.sampled_from(
+            [
+                "id",
+                "message",
+                "streaming_behavior",
+                "mode",
+                "model",
+                "request_id",
+                "decision",
+                "answers",
+                "command",
+                "entry_id",
+                "instructions",
+            ]
+        ),
+        _JSON,
+        max_size=4,
+    ),
+)
+def test_handle_answers_any_json_with_a_response_and_never_raises(
+    tmp_path: Path, kind: object, fields: dict[str, object]
+) -> None:
+    async def check() -> None:
+        session, _ = make_session(tmp_path, [])
+        command = {**fields, "type": kind}
+        if kind == "bash":  # never run a generated shell command
+            command.pop("command", None)
+        response = await asyncio.wait_for(session.handle(command), 10)
+        assert response["type"] == "response"
+        assert isinstance(response["success"], bool)
+        assert response["id"] is None or response["id"] == command.get("id")
+        if not response["success"]:
+            assert isinstance(response["error"], str) and "\n" not in response["error"]
+        await asyncio.wait_for(session.aclose(), 10)
+
+    asyncio.run(check())

@@ -405,3 +405,21 @@ async def test_every_command_answers_bad_fields_with_an_error(hello: RpcClient) 
         assert response["success"] is False and response["error"], response
     for kind in ("abort", "get_state", "get_messages"):  # no fields to get wrong
         await hello.request(kind, unexpected="ignored")
+
+
+def test_a_peer_that_writes_before_reading_gets_every_response(work: Path) -> None:
+    script = work.parent / "script.yaml"
+    script.write_text(HELLO)
+    count = 3_000
+    lines = b"".join(
+        json.dumps({"type": "get_state", "id": f"s{index}"}).encode() + b"\n"
+        for index in range(count)
+    )
+    result = subprocess.run(
+        _command(script), input=lines, capture_output=True, cwd=work, env=environment(work),
+        timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.split(b"\n") if line]
+    ids = [r["id"] for r in records if r["type"] == "response"]
+    assert sorted(ids) == sorted(f"s{index}" for index in range(count))

@@ -7,6 +7,8 @@ the next line from being read, so the ``respond`` that answers it gets through.
 Responses, events and ``ui_request`` records share stdout, one JSON record per line,
 written in the order they happened by one writer.
 
+When more than `BACKLOG` records wait for stdout, stdin is not read until they are
+written: a peer that sends and never reads is slowed down, not buffered without end.
 A line that is not JSON gets an error response (``"id": null``, ``"command": ""``); a
 line longer than the limit too; nothing on stdin can stop the loop but its end. At
 end of input the loop waits for the commands still running and the run in progress
@@ -28,7 +30,11 @@ if TYPE_CHECKING:
     from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.subscription import Subscription
 
-__all__ = ["serve_rpc"]
+__all__ = ["BACKLOG", "serve_rpc"]
+
+BACKLOG = 1_000
+"""Records waiting for stdout beyond which stdin is not read (responses are never
+dropped, so a peer that sends commands without reading its answers is slowed instead)."""
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -51,10 +57,15 @@ async def serve_rpc(
     )
     writer = PipeWriter(stdout)
     subscription.push_record(session.header("rpc"))
-    writing = asyncio.create_task(_write(subscription, writer), name="skillkit-rpc-writer")
+    written = asyncio.Event()
+    writing = asyncio.create_task(_write(subscription, writer, written), name="skillkit-rpc-writer")
     commands: set[asyncio.Task[None]] = set()
     try:
         async for line in PipeReader(stdin, max_line=max_line).records():
+            # A peer that sends without reading: stop reading until stdout moves.
+            while len(subscription) > BACKLOG and not writing.done():
+                written.clear()
+                await written.wait()
             if writer.broken:
                 break
             if isinstance(line, LineTooLong):
@@ -89,16 +100,20 @@ async def _command(session: AgentSession, subscription: Subscription, line: byte
     subscription.push_record(await session.handle(command))
 
 
-async def _write(subscription: Subscription, writer: PipeWriter) -> None:
+async def _write(subscription: Subscription, writer: PipeWriter, written: asyncio.Event) -> None:
     """Copy the stream to stdout, each wake-up writing everything queued at once."""
-    while True:
-        first = await subscription.next_json()
-        if first is None:
-            return
-        batch = [first, *subscription.take_ready()]
-        await writer.write(b"\n".join(batch) + b"\n")
-        if writer.broken:
-            return
+    try:
+        while True:
+            first = await subscription.next_json()
+            if first is None:
+                return
+            batch = [first, *subscription.take_ready()]
+            await writer.write(b"\n".join(batch) + b"\n")
+            written.set()
+            if writer.broken:
+                return
+    finally:
+        written.set()
 
 
 async def _wait_quietly(session: AgentSession) -> None:
