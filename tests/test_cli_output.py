@@ -60,7 +60,9 @@ def test_json_mode_carries_the_output_event_before_agent_end(tmp_path: Path) -> 
     )
 
     assert result.returncode == 0, result.stderr
-    events = [Event.from_json(line) for line in result.stdout.splitlines()]
+    header, *lines = result.stdout.splitlines()
+    assert '"type":"header"' in header
+    events = [Event.from_json(line) for line in lines]
     types = [e.type for e in events]
     assert types[-2:] == ["output", "agent_end"]
     output = events[-2].payload

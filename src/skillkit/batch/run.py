@@ -201,6 +201,8 @@ async def run_to_file(
 
 
 def _version() -> str:
-    from skillkit import __version__
+    # The package root is loaded whenever this module is; importing it by name would
+    # count as importing every face it re-exports.
+    import sys
 
-    return __version__
+    return str(getattr(sys.modules.get("skillkit"), "__version__", "unknown"))
