@@ -100,8 +100,11 @@
 
   // ------------------------------------------------------------------ transcript
 
+  const SPEAKERS = { user: "You", assistant: "Assistant", note: "Note" };
+
   function addMessage(role, text) {
-    const node = element("div", "message " + role, text);
+    const node = element("article", "message " + role, text);
+    node.setAttribute("aria-label", SPEAKERS[role] || role);
     conversation.append(node);
     scrollDown();
     return node;
