@@ -17,6 +17,8 @@ _EXPORTS: dict[str, str] = {
     "RunInProgressError": "skillkit.agent.runner",
     "AgentConfig": "skillkit.config",
     "AbortSignal": "skillkit.abort",
+    # faces
+    "AgentSession": "skillkit.frontends.agent_session",
     # tools
     "tool": "skillkit.tools.base",
     "Tool": "skillkit.tools.base",
@@ -57,6 +59,7 @@ __all__ = [
     "AgentMessage",
     "AgentResponse",
     "AgentRunner",
+    "AgentSession",
     "AssistantMessage",
     "ContextTransformResult",
     "CustomMessage",
@@ -115,6 +118,7 @@ if TYPE_CHECKING:
         ToolCallEventResult,
         ToolResultEventResult,
     )
+    from skillkit.frontends.agent_session import AgentSession
     from skillkit.models import (
         AgentMessage,
         AgentResponse,

@@ -246,8 +246,11 @@ class PluginManager:
         tools (options as in `BuiltinPlugin`), commands, skill sources, default system
         prompt and renderers, and ``frontends`` (the faces above this layer hand in
         theirs: `skillkit.frontends.builtin.builtin_frontends`)."""
-        from skillkit import __version__
         from skillkit.extensions.builtin import BuiltinPlugin
+
+        # The package is loaded before any of its modules; read its version without an
+        # import of the top level, which names the faces above this layer.
+        __version__: str = sys.modules["skillkit"].__version__
 
         plugin = BuiltinPlugin(
             workspace=workspace,

@@ -1,0 +1,170 @@
+"""`Subscription`: one reader of an `AgentSession`'s event stream, with its own bounded queue.
+
+Every subscriber (a terminal, a JSONL pipe, each browser tab) gets its own
+`Subscription`. The session pushes into it synchronously from the event loop, so a
+subscriber that reads slowly never slows the run; its queue holds at most ``maxsize``
+events. When the queue is full, further events are dropped and counted, and the reader
+receives one ``{"type": "events_dropped", "count": N}`` record before the next event it
+does get — so it knows to catch up (``get_state`` / ``get_messages``) instead of
+silently missing part of a run. Records a face must act on (``ui_request``,
+``ui_request_closed``, ``events_dropped`` itself) are never dropped: there are at most a
+few of them at a time.
+
+Events are kept as `Event` values and encoded only when read: `next_json` gives the
+bytes of one record (an event's own `Event.to_json`, the one encoding every face
+shares), iterating gives the same record as a dict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Collection
+from typing import Any
+
+import msgspec
+
+from skillkit.events import Event
+
+__all__ = ["DEFAULT_QUEUE_SIZE", "Record", "Subscription"]
+
+DEFAULT_QUEUE_SIZE = 10_000
+"""Events a subscriber may fall behind by before events are dropped for it."""
+
+Record = dict[str, object]
+"""One JSON-ready record of the stream: an event's JSON form, or a session record
+(``ui_request``, ``ui_request_closed``, ``events_dropped``)."""
+
+_encoder = msgspec.json.Encoder()
+
+
+class Subscription:
+    """An async iterator over the records of one session, from the moment it was made.
+
+    ``exclude`` are event types this reader never receives. Iteration ends after
+    `close` (records already queued are still delivered first) or when the session
+    closes. `close` is idempotent and may be called from any coroutine on the loop.
+    """
+
+    def __init__(
+        self,
+        *,
+        maxsize: int = DEFAULT_QUEUE_SIZE,
+        exclude: Collection[str] = (),
+        on_close: Callable[[Subscription], None] | None = None,
+    ) -> None:
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+        self.maxsize = maxsize
+        self.exclude = frozenset(exclude)
+        self.dropped = 0
+        """Events dropped for this reader so far (its queue was full)."""
+        self._items: deque[Event[Any] | Record] = deque()
+        self._events = 0  # events (not records) in the queue
+        self._unreported = 0  # dropped since the last events_dropped record
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self._on_close = on_close
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    # ----- fed by the session (synchronous, never blocks)
+
+    def push_event(self, event: Event[Any]) -> None:
+        """Queue ``event`` unless its type is excluded; drop it when the queue is full."""
+        if self._closed or event.type in self.exclude:
+            return
+        if self._events >= self.maxsize:
+            self.dropped += 1
+            self._unreported += 1
+            return
+        if self._unreported:
+            self._items.append({"type": "events_dropped", "count": self._unreported})
+            self._unreported = 0
+        self._items.append(event)
+        self._events += 1
+        self._wake()
+
+    def push_record(self, record: Record) -> None:
+        """Queue a session record; records are never dropped."""
+        if self._closed:
+            return
+        self._items.append(record)
+        self._wake()
+
+    # ----- read by the face
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Record:
+        item = await self._next()
+        if item is None:
+            raise StopAsyncIteration
+        if isinstance(item, Event):
+            decoded: Record = msgspec.json.decode(item.to_json())
+            return decoded
+        return item
+
+    async def next_json(self) -> bytes | None:
+        """The next record as JSON bytes (no newline), or None when the stream ended."""
+        item = await self._next()
+        if item is None:
+            return None
+        if isinstance(item, Event):
+            return item.to_json()
+        return _encoder.encode(item)
+
+    def take_ready(self) -> list[bytes]:
+        """Every record queued now, as JSON bytes, without waiting (for batched writes)."""
+        out: list[bytes] = []
+        while self._items:
+            item = self._items.popleft()
+            if isinstance(item, Event):
+                self._events -= 1
+                out.append(item.to_json())
+            else:
+                out.append(_encoder.encode(item))
+        if self._unreported and not self._closed:
+            out.append(_encoder.encode({"type": "events_dropped", "count": self._unreported}))
+            self._unreported = 0
+        return out
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._wake()
+        if self._on_close is not None:
+            self._on_close(self)
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def _next(self) -> Event[Any] | Record | None:
+        while not self._items:
+            if self._closed:
+                return None
+            if self._unreported:
+                record: Record = {"type": "events_dropped", "count": self._unreported}
+                self._unreported = 0
+                return record
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._items.popleft()
+        if isinstance(item, Event):
+            self._events -= 1
+        return item
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
