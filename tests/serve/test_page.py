@@ -223,7 +223,7 @@ def test_a_prompt_streams_its_answer_and_an_approval_is_clicked(
     approval = page.get_by_role("article", name="Approval")
     expect(approval.get_by_role("heading")).to_have_text("Allow write?")
     tool = log.get_by_role("group", name="Tool call write")
-    expect(tool.locator(".status")).to_have_text("requested")
+    expect(tool.locator(".status")).to_have_text("awaiting approval")
     assert not (served.workspace / "hello.txt").exists()  # nothing runs before the click
 
     approval.get_by_role("button", name="Allow once").click()
@@ -231,12 +231,16 @@ def test_a_prompt_streams_its_answer_and_an_approval_is_clicked(
     expect(approval).to_have_count(0)
     expect(tool.locator(".status")).to_have_text("done")
     answers = log.get_by_role("article", name="Assistant")
-    expect(answers).to_have_text(["I will write hello.txt for you now.", "Done: hello.txt is written."])
+    expect(answers).to_have_text(
+        ["I will write hello.txt for you now.", "Done: hello.txt is written."]
+    )
     assert (served.workspace / "hello.txt").read_text() == "Hello from the web page\n"
     tool.locator("summary").click()
     expect(tool.locator("pre.args")).to_contain_text('"path": "hello.txt"')
     expect(page.get_by_role("button", name="Abort")).to_be_disabled()
-    expect(page.get_by_role("region", name="Usage")).to_contain_text(re.compile(r"[1-9][\d,]* tokens"))
+    expect(page.get_by_role("region", name="Usage")).to_contain_text(
+        re.compile(r"[1-9][\d,]* tokens")
+    )
 
     partials: list[str] = page.evaluate("window.partials")
     final = "Done: hello.txt is written."
@@ -275,15 +279,17 @@ def test_two_tabs_see_the_same_events(served: Served, browser: object) -> None:
     expect(second.get_by_role("combobox", name="Permission mode")).to_have_value("plan")
 
     third = _open(browser, served.url)  # a tab opened later sees the conversation so far
-    expect(third.get_by_role("log", name="Conversation").get_by_role("article", name="You")).to_have_text(
-        "Please write hello.txt"
-    )
+    expect(
+        third.get_by_role("log", name="Conversation").get_by_role("article", name="You")
+    ).to_have_text("Please write hello.txt")
     expect(third.get_by_role("combobox", name="Permission mode")).to_have_value("plan")
     for page in (first, second, third):
         assert page.script_errors == []
 
 
-def test_the_model_is_switched_from_the_page(served: Served, browser: object, tmp_path: Path) -> None:
+def test_the_model_is_switched_from_the_page(
+    served: Served, browser: object, tmp_path: Path
+) -> None:
     other = tmp_path / "other.yaml"
     other.write_text('replies:\n  - text: "Answer from the other model."\n', encoding="utf-8")
     page = _open(browser, served.url)

@@ -174,7 +174,7 @@
     const output = element("pre", "output");
     box.append(args, output);
     conversation.append(box);
-    tool = { box: box, status: status, args: args, output: output };
+    tool = { name: name, box: box, status: status, args: args, output: output, request: null };
     tools.set(id, tool);
     scrollDown();
     return tool;
@@ -251,19 +251,32 @@
     }
     card.append(buttons);
     requests.append(card);
+    if (request.kind === "approval") {
+      // The call waiting for this answer: the latest unfinished call of that tool.
+      const waiting = [...tools.values()]
+        .reverse()
+        .find((tool) => tool.name === request.tool_name && !["done", "error"].includes(tool.box.dataset.status));
+      if (waiting) {
+        waiting.request = request.id;
+        setStatus(waiting, "awaiting approval");
+      }
+    }
     scrollDown();
   }
 
   async function answer(card, requestId, fields) {
     for (const button of card.querySelectorAll("button")) button.disabled = true;
     const response = await send("respond", Object.assign({ request_id: requestId }, fields));
-    if (response.success) card.remove();
+    if (response.success) closeRequest(requestId);
     else for (const button of card.querySelectorAll("button")) button.disabled = false;
   }
 
   function closeRequest(id) {
     const card = document.getElementById("request-" + id);
     if (card) card.remove();
+    for (const tool of tools.values()) {
+      if (tool.request === id && tool.box.dataset.status === "awaiting approval") setStatus(tool, "running");
+    }
   }
 
   // ------------------------------------------------------------------ events
