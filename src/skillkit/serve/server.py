@@ -81,15 +81,25 @@ def new_token() -> str:
 
 
 class _Stream:
-    """One open event stream: its connection, cut when it falls too far behind."""
+    """One open event stream: its connection, cut when it falls too far behind.
 
-    __slots__ = ("closed", "writer")
+    Frames sent in one turn of the event loop go out in one write (a burst of deltas
+    is one system call, not one per delta), flushed before the loop next waits."""
+
+    __slots__ = ("_pending", "closed", "writer")
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self.writer = writer
         self.closed = asyncio.Event()
+        self._pending: list[bytes] = []
 
     def send(self, frame: bytes) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(frame)
+
+    def _flush(self) -> None:
+        frames, self._pending = self._pending, []
         transport = self.writer.transport
         if transport.is_closing():
             self.closed.set()
@@ -98,7 +108,7 @@ class _Stream:
             transport.abort()
             self.closed.set()
             return
-        transport.write(frame)
+        transport.write(b"".join(frames))
 
 
 class WebServer:
@@ -200,9 +210,17 @@ class WebServer:
 
     async def _forward_events(self) -> None:
         subscription = self._session.subscribe()
+        # A subscription that hands out encoded records (`Subscription.next_json` and
+        # `take_ready`) is read as bytes, in batches: no decode and encode again.
+        next_json = getattr(subscription, "next_json", None)
+        take_ready = getattr(subscription, "take_ready", None)
         try:
-            async for event in subscription:
-                self.broadcast(event)
+            if callable(next_json) and callable(take_ready):
+                while (first := await next_json()) is not None:
+                    self._send_frames([first, *take_ready()])
+            else:
+                async for event in subscription:
+                    self.broadcast(event)
         finally:
             for stream in list(self._streams):
                 stream.closed.set()
@@ -215,9 +233,16 @@ class WebServer:
         """Send ``event`` to every open stream now (also used for the server's own
         events). An event that cannot be encoded as JSON is dropped."""
         try:
-            frame = b"data: " + _encode(event) + b"\n\n"
+            data = _encode(event)
         except (TypeError, msgspec.EncodeError):
             return
+        self._send_frames([data])
+
+    def _send_frames(self, records: list[bytes]) -> None:
+        """Send JSON ``records`` (each one line) to every open stream."""
+        if not self._streams:
+            return
+        frame = b"".join(b"data: " + record + b"\n\n" for record in records)
         for stream in list(self._streams):
             stream.send(frame)
 
