@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty, Queue
@@ -39,6 +40,7 @@ expect = playwright_api.expect
 SKILLKIT = Path(sys.executable).with_name("skillkit")
 URL = re.compile(r"http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]+")
 WAIT_MS = 15_000
+expect.set_options(timeout=WAIT_MS)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -92,13 +94,15 @@ def _lines(stream: object, into: Queue[str], keep: list[str] | None) -> None:
             keep.append(line)
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    """``skillkit serve --port 0`` on the scripted model, in a fresh workspace and home."""
+@contextmanager
+def skillkit_serve(tmp_path: Path, script_text: str) -> Iterator[Served]:
+    """``skillkit serve --port 0`` on a scripted model, in a fresh workspace and home;
+    stopped with SIGTERM at the end, which must exit 0 with the token printed once (at
+    start) and never on stderr."""
     workspace = tmp_path / "project"
     workspace.mkdir()
-    script = tmp_path / "write.yaml"
-    script.write_text(SCRIPT, encoding="utf-8")
+    script = tmp_path / "script.yaml"
+    script.write_text(script_text, encoding="utf-8")
     env = {**os.environ, "HOME": str(tmp_path / "home"), "SKILLKIT_TRUST_PROJECT": "0"}
     env.pop("SKILLKIT_MODEL", None)
     process = subprocess.Popen(
@@ -138,6 +142,13 @@ def served(tmp_path: Path) -> Iterator[Served]:
     token = url.rpartition("token=")[2]
     assert printed.count(token) == 1, "the token is printed once, at start"
     assert token not in "".join(stderr_lines), "the token is never logged"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    """The server on the script that writes a file, then answers."""
+    with skillkit_serve(tmp_path, SCRIPT) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +305,7 @@ def test_the_model_is_switched_from_the_page(
     other.write_text('replies:\n  - text: "Answer from the other model."\n', encoding="utf-8")
     page = _open(browser, served.url)
     model = page.get_by_role("textbox", name="Model")
-    expect(model).to_have_value(re.compile(r"write\.yaml"))
+    expect(model).to_have_value(re.compile(r"script\.yaml"))
     model.fill(f"scripted:{other}")
     page.get_by_role("button", name="Switch").click()
     expect(page.get_by_role("alert")).to_have_text("")
@@ -311,3 +322,64 @@ def test_the_page_is_refused_without_the_token(served: Served, browser: object) 
         response = page.goto(url)
         assert response is not None and response.status == 401
         assert served.token not in page.content()
+
+
+QUESTION_SCRIPT = """\
+replies:
+  - tool_calls:
+      - name: ask_user
+        arguments:
+          questions:
+            - question: "Which colour should the button be?"
+              options: [{label: Blue}, {label: Green}]
+  - text: "Green it is."
+"""
+
+SLOW_SCRIPT = """\
+replies:
+  - text: "%s"
+    delay: 0.05
+  - text: "Changed course."
+cycle: true
+""" % ("and so on " * 150)
+
+
+def test_a_question_is_answered_by_clicking_an_option(tmp_path: Path, browser: object) -> None:
+    with skillkit_serve(tmp_path, QUESTION_SCRIPT) as served:
+        page = _open(browser, served.url)
+        _send(page, "Style the button")
+        question = page.get_by_role("article", name="Question")
+        expect(question.get_by_role("heading")).to_have_text("Which colour should the button be?")
+        question.get_by_role("button", name="Green").click()
+        expect(question.get_by_role("button", name="Green")).to_have_attribute(
+            "aria-pressed", "true"
+        )
+        question.get_by_role("button", name="Answer").click()
+        expect(question).to_have_count(0)
+        log = page.get_by_role("log", name="Conversation")
+        tool = log.get_by_role("group", name="Tool call ask_user")
+        expect(tool.locator(".status")).to_have_text("done")
+        expect(tool.locator("pre.output")).to_contain_text("Green")
+        expect(log.get_by_role("article", name="Assistant")).to_have_text("Green it is.")
+        assert page.script_errors == []
+
+
+def test_a_run_is_steered_then_aborted_from_the_page(tmp_path: Path, browser: object) -> None:
+    with skillkit_serve(tmp_path, SLOW_SCRIPT) as served:
+        page = _open(browser, served.url)
+        _send(page, "Talk for a while")
+        log = page.get_by_role("log", name="Conversation")
+        answer = log.get_by_role("article", name="Assistant").first
+        expect(answer).to_contain_text("and so on")
+        abort = page.get_by_role("button", name="Abort")
+        expect(abort).to_be_enabled()
+
+        _send(page, "Change course")  # mid-run: sent as a steer (the default choice)
+        steered = log.get_by_role("article", name="You").nth(1)
+        expect(steered).to_have_text("Change course")
+        expect(steered).to_have_attribute("data-delivery", "steer")
+
+        abort.click()
+        expect(abort).to_be_disabled()
+        assert len(answer.text_content() or "") < len("and so on " * 150)
+        assert page.script_errors == []

@@ -218,25 +218,33 @@
       const answers = [];
       (request.questions || []).forEach((item, index) => {
         card.append(element("h2", "", item.question));
+        const options = element("div", "buttons");
         const field = element("input");
         field.setAttribute("aria-label", "Answer " + (index + 1));
-        answers.push(() => field.value);
-        const options = element("div", "buttons");
+        const picked = new Set();
         for (const option of item.options || []) {
           const choice = element("button", "", option.label);
           choice.type = "button";
+          choice.setAttribute("aria-pressed", "false");
           if (option.description) choice.title = option.description;
           choice.addEventListener("click", () => {
-            if (item.multi_select) {
-              const picked = field.value ? field.value.split(", ") : [];
-              if (!picked.includes(option.label)) picked.push(option.label);
-              field.value = picked.join(", ");
-            } else {
-              field.value = option.label;
+            if (!item.multi_select) {
+              picked.clear();
+              for (const other of options.querySelectorAll("button")) other.setAttribute("aria-pressed", "false");
             }
+            if (picked.has(option.label)) picked.delete(option.label);
+            else picked.add(option.label);
+            choice.setAttribute("aria-pressed", picked.has(option.label) ? "true" : "false");
           });
           options.append(choice);
         }
+        // One answer per question: the options picked, and what was typed, if anything.
+        answers.push(() => {
+          const typed = field.value.trim();
+          const chosen = [...picked];
+          if (typed) chosen.push(typed);
+          return item.multi_select ? chosen : chosen.length === 1 ? chosen[0] : chosen;
+        });
         card.append(options, field);
       });
       const submit = element("button", "", "Answer");
