@@ -152,7 +152,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def chromium() -> Iterator[object]:
     with playwright_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium"),
@@ -165,8 +165,18 @@ def browser() -> Iterator[object]:
             launched.close()
 
 
+@pytest.fixture
+def browser(chromium: object) -> Iterator[object]:
+    """A fresh browser context per test (its tabs closed at the end)."""
+    context = chromium.new_context(viewport={"width": 1100, "height": 800})  # type: ignore[attr-defined]
+    try:
+        yield context
+    finally:
+        context.close()
+
+
 def _open(browser: object, url: str) -> object:
-    page = browser.new_page(viewport={"width": 1100, "height": 800})  # type: ignore[attr-defined]
+    page = browser.new_page()  # type: ignore[attr-defined]
     page.set_default_timeout(WAIT_MS)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

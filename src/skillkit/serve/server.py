@@ -144,6 +144,7 @@ class WebServer:
         self._pump: asyncio.Task[None] | None = None
         self._streams: set[_Stream] = set()
         self._connections: set[asyncio.Task[Any]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._port = 0
 
     # ----------------------------------------------------------------- lifecycle
@@ -187,6 +188,8 @@ class WebServer:
             self._server.close()
         for stream in list(self._streams):
             stream.closed.set()
+        for writer in list(self._writers):
+            writer.transport.abort()  # drop unsent bytes: a reader that stalled cannot hold us
         for task in list(self._connections):
             task.cancel()
         if self._connections:
@@ -197,7 +200,7 @@ class WebServer:
                 await self._pump
         if self._server is not None:
             with contextlib.suppress(Exception):
-                await self._server.wait_closed()
+                await asyncio.wait_for(self._server.wait_closed(), 5)
 
     async def __aenter__(self) -> WebServer:
         await self.start()
@@ -252,6 +255,7 @@ class WebServer:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self._writers.add(writer)
         try:
             if len(self._connections) > MAX_CONNECTIONS:
                 await self._send_json(
@@ -274,9 +278,10 @@ class WebServer:
             pass
         finally:
             self._connections.discard(task)
+            self._writers.discard(writer)
             writer.close()
             with contextlib.suppress(Exception):
-                await writer.wait_closed()
+                await asyncio.wait_for(writer.wait_closed(), 5)
 
     async def _serve(
         self, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
