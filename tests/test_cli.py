@@ -193,7 +193,7 @@ def test_help_lists_the_options() -> None:
     for option in (
         "-p PROMPT, --print PROMPT",
         "--model MODEL",
-        "--mode {text,json}",
+        "--mode {text,json,rpc}",
         "--version",
         "--permission-mode {default,accept_edits,plan}",
         "--dangerously-bypass-permissions",
@@ -239,7 +239,8 @@ def test_json_mode_prints_every_event_of_the_run_as_a_json_line() -> None:
     result = skillkit("-p", "Weather in Paris?", "--mode", "json", "--model", TOOL_CALL)
 
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    header, *lines = result.stdout.splitlines()
+    assert json.loads(header)["type"] == "header"  # then the events (docs/faces.md)
     events = [Event.from_json(line) for line in lines]
     types = [event.type for event in events]
     assert types[0] == "agent_start"
@@ -356,7 +357,7 @@ def run_script(work: Path, script: str, *args: str) -> subprocess.CompletedProce
 
 def tool_results(result: subprocess.CompletedProcess[str]) -> dict[str, tuple[bool, str]]:
     """Each tool's (is_error, text) from a JSON-mode run."""
-    ends = [Event.from_json(line) for line in result.stdout.splitlines()]
+    ends = [Event.from_json(line) for line in result.stdout.splitlines()[1:]]  # after the header
     return {
         e.tool_name: (e.result.is_error, e.result.output)
         for e in ends

@@ -81,7 +81,7 @@ def test_print_mode_runs_the_plugins_tool_and_guard(example_skillkit: Path, proj
 
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    ends = [Event.from_json(line) for line in result.stdout.splitlines()]
+    ends = [Event.from_json(line) for line in result.stdout.splitlines()[1:]]  # after the header
     results = [
         (e.payload.tool_name, e.payload.result.is_error, e.payload.result.output)
         for e in ends

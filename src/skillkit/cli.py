@@ -178,9 +178,18 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     )
     parser.add_argument(
         "--mode",
-        choices=("text", "json"),
+        choices=("text", "json", "rpc"),
         default="text",
-        help="output of -p: the answer as text (default) or every event as a JSON line",
+        help="text: the answer of -p (default); json: a header line, then every event of "
+        "-p as a JSON line; rpc: JSON commands on stdin, responses and events on stdout, "
+        "no -p (see docs/faces.md)",
+    )
+    parser.add_argument(
+        "--ui-timeout",
+        metavar="SECONDS",
+        type=_positive_float,
+        help="--mode rpc: deny an approval or decline a question nobody answers within "
+        "SECONDS (default: 300)",
     )
     saving = parser.add_argument_group("sessions").add_mutually_exclusive_group()
     saving.add_argument(
@@ -305,7 +314,12 @@ def _run_agent(args: argparse.Namespace) -> int:
         return _usage_error("the prompt is not UTF-8 text")
     if prompt is not None and not prompt.strip():
         return _usage_error("the prompt is empty")
-    if prompt is None:
+    if args.mode == "rpc":
+        if prompt is not None:
+            return _usage_error("--mode rpc reads its commands from stdin; drop -p")
+    elif args.ui_timeout is not None:
+        return _usage_error("--ui-timeout needs --mode rpc")
+    elif prompt is None:
         if args.mode != "text":
             return _usage_error(f"--mode {args.mode} needs a prompt: -p PROMPT")
         if not sys.stdin.isatty():
@@ -336,7 +350,7 @@ def _run_agent(args: argparse.Namespace) -> int:
         session_ref=args.session,
     )
     ask = None
-    if prompt is None:  # only an interactive session asks about project plugins
+    if prompt is None and args.mode != "rpc":  # only the terminal asks about plugins
         from skillkit.frontends.trust_prompt import ask_trust
 
         ask = ask_trust
@@ -350,6 +364,10 @@ def _run_agent(args: argparse.Namespace) -> int:
         _note(notice)
 
     import asyncio
+
+    if args.mode == "rpc":
+        agent.report_plugin_errors(_warn)
+        return asyncio.run(_serve_rpc(agent, args.ui_timeout))
 
     # The faces come from the plugins too: the built-in plugin's, unless one replaced it.
     face: dict[str, object]
@@ -378,6 +396,30 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+async def _serve_rpc(agent: CliAgent, ui_timeout: float | None) -> int:
+    """``--mode rpc``: the agent's session served over stdin / stdout until stdin ends."""
+    from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT, AgentSession
+    from skillkit.rpc import serve_rpc
+
+    session = AgentSession.from_agent(
+        agent, ui_timeout=ui_timeout if ui_timeout is not None else DEFAULT_UI_TIMEOUT
+    )
+    try:
+        return await serve_rpc(session, stdin=sys.stdin.fileno(), stdout=sys.stdout.fileno())
+    finally:
+        await session.aclose()
 
 
 def _positive_int(text: str) -> int:

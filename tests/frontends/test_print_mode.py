@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
 
+import skillkit
 from skillkit import AgentConfig, AgentRunner, Event
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.events import AgentStart, Idle, TurnStart
+from skillkit.frontends.agent_session import SCHEMA_VERSION
 from skillkit.frontends.print_mode import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -87,7 +90,15 @@ async def test_json_writes_the_run_from_agent_start_to_agent_end() -> None:
 
     code = await run_json(runner, "hello", out=out, err=err)
 
-    events = [Event.from_json(line) for line in out.getvalue().splitlines()]
+    header, *lines = out.getvalue().splitlines()
+    assert json.loads(header) == {
+        "type": "header",
+        "mode": "json",
+        "skillkit_version": skillkit.__version__,
+        "schema_version": SCHEMA_VERSION,
+        "session_id": None,
+    }
+    events = [Event.from_json(line) for line in lines]
     types = [e.type for e in events]
     assert code == EXIT_OK
     assert types[0] == "agent_start"

@@ -159,7 +159,7 @@ def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def tool_errors(result: subprocess.CompletedProcess[str]) -> dict[str, bool]:
-    events = [Event.from_json(line) for line in result.stdout.splitlines()]
+    events = [Event.from_json(line) for line in result.stdout.splitlines()[1:]]  # after the header
     return {e.tool_name: e.result.is_error for e in events if e.type == "tool_execution_end"}
 
 

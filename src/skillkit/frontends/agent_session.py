@@ -54,6 +54,7 @@ __all__ = [
     "COMMANDS",
     "DEFAULT_UI_TIMEOUT",
     "EXCLUDED_BY_DEFAULT",
+    "SCHEMA_VERSION",
     "AgentSession",
     "SessionCommandError",
     "UiRequest",
@@ -74,6 +75,12 @@ COMMANDS: tuple[str, ...] = (
     "respond",
 )
 """The commands `AgentSession.handle` understands."""
+
+SCHEMA_VERSION = 1
+"""The version of the JSON that faces write (``--mode json``, ``--mode rpc``, the web
+stream): the header, event, response and ui request records described in
+``docs/faces.md``. Raised when a record changes incompatibly; new fields and new event
+types do not raise it."""
 
 DEFAULT_UI_TIMEOUT = 300.0
 """Seconds a ``ui_request`` waits for ``respond`` before it is denied."""
@@ -238,6 +245,51 @@ class AgentSession:
             owns_agent=owns_agent,
             close=agent.aclose,
         )
+
+    @classmethod
+    def from_runner(
+        cls,
+        runner: AgentRunner,
+        *,
+        manager: CommandHost | None = None,
+        store: SessionStore | None = None,
+        ui_timeout: float | None = DEFAULT_UI_TIMEOUT,
+        owns_agent: bool = False,
+    ) -> AgentSession:
+        """A session over ``runner`` that finds its permission layer and its recorded
+        session among the runner's contributors (a face handed only the runner). By
+        default `aclose` leaves the runner open: whoever made it closes it."""
+        from skillkit.permissions import Permissions
+        from skillkit.session import Session
+
+        permissions = next(
+            (c for c in reversed(runner.contributors) if isinstance(c, Permissions)), None
+        )
+        recorded = next((c for c in runner.contributors if isinstance(c, Session)), None)
+        if recorded is not None and store is None:
+            store = _store_of(recorded)
+        return cls(
+            runner,
+            permissions=permissions,
+            manager=manager,
+            session=recorded,
+            store=store,
+            ui_timeout=ui_timeout,
+            owns_agent=owns_agent,
+        )
+
+    def header(self, mode: str) -> Record:
+        """The first record a face writes: ``{"type": "header", "mode": ...,
+        "skillkit_version": ..., "schema_version": ..., "session_id": ...}``."""
+        from skillkit import __version__
+
+        return {
+            "type": "header",
+            "mode": mode,
+            "skillkit_version": __version__,
+            "schema_version": SCHEMA_VERSION,
+            "session_id": self.session.id if self.session is not None else None,
+        }
 
     # ----- the event stream
 
@@ -801,6 +853,17 @@ class _ContextNotes(Contributor):
     def boundary_messages(self) -> list[AgentMessage]:
         waiting, self._waiting = self._waiting, []
         return waiting
+
+
+def _store_of(session: Session) -> SessionStore | None:
+    """The store a session file lives in (``HOME/.skillkit/sessions/PROJECT/FILE``), or
+    None for a file kept elsewhere."""
+    from skillkit.session import SessionStore
+
+    parents = session.path.parents
+    if len(parents) < 4 or parents[1].name != "sessions" or parents[2].name != ".skillkit":
+        return None
+    return SessionStore(parents[3])
 
 
 def _text(command: Mapping[str, object], name: str) -> str:

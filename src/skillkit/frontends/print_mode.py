@@ -1,6 +1,9 @@
 """One-shot runs: ``skillkit -p PROMPT`` and ``skillkit -p PROMPT --mode json``.
 
-`run_print` runs one prompt and writes the final answer; `run_json` writes every event
+Both drive the agent through an `AgentSession` (`AgentSession.from_runner`), as every
+face does. `run_print` runs one prompt and writes the final answer; `run_json` writes a
+header line (``{"type": "header", "mode": "json", "skillkit_version": ...,
+"schema_version": ..., "session_id": ...}``, see ``docs/faces.md``) and then every event
 of the run as one JSON line (`Event.to_json`), from ``agent_start`` to ``agent_end``.
 Both report failures on the error stream as one line and return the process exit code:
 
@@ -20,7 +23,7 @@ and the answer when ``out`` is a terminal, have their known secrets redacted
 (`skillkit.text.neutralize`). An answer written to a pipe or a file is left exactly as
 the model wrote it (redacted still), for programs that read it.
 
-The first Ctrl-C aborts the run through `AgentRunner.abort` (the transcript stays
+The first Ctrl-C aborts the run through `AgentSession.abort` (the transcript stays
 valid, the run ends with ``stop_reason "aborted"``); a second one stops waiting at once.
 """
 
@@ -30,7 +33,10 @@ import asyncio
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
+import msgspec
+
 from skillkit.events import Event
+from skillkit.frontends.agent_session import AgentSession
 from skillkit.frontends.interrupt import on_interrupt
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
@@ -58,7 +64,7 @@ EXIT_INTERRUPTED = 130
 
 async def run_print(runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[str]) -> int:
     """Run ``prompt`` and write the final answer (plus a newline) to ``out``."""
-    response = await _chat(runner, prompt)
+    response = await _chat(AgentSession.from_runner(runner, ui_timeout=None), prompt)
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
@@ -83,13 +89,20 @@ def _is_terminal(stream: IO[str]) -> bool:
 
 
 async def run_json(runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str]) -> int:
-    """Run ``prompt`` and write each of its events to ``out`` as one JSON line.
+    """Write the header line, run ``prompt`` and write each of its events to ``out`` as
+    one JSON line. Every event is written, in order, as it happens (a slow reader slows
+    the run; nothing is dropped).
 
     If the reader closes ``out`` the run is aborted and the exit code is 1, silently."""
+    session = AgentSession.from_runner(runner, ui_timeout=None)
     writer = RunEventWriter(out, agent_id=runner.events.agent_id, on_closed=runner.abort)
+    writer.write_line(msgspec.json.encode(session.header("json")))
+    if writer.closed:  # nobody reads: run nothing
+        await session.aclose()
+        return EXIT_FAILED
     remove = runner.events.add_sink(writer)
     try:
-        response = await _chat(runner, prompt)
+        response = await _chat(session, prompt)
     finally:
         remove()
     if writer.closed:  # nobody reads the events any more: the run was stopped for that
@@ -158,10 +171,14 @@ class RunEventWriter:
             self._in_run = True
         if root and event.type == "agent_end":
             self._in_run = False
+        self.write_line(event.to_json())
+
+    def write_line(self, data: bytes) -> None:
+        """Write ``data`` and a line feed, flushed (nothing once the reader left)."""
         if self.closed:
             return
         try:
-            self.out.write(event.to_json() + b"\n")
+            self.out.write(data + b"\n")
             self.out.flush()
         except (BrokenPipeError, ValueError):  # the reader went away / file closed
             self.closed = True
@@ -169,23 +186,27 @@ class RunEventWriter:
                 self.on_closed()
 
 
-async def _chat(runner: AgentRunner, prompt: str) -> AgentResponse | None:
-    """Run to the end; None if a second Ctrl-C gave up waiting for the abort."""
-    task = asyncio.ensure_future(runner.chat(prompt))
+async def _chat(session: AgentSession, prompt: str) -> AgentResponse | None:
+    """Run to the end; None if a second Ctrl-C gave up waiting for the abort. The
+    session is closed (the runner stays open: its owner closes it)."""
+    task = asyncio.ensure_future(session.run(prompt))
     presses = 0
 
     def interrupted() -> None:
         nonlocal presses
         presses += 1
         if presses == 1:
-            runner.abort("interrupted by the user")
+            session.abort("interrupted by the user")
         else:
             task.cancel()
 
-    with on_interrupt(interrupted):
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if presses < 2:
-                raise
-            return None
+    try:
+        with on_interrupt(interrupted):
+            try:
+                return await task
+            except asyncio.CancelledError:
+                if presses < 2:
+                    raise
+                return None
+    finally:
+        await session.aclose()
