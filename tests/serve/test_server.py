@@ -328,3 +328,35 @@ async def test_the_server_listens_on_the_loopback_interface_only() -> None:
 def test_a_weak_or_unprintable_token_is_refused(token) -> None:
     with pytest.raises(ValueError):
         WebServer(EchoSession(), token=token)
+
+
+async def test_streams_end_and_new_ones_are_refused_once_the_sessions_stream_ends(served) -> None:
+    server, session, token = served
+    stream = await _open_stream(server.port, token)
+    session.end()
+    assert await asyncio.wait_for(stream.reader.read(), 5) == b""
+    reply = await exchange(server.port, request("GET", f"/events?token={token}", server.port))
+    assert reply.status == 503
+
+
+async def test_a_stalled_stream_is_cut_and_the_others_get_everything(served, monkeypatch) -> None:
+    server, session, token = served
+    monkeypatch.setattr("skillkit.serve.server.MAX_PENDING_BYTES", 64 * 1024)
+    stalled = await _open_stream(server.port, token)  # never read from here on
+    reading = await _open_stream(server.port, token)
+    count = 3000
+    bulk = "x" * 4000
+
+    async def read_all() -> list[int]:
+        return [int((await reading.next_event())["n"]) for _ in range(count)]
+
+    reader_task = asyncio.create_task(read_all())
+    for number in range(count):
+        session.publish({"type": "tool_execution_update", "n": number, "output": bulk})
+        await asyncio.sleep(0)
+    assert await asyncio.wait_for(reader_task, 20) == list(range(count))
+    received = 0
+    while chunk := await asyncio.wait_for(stalled.reader.read(1 << 20), 10):
+        received += len(chunk)
+    assert received < count * len(bulk)  # it was cut: the end of the stream never came
+    reading.writer.close()

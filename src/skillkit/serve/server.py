@@ -175,13 +175,6 @@ class WebServer:
             raise
         self._port = int(self._server.sockets[0].getsockname()[1])
 
-    async def serve_forever(self) -> None:
-        """Wait until cancelled (or until `aclose`)."""
-        if self._server is None:
-            raise RuntimeError("start the server first")
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._server.serve_forever()
-
     async def aclose(self) -> None:
         """Stop listening, end every stream and connection, unsubscribe. Idempotent."""
         if self._server is not None:
@@ -328,6 +321,14 @@ class WebServer:
             )
             return keep
         if request.path == "/events":
+            if self._pump is None or self._pump.done():  # the session's stream has ended
+                await self._send_json(
+                    writer,
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                    {"error": "the session is closed"},
+                    keep_alive=False,
+                )
+                return False
             await self._stream(reader, writer)
             return False
         return await self._command(request, writer)
