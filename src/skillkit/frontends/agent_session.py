@@ -251,20 +251,23 @@ class AgentSession:
         cls,
         runner: AgentRunner,
         *,
+        permissions: Permissions | None = None,
         manager: CommandHost | None = None,
         store: SessionStore | None = None,
         ui_timeout: float | None = DEFAULT_UI_TIMEOUT,
         owns_agent: bool = False,
     ) -> AgentSession:
         """A session over ``runner`` that finds its permission layer and its recorded
-        session among the runner's contributors (a face handed only the runner). By
-        default `aclose` leaves the runner open: whoever made it closes it."""
+        session among the runner's contributors (a face handed only the runner;
+        ``permissions`` given wins). By default `aclose` leaves the runner open:
+        whoever made it closes it."""
         from skillkit.permissions import Permissions
         from skillkit.session import Session
 
-        permissions = next(
-            (c for c in reversed(runner.contributors) if isinstance(c, Permissions)), None
-        )
+        if permissions is None:
+            permissions = next(
+                (c for c in reversed(runner.contributors) if isinstance(c, Permissions)), None
+            )
         recorded = next((c for c in runner.contributors if isinstance(c, Session)), None)
         if recorded is not None and store is None:
             store = _store_of(recorded)
@@ -581,10 +584,10 @@ class AgentSession:
 
     def respond(self, request_id: str, answer: object) -> Record:
         """Answer the ``ui_request`` ``request_id``. An approval takes a decision
-        (``"allow"``, ``"always"``, ``"deny"``, or an object with ``kind`` and
-        ``message``); a question takes the answers (one per question: an option label,
-        free text, or a list of labels) or ``None`` to decline. Fails when the request
-        is not waiting (answered, timed out, unknown)."""
+        (``"allow"``, ``"always"``, ``"deny"``, an object with ``kind`` and ``message``,
+        or an `ApprovalDecision`); a question takes the answers (one per question: an
+        option label, free text, or a list of labels) or ``None`` to decline. Fails
+        when the request is not waiting (answered, timed out, unknown)."""
         if not isinstance(request_id, str) or not request_id:
             raise SessionCommandError("'request_id' must be a non-empty string")
         pending = self._pending.get(request_id)
@@ -594,7 +597,9 @@ class AgentSession:
                 f"no ui request {request_id!r} is waiting (answered, timed out or unknown)"
             )
         if pending.request.kind == "approval":
-            if not isinstance(answer, (str, Mapping)):
+            from skillkit.permissions import ApprovalDecision
+
+            if not isinstance(answer, (str, Mapping, ApprovalDecision)):
                 raise SessionCommandError("'decision' must be allow, always, deny or an object")
             try:
                 answered = permissions.approvals.respond(request_id, answer)

@@ -10,20 +10,26 @@ Input is read with prompt_toolkit (line editing, history); each run is drawn by 
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
 does and for how long, with an input line under it; nothing typed is echoed into the
-answer. Enter steers the run with the typed text (`AgentRunner.steer`), Alt+Enter
-queues it for after the run (`AgentRunner.follow_up`), Ctrl-J inserts a new line, Esc
-aborts the run (`AgentRunner.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
+answer. Enter steers the run with the typed text (`AgentSession.steer`), Alt+Enter
+queues it for after the run (`AgentSession.follow_up`), Ctrl-J inserts a new line, Esc
+aborts the run (`AgentSession.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
 (exit code 130). Text typed and not sent is put back at the next prompt.
+
+The session drives the agent through an `AgentSession`, as every face does: a prompt
+is `AgentSession.run`, ``!command`` is `AgentSession.bash` (the command is judged by
+the permission gate, runs like the model's ``bash`` calls, and its output goes to the
+model with the next prompt), and the terminal is the session's answerer for ui
+requests (`AgentSession.on_ui_request`, answered with `AgentSession.respond`). Events
+are drawn by the renderer, a sink on the runner's bus, as they happen.
 
 With a permission layer (`skillkit.permissions.Permissions`), a tool call that needs
 approval is drawn when the session asks about it, one request at a time, and the
 session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
-``permissions.approvals.respond``; questions from ``ask_user`` go the same way to
-``permissions.questions.respond``, one question at a time (a Ctrl-C declines every
-question still open). Keys typed before such a prompt is drawn never answer it: pending
-input is dropped when it appears. The approval panel of a skill action shows the exact
-argument list it will run (computed from the session's skills). Skills are watched for
-changes while the session runs.
+`AgentSession.respond`; questions from ``ask_user`` go the same way, one question at a
+time (a Ctrl-C declines every question still open). Keys typed before such a prompt is
+drawn never answer it: pending input is dropped when it appears. The approval panel of
+a skill action shows the exact argument list it will run (computed from the session's
+skills). Skills are watched for changes while the session runs.
 
 Everything the session prints goes through the renderer, which redacts secrets and
 neutralizes control characters (see `skillkit.frontends.terminal`).
@@ -42,7 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import CommandContext, CommandResult
-from skillkit.events import Event
+from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
 from skillkit.frontends.run_input import (
@@ -117,6 +123,8 @@ class InteractiveSession:
         self.watch_skills = watch_skills
         self.context = CommandContext(runner=runner, manager=manager, frontend=frontend)
         self.status = WorkStatus()
+        self.agent_session: AgentSession | None = None
+        """The `AgentSession` the terminal drives, while `run` runs."""
         self._requests: asyncio.Queue[_Request] | None = None
         self._interrupt: Callable[[], None] | None = None
         self._escape: Callable[[], None] | None = None
@@ -151,6 +159,10 @@ class InteractiveSession:
         )
         session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
+        agent = AgentSession.from_runner(
+            self.runner, permissions=self.permissions, manager=self.manager, ui_timeout=None
+        )
+        self.agent_session = agent
         bus = self.runner.events
         own = TerminalCommands(self.renderer, self.runner, self.permissions)
         renderer = self.renderer
@@ -165,8 +177,7 @@ class InteractiveSession:
             give_back_requests,
             bus.add_sink(self.renderer),
             bus.add_sink(self.status),
-            bus.on("approval_needed", self._queue_request),
-            bus.on("question_needed", self._queue_request),
+            agent.on_ui_request(self._queue_request),
             own.install(self.commands),
         ]
         watcher = self._start_watcher()
@@ -178,6 +189,8 @@ class InteractiveSession:
                 await watcher.stop()
             for step in reversed(undo):
                 step()
+            await agent.aclose()  # the runner stays open: its owner closes it
+            self.agent_session = None
 
     # ----- the prompt loop
 
@@ -219,7 +232,8 @@ class InteractiveSession:
                     if result.send is None:
                         continue
                     text = result.send
-            quit_now, aborted = await self._run_prompt(text)
+            shell = text.startswith("!") and bool(text[1:].strip())
+            quit_now, aborted = await self._run_prompt(text[1:].strip() if shell else text, shell)
             if quit_now:
                 return INTERRUPTED
             exit_armed = aborted
@@ -265,26 +279,31 @@ class InteractiveSession:
                 self.renderer.notice(result.error)
         return result
 
-    async def _run_prompt(self, text: str) -> tuple[bool, bool]:
-        """Run one prompt; returns (the user asked to exit, the run was aborted).
+    async def _run_prompt(self, text: str, shell: bool = False) -> tuple[bool, bool]:
+        """Run one prompt (``shell``: the ``!command`` ``text``); returns (the user asked
+        to exit, the run was aborted).
 
         The working line is shown while the run works; it is hidden while an approval
         or a question is asked, one request at a time."""
         runner = self.runner
+        agent = self.agent_session
         requests = self._requests
-        assert requests is not None
-        self.status.begin()
+        assert requests is not None and agent is not None
+        if shell:
+            self.status.begin(f"running {text}")
+        else:
+            self.status.begin()
         self._input.keys = RUN_KEYS
         self._steered = []
         start = len(runner.messages)
-        task = asyncio.ensure_future(self._drain(text))
+        task = asyncio.ensure_future(self._shell(text) if shell else self._drain(text))
         aborting = leaving = False
 
         def abort() -> None:  # Esc, or a first Ctrl-C
             nonlocal aborting
             if not aborting:
                 aborting = True
-                runner.abort("interrupted by the user")
+                agent.abort("interrupted by the user")
                 self.renderer.notice("aborting… (Ctrl-C again to exit)")
 
         def interrupted() -> None:  # Ctrl-C: abort; once aborting, leave
@@ -336,29 +355,43 @@ class InteractiveSession:
         self._steered = []
 
     async def _drain(self, text: str) -> None:
-        async for _ in self.runner.chat_stream_events(text):
-            pass
+        assert self.agent_session is not None
+        await self.agent_session.run(text)
+
+    async def _shell(self, command: str) -> None:
+        """``!command``: run it through the session (gate, sandbox, then the context)."""
+        assert self.agent_session is not None
+        try:
+            outcome = await self.agent_session.bash(command)
+        except SessionCommandError as exc:
+            self.renderer.notice(str(exc))
+            return
+        if not outcome.get("ran"):
+            self.renderer.notice(f"✗ not run: {outcome.get('reason') or 'refused'}")
+        else:
+            self.renderer.info("↳ the output goes to the model with your next prompt")
 
     def _send(self, text: str, *, later: bool) -> bool:
         """Enter (``later`` False) steers the run in flight with ``text``; Alt+Enter
         queues it to run after. Outside a run (a command works) nothing is sent and the
         text stays in the input line (returns False)."""
-        if not self._in_run:
+        agent = self.agent_session
+        if not self._in_run or agent is None:
             return False
         if later:
-            self.runner.follow_up(text)
+            agent.follow_up(text)
             self.renderer.aside(f"⧗ queued for after this run: {text}")
         else:
-            self.runner.steer(text)
+            agent.steer(text)
             self._steered.append(text)
             self.renderer.aside(f"↳ sent to the running agent: {text}")
         return True
 
     # ----- approvals and questions
 
-    def _queue_request(self, event: Event) -> None:
-        if self._requests is not None and isinstance(event.payload, _Request):
-            self._requests.put_nowait(event.payload)
+    def _queue_request(self, request: UiRequest) -> None:
+        if self._requests is not None:
+            self._requests.put_nowait(request.payload)
 
     async def _answer(self, request: _Request) -> None:
         """Ask about one request. A request the terminal fails to ask about is denied
@@ -393,7 +426,7 @@ class InteractiveSession:
             if self._interrupt is not None:
                 self._interrupt()
             return
-        if not permissions.approvals.respond(event.request_id, decision):
+        if not self._respond(event.request_id, decision):
             return
         renderer = self.renderer
         if decision.kind == "deny":
@@ -419,7 +452,7 @@ class InteractiveSession:
             event, show=lambda index: self.renderer.question(event, index)
         )
         if answers is not None:
-            permissions.questions.respond(event.request_id, answers)
+            self._respond(event.request_id, answers)
             return
         declined = 0
         waiting = [event.request_id, *(r.request_id for r in permissions.questions.pending())]
@@ -427,6 +460,17 @@ class InteractiveSession:
             declined += permissions.questions.decline(request_id)
         word = "question was" if declined <= 1 else "questions were"
         self.renderer.notice(f"✗ the {word} not answered")
+
+    def _respond(self, request_id: str, answer: object) -> bool:
+        """Hand the user's answer to the session; False when the request was answered
+        already (an abort, a timeout)."""
+        if self.agent_session is None:
+            return False
+        try:
+            self.agent_session.respond(request_id, answer)
+        except SessionCommandError:
+            return False
+        return True
 
     # ----- modes and skills
 
