@@ -313,7 +313,7 @@
         break;
       case "text_delta":
         if (!current) current = addMessage("assistant", "");
-        current.textContent += p.content || "";
+        current.append(p.content || ""); // a text node per delta: no re-render of the whole answer
         scrollDown();
         break;
       case "text_end":
@@ -325,7 +325,7 @@
         break;
       case "thinking_delta":
         if (!thinking) thinking = thinkingBlock();
-        thinking.pre.textContent += p.content || "";
+        thinking.pre.append(p.content || "");
         break;
       case "thinking_end":
         thinking = null;
@@ -335,7 +335,7 @@
         break;
       case "tool_call_delta": {
         const tool = toolBlock(p.tool_call_id, p.tool_name);
-        tool.args.textContent += p.content || "";
+        tool.args.append(p.content || "");
         break;
       }
       case "tool_call_end": {
@@ -352,7 +352,7 @@
       }
       case "tool_execution_update": {
         const tool = toolBlock(p.tool_call_id, p.tool_name);
-        tool.output.textContent += p.output || "";
+        tool.output.append(p.output || "");
         break;
       }
       case "tool_execution_end": {
