@@ -129,6 +129,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("sessions", "show"): [["sessions", "show", "latest-missing"]],
     ("sessions", "export"): [["sessions", "export", "latest-missing"]],
     ("sessions", "rm"): [["sessions", "rm", "latest-missing"]],
+    ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
 }
 
 
