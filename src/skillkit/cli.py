@@ -1,7 +1,9 @@
 """The ``skillkit`` command: argument parsing and dispatch, nothing else.
 
 ``skillkit`` opens an interactive session; ``skillkit -p PROMPT`` prints the final
-answer; ``--mode json`` prints every event of the run as a JSON line. The agent is
+answer; ``--mode json`` prints a header and every event of the run as a JSON line;
+``--mode rpc`` serves JSON commands on stdin (`skillkit.rpc`). Every face drives the
+agent through an `AgentSession` (``docs/faces.md``). The agent is
 assembled through the plugin manager by `skillkit.frontends.setup` (the built-in
 plugin's tools, commands and skills, installed and trusted project plugins, the
 permission gate in front of every tool call, background tasks), and the face that runs
@@ -77,7 +79,8 @@ the parser is built, so they must import heavy things inside their handlers."""
 
 _USAGE = """\
 skillkit [options]                  interactive session
-       skillkit [options] -p PROMPT        print the answer and exit"""
+       skillkit [options] -p PROMPT        print the answer and exit
+       skillkit [options] --mode rpc       JSON commands on stdin, events on stdout"""
 _USAGE_COMMANDS = """
        skillkit COMMAND ...                run a command (see below)"""
 

@@ -326,3 +326,57 @@ def _command(script: Path) -> list[str]:
         "--sandbox",
         "off",
     ]
+
+
+LONG = """
+replies:
+  - text: "{one}"
+  - text: "{two}"
+  - text: "{three}"
+  - text: "The user said three things; I answered each at length."
+""".format(one="one " * 800, two="two " * 800, three="three " * 800)
+
+QUESTION = """
+replies:
+  - text: "A question first."
+    tool_calls:
+      - name: ask_user
+        arguments:
+          questions:
+            - question: Which colour?
+              header: Colour
+              options: [{label: red}, {label: blue}]
+  - text: "Noted."
+"""
+
+
+async def test_compact_summarises_a_long_conversation(work: Path) -> None:
+    client = await start(work, LONG)
+    try:
+        for prompt in ("first", "second", "third"):
+            await client.prompt(prompt)
+            await client.next_event("idle")
+        compacted = await client.request("compact", instructions="keep it short")
+        assert 0 < int(compacted["tokens_after"]) < int(compacted["tokens_before"])  # type: ignore[call-overload]
+        with pytest.raises(RpcError, match="'instructions' must be a string"):
+            await client.request("compact", instructions=3)
+    finally:
+        await client.aclose()
+
+
+async def test_a_question_is_answered_over_rpc(work: Path) -> None:
+    client = await start(work, QUESTION)
+    try:
+        await client.prompt("ask me")
+        request = await client.next_event("ui_request")
+        assert request["kind"] == "question"
+        assert request["questions"][0]["options"][1]["label"] == "blue"  # type: ignore[index]
+        assert await client.respond(str(request["id"]), ["blue"]) == {
+            "request_id": request["id"],
+            "kind": "question",
+        }
+        end = await client.next_event("tool_execution_end")
+        assert "blue" in str(end["payload"]["result"])  # type: ignore[index]
+        await client.next_event("agent_end")
+    finally:
+        await client.aclose()

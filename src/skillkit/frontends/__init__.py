@@ -8,10 +8,14 @@
   commands come from the plugins' command registry, with the terminal's own
   (`skillkit.frontends.commands`) registered over them;
 - `skillkit.frontends.trust_prompt` — the question whether a project's own plugins may run;
-- `skillkit.frontends.print_mode` — one-shot runs: the final answer, or JSON events.
+- `skillkit.frontends.print_mode` — one-shot runs: the final answer, or JSON events;
+- `skillkit.frontends.agent_session` — `AgentSession`, the one object every face drives
+  (commands, the event stream, ui requests), and `skillkit.frontends.subscription`, one
+  reader of its stream.
 
 The built-in plugin registers the interactive, print and JSON faces as frontends, so
 a plugin can replace any of them. Faces sit above the agent: they drive an
-`AgentRunner` and observe its events, and nothing below this package knows they exist.
-Importing this package imports nothing heavy; each face imports its own dependencies.
+`AgentRunner` through an `AgentSession` and observe its events, and nothing below this
+package knows they exist. Importing this package imports nothing heavy; each face
+imports its own dependencies.
 """

@@ -31,23 +31,22 @@ import itertools
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
 from skillkit.abort import AbortSignal
-from skillkit.agent.contributors import Contributor
 from skillkit.errors import describe_exception
-from skillkit.events import Event, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from skillkit.events import Event, SinkFunc
+from skillkit.frontends.shell_command import ShellNotes, run_user_command
 from skillkit.frontends.subscription import DEFAULT_QUEUE_SIZE, Record, Subscription
-from skillkit.models import AgentMessage, AgentResponse, TokenUsage, UserMessage
-from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
+from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
+from skillkit.models import AgentMessage, AgentResponse, TokenUsage
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.commands.dispatch import CommandHost
-    from skillkit.frontends.setup import CliAgent
-    from skillkit.permissions import ApprovalRequest, Permissions
+    from skillkit.permissions import Permissions
     from skillkit.session import Session, SessionStore
 
 __all__ = [
@@ -56,7 +55,9 @@ __all__ = [
     "EXCLUDED_BY_DEFAULT",
     "SCHEMA_VERSION",
     "AgentSession",
+    "BuiltAgent",
     "SessionCommandError",
+    "UiListener",
     "UiRequest",
 ]
 
@@ -94,61 +95,28 @@ _BEHAVIORS = ("steer", "follow_up")
 _ERROR_LIMIT = 500
 
 
+class BuiltAgent(Protocol):
+    """What `AgentSession.from_agent` needs of the ``skillkit`` command's agent (a
+    `skillkit.frontends.setup.CliAgent` is one)."""
+
+    runner: AgentRunner
+    permissions: Permissions
+    manager: Any
+    session: Session | None
+
+    async def aclose(self) -> None: ...
+
+
 class SessionCommandError(ValueError):
     """A command cannot be carried out; the message is one line for the caller."""
 
 
-@dataclass(frozen=True)
-class UiRequest:
-    """A question to the person using a face: allow a tool call (``approval``) or answer
-    the model's questions (``question``). ``id`` is what `AgentSession.respond` takes;
-    ``payload`` is the event that announced it; ``suggested_rule`` is the rule an
-    "allow always" answer adds; ``timeout`` the seconds before it is denied (None:
-    no timeout)."""
-
-    id: str
-    kind: Literal["approval", "question"]
-    payload: ApprovalNeeded | QuestionNeeded
-    suggested_rule: str = ""
-    timeout: float | None = None
-
-    def to_json(self) -> Record:
-        """The ``ui_request`` record: ``id``, ``kind``, ``timeout`` and the payload's
-        fields (an approval's ``tool_name``, ``tool_input``, ``description``,
-        ``suggested_rule``...; a question's ``questions``)."""
-        fields: Record = msgspec.to_builtins(self.payload)
-        fields.pop("request_id", None)
-        record: Record = {"type": "ui_request", "id": self.id, "kind": self.kind}
-        if isinstance(self.payload, ApprovalNeeded):
-            from skillkit.permissions import ApprovalRequest, describe_request
-
-            request = ApprovalRequest(
-                tool_name=self.payload.tool_name,
-                tool_input=self.payload.tool_input,
-                risk_hint=self.payload.risk_hint,
-                plan_content=self.payload.plan_content,
-            )
-            record["description"] = describe_request(request)
-            record["suggested_rule"] = self.suggested_rule
-        record.update(fields)
-        record["timeout"] = self.timeout
-        return record
-
-
-UiListener = Callable[[UiRequest], None]
-"""Told about each new `UiRequest`, synchronously, on the event loop."""
-
-
 @dataclass
-class _Pending:
-    request: UiRequest
-    timer: asyncio.TimerHandle | None = None
-
-
-@dataclass
-class _State:
-    bash_calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    bash_abort: AbortSignal | None = None
+class _Shell:
+    calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    abort: AbortSignal | None = None
+    notes: ShellNotes = field(default_factory=ShellNotes)
+    remove_notes: Callable[[], None] | None = None
 
 
 class AgentSession:
@@ -191,17 +159,19 @@ class AgentSession:
         self._task: asyncio.Task[AgentResponse] | None = None
         self._last: AgentResponse | None = None
         self._subscriptions: list[Subscription] = []
-        self._pending: dict[str, _Pending] = {}
-        self._ui_listeners: list[UiListener] = []
-        self._notes = _ContextNotes()
-        self._remove_notes: Callable[[], None] | None = None
-        self._state = _State()
+        self._ui = UiRequests(
+            permissions,
+            timeout=ui_timeout,
+            broadcast=self._broadcast,
+            on_error=self._listener_failed,
+        )
+        self._shell = _Shell()
         self._closed = False
         bus = runner.events
         self._undo = [
-            bus.add_sink(self),
-            bus.on("approval_needed", self._ui_event),
-            bus.on("question_needed", self._ui_event),
+            bus.add_sink(SinkFunc(self._fan_out)),
+            bus.on("approval_needed", self._ui.on_event),
+            bus.on("question_needed", self._ui.on_event),
         ]
         self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[Record]]] = {
             "prompt": self._cmd_prompt,
@@ -221,7 +191,7 @@ class AgentSession:
     @classmethod
     def from_agent(
         cls,
-        agent: CliAgent,
+        agent: BuiltAgent,
         *,
         ui_timeout: float | None = DEFAULT_UI_TIMEOUT,
         home: str | os.PathLike[str] | None = None,
@@ -308,28 +278,22 @@ class AgentSession:
         if self._closed:
             subscription.close()
             return subscription
-        for pending in self._pending.values():
-            subscription.push_record(pending.request.to_json())
+        for record in self._ui.records():
+            subscription.push_record(record)
         self._subscriptions.append(subscription)
         return subscription
 
     def on_ui_request(self, listener: UiListener) -> Callable[[], None]:
         """Tell ``listener`` about each new `UiRequest` (a face that asks in its own way,
         then answers through `respond`). Returns a function that removes it."""
-        self._ui_listeners.append(listener)
+        return self._ui.add_listener(listener)
 
-        def remove() -> None:
-            if listener in self._ui_listeners:
-                self._ui_listeners.remove(listener)
-
-        return remove
-
-    def emit(self, event: Event[Any]) -> None:
-        """The session's sink on the runner's bus (not for callers): fans ``event`` out."""
+    def _fan_out(self, event: Event[Any]) -> None:
+        """The session's sink on the runner's bus: ``event`` to every subscriber."""
         for subscription in self._subscriptions:
             subscription.push_event(event)
-        if event.type in ("agent_end", "idle") and self._pending:
-            self._forget_answered()
+        if event.type in ("agent_end", "idle") and self._ui:
+            self._ui.forget_answered()
 
     def _broadcast(self, record: Record) -> None:
         for subscription in self._subscriptions:
@@ -353,8 +317,7 @@ class AgentSession:
 
     def pending_ui_requests(self) -> list[UiRequest]:
         """The ui requests still waiting for an answer, oldest first."""
-        self._forget_answered()
-        return [pending.request for pending in self._pending.values()]
+        return self._ui.waiting()
 
     # ----- typed commands
 
@@ -428,7 +391,7 @@ class AgentSession:
         and the run's events end with ``agent_end``. ``{"aborted": false}`` when idle."""
         running = self.is_running
         self.runner.abort(reason)
-        signal = self._state.bash_abort
+        signal = self._shell.abort
         if signal is not None:
             signal.abort(reason)
             running = True
@@ -524,63 +487,31 @@ class AgentSession:
         ``bash`` tool (same sandbox, same workspace), its output streamed as
         ``tool_execution_*`` events and added to the conversation for the next model
         call. Idle only. ``{"ran": false, "reason": ...}`` when the gate refused it."""
-        from skillkit.tools.base import ToolContext
-
         if not isinstance(command, str) or not command.strip():
             raise SessionCommandError("'command' must be a non-empty string")
         self._require_idle("run a command")
-        if self._state.bash_abort is not None:
+        shell = self._shell
+        if shell.abort is not None:
             raise SessionCommandError("a command is already running")
-        tool = self.runner.find_tool("bash")
-        if tool is None:
-            raise SessionCommandError("this agent has no bash tool (started with --no-tools?)")
-        args: dict[str, Any] = {"command": command}
-        call_id = f"user-bash-{next(self._state.bash_calls)}"
-        signal = AbortSignal()
-        self._state.bash_abort = signal
-        bus = self.runner.events
+        shell.abort = AbortSignal()
         try:
-            if self.permissions is not None:
-                outcome = await self.permissions.gate.check(
-                    "bash",
-                    args,
-                    tool=tool,
-                    tool_call_id=call_id,
-                    agent_id=bus.agent_id,
-                    abort=signal,
-                    announce=self._announce_approval,
-                )
-                if not outcome.allowed:
-                    return {"ran": False, "reason": outcome.message}
-            try:
-                validated = tool.args_model.model_validate(args)
-            except Exception as exc:
-                raise SessionCommandError(_one_line(exc)) from None
-            await bus.emit(ToolExecutionStart(tool_call_id=call_id, tool_name="bash", args=args))
-
-            def update(text: str) -> None:
-                bus.emit_nowait(
-                    ToolExecutionUpdate(tool_call_id=call_id, tool_name="bash", output=text)
-                )
-
-            context = ToolContext(call_id, "bash", signal, update, bus.agent_id)
-            try:
-                result = await tool.execute(validated, context)
-            except Exception as exc:
-                from skillkit.tools.base import ToolResult
-
-                result = ToolResult.error(describe_exception(exc))
-            if self.runner.redactor:
-                output = self.runner.redactor.redact(result.output)
-            else:
-                output = result.output
-            await bus.emit(ToolExecutionEnd(tool_call_id=call_id, tool_name="bash", result=result))
+            outcome = await run_user_command(
+                self.runner,
+                self.permissions,
+                command,
+                call_id=f"user-bash-{next(shell.calls)}",
+                abort=shell.abort,
+            )
+        except ValueError as exc:
+            raise SessionCommandError(_one_line(exc)) from None
         finally:
-            self._state.bash_abort = None
-        if self._remove_notes is None:
-            self._remove_notes = self.runner.add_contributor(self._notes)
-        self._notes.add(command, output, failed=result.is_error)
-        return {"ran": True, "output": output, "is_error": result.is_error}
+            shell.abort = None
+        if not outcome.ran:
+            return {"ran": False, "reason": outcome.reason}
+        if shell.remove_notes is None:
+            shell.remove_notes = self.runner.add_contributor(shell.notes)
+        shell.notes.add(command, outcome)
+        return {"ran": True, "output": outcome.output, "is_error": outcome.is_error}
 
     def respond(self, request_id: str, answer: object) -> Record:
         """Answer the ``ui_request`` ``request_id``. An approval takes a decision
@@ -590,32 +521,11 @@ class AgentSession:
         when the request is not waiting (answered, timed out, unknown)."""
         if not isinstance(request_id, str) or not request_id:
             raise SessionCommandError("'request_id' must be a non-empty string")
-        pending = self._pending.get(request_id)
-        permissions = self.permissions
-        if pending is None or permissions is None:
-            raise SessionCommandError(
-                f"no ui request {request_id!r} is waiting (answered, timed out or unknown)"
-            )
-        if pending.request.kind == "approval":
-            from skillkit.permissions import ApprovalDecision
-
-            if not isinstance(answer, (str, Mapping, ApprovalDecision)):
-                raise SessionCommandError("'decision' must be allow, always, deny or an object")
-            try:
-                answered = permissions.approvals.respond(request_id, answer)
-            except ValueError as exc:
-                raise SessionCommandError(_one_line(exc)) from None
-        elif answer is None:
-            answered = permissions.questions.decline(request_id)
-        else:
-            try:
-                answered = permissions.questions.respond(request_id, answer)
-            except ValueError as exc:
-                raise SessionCommandError(_one_line(exc)) from None
-        self._close_request(request_id, "answered")
-        if not answered:
-            raise SessionCommandError(f"ui request {request_id!r} was no longer waiting")
-        return {"request_id": request_id, "kind": pending.request.kind}
+        try:
+            request = self._ui.respond(request_id, answer)
+        except (LookupError, ValueError) as exc:
+            raise SessionCommandError(_one_line(exc.args[0] if exc.args else exc)) from None
+        return {"request_id": request_id, "kind": request.kind}
 
     # ----- the JSON dispatcher
 
@@ -689,8 +599,8 @@ class AgentSession:
 
     async def _cmd_respond(self, command: Mapping[str, object]) -> Record:
         request_id = _text(command, "request_id")
-        pending = self._pending.get(request_id)
-        if pending is not None and pending.request.kind == "approval":
+        request = self._ui.get(request_id)
+        if request is not None and request.kind == "approval":
             if "decision" not in command:
                 raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
             return self.respond(request_id, command["decision"])
@@ -708,12 +618,11 @@ class AgentSession:
         task = self._task
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
-        for request_id in list(self._pending):
-            self._deny(request_id, "the session closed")
+        self._ui.deny_all("the session closed")
         for step in reversed(self._undo):
             step()
-        if self._remove_notes is not None:
-            self._remove_notes()
+        if self._shell.remove_notes is not None:
+            self._shell.remove_notes()
         for subscription in list(self._subscriptions):
             subscription.close()
         if self.owns_agent:
@@ -732,92 +641,11 @@ class AgentSession:
         self._last = response
         return response
 
-    def _ui_event(self, event: Event[Any]) -> None:
-        payload = event.payload
-        if not isinstance(payload, (ApprovalNeeded, QuestionNeeded)):
-            return
-        rid = payload.request_id
-        if rid in self._pending or not self._waiting(rid, payload):
-            return
-        suggested = ""
-        if isinstance(payload, ApprovalNeeded) and self.permissions is not None:
-            found = self.permissions.approvals.get(rid)
-            suggested = found.suggested_rule if found is not None else ""
-        request = UiRequest(
-            id=rid,
-            kind="approval" if isinstance(payload, ApprovalNeeded) else "question",
-            payload=payload,
-            suggested_rule=suggested,
-            timeout=self.ui_timeout,
-        )
-        pending = _Pending(request)
-        if self.ui_timeout is not None:
-            loop = asyncio.get_running_loop()
-            pending.timer = loop.call_later(self.ui_timeout, self._expire, rid)
-        self._pending[rid] = pending
-        self._broadcast(request.to_json())
-        for listener in list(self._ui_listeners):
-            try:
-                listener(request)
-            except Exception as exc:
-                self.runner.events.emit_nowait(
-                    _error("ui_listener", describe_exception(exc)),
-                )
+    def _listener_failed(self, exc: Exception) -> None:
+        from skillkit.events import ErrorInfo
 
-    def _waiting(self, rid: str, payload: ApprovalNeeded | QuestionNeeded) -> bool:
-        permissions = self.permissions
-        if permissions is None:
-            return False
-        if isinstance(payload, ApprovalNeeded):
-            return permissions.approvals.get(rid) is not None
-        return any(r.request_id == rid for r in permissions.questions.pending())
-
-    def _expire(self, request_id: str) -> None:
-        if request_id in self._pending:
-            self._deny(request_id, f"no answer within {self.ui_timeout:g} seconds", by="timeout")
-
-    def _deny(self, request_id: str, reason: str, *, by: str = "session") -> None:
-        pending = self._pending.get(request_id)
-        permissions = self.permissions
-        if pending is None or permissions is None:
-            return
-        if pending.request.kind == "approval":
-            from skillkit.permissions import ApprovalDecision
-
-            permissions.approvals.respond(request_id, ApprovalDecision.deny(reason, by=by))
-        else:
-            permissions.questions.decline(request_id, reason)
-        self._close_request(request_id, "timeout" if by == "timeout" else "withdrawn")
-
-    def _close_request(self, request_id: str, reason: str) -> None:
-        pending = self._pending.pop(request_id, None)
-        if pending is None:
-            return
-        if pending.timer is not None:
-            pending.timer.cancel()
-        self._broadcast({"type": "ui_request_closed", "id": request_id, "reason": reason})
-
-    def _forget_answered(self) -> None:
-        """Close the records of requests answered elsewhere (an abort, a callback)."""
-        for request_id, pending in list(self._pending.items()):
-            if not self._waiting(request_id, pending.request.payload):
-                self._close_request(request_id, "withdrawn")
-
-    async def _announce_approval(self, request: ApprovalRequest) -> None:
-        await self.runner.events.emit(
-            ApprovalNeeded(
-                request_id=request.request_id,
-                tool_name=request.tool_name,
-                tool_input=request.tool_input,
-                input_description=request.input_description,
-                mode=request.mode,
-                reason=request.reason,
-                risk_hint=request.risk_hint,
-                matched=request.matched,
-                plan_content=request.plan_content,
-                argv=list(request.argv),
-                cwd=request.cwd,
-            )
+        self.runner.events.emit_nowait(
+            ErrorInfo(stage="ui_listener", message=describe_exception(exc))
         )
 
     def _model_name(self) -> str:
@@ -837,27 +665,6 @@ class AgentSession:
     def _check_message(message: object) -> None:
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
-
-
-class _ContextNotes(Contributor):
-    """Output of the user's own shell commands, handed to the next model call."""
-
-    name = "shell-notes"
-
-    def __init__(self) -> None:
-        self._waiting: list[AgentMessage] = []
-
-    def add(self, command: str, output: str, *, failed: bool) -> None:
-        status = "failed" if failed else "finished"
-        text = (
-            f"I ran this shell command myself; it {status}.\n$ {command}\n"
-            f"<output>\n{output.rstrip()}\n</output>"
-        )
-        self._waiting.append(UserMessage(content=text))
-
-    def boundary_messages(self) -> list[AgentMessage]:
-        waiting, self._waiting = self._waiting, []
-        return waiting
 
 
 def _store_of(session: Session) -> SessionStore | None:
@@ -898,12 +705,6 @@ def _failure(command_id: str | None, command: str, error: str) -> Record:
         "success": False,
         "error": line,
     }
-
-
-def _error(stage: str, message: str) -> Any:
-    from skillkit.events import ErrorInfo
-
-    return ErrorInfo(stage=stage, message=message)
 
 
 def _one_line(text: object) -> str:

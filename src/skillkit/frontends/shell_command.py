@@ -1,0 +1,128 @@
+"""The user's own shell commands (``!command``): gated, run and remembered for the model.
+
+`run_user_command` runs one command the way a model's ``bash`` call runs: the permission
+gate judges it first (it may ask: an ``approval_needed`` event, answered like any
+other), then the agent's own ``bash`` tool runs it (same workspace, same sandbox), its
+output streamed as ``tool_execution_start/update/end`` events on the agent's bus.
+`ShellNotes` is the contributor that hands the output to the next model call, as a user
+message saying which command the user ran and what it printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillkit.agent.contributors import Contributor
+from skillkit.errors import describe_exception
+from skillkit.events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from skillkit.models import AgentMessage, UserMessage
+from skillkit.permissions.events import ApprovalNeeded
+
+if TYPE_CHECKING:
+    from skillkit.abort import AbortSignal
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.events import EventBus
+    from skillkit.permissions import ApprovalRequest, Permissions
+
+__all__ = ["ShellNotes", "ShellOutcome", "run_user_command"]
+
+
+@dataclass(frozen=True)
+class ShellOutcome:
+    """What became of a command: ``ran`` (with its redacted ``output`` and whether it
+    failed), or refused by the gate with the ``reason`` the gate gave."""
+
+    ran: bool
+    output: str = ""
+    is_error: bool = False
+    reason: str = ""
+
+
+class ShellNotes(Contributor):
+    """Output of the user's own commands, handed to the next model call (in order)."""
+
+    name = "shell-notes"
+
+    def __init__(self) -> None:
+        self._waiting: list[AgentMessage] = []
+
+    def add(self, command: str, outcome: ShellOutcome) -> None:
+        status = "failed" if outcome.is_error else "finished"
+        text = (
+            f"I ran this shell command myself; it {status}.\n$ {command}\n"
+            f"<output>\n{outcome.output.rstrip()}\n</output>"
+        )
+        self._waiting.append(UserMessage(content=text))
+
+    def boundary_messages(self) -> list[AgentMessage]:
+        waiting, self._waiting = self._waiting, []
+        return waiting
+
+
+async def run_user_command(
+    runner: AgentRunner,
+    permissions: Permissions | None,
+    command: str,
+    *,
+    call_id: str,
+    abort: AbortSignal,
+) -> ShellOutcome:
+    """Gate and run ``command`` with ``runner``'s ``bash`` tool; ``abort`` stops the
+    wait for approval and the command. Without ``permissions`` nothing judges the
+    command (an SDK agent without a gate runs its model's calls unasked too). Raises
+    `ValueError` when the agent has no ``bash`` tool or the tool refuses the input."""
+    from skillkit.tools.base import ToolContext, ToolResult
+
+    tool = runner.find_tool("bash")
+    if tool is None:
+        raise ValueError("this agent has no bash tool (started with --no-tools?)")
+    args: dict[str, Any] = {"command": command}
+    bus = runner.events
+    if permissions is not None:
+        outcome = await permissions.gate.check(
+            "bash",
+            args,
+            tool=tool,
+            tool_call_id=call_id,
+            agent_id=bus.agent_id,
+            abort=abort,
+            announce=lambda request: _announce(bus, request),
+        )
+        if not outcome.allowed:
+            return ShellOutcome(ran=False, reason=outcome.message)
+    try:
+        validated = tool.args_model.model_validate(args)
+    except Exception as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
+    await bus.emit(ToolExecutionStart(tool_call_id=call_id, tool_name="bash", args=args))
+
+    def update(text: str) -> None:
+        bus.emit_nowait(ToolExecutionUpdate(tool_call_id=call_id, tool_name="bash", output=text))
+
+    try:
+        context = ToolContext(call_id, "bash", abort, update, bus.agent_id)
+        result = await tool.execute(validated, context)
+    except Exception as exc:
+        result = ToolResult.error(describe_exception(exc))
+    await bus.emit(ToolExecutionEnd(tool_call_id=call_id, tool_name="bash", result=result))
+    output = runner.redactor.redact(result.output) if runner.redactor else result.output
+    return ShellOutcome(ran=True, output=output, is_error=result.is_error)
+
+
+async def _announce(bus: EventBus, request: ApprovalRequest) -> None:
+    await bus.emit(
+        ApprovalNeeded(
+            request_id=request.request_id,
+            tool_name=request.tool_name,
+            tool_input=request.tool_input,
+            input_description=request.input_description,
+            mode=request.mode,
+            reason=request.reason,
+            risk_hint=request.risk_hint,
+            matched=request.matched,
+            plan_content=request.plan_content,
+            argv=list(request.argv),
+            cwd=request.cwd,
+        )
+    )
