@@ -98,6 +98,8 @@ def test_a_port_in_use_is_one_error_line(tmp_path: Path) -> None:
     [
         (("--port", "70000"), "a port is 0..65535"),
         (("--port", "http"), "not a port number"),
+        (("--ui-timeout", "0"), "must be a positive number of seconds"),
+        (("--ui-timeout", "nan"), "must be a positive number of seconds"),
         (("--model", "scripted:/nowhere/script.yaml"), ""),
     ],
 )
@@ -110,3 +112,63 @@ def test_bad_flags_are_one_usage_error_line(
     assert stdout == ""
     assert stderr.count("\n") == 1 and stderr.startswith("skillkit: error: ")
     assert message in stderr
+
+
+WRITE_SCRIPT = """\
+replies:
+  - text: "Writing."
+    tool_calls:
+      - name: write
+        arguments: {path: hello.txt, content: "hi"}
+  - text: "The write was refused."
+"""
+
+
+def test_an_approval_nobody_answers_is_denied_after_the_ui_timeout(tmp_path: Path) -> None:
+    script = tmp_path / "write.yaml"
+    script.write_text(WRITE_SCRIPT, encoding="utf-8")
+    process = _start(
+        tmp_path,
+        "--port",
+        "0",
+        "--model",
+        f"scripted:{script}",
+        "--no-session",
+        "--ui-timeout",
+        "1",
+    )
+    try:
+        assert process.stdout is not None
+        found = URL.search(process.stdout.readline())
+        assert found
+        port, token = int(found.group(1)), found.group(2)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as events:
+            events.sendall(
+                f"GET /events?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+            )
+            stream = events.makefile("rb")
+            while stream.readline() not in (b": connected\n",):
+                pass
+            prompt = json.dumps({"type": "prompt", "message": "write it"}).encode()
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+            base = f"http://127.0.0.1:{port}"
+            assert _status(base + "/command", method="POST", body=prompt, **headers) == 200
+            records = []
+            while not records or records[-1]["type"] != "agent_end":
+                line = stream.readline()
+                assert line, "the stream ended early"
+                if line.startswith(b"data: "):
+                    records.append(json.loads(line[6:]))
+        kinds = [record["type"] for record in records]
+        request = next(record for record in records if record["type"] == "ui_request")
+        closed = next(record for record in records if record["type"] == "ui_request_closed")
+        assert request["kind"] == "approval" and request["tool_name"] == "write"
+        assert closed == {"type": "ui_request_closed", "id": request["id"], "reason": "timeout"}
+        assert kinds.index("ui_request") < kinds.index("ui_request_closed")
+        end = next(record for record in records if record["type"] == "tool_execution_end")
+        assert end["payload"]["result"]["is_error"] is True
+        assert not (tmp_path / "hello.txt").exists()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=20)
+    assert process.returncode == 0

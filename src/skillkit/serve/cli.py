@@ -43,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help=f"the port on 127.0.0.1 (default: {DEFAULT_PORT}; 0 picks a free one)",
     )
+    parser.add_argument(
+        "--ui-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        help="deny an approval or decline a question nobody answers within SECONDS (default: 300)",
+    )
     parser.add_argument("--model", metavar="MODEL", help="the model, as for 'skillkit --model'")
     parser.add_argument("--base-url", metavar="URL", help="as for 'skillkit --base-url'")
     parser.add_argument(
@@ -92,6 +98,16 @@ def _port(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -106,7 +122,7 @@ def run_serve(args: argparse.Namespace) -> int:
     """Build the agent from ``args``, serve it until interrupted; the exit code."""
     import asyncio
 
-    from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT, AgentSession
     from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
 
     options = AgentOptions(
@@ -141,7 +157,8 @@ def run_serve(args: argparse.Namespace) -> int:
     for notice in agent.notices:
         _note(notice)
     agent.report_plugin_errors(lambda line: _note(f"warning: {line}"))
-    session = AgentSession.from_agent(agent)
+    ui_timeout = args.ui_timeout if args.ui_timeout is not None else DEFAULT_UI_TIMEOUT
+    session = AgentSession.from_agent(agent, ui_timeout=ui_timeout)
     return asyncio.run(serve_session(session, port=args.port, out=sys.stdout))
 
 
