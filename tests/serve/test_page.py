@@ -393,3 +393,23 @@ def test_a_run_is_steered_then_aborted_from_the_page(tmp_path: Path, browser: ob
         expect(abort).to_be_disabled()
         assert len(answer.text_content() or "") < len("and so on " * 150)
         assert page.script_errors == []
+
+
+HTML_SCRIPT = """\
+replies:
+  - text: "<b>bold</b><img src=x onerror=\\"window.pwned=1\\"><script>window.pwned=2</script>"
+"""
+
+
+def test_text_from_the_model_is_shown_as_text_never_run(tmp_path: Path, browser: object) -> None:
+    with skillkit_serve(tmp_path, HTML_SCRIPT) as served:
+        page = _open(browser, served.url)
+        _send(page, "<i>hello</i>")
+        log = page.get_by_role("log", name="Conversation")
+        expect(log.get_by_role("article", name="You")).to_have_text("<i>hello</i>")
+        expect(log.get_by_role("article", name="Assistant")).to_have_text(
+            '<b>bold</b><img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+        )
+        assert log.locator("b, i, img, script").count() == 0
+        assert page.evaluate("window.pwned === undefined")
+        assert page.script_errors == []
