@@ -135,6 +135,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
         ["batch", "missing.jsonl", "--prompt", "x", "--out", "out.jsonl"],
         ["batch", "notes.txt", "--prompt", "{x}", "--model", HELLO, "--out", "out.jsonl"],
     ],
+    ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
 }
 
 

@@ -76,6 +76,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.session.cli",
     "skillkit.frontends.batch_cli",
     "skillkit.subagents.cli",
+    "skillkit.serve.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""

@@ -1,0 +1,54 @@
+"""The web page: one self-contained HTML document built from the package's ``static``
+files, and the Content-Security-Policy that allows exactly its own script and style.
+
+The stylesheet and the script are inlined into ``index.html`` (its ``{{style}}`` and
+``{{script}}`` markers), so the page is one response: no CDN, no second request that
+would need the token, works offline. The policy names the SHA-256 of each inlined block,
+so no other script or style runs even if text from the model reaches the document
+(the page also only ever inserts that text as text, never as HTML).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = ["Page", "load_page"]
+
+
+@dataclass(frozen=True)
+class Page:
+    """The page's bytes and the Content-Security-Policy to serve them with."""
+
+    html: bytes
+    content_security_policy: str
+
+
+def _digest(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def load_page() -> Page:
+    """The page from the package data, with its script and style inlined."""
+    static = resources.files("skillkit.serve") / "static"
+    template = (static / "index.html").read_text(encoding="utf-8")
+    style = (static / "app.css").read_text(encoding="utf-8")
+    script = (static / "app.js").read_text(encoding="utf-8")
+    if "{{style}}" not in template or "{{script}}" not in template:
+        raise RuntimeError("the page template lacks its {{style}} or {{script}} marker")
+    html = template.replace("{{style}}", style).replace("{{script}}", script)
+    policy = "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src 'sha256-{_digest(script)}'",
+            f"style-src 'sha256-{_digest(style)}'",
+            "connect-src 'self'",
+            "img-src 'self' data:",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        ]
+    )
+    return Page(html.encode("utf-8"), policy)

@@ -1,0 +1,459 @@
+"use strict";
+// The SkillKit web page: commands go to POST /command, events arrive on /events (SSE).
+// Every piece of text from the session is inserted with textContent, never as HTML.
+(() => {
+  const token = new URLSearchParams(location.search).get("token") || "";
+  const $ = (id) => document.getElementById(id);
+  const conversation = $("conversation");
+  const requests = $("requests");
+  const promptBox = $("prompt");
+  const abortButton = $("abort");
+  const modeSelect = $("mode");
+  const modelInput = $("model");
+  const connection = $("connection");
+  let counter = 0;
+  let running = false;
+  let current = null; // the assistant block being streamed
+  let thinking = null; // the thinking block being streamed
+  const tools = new Map(); // tool_call_id -> {box, status, args, output}
+  let syncing = false;
+  let held = [];
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function notice(text) {
+    $("notice").textContent = text || "";
+  }
+
+  function scrollDown() {
+    const main = conversation.parentElement;
+    main.scrollTop = main.scrollHeight;
+  }
+
+  async function send(type, fields) {
+    const command = Object.assign({ type: type, id: "web-" + ++counter }, fields || {});
+    let response;
+    try {
+      const reply = await fetch("/command", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: "Bearer " + token },
+        body: JSON.stringify(command),
+        cache: "no-store",
+        credentials: "omit",
+      });
+      response = await reply.json();
+    } catch (error) {
+      response = { success: false, error: "the server cannot be reached" };
+    }
+    if (!response.success) notice(response.error || "the command failed");
+    return response;
+  }
+
+  // ------------------------------------------------------------------ state
+
+  function setRunning(value) {
+    running = value;
+    abortButton.disabled = !value;
+    document.body.dataset.running = value ? "yes" : "no";
+  }
+
+  function showUsage(usage, cost) {
+    const total = usage && typeof usage.total === "number" ? usage.total : 0;
+    $("tokens").textContent = total.toLocaleString("en-US") + " tokens";
+    $("cost").textContent = typeof cost === "number" ? "$" + cost.toFixed(4) : "cost n/a";
+  }
+
+  function applyState(state) {
+    if (!state) return;
+    if (state.model !== undefined && document.activeElement !== modelInput) {
+      modelInput.value = state.model || "";
+    }
+    if (state.mode) modeSelect.value = state.mode;
+    setRunning(Boolean(state.running));
+    showUsage(state.usage, state.cost);
+    for (const request of state.pending_ui_requests || []) addRequest(request);
+  }
+
+  async function refreshState() {
+    const response = await send("get_state");
+    if (response.success) applyState(response.data);
+  }
+
+  async function resync() {
+    syncing = true;
+    try {
+      const messages = await send("get_messages");
+      if (messages.success) renderTranscript(messages.data.messages || []);
+      await refreshState();
+    } finally {
+      syncing = false;
+      const waiting = held;
+      held = [];
+      for (const event of waiting) onEvent(event);
+    }
+  }
+
+  // ------------------------------------------------------------------ transcript
+
+  const SPEAKERS = { user: "You", assistant: "Assistant", note: "Note" };
+
+  function addMessage(role, text) {
+    const node = element("article", "message " + role, text);
+    node.setAttribute("aria-label", SPEAKERS[role] || role);
+    conversation.append(node);
+    scrollDown();
+    return node;
+  }
+
+  function partsText(content) {
+    if (typeof content === "string") return content;
+    return (content || [])
+      .filter((part) => part && part.type === "text")
+      .map((part) => part.text)
+      .join("");
+  }
+
+  function renderTranscript(messages) {
+    conversation.replaceChildren();
+    tools.clear();
+    current = null;
+    thinking = null;
+    for (const message of messages) {
+      if (message.role === "user") {
+        addMessage("user", partsText(message.content));
+      } else if (message.role === "assistant") {
+        for (const part of message.content || []) {
+          if (part.type === "text" && part.text) addMessage("assistant", part.text);
+          if (part.type === "thinking" && part.thinking) thinkingBlock().pre.textContent = part.thinking;
+          if (part.type === "tool_call") {
+            const tool = toolBlock(part.id, part.name);
+            tool.args.textContent = pretty(part.arguments);
+            setStatus(tool, "requested");
+          }
+        }
+        thinking = null;
+      } else if (message.role === "tool_result") {
+        const tool = toolBlock(message.tool_call_id, message.tool_name);
+        tool.output.textContent = partsText(message.content);
+        setStatus(tool, message.is_error ? "error" : "done");
+      }
+    }
+  }
+
+  function pretty(value) {
+    if (value === undefined || value === null) return "";
+    if (typeof value === "string") return value;
+    return JSON.stringify(value, null, 2);
+  }
+
+  function thinkingBlock() {
+    const box = element("details", "thinking");
+    box.append(element("summary", "", "Thinking"));
+    const pre = element("pre");
+    box.append(pre);
+    conversation.append(box);
+    return { box: box, pre: pre };
+  }
+
+  function toolBlock(id, name) {
+    let tool = tools.get(id);
+    if (tool) return tool;
+    const box = element("details", "tool");
+    box.setAttribute("aria-label", "Tool call " + (name || "tool"));
+    const summary = element("summary");
+    summary.append(element("span", "name", name || "tool"));
+    const status = element("span", "status", "");
+    summary.append(status);
+    box.append(summary);
+    const args = element("pre", "args");
+    const output = element("pre", "output");
+    box.append(args, output);
+    conversation.append(box);
+    tool = { name: name, box: box, status: status, args: args, output: output, request: null };
+    tools.set(id, tool);
+    scrollDown();
+    return tool;
+  }
+
+  function setStatus(tool, status) {
+    tool.box.dataset.status = status;
+    tool.status.textContent = status;
+  }
+
+  function resultText(result) {
+    if (!result) return "";
+    return partsText(result.content);
+  }
+
+  // ------------------------------------------------------------------ requests
+
+  function addRequest(request) {
+    if (!request || !request.id || document.getElementById("request-" + request.id)) return;
+    const card = element("article", "request");
+    card.id = "request-" + request.id;
+    const buttons = element("div", "buttons");
+    if (request.kind === "approval") {
+      card.setAttribute("aria-label", "Approval");
+      card.append(element("h2", "", "Allow " + request.tool_name + "?"));
+      card.append(element("pre", "", request.description || pretty(request.tool_input)));
+      if (request.reason) card.append(element("p", "", request.reason));
+      const choices = [
+        ["allow", "Allow once"],
+        ["always", request.suggested_rule ? "Always allow " + request.suggested_rule : "Always allow"],
+        ["deny", "Deny"],
+      ];
+      for (const [decision, label] of choices) {
+        const button = element("button", "", label);
+        button.type = "button";
+        button.addEventListener("click", () => answer(card, request.id, { decision: decision }));
+        buttons.append(button);
+      }
+    } else {
+      card.setAttribute("aria-label", "Question");
+      const answers = [];
+      (request.questions || []).forEach((item, index) => {
+        card.append(element("h2", "", item.question));
+        const options = element("div", "buttons");
+        const field = element("input");
+        field.setAttribute("aria-label", "Answer " + (index + 1));
+        const picked = new Set();
+        for (const option of item.options || []) {
+          const choice = element("button", "", option.label);
+          choice.type = "button";
+          choice.setAttribute("aria-pressed", "false");
+          if (option.description) choice.title = option.description;
+          choice.addEventListener("click", () => {
+            if (!item.multi_select) {
+              picked.clear();
+              for (const other of options.querySelectorAll("button")) other.setAttribute("aria-pressed", "false");
+            }
+            if (picked.has(option.label)) picked.delete(option.label);
+            else picked.add(option.label);
+            choice.setAttribute("aria-pressed", picked.has(option.label) ? "true" : "false");
+          });
+          options.append(choice);
+        }
+        // One answer per question: the options picked, and what was typed, if anything.
+        answers.push(() => {
+          const typed = field.value.trim();
+          const chosen = [...picked];
+          if (typed) chosen.push(typed);
+          return item.multi_select ? chosen : chosen.length === 1 ? chosen[0] : chosen;
+        });
+        card.append(options, field);
+      });
+      const submit = element("button", "", "Answer");
+      submit.type = "button";
+      submit.addEventListener("click", () =>
+        answer(card, request.id, { answers: answers.map((read) => read()) }),
+      );
+      const decline = element("button", "", "Decline");
+      decline.type = "button";
+      decline.addEventListener("click", () => answer(card, request.id, { answers: null }));
+      buttons.append(submit, decline);
+    }
+    card.append(buttons);
+    requests.append(card);
+    if (request.kind === "approval") {
+      // The call waiting for this answer: the latest unfinished call of that tool.
+      const waiting = [...tools.values()]
+        .reverse()
+        .find((tool) => tool.name === request.tool_name && !["done", "error"].includes(tool.box.dataset.status));
+      if (waiting) {
+        waiting.request = request.id;
+        setStatus(waiting, "awaiting approval");
+      }
+    }
+    scrollDown();
+  }
+
+  async function answer(card, requestId, fields) {
+    for (const button of card.querySelectorAll("button")) button.disabled = true;
+    const response = await send("respond", Object.assign({ request_id: requestId }, fields));
+    if (response.success) closeRequest(requestId);
+    else for (const button of card.querySelectorAll("button")) button.disabled = false;
+  }
+
+  function closeRequest(id) {
+    const card = document.getElementById("request-" + id);
+    if (card) card.remove();
+    for (const tool of tools.values()) {
+      if (tool.request === id && tool.box.dataset.status === "awaiting approval") setStatus(tool, "running");
+    }
+  }
+
+  // ------------------------------------------------------------------ events
+
+  function onEvent(event) {
+    if (syncing) {
+      held.push(event);
+      return;
+    }
+    const p = event.payload || {};
+    switch (event.type) {
+      case "agent_start":
+        setRunning(true);
+        notice("");
+        if (p.prompt) addMessage("user", p.prompt);
+        break;
+      case "agent_end":
+        setRunning(false);
+        current = null;
+        thinking = null;
+        if (p.error) notice(p.error);
+        refreshState();
+        break;
+      case "text_start":
+        current = addMessage("assistant", "");
+        break;
+      case "text_delta":
+        if (!current) current = addMessage("assistant", "");
+        current.append(p.content || ""); // a text node per delta: no re-render of the whole answer
+        scrollDown();
+        break;
+      case "text_end":
+        if (current && typeof p.content === "string") current.textContent = p.content;
+        current = null;
+        break;
+      case "thinking_start":
+        thinking = thinkingBlock();
+        break;
+      case "thinking_delta":
+        if (!thinking) thinking = thinkingBlock();
+        thinking.pre.append(p.content || "");
+        break;
+      case "thinking_end":
+        thinking = null;
+        break;
+      case "tool_call_start":
+        setStatus(toolBlock(p.tool_call_id, p.tool_name), "preparing");
+        break;
+      case "tool_call_delta": {
+        const tool = toolBlock(p.tool_call_id, p.tool_name);
+        tool.args.append(p.content || "");
+        break;
+      }
+      case "tool_call_end": {
+        const tool = toolBlock(p.tool_call_id, p.tool_name);
+        tool.args.textContent = pretty(p.arguments !== undefined ? p.arguments : p.content);
+        setStatus(tool, "requested");
+        break;
+      }
+      case "tool_execution_start": {
+        const tool = toolBlock(p.tool_call_id, p.tool_name);
+        if (!tool.args.textContent) tool.args.textContent = pretty(p.args);
+        setStatus(tool, "running");
+        break;
+      }
+      case "tool_execution_update": {
+        const tool = toolBlock(p.tool_call_id, p.tool_name);
+        tool.output.append(p.output || "");
+        break;
+      }
+      case "tool_execution_end": {
+        const tool = toolBlock(p.tool_call_id, p.tool_name);
+        tool.output.textContent = resultText(p.result);
+        setStatus(tool, p.result && p.result.is_error ? "error" : "done");
+        break;
+      }
+      case "usage":
+        showUsage(p.cumulative_usage, p.cumulative_cost);
+        break;
+      case "mode_changed":
+        if (p.mode) modeSelect.value = p.mode;
+        break;
+      case "ui_request":
+        addRequest(event);
+        break;
+      case "ui_request_closed":
+        closeRequest(event.id);
+        break;
+      case "events_dropped":
+        resync();
+        break;
+      case "run_cancelled":
+        addMessage("note", "Run cancelled.");
+        break;
+      case "error":
+        if (p.message) notice(p.message);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function connect() {
+    const source = new EventSource("/events?token=" + encodeURIComponent(token));
+    source.onopen = () => {
+      connection.textContent = "connected";
+      connection.className = "live";
+      resync();
+    };
+    source.onerror = () => {
+      connection.textContent = "reconnecting";
+      connection.className = "";
+    };
+    source.onmessage = (message) => {
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch (error) {
+        return;
+      }
+      onEvent(event);
+    };
+  }
+
+  // ------------------------------------------------------------------ controls
+
+  $("prompt-form").addEventListener("submit", async (submitted) => {
+    submitted.preventDefault();
+    const text = promptBox.value;
+    if (!text.trim()) return;
+    const fields = { message: text };
+    if (running) fields.streaming_behavior = $("behavior").value;
+    const response = await send("prompt", fields);
+    if (response.success) {
+      promptBox.value = "";
+      notice("");
+      const delivery = response.data && response.data.delivery;
+      if (delivery === "steer" || delivery === "follow_up") {
+        addMessage("user", text).dataset.delivery = delivery;
+      }
+    }
+  });
+
+  promptBox.addEventListener("keydown", (key) => {
+    if (key.key === "Enter" && !key.shiftKey && !key.isComposing) {
+      key.preventDefault();
+      $("prompt-form").requestSubmit();
+    }
+  });
+
+  abortButton.addEventListener("click", () => send("abort"));
+
+  $("model-form").addEventListener("submit", async (submitted) => {
+    submitted.preventDefault();
+    const model = modelInput.value.trim();
+    if (!model) return;
+    const response = await send("set_model", { model: model });
+    if (response.success) {
+      modelInput.value = response.data.model || model;
+      notice("");
+    }
+  });
+
+  modeSelect.addEventListener("change", async () => {
+    const response = await send("set_mode", { mode: modeSelect.value });
+    if (response.success) notice("");
+    else refreshState();
+  });
+
+  setRunning(false);
+  connect();
+})();
