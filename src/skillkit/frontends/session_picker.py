@@ -43,9 +43,9 @@ _HINT = "type to filter · ↑↓ move · enter opens · esc cancels"
 
 @dataclass(frozen=True)
 class PickerRow:
-    """One row: ``cells`` drawn in order (``title``, ``date``, ``size``, ``first``),
-    ``search`` the lowercase text the filter matches, ``value`` what picking it returns
-    (a session file's path)."""
+    """One row: ``title``, ``date``, ``size``, ``messages`` (a count) and ``first`` (the
+    first message) are drawn in that order; ``search`` is the lowercase text the filter
+    matches, ``value`` what picking the row returns (a session file's path)."""
 
     value: str
     title: str
@@ -53,6 +53,7 @@ class PickerRow:
     size: str
     first: str
     search: str
+    messages: int = 0
 
 
 @dataclass
@@ -123,6 +124,7 @@ def session_rows(infos: Sequence[SessionInfo]) -> list[PickerRow]:
                 size=_size(info.size),
                 first=first,
                 search=f"{title} {first} {info.id}".lower(),
+                messages=info.messages,
             )
         )
     return rows
@@ -226,7 +228,8 @@ def _rows(state: PickerState) -> StyleAndTextTuples:
         marked = state.top + offset == state.selected
         mark, style = ("❯ ", "reverse bold") if marked else ("  ", "")
         title = row.title if len(row.title) <= title_width else row.title[: title_width - 1] + "…"
-        left = f"{mark}{title:<{title_width}}  {row.date}  {row.size:>9}  "
+        count = f"{row.messages} msg" + ("" if row.messages == 1 else "s")
+        left = f"{mark}{title:<{title_width}}  {row.date}  {row.size:>9}  {count:>8}  "
         first = row.first if row.first != row.title else ""
         room = max(0, width - len(left))
         first = first if len(first) <= room else first[: max(0, room - 1)] + "…"

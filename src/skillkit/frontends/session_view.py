@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
@@ -19,6 +20,7 @@ from skillkit.models import (
     UserMessage,
     message_text,
 )
+from skillkit.session.session import BRANCH_SUMMARY_PREFIX
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -91,9 +93,15 @@ def _message_lines(
             args = " ".join(f"{k}={v}" for k, v in call.arguments.items())
             out.append(_line(renderer, f"  {mark} {call.name} {args}", style))
         return out
-    if isinstance(message, CustomMessage) and message.kind in ("compaction_summary", "pinned"):
-        what = "summary of earlier work" if message.kind != "pinned" else "kept note"
-        return [_line(renderer, f"  ({what})", "dim")]
+    if isinstance(message, CustomMessage) and message.kind == SUMMARY_KIND:
+        return [_line(renderer, "  (a summary of the earlier conversation)", "dim")]
+    if isinstance(message, CustomMessage) and message.kind == PINNED_KIND:
+        payload = message.payload
+        if isinstance(payload, dict) and payload.get("source") == "branch":
+            text = str(payload.get("text", "")).removeprefix(BRANCH_SUMMARY_PREFIX).strip()
+            first = text.splitlines()[0] if text else ""
+            return [_line(renderer, f"  ↳ from an abandoned branch: {first}", "dim")]
+        return [_line(renderer, "  (a note kept in the context)", "dim")]
     return []
 
 

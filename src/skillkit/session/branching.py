@@ -290,9 +290,9 @@ def _describe_message(message: AgentMessage, width: int) -> str:
 def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[str]:
     """The session's entry tree, one line per entry (labels and names are shown on the
     entries, not as lines): ``id  description``, indented at each fork in the tree, with
-    ``●`` on the current leaf, ``•`` on the rest of the current branch and labels in
-    brackets. At most ``limit`` lines: the newest are kept, with a first line saying
-    how many were left out."""
+    ``●`` on the current entry (the leaf, or the last entry drawn before it), ``•`` on
+    the rest of the current branch and labels in brackets. At most ``limit`` lines: the
+    newest are kept, with a first line saying how many were left out."""
     labels = session.labels()
     on_branch = {entry.id for entry in session.branch()}
     shown: list[Entry] = [e for e in session.entries if not isinstance(e, LabelEntry | NameEntry)]
@@ -301,6 +301,7 @@ def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[s
     for entry in shown:
         parent = _shown_parent(session, entry, ids)
         children.setdefault(parent, []).append(entry)
+    here = next((e.id for e in reversed(session.branch()) if e.id in ids), None)
     lines: list[str] = []
     # depth-first, iterative (a long session is one deep chain); a lone child stays at
     # its parent's indentation, siblings go one step in
@@ -310,7 +311,7 @@ def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[s
     ]
     while stack:
         entry, depth, _ = stack.pop()
-        mark = "●" if entry.id == session.leaf_id else "•" if entry.id in on_branch else " "
+        mark = "●" if entry.id == here else "•" if entry.id in on_branch else " "
         label = f"  [{labels[entry.id]}]" if entry.id in labels else ""
         indent = "  " * depth
         lines.append(f"{mark} {entry.id}  {indent}{describe_entry(entry, width)}{label}")
