@@ -229,9 +229,9 @@ def test_tree_keeps_an_outline_when_the_model_cannot_summarise(
     screen = terminal.wait_for("/tree ID goes back")
     first = entry_id(screen, "assistant: first")
     terminal.type(f"/tree {first}")
-    screen = terminal.wait_for("was kept instead")
-    assert "did not summarise the 2 messages" in screen
-    assert "the provider is down" in screen
+    screen = terminal.wait_for("messages was kept instead")
+    assert "an outline of the 2 messages" in screen
+    assert "did not summarise what was left behind: summary call failed: the provider" in screen
     terminal.type("three")
     terminal.wait_for("third")
     terminal.type("/quit")
@@ -244,3 +244,37 @@ def test_tree_keeps_an_outline_when_the_model_cannot_summarise(
     assert "- two" in branch.summary
     texts = [e.message for e in session.branch() if isinstance(e, MessageEntry)]
     assert [m.content for m in texts if isinstance(m, UserMessage)] == ["one", "three"]
+
+
+def test_esc_while_tree_waits_for_the_summary_keeps_an_outline(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert terminal.home is not None
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    replies = (
+        '  - text: "first"\n'
+        '  - text: "second"\n'
+        '  - text: "a summary far too slow to wait for"\n'
+        "    delay: 2\n"
+    )
+    terminal.start("--model", script(tmp_path, replies), cwd=cwd)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("one")
+    terminal.wait_for_prompt_count(2)
+    terminal.type("two")
+    terminal.wait_for_prompt_count(3)
+    terminal.type("/tree")
+    first = entry_id(terminal.wait_for("/tree ID goes back"), "assistant: first")
+    terminal.type(f"/tree {first}")
+    terminal.wait_for("running /tree")  # the working line: the summary call is under way
+    terminal.press("Escape")
+    screen = terminal.wait_for("messages was kept instead")
+    assert "did not summarise what was left behind: the summary was interrupted" in screen
+    terminal.type("/quit")
+    assert terminal.wait_exit() == 0
+    (info,) = SessionStore(terminal.home).list(cwd)
+    session = SessionStore(terminal.home).open(info.id, write=False)
+    (branch,) = [e for e in session.entries if isinstance(e, BranchEntry)]
+    assert branch.parent_id == first
+    assert branch.summary is not None and "- two" in branch.summary

@@ -113,9 +113,9 @@ async def tree_command(ctx: CommandContext, args: str) -> str:
             f"(entry {move.entry.id})"
         )
     elif move.summarized_by == "outline":
+        lines.append(f"the model did not summarise what was left behind: {move.problem}")
         lines.append(
-            f"the model did not summarise the {move.abandoned} messages left behind "
-            f"({move.problem}); an outline of them was kept instead (entry {move.entry.id})"
+            f"an outline of the {move.abandoned} messages was kept instead (entry {move.entry.id})"
         )
     return "\n".join(lines)
 
