@@ -256,3 +256,37 @@ async def test_abandoned_messages_are_those_after_the_common_point(tmp_path: Pat
     assert abandoned_messages(session, left.id) == [right.message]  # type: ignore[union-attr]
     assert abandoned_messages(session, root.id) == [right.message]  # type: ignore[union-attr]
     session.close()
+
+
+async def test_secrets_never_reach_names_labels_summaries_or_forks(tmp_path: Path) -> None:
+    from skillkit.secrets import Redactor
+
+    secret = "sk-live-0123456789abcdefSECRET"
+    store = SessionStore(tmp_path)
+    session = store.create(tmp_path)
+    adapter = scripted(["noted", "also noted", f"the user's key is {secret}"])
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=adapter,
+        contributors=[session],
+        redactor=Redactor({"OPENAI_API_KEY": secret}),
+    )
+    await agent.chat(f"my key is {secret}")
+    first = session.leaf_id
+    await agent.chat("more")
+    session.set_name(f"work with {secret}")
+    session.label(str(first), f"key {secret}")
+    move = await navigate(session, first, adapter=adapter, model="scripted")
+    assert move.summarized_by == "model" and secret not in str(move.summary)
+    # what the summary call was sent came from the file, already redacted
+    assert secret not in str(adapter.requests[-1].messages)
+    fork = fork_into_new_session(session)
+    await agent.aclose()
+    folder = session.path.parent
+    for path in folder.iterdir():
+        assert secret.encode() not in path.read_bytes(), path.name
+    assert store.open(session.id, write=False).session_name == (
+        "work with [REDACTED:OPENAI_API_KEY]"
+    )
+    assert store.open(fork.id, write=False).session_name is None  # named on the other branch
+    assert store.list(tmp_path)[-1].title == "work with [REDACTED:OPENAI_API_KEY]"

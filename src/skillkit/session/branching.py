@@ -204,7 +204,7 @@ async def navigate(
     entry = session.move_to(target_id, summary=move_summary)
     return BranchMove(
         entry=entry,
-        summary=move_summary,
+        summary=entry.summary if isinstance(entry, BranchEntry) else move_summary,
         summarized_by=by,
         problem=problem,
         usage=usage,

@@ -182,8 +182,9 @@ class Session(Contributor):
 
     @property
     def session_name(self) -> str | None:
-        """The name given with `set_name` on the current branch, if any."""
-        for entry in reversed(self.branch()):
+        """The name last given with `set_name` (on any branch: a name belongs to the
+        session, as in its index row), if any."""
+        for entry in reversed(self.entries):
             if isinstance(entry, NameEntry):
                 return entry.name
         return None
