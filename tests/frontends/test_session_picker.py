@@ -32,14 +32,7 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def row(title: str, first: str = "") -> PickerRow:
-    return PickerRow(
-        value=f"/s/{title}",
-        title=title,
-        date="2026-01-01 10:00",
-        size="1 KB",
-        first=first or title,
-        search=f"{title} {first}".lower(),
-    )
+    return PickerRow(f"/s/{title}", title, first or title, 0.0, 1024)
 
 
 def test_typing_filters_on_every_word_in_any_case() -> None:

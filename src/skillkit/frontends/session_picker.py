@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -41,19 +42,57 @@ VISIBLE_ROWS = 12
 _HINT = "type to filter · ↑↓ move · enter opens · esc cancels"
 
 
-@dataclass(frozen=True)
 class PickerRow:
     """One row: ``title``, ``date``, ``size``, ``messages`` (a count) and ``first`` (the
     first message) are drawn in that order; ``search`` is the lowercase text the filter
-    matches, ``value`` what picking the row returns (a session file's path)."""
+    matches, ``value`` what picking the row returns (a session file's path).
 
-    value: str
-    title: str
-    date: str
-    size: str
-    first: str
-    search: str
-    messages: int = 0
+    The drawn texts are made from ``raw_title``, ``raw_first``, ``modified`` (a time) and
+    ``size_bytes`` when first asked for (only the rows drawn ever are): one line each,
+    control characters made inert."""
+
+    def __init__(
+        self,
+        value: str,
+        raw_title: str,
+        raw_first: str,
+        modified: float,
+        size_bytes: int,
+        messages: int = 0,
+        search: str | None = None,
+    ) -> None:
+        self.value = value
+        self.raw_title = raw_title
+        self.raw_first = raw_first
+        self.modified = modified
+        self.size_bytes = size_bytes
+        self.messages = messages
+        self.search = search if search is not None else f"{raw_title} {raw_first}".lower()
+
+    @cached_property
+    def title(self) -> str:
+        return _inert(self.raw_title) or "(no messages yet)"
+
+    @cached_property
+    def first(self) -> str:
+        return _inert(self.raw_first)
+
+    @cached_property
+    def date(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(self.modified))
+
+    @cached_property
+    def size(self) -> str:
+        return _size(self.size_bytes)
+
+    def __repr__(self) -> str:
+        return f"PickerRow({self.value!r}, {self.raw_title!r})"
+
+
+def _inert(text: str) -> str:
+    from skillkit.text import neutralize
+
+    return neutralize(" ".join(text.split()))
 
 
 @dataclass
@@ -103,31 +142,22 @@ def _size(count: int) -> str:
     return f"{value:.1f} GB"
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def session_rows(infos: Sequence[SessionInfo]) -> list[PickerRow]:
     """One row per session (in the order given): its title (its name, else its first
-    message), the local date and time it last changed, its size, its first message."""
-    from skillkit.text import neutralize
-
-    rows = []
-    for info in infos:
-        first = neutralize(_one_line(info.first_message))
-        title = neutralize(_one_line(info.title)) or "(no messages yet)"
-        rows.append(
-            PickerRow(
-                value=info.path,
-                title=title,
-                date=time.strftime("%Y-%m-%d %H:%M", time.localtime(info.modified)),
-                size=_size(info.size),
-                first=first,
-                search=f"{title} {first} {info.id}".lower(),
-                messages=info.messages,
-            )
+    message), the local date and time it last changed, its size, its message count, its
+    first message. Only the filter text is made here; the rest when a row is drawn."""
+    return [
+        PickerRow(
+            info.path,
+            info.title,
+            info.first_message,
+            info.modified,
+            info.size,
+            info.messages,
+            f"{info.title} {info.first_message} {info.id}".lower(),
         )
-    return rows
+        for info in infos
+    ]
 
 
 Outcome = Literal["picked", "escape", "interrupt"]

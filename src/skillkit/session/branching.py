@@ -293,35 +293,33 @@ def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[s
     ``●`` on the current entry (the leaf, or the last entry drawn before it), ``•`` on
     the rest of the current branch and labels in brackets. At most ``limit`` lines: the
     newest are kept, with a first line saying how many were left out."""
-    labels = session.labels()
-    on_branch = {entry.id for entry in session.branch()}
+    branch = session.branch()
+    on_branch = {entry.id for entry in branch}
     shown: list[Entry] = [e for e in session.entries if not isinstance(e, LabelEntry | NameEntry)]
     ids = {e.id for e in shown}
     children: dict[str | None, list[Entry]] = {}
     for entry in shown:
         parent = _shown_parent(session, entry, ids)
         children.setdefault(parent, []).append(entry)
-    here = next((e.id for e in reversed(session.branch()) if e.id in ids), None)
-    lines: list[str] = []
+    here = next((e.id for e in reversed(branch) if e.id in ids), None)
     # depth-first, iterative (a long session is one deep chain); a lone child stays at
     # its parent's indentation, siblings go one step in
-    stack: list[tuple[Entry, int, bool]] = [
-        (root, 0 if len(children.get(None, [])) == 1 else 1, True)
-        for root in reversed(children.get(None, []))
-    ]
+    order: list[tuple[Entry, int]] = []
+    roots = children.get(None, [])
+    stack = [(root, 0 if len(roots) == 1 else 1) for root in reversed(roots)]
     while stack:
-        entry, depth, _ = stack.pop()
-        mark = "●" if entry.id == here else "•" if entry.id in on_branch else " "
-        label = f"  [{labels[entry.id]}]" if entry.id in labels else ""
-        indent = "  " * depth
-        lines.append(f"{mark} {entry.id}  {indent}{describe_entry(entry, width)}{label}")
+        entry, depth = stack.pop()
+        order.append((entry, depth))
         kids = children.get(entry.id, [])
         step = 0 if len(kids) == 1 else 1
-        for kid in reversed(kids):
-            stack.append((kid, depth + step, True))
-    if len(lines) > limit:
-        cut = len(lines) - limit
-        lines = [f"… {cut} earlier entries not shown", *lines[cut:]]
+        stack.extend((kid, depth + step) for kid in reversed(kids))
+    cut = max(0, len(order) - limit)
+    labels = session.labels()
+    lines = [f"… {cut} earlier entries not shown"] if cut else []
+    for entry, depth in order[cut:]:  # only the lines kept are described
+        mark = "●" if entry.id == here else "•" if entry.id in on_branch else " "
+        label = f"  [{labels[entry.id]}]" if entry.id in labels else ""
+        lines.append(f"{mark} {entry.id}  {'  ' * depth}{describe_entry(entry, width)}{label}")
     return lines
 
 
