@@ -121,6 +121,8 @@ def test_resume_with_no_sessions_and_with_print_mode(terminal: Terminal, tmp_pat
     assert refused.returncode == 2
     assert refused.stderr.startswith("skillkit: error: -r/--resume picks a session")
     assert len(refused.stderr.strip().splitlines()) == 1
+    both = run_cli("-r", "-c", home=terminal.home, cwd=cwd)
+    assert both.returncode == 2 and "not allowed with" in both.stderr
     assert not (terminal.home / ".skillkit" / "sessions").exists()
 
 
