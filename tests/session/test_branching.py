@@ -290,3 +290,23 @@ async def test_secrets_never_reach_names_labels_summaries_or_forks(tmp_path: Pat
     )
     assert store.open(fork.id, write=False).session_name is None  # named on the other branch
     assert store.list(tmp_path)[-1].title == "work with [REDACTED:OPENAI_API_KEY]"
+
+
+async def test_a_fork_that_cannot_take_over_leaves_the_original_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SessionStore(tmp_path)
+    session = store.create(tmp_path)
+    agent = recorded_runner(session, scripted(["one", "two"]))
+    await agent.chat("first")
+
+    def refuse(contributor: object, *, first: bool = False) -> None:
+        raise RuntimeError("no room for it")
+
+    monkeypatch.setattr(agent, "add_contributor", refuse)
+    with pytest.raises(RuntimeError, match="no room"):
+        fork_into_new_session(session)
+    assert session.recording and session.writable
+    await agent.chat("second")
+    await agent.aclose()
+    assert store.open(session.id, write=False).context() == agent.messages

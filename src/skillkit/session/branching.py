@@ -240,8 +240,11 @@ def fork_into_new_session(session: Session, entry_id: str | None = None) -> Sess
             runner.add_contributor(fork)
         else:
             fork.attach(runner)
-    except BaseException:
+    except BaseException:  # the original goes on recording, as if nothing happened
+        fork.detach()
         fork.close()
+        replace_transcript(runner, session.context())
+        session.attach(runner)
         raise
     session.close()
     return fork
