@@ -302,7 +302,9 @@ def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[s
     ids = {e.id for e in shown}
     children: dict[str | None, list[Entry]] = {}
     for entry in shown:
-        parent = _shown_parent(session, entry, ids)
+        parent = entry.parent_id
+        if parent is not None and parent not in ids:
+            parent = _shown_parent(session, entry, ids)
         children.setdefault(parent, []).append(entry)
     here = next((e.id for e in reversed(branch) if e.id in ids), None)
     # depth-first, iterative (a long session is one deep chain); a lone child stays at
@@ -312,10 +314,16 @@ def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[s
     stack = [(root, 0 if len(roots) == 1 else 1) for root in reversed(roots)]
     while stack:
         entry, depth = stack.pop()
-        order.append((entry, depth))
-        kids = children.get(entry.id, [])
-        step = 0 if len(kids) == 1 else 1
-        stack.extend((kid, depth + step) for kid in reversed(kids))
+        while True:  # down a chain without the stack; push only where it forks
+            order.append((entry, depth))
+            kids = children.get(entry.id)
+            if not kids:
+                break
+            if len(kids) == 1:
+                entry = kids[0]
+                continue
+            stack.extend((kid, depth + 1) for kid in reversed(kids))
+            break
     cut = max(0, len(order) - limit)
     labels = session.labels()
     lines = [f"… {cut} earlier entries not shown"] if cut else []
