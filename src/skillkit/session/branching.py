@@ -46,6 +46,7 @@ from skillkit.session.format import (
     ModeChangeEntry,
     ModelChangeEntry,
     NameEntry,
+    paused_gc,
 )
 from skillkit.session.session import Session, replace_transcript
 
@@ -296,6 +297,11 @@ def tree_lines(session: Session, *, limit: int = 200, width: int = 60) -> list[s
     ``●`` on the current entry (the leaf, or the last entry drawn before it), ``•`` on
     the rest of the current branch and labels in brackets. At most ``limit`` lines: the
     newest are kept, with a first line saying how many were left out."""
+    with paused_gc():  # many small objects, no cycles: collections would cost most
+        return _tree_lines(session, limit, width)
+
+
+def _tree_lines(session: Session, limit: int, width: int) -> list[str]:
     branch = session.branch()
     on_branch = {entry.id for entry in branch}
     shown: list[Entry] = [e for e in session.entries if not isinstance(e, LabelEntry | NameEntry)]
