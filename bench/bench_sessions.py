@@ -5,10 +5,12 @@ Run: python bench/bench_sessions.py [--mb 100] [--sessions 10000] [--turns 2000]
 
 - resume: open a ``--mb`` MB session and build the context a runner resumes from
   (`SessionStore.open` + `Session.context`); floor: read the same file and
-  ``json.loads`` each line. Target: <= 1 s for 100 MB.
+  ``json.loads`` each line. Target: <= 1 s for 100 MB. ``tree``: what ``/tree`` draws
+  of that session.
 - list: `SessionStore.list` over ``--sessions`` sessions of one folder with the index
   warm (and the cold first listing that builds it); floor: ``os.scandir`` + ``stat`` of
-  the same files. Target: <= 300 ms for 10,000.
+  the same files. Target: <= 300 ms for 10,000. ``pick``: what ``skillkit -r`` does
+  before it draws (the listing, the picker's rows and one filter).
 - append: the cost a session adds to a turn — the same scripted runner (each turn a whole
   run, over a transcript growing to ``2 * --turns`` messages) with and without a
   recording session (and, for scale, with a do-nothing sink); and one
@@ -30,6 +32,7 @@ from pathlib import Path
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import FunctionAdapter
 from skillkit.events import Discard
+from skillkit.frontends.session_picker import PickerState, session_rows
 from skillkit.models import (
     AssistantMessage,
     LLMRequest,
@@ -40,7 +43,7 @@ from skillkit.models import (
     UserMessage,
 )
 from skillkit.secrets import Redactor
-from skillkit.session import SessionHeader, SessionStore
+from skillkit.session import SessionHeader, SessionStore, tree_lines
 from skillkit.session.format import MessageEntry, encode_line
 
 OUTPUT = ("def handler(event):\n    return process(event)  # some code here\n" * 60)[:3000]
@@ -99,7 +102,14 @@ def bench_resume(store: SessionStore, cwd: Path, megabytes: int) -> None:
         session.close()
         return time.perf_counter() - started, len(messages)
 
+    def tree() -> float:  # what `/tree` draws (the newest 200 lines of the whole tree)
+        session = store.open(path, write=False)
+        started = time.perf_counter()
+        tree_lines(session)
+        return time.perf_counter() - started
+
     floor_s = min(floor() for _ in range(3))
+    tree_s = min(tree() for _ in range(3))
     runs = [resume() for _ in range(3)]
     resume_s = min(t for t, _ in runs)
     print(
@@ -107,6 +117,7 @@ def bench_resume(store: SessionStore, cwd: Path, megabytes: int) -> None:
         f"(floor json.loads per line {floor_s * 1000:7.1f} ms, ratio {resume_s / floor_s:4.2f})"
         f"  target <= 1000 ms: {'ok' if resume_s <= 1.0 else 'MISSED'}"
     )
+    print(f"tree    the same session's /tree: {tree_s * 1000:7.1f} ms")
 
 
 def bench_list(store: SessionStore, cwd: Path, count: int) -> None:
@@ -151,6 +162,19 @@ def bench_list(store: SessionStore, cwd: Path, count: int) -> None:
         f"list    {count} sessions: warm {warm_s * 1000:7.1f} ms, cold (index built) "
         f"{cold * 1000:7.1f} ms (floor scandir+stat {floor_s * 1000:6.1f} ms, ratio "
         f"{warm_s / floor_s:4.2f})  target <= 300 ms: {'ok' if warm_s <= 0.3 else 'MISSED'}"
+    )
+
+    def pick() -> float:  # what `skillkit -r` does before it draws: rows, then a filter
+        started = time.perf_counter()
+        state = PickerState(session_rows(store.list(cwd)))
+        state.set_query("step 42")
+        assert state.visible
+        return time.perf_counter() - started
+
+    pick_s = statistics.median(pick() for _ in range(5))
+    print(
+        f"pick    {count} sessions (list + picker rows + one filter): {pick_s * 1000:7.1f} ms"
+        f"  target <= 300 ms: {'ok' if pick_s <= 0.3 else 'MISSED'}"
     )
 
 

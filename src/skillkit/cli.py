@@ -229,6 +229,12 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         dest="continue_session",
         help="go on with the latest session of this folder",
     )
+    saving.add_argument(
+        "-r",
+        "--resume",
+        action="store_true",
+        help="pick a session of this folder to go on with (interactive only)",
+    )
     saving.add_argument("--session", metavar="ID|PATH", help="go on with this session")
     saving.add_argument("--no-session", action="store_true", help="save no session")
     gate = parser.add_argument_group("tools and permissions")
@@ -370,6 +376,21 @@ def _run_agent(args: argparse.Namespace) -> int:
             return _usage_error(f"--mode {args.mode} needs a prompt: -p PROMPT")
         if not sys.stdin.isatty():
             return _usage_error("interactive mode needs a terminal; pass a prompt with -p PROMPT")
+    if args.resume:
+        if prompt is not None:
+            return _usage_error(
+                "-r/--resume picks a session in the terminal; with -p use --session ID or -c"
+            )
+        from pathlib import Path
+
+        from skillkit.frontends.session_picker import resume_from_picker
+
+        choice = resume_from_picker(Path.cwd())
+        if choice.path is None:
+            if choice.message:
+                _note(choice.message)
+            return choice.exit_code
+        args.session = choice.path
 
     from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
 

@@ -3,6 +3,7 @@ written can be lost, and the resumed transcript can be sent to a model again."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -11,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from skillkit.models import UserMessage
+from skillkit.models import AssistantMessage, UserMessage
 from skillkit.session import MessageEntry, SessionStore, read_session
 from tests.session.helpers import ROOT, resendable
 
@@ -100,7 +101,22 @@ cycle: true
 """
 
 
-def test_kill_9_of_skillkit_print_mode_leaves_a_session_that_continues(tmp_path: Path) -> None:
+PRINT_KILLS = 12
+HELLO = "examples/scripts/hello.yaml"
+
+
+def confirmed_turns(out: Path) -> int:
+    """How many ``turn_end`` events of a killed ``--mode json`` run were followed by
+    another event: the session's handlers run right after the sinks, before the next
+    event is emitted, so the entries of those turns were written before it was."""
+    lines = out.read_bytes().split(b"\n")[:-1]  # the last piece may be cut short
+    kinds = [json.loads(line)["type"] for line in lines if line.strip()]
+    return sum(1 for i, kind in enumerate(kinds) if kind == "turn_end" and i + 1 < len(kinds))
+
+
+def test_kill_9_of_skillkit_print_mode_loses_at_most_the_entry_in_flight(
+    tmp_path: Path,
+) -> None:
     rng = random.Random(99)
     home, cwd = tmp_path / "home", tmp_path / "project"
     home.mkdir()
@@ -113,24 +129,29 @@ def test_kill_9_of_skillkit_print_mode_leaves_a_session_that_continues(tmp_path:
     store = SessionStore(home)
     folder = store.folder(cwd)
     session_id = None
-    for kill in range(5):
-        process = subprocess.Popen(
-            [
-                str(skillkit),
-                "-p",
-                f"run {kill}",
-                "-c",
-                "--model",
-                f"scripted:{script}",
-                "--allow",
-                "bash(sleep:*)",
-            ],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+    finished = 0
+    for kill in range(PRINT_KILLS):
+        out = tmp_path / f"events-{kill}.jsonl"
+        with open(out, "wb") as events:
+            process = subprocess.Popen(
+                [
+                    str(skillkit),
+                    "-p",
+                    f"run {kill}",
+                    "-c",
+                    "--mode",
+                    "json",
+                    "--model",
+                    f"scripted:{script}",
+                    "--allow",
+                    "bash(sleep:*)",
+                ],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=events,
+                stderr=subprocess.DEVNULL,
+            )
         try:
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:  # until this run's first entries are written
@@ -139,22 +160,51 @@ def test_kill_9_of_skillkit_print_mode_leaves_a_session_that_continues(tmp_path:
                     break
                 assert process.poll() is None, "skillkit exited early"
                 time.sleep(0.02)
-            time.sleep(rng.uniform(0.05, 0.6))
+            time.sleep(rng.uniform(0.02, 0.8))
         finally:
             process.send_signal(signal.SIGKILL)
             process.wait(timeout=10)
         (info,) = store.list(cwd)
         session_id = session_id or info.id
-        assert info.id == session_id
-        data = read_session(Path(info.path))
+        assert info.id == session_id, "-c must go on with the same session"
+        data = read_session(Path(info.path))  # never fails
         assert all("incomplete" in w for w in data.warnings), data.warnings
         by_id = {entry.id for entry in data.entries}
         assert all(e.parent_id is None or e.parent_id in by_id for e in data.entries)
         session = store.open(session_id, write=False)
-        assert resendable(session.context()) == []
+        context = session.context()
+        assert resendable(context) == []
+        # every turn the run finished before the kill is in the file
+        branch = session.branch()
+        start = max(
+            i
+            for i, e in enumerate(branch)
+            if isinstance(e, MessageEntry) and e.message == UserMessage(content=f"run {kill}")
+        )
+        answers = [
+            e
+            for e in branch[start:]
+            if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)
+        ]
+        confirmed = confirmed_turns(out)
+        assert len(answers) >= confirmed, f"kill {kill}: a finished turn is missing"
+        finished += confirmed
+
+    assert finished > 0  # the kills landed after turns had ended, not only before
+    assert session_id is not None
+    done = subprocess.run(
+        [str(skillkit), "-p", "last", "-c", "--model", f"scripted:{ROOT / HELLO}"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
     users = [
         m.content
         for m in store.open(session_id, write=False).context()
         if isinstance(m, UserMessage)
     ]
-    assert users == [f"run {n}" for n in range(5)]
+    assert users == [*(f"run {n}" for n in range(PRINT_KILLS)), "last"]

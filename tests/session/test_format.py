@@ -109,7 +109,7 @@ def test_every_entry_kind_round_trips(tmp_path: Path) -> None:
     assert isinstance(old[0], CustomMessage) and old[0].kind == "compaction_summary"
     assert isinstance(old[1], AssistantMessage) and old[1].tool_calls[0].id == "c1"
     assert old[-1] == CustomMessage(kind="note", payload={"text": "remember"})
-    assert loaded.session_name is None  # named on the abandoned branch only
+    assert loaded.session_name == "image review"  # a name holds on every branch
     lines = written.path.read_bytes().splitlines()
     assert json.loads(lines[0])["version"] == FORMAT_VERSION
     assert len(lines) == 1 + len(written.entries)

@@ -1,9 +1,11 @@
 """SkillKit's own slash commands (registered by the built-in plugin).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
-(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``. Each is an ordinary `Command`: a plugin
-replaces one by registering the same name with ``replace=True``. The commands about
-plugins (``/plugins``, ``/reload``) belong to the plugin layer:
+(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, and the session commands
+``/tree``, ``/fork``, ``/name``, ``/label`` (`skillkit.commands.sessions`). Each is an
+ordinary `Command`: a plugin replaces one by registering the same name with
+``replace=True``. The commands about plugins (``/plugins``, ``/reload``) belong to the
+plugin layer:
 `skillkit.extensions.commands`.
 """
 
@@ -18,6 +20,7 @@ from skillkit.commands.dispatch import (
     CommandRegistry,
     CommandResult,
 )
+from skillkit.commands.sessions import session_commands
 from skillkit.commands.skills import skill_command, skills_command
 
 if TYPE_CHECKING:
@@ -258,4 +261,5 @@ def builtin_commands() -> list[Command]:
         Command("cost", "tokens used and their cost", cost_command),
         Command("init", "write a starter AGENTS.md for this project", init_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
+        *session_commands(),
     ]

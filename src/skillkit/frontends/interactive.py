@@ -200,6 +200,9 @@ class InteractiveSession:
         renderer = self.renderer
         if self.title:
             renderer.info(self.title)
+        from skillkit.frontends.session_view import show_earlier_conversation
+
+        show_earlier_conversation(renderer, self.runner)  # a resumed session: where you are
         renderer.info(
             "Enter a prompt (Ctrl-J for a new line). While it runs: Enter steers, "
             "Alt+Enter queues, Esc aborts. Ctrl-D or /quit exits; /help for help."

@@ -2,7 +2,9 @@
 
 One append-only JSONL file per session (`skillkit.session.format`), a `Session` that
 appends to it and records an `AgentRunner` as a contributor, a `SessionStore` that
-creates, finds, lists (through a sidecar index), forks and deletes sessions.
+creates, finds, lists (through a sidecar index), forks and deletes sessions, and
+`navigate` / `fork_into_new_session` (`skillkit.session.branching`) to go back to an
+earlier entry or go on in a copy.
 
 ```python
 store = SessionStore()
@@ -17,6 +19,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays fast
+    from skillkit.session.branching import (
+        BranchMove,
+        fork_into_new_session,
+        navigate,
+        tree_lines,
+    )
     from skillkit.session.file import SessionLockedError, read_session
     from skillkit.session.format import (
         FORMAT_VERSION,
@@ -41,6 +49,7 @@ __all__ = [
     "FORMAT_VERSION",
     "INTERRUPTED",
     "BranchEntry",
+    "BranchMove",
     "CompactionEntry",
     "CustomEntry",
     "Entry",
@@ -56,11 +65,18 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SessionStore",
+    "fork_into_new_session",
+    "navigate",
     "project_folder_name",
     "read_session",
+    "tree_lines",
 ]
 
 _HOMES = {
+    "BranchMove": "branching",
+    "fork_into_new_session": "branching",
+    "navigate": "branching",
+    "tree_lines": "branching",
     "SessionLockedError": "file",
     "read_session": "file",
     "SessionInfo": "index",

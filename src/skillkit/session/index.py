@@ -208,6 +208,14 @@ def refresh_index(folder: Path, *, save: bool = True) -> list[SessionInfo]:
         except FileNotFoundError:
             continue
         old = known.get(name)
+        if (  # unchanged since indexed (the usual case): no file is opened, no Path built
+            old is not None
+            and old.version == FORMAT_VERSION
+            and old.indexed_size == stat.st_size
+            and old.indexed_mtime_ns == stat.st_mtime_ns
+        ):
+            found[name] = old
+            continue
         info = _fresh(Path(item.path), stat, old)
         if info is None:
             continue

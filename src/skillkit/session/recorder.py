@@ -107,9 +107,30 @@ class SessionRecorder:
         self._model = _last_model(session)
         self._failed = False
         self._compacted = False
-        for kind in sorted(_KINDS):  # only these: a run builds no event for the session
-            agent.events.on(kind, self.emit, priority=_FIRST)
+        self._stops = [  # only these kinds: a run builds no event for the session
+            agent.events.on(kind, self.emit, priority=_FIRST) for kind in sorted(_KINDS)
+        ]
         self.flush()
+
+    def detach(self) -> None:
+        """Stop recording: the handlers leave the runner's bus (between runs)."""
+        for stop in self._stops:
+            stop()
+        self._stops = []
+        self._failed = True
+
+    def rebase(self) -> None:
+        """The session's leaf moved (`Session.move_to`): from now on the recorded
+        transcript is the new branch's context. The runner's transcript must then be
+        replaced by that context (the same message objects, so the next comparison
+        finds nothing new but results that close open calls)."""
+        items = self.session.context_items()
+        self._mirror = [m for _, _, m in items]
+        self._where = [(i, o) for i, o, _ in items]
+        self._custom.clear()
+        self._tokens = (0, 0)
+        self._compacted = False
+        self._model = _last_model(self.session)
 
     def expect_custom(self, message: CustomMessage) -> None:
         """``message`` is an in-context custom entry about to enter the transcript: when

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -51,7 +51,14 @@ from skillkit.tool_pairing import error_results, unanswered_calls
 if TYPE_CHECKING:
     from skillkit.session.recorder import SessionRecorder
 
-__all__ = ["BRANCH_SUMMARY_PREFIX", "INTERRUPTED", "FsyncPolicy", "Session"]
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "INTERRUPTED",
+    "FsyncPolicy",
+    "Session",
+    "SessionOwner",
+    "replace_transcript",
+]
 
 log = logging.getLogger("skillkit.session")
 
@@ -71,6 +78,28 @@ SYNC_DELAY = 0.2
 
 ContextItem = tuple[str, int, AgentMessage]
 """A message of the context with the entry it came from and its offset in that entry."""
+
+
+class SessionOwner(Protocol):
+    """What a session needs of the store that made it (`SessionStore` is one)."""
+
+    def fork(self, ref: Session, entry_id: str | None = None) -> Session: ...
+
+
+def replace_transcript(agent: object, messages: list[AgentMessage]) -> None:
+    """Make ``messages`` the transcript of the runner ``agent`` (between its runs), as
+    if it had been built with ``AgentRunner(messages=messages)``. Raises
+    `RuntimeError` when the runner offers no way to do so."""
+    replace = getattr(agent, "replace_messages", None)
+    if callable(replace):  # the runner's own way, where it offers one
+        replace(messages)
+        return
+    clear = getattr(agent, "clear", None)
+    held = getattr(agent, "_messages", None)
+    if not callable(clear) or not isinstance(held, list):
+        raise RuntimeError(f"{type(agent).__name__} cannot be given another transcript")
+    clear()  # forgets the conversion cache too
+    held.extend(messages)
 
 
 class Session(Contributor):
@@ -107,6 +136,8 @@ class Session(Contributor):
         self.fsync = fsync
         self.on_append: Callable[[Entry], None] | None = None
         """Called after each entry is written (tests and user interfaces)."""
+        self.store: SessionOwner | None = None
+        """The store that made this session (it forks it); None for one made directly."""
         self._on_change = on_change
         self._lock = lock
         self._fd: int | None = None
@@ -151,8 +182,9 @@ class Session(Contributor):
 
     @property
     def session_name(self) -> str | None:
-        """The name given with `set_name` on the current branch, if any."""
-        for entry in reversed(self.branch()):
+        """The name last given with `set_name` (on any branch: a name belongs to the
+        session, as in its index row), if any."""
+        for entry in reversed(self.entries):
             if isinstance(entry, NameEntry):
                 return entry.name
         return None
@@ -301,12 +333,58 @@ class Session(Contributor):
     def move_to(self, entry_id: str | None, *, summary: str | None = None) -> Entry:
         """Go on from ``entry_id`` (an earlier entry; None: from the start): the next
         entries follow it, and the current branch becomes the path to it. ``summary``
-        carries what the abandoned branch learned into the new one."""
+        carries what the abandoned branch learned into the new one (a `BranchEntry`
+        holding it is the new leaf). While a runner records this session (between its
+        runs; `RuntimeError` during one) its transcript becomes the new branch's
+        context. `skillkit.session.branching.navigate` also writes the summary."""
         if entry_id is not None and entry_id not in self.by_id:
             raise KeyError(f"no entry {entry_id!r} in session {self.id}")
-        if self._recorder is not None:
-            raise RuntimeError("move the branch of a session before a runner records it")
-        return self.append(BranchEntry, from_id=self._leaf, summary=summary, parent_id=entry_id)
+        recorder = self._recorder
+        if recorder is not None and getattr(recorder.agent, "is_running", False):
+            raise RuntimeError("the branch cannot move while a run is in progress")
+        if recorder is not None:
+            recorder.flush()  # nothing the runner holds may be left unwritten
+        entry = self.append(BranchEntry, from_id=self._leaf, summary=summary, parent_id=entry_id)
+        if recorder is not None:
+            recorder.rebase()
+            replace_transcript(recorder.agent, self.context())
+        return entry
+
+    def resolve_entry(self, ref: str) -> str:
+        """The id of the entry ``ref`` names: an entry id, a unique prefix of one, or a
+        label (the newest entry carrying it). `KeyError` with a one-line message when
+        none or several match."""
+        text = ref.strip()
+        if text in self.by_id:
+            return text
+        labelled = [entry_id for entry_id, label in self.labels().items() if label == text]
+        if labelled:
+            return labelled[-1]
+        matches = [entry_id for entry_id in self.by_id if entry_id.startswith(text)] if text else []
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise KeyError(f"no entry or label {text!r} in session {self.id}")
+        raise KeyError(f"{text!r} matches several entries: {', '.join(matches[:5])}")
+
+    @property
+    def recording(self) -> bool:
+        """Whether a runner is being recorded into this session."""
+        return self._recorder is not None
+
+    @property
+    def runner(self) -> AgentHandle | None:
+        """The runner this session records (None when it records none)."""
+        return self._recorder.agent if self._recorder is not None else None
+
+    def detach(self) -> None:
+        """Stop recording the runner (between its runs): everything it holds is
+        written first. The session stays open for writing; the runner keeps its
+        transcript. Does nothing when no runner is recorded."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is not None:
+            recorder.flush()
+            recorder.detach()
 
     _ROOT = object()
 

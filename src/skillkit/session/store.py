@@ -193,7 +193,7 @@ class SessionStore:
         lock: WriteLock | None,
         warnings: Sequence[str] = (),
     ) -> Session:
-        return Session(
+        session = Session(
             path,
             header,
             entries,
@@ -204,6 +204,8 @@ class SessionStore:
             fsync=self.fsync,
             on_change=_reindex if lock is not None else None,
         )
+        session.store = self
+        return session
 
     def _open_path(self, path: Path, *, write: bool) -> Session:
         if not write:

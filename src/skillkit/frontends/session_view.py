@@ -1,0 +1,130 @@
+"""The earlier conversation of a resumed session, shown before the first prompt.
+
+`show_earlier_conversation` draws the last few turns of the session recording the
+runner (``skillkit -c``, ``-r``, ``--session``), compactly: each user message and
+answer cut to a few lines, each tool call one line with how it ended, so the user sees
+where they are before typing. A new (empty) session draws nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND
+from skillkit.models import (
+    AgentMessage,
+    AssistantMessage,
+    CustomMessage,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+)
+from skillkit.session.session import BRANCH_SUMMARY_PREFIX
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.frontends.terminal import TerminalRenderer
+
+__all__ = ["earlier_turns", "show_earlier_conversation"]
+
+TURNS = 3
+"""How many user turns are shown."""
+
+_USER_LINES = 3
+_ANSWER_LINES = 4
+_WIDTH = 110
+
+
+def earlier_turns(messages: Sequence[AgentMessage], turns: int = TURNS) -> tuple[int, int]:
+    """``(start, hidden)``: where the last ``turns`` user turns of ``messages`` begin,
+    and how many user turns come before them."""
+    starts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    if len(starts) <= turns:
+        return (starts[0] if starts else 0), 0
+    return starts[-turns], len(starts) - turns
+
+
+def show_earlier_conversation(
+    renderer: TerminalRenderer, runner: AgentRunner, *, turns: int = TURNS
+) -> int:
+    """Draw the last ``turns`` turns of the session recording ``runner`` (nothing when
+    none records it or it is empty); returns how many lines were drawn. Everything
+    drawn is redacted and neutralized by ``renderer``. Never raises for message
+    content."""
+    from skillkit.commands.sessions import recorded_session
+
+    session = recorded_session(runner)
+    messages = runner.messages
+    if session is None or not messages:
+        return 0
+    start, hidden = earlier_turns(messages, turns)
+    title = session.session_name or ""
+    header = f"── earlier in session {session.id}" + (f" · {title}" if title else "")
+    lines: list[Text] = [_line(renderer, header + " ──", "dim")]
+    if hidden:
+        more = "turn" if hidden == 1 else "turns"
+        lines.append(_line(renderer, f"   … {hidden} earlier {more} (/tree shows them all)", "dim"))
+    results = {m.tool_call_id: m for m in messages[start:] if isinstance(m, ToolResultMessage)}
+    for message in messages[start:]:
+        lines.extend(_message_lines(renderer, message, results))
+    lines.append(_line(renderer, "── you are here ──", "dim"))
+    for line in lines:
+        renderer.console.print(line, overflow="ellipsis", no_wrap=True)
+    return len(lines)
+
+
+def _message_lines(
+    renderer: TerminalRenderer,
+    message: AgentMessage,
+    results: dict[str, ToolResultMessage],
+) -> list[Text]:
+    if isinstance(message, UserMessage):
+        return _block(renderer, "› ", message_text(message), _USER_LINES, "bold")
+    if isinstance(message, AssistantMessage):
+        out = _block(renderer, "  ", message.text, _ANSWER_LINES, "")
+        for call in message.tool_calls:
+            result = results.get(call.id)
+            mark, style = ("✗", "red") if result is not None and result.is_error else ("✓", "green")
+            if result is None:
+                mark, style = "…", "yellow"
+            args = " ".join(f"{k}={v}" for k, v in call.arguments.items())
+            out.append(_line(renderer, f"  {mark} {call.name} {args}", style))
+        return out
+    if isinstance(message, CustomMessage) and message.kind == SUMMARY_KIND:
+        return [_line(renderer, "  (a summary of the earlier conversation)", "dim")]
+    if isinstance(message, CustomMessage) and message.kind == PINNED_KIND:
+        payload = message.payload
+        if isinstance(payload, dict) and payload.get("source") == "branch":
+            text = str(payload.get("text", "")).removeprefix(BRANCH_SUMMARY_PREFIX).strip()
+            first = text.splitlines()[0] if text else ""
+            return [_line(renderer, f"  ↳ from an abandoned branch: {first}", "dim")]
+        return [_line(renderer, "  (a note kept in the context)", "dim")]
+    return []
+
+
+def _block(
+    renderer: TerminalRenderer, prefix: str, text: str, limit: int, style: str
+) -> list[Text]:
+    rows = [row for row in text.strip().splitlines() if row.strip()]
+    if not rows:
+        return []
+    shown = rows[:limit]
+    out = [
+        _line(renderer, (prefix if i == 0 else " " * len(prefix)) + row, style)
+        for i, row in enumerate(shown)
+    ]
+    if len(rows) > limit:
+        out.append(_line(renderer, " " * len(prefix) + f"… {len(rows) - limit} more lines", "dim"))
+    return out
+
+
+def _line(renderer: TerminalRenderer, text: str, style: str) -> Text:
+    from rich.text import Text
+
+    clean = renderer.clean(text, drop_styles=True)
+    if len(clean) > _WIDTH:
+        clean = clean[: _WIDTH - 1] + "…"
+    return Text(clean, style=style)
