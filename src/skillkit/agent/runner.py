@@ -360,9 +360,16 @@ class AgentRunner:
 
     def clear(self) -> None:
         """Forget the transcript (not allowed during a run)."""
+        self.replace_messages(())
+
+    def replace_messages(self, messages: Iterable[AgentMessage]) -> None:
+        """Make ``messages`` the transcript, as if the runner had been built with them
+        (going back in a session's tree, a fork). Not allowed during a run
+        (`RunInProgressError`); the transcript must pair every tool call with its
+        result, as any transcript a run leaves does."""
         if self.is_running:
-            raise RunInProgressError("cannot clear the transcript while a run is in progress")
-        self._messages.clear()
+            raise RunInProgressError("cannot replace the transcript while a run is in progress")
+        self._messages[:] = list(messages)
         self._loop_state.forget_conversion()
 
     # ----- control

@@ -91,15 +91,9 @@ def replace_transcript(agent: object, messages: list[AgentMessage]) -> None:
     if it had been built with ``AgentRunner(messages=messages)``. Raises
     `RuntimeError` when the runner offers no way to do so."""
     replace = getattr(agent, "replace_messages", None)
-    if callable(replace):  # the runner's own way, where it offers one
-        replace(messages)
-        return
-    clear = getattr(agent, "clear", None)
-    held = getattr(agent, "_messages", None)
-    if not callable(clear) or not isinstance(held, list):
+    if not callable(replace):
         raise RuntimeError(f"{type(agent).__name__} cannot be given another transcript")
-    clear()  # forgets the conversion cache too
-    held.extend(messages)
+    replace(messages)
 
 
 class Session(Contributor):
