@@ -65,7 +65,5 @@ def no_opentelemetry_complaints(caplog: pytest.LogCaptureFixture) -> Iterator[No
     span ended twice: such a log fails the test."""
     caplog.set_level(logging.WARNING, logger="opentelemetry")
     yield
-    complaints = [
-        r.getMessage() for r in caplog.records if r.name.startswith("opentelemetry")
-    ]
+    complaints = [r.getMessage() for r in caplog.records if r.name.startswith("opentelemetry")]
     assert complaints == []

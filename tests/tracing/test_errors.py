@@ -135,9 +135,7 @@ async def test_a_call_blocked_before_it_runs_is_an_error_span(traces: Traces) ->
         ScriptedAdapter([Reply(tool_calls=[("delete", {"path": "/"})]), Reply(text="ok")]),
         delete,
     )
-    agent.events.on(
-        "before_tool_call", lambda event: ToolCallEventResult(block=True, reason="no")
-    )
+    agent.events.on("before_tool_call", lambda event: ToolCallEventResult(block=True, reason="no"))
     await agent.chat("go")
     span = traces.one("execute_tool delete")
     assert span.status.status_code is StatusCode.ERROR

@@ -279,7 +279,11 @@ async def test_a_subagent_run_nests_under_the_parents_execute_tool_span(traces: 
     assert parent_id(child_run) == span_id(delegate_span)
     assert parent_id(child_tool) == span_id(child_run)
     child_chats = traces.children_of(child_run)
-    assert sorted(s.name for s in child_chats) == ["chat scripted", "chat scripted", "execute_tool add"]
+    assert sorted(s.name for s in child_chats) == [
+        "chat scripted",
+        "chat scripted",
+        "execute_tool add",
+    ]
     parent_chats = [s for s in traces.children_of(parent_run) if s.name.startswith("chat")]
     assert len(parent_chats) == 2
     assert len({s.context.trace_id for s in traces.spans if s.context}) == 1
