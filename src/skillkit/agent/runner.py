@@ -540,7 +540,7 @@ class AgentRunner:
         self._outcome = RunOutcome()
         self._loop_state.forget_conversion()  # renderers may have changed between runs
         tracing = self.tracing.start_run(
-            provider=self.adapter.provider, conversation_id=self.conversation_id, cost=self.cost
+            provider=self.adapter.provider, conversation_id=self.conversation_id
         )
         try:
             pending: list[UserMessage] = []

@@ -1,6 +1,7 @@
 """The spans of one traced run: built from the run's events, plus two small hooks.
 
-`RunTrace` reads the run's events from the bus (a tap) and turns them into spans:
+`RunTrace` subscribes to the few kinds of the run's events it needs and turns them into
+spans (the loop still builds no event nobody else reads, such as text deltas):
 
 - ``agent_start`` .. ``agent_end``: ``invoke_agent {agent}`` (INTERNAL), the current span
   of the run's task while the loop runs;
@@ -10,7 +11,8 @@
 - every model call: ``chat {model}`` (CLIENT), a child of the run span, timed by
   `TracedAdapter` around the adapter's stream (the current span while the stream is read,
   so an HTTP client's own spans nest under it), with the usage and finish reason of the
-  stream's ``done`` event.
+  stream's ``done`` event, and the cost of the ``usage`` event the loop reports next
+  (the span's end time stays the stream's end).
 
 A span left open when its run ends (the run was aborted or cancelled mid-call) is ended
 at ``agent_end``, marked aborted. Internal: reached through `AgentTracer`.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, nullcontext
+from time import time_ns
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
@@ -32,10 +35,12 @@ from skillkit.errors import describe_exception
 from skillkit.events import (
     AgentEnd,
     AgentStart,
+    Event,
     EventBus,
     RunCancelled,
     ToolExecutionEnd,
     ToolExecutionStart,
+    Usage,
 )
 from skillkit.models import LLMRequest, StreamEvent, TokenUsage
 from skillkit.secrets import Redactor
@@ -51,11 +56,15 @@ if TYPE_CHECKING:
 
 __all__ = ["RunTrace", "TracedAdapter"]
 
-CostFunction = Callable[[TokenUsage], "float | None"]
-
 _ABORTED = "aborted"
 _NOT_ERRORS = frozenset({"stop", "length", "tool_use", "max_iterations"})
 _UNTRACED: AbstractContextManager[None] = nullcontext()
+_FIRST, _LAST = -1_000_000, 1_000_000
+_ENDS = frozenset({AgentEnd, ToolExecutionEnd, RunCancelled})
+
+
+def _ignore(payload: Any, turn: int | None) -> None:
+    return None
 
 
 def usage_attributes(usage: TokenUsage) -> dict[str, int]:
@@ -93,7 +102,6 @@ class RunTrace:
         agent_name: str,
         provider: str,
         conversation_id: str | None,
-        cost: CostFunction | None,
         capture_content: bool,
         redactor: Redactor | None,
     ) -> None:
@@ -101,7 +109,6 @@ class RunTrace:
         self.agent_name = agent_name
         self.provider = provider
         self.conversation_id = conversation_id
-        self.cost = cost
         self.capture_content = capture_content
         self.redactor = redactor or None
         self._span: Span | None = None
@@ -113,20 +120,29 @@ class RunTrace:
         self._tool_errors: dict[tuple[int | None, str], str] = {}
         self._stray: list[Span] = []
         self._streams: set[_TracedStream] = set()
+        self._unpriced: tuple[Span, int] | None = None  # a model call's span and end time
         self._handlers: dict[type[Any], Callable[[Any, int | None], None]] = {
             AgentStart: self._agent_start,
             AgentEnd: self._agent_end,
             RunCancelled: self._run_cancelled,
             ToolExecutionStart: self._tool_start,
             ToolExecutionEnd: self._tool_end,
+            Usage: _ignore,  # prices the model call just made (see `end_chat`)
         }
-        self._remove_tap = bus.tap(self._on_event)
+        # spans start before other handlers run (their work nests under them) and end
+        # after the other handlers of the closing event
+        self._unsubscribe = [
+            bus.on(kind, self._on_event, priority=_LAST if kind in _ENDS else _FIRST)
+            for kind in self._handlers
+        ]
         self._marked: Token[Any] | None = active_run.set(self)
 
     def close(self) -> None:
         """Stop listening, unmark the task and end anything still open (aborted). Call
         once, in the task that created this trace."""
-        self._remove_tap()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
         if self._marked is not None:
             try:
                 active_run.reset(self._marked)
@@ -138,10 +154,13 @@ class RunTrace:
 
     # ----- events
 
-    def _on_event(self, payload: Any, turn: int | None) -> None:
+    def _on_event(self, event: Event[Any]) -> None:
+        payload = event.payload
+        if self._unpriced is not None:
+            self._price(payload)
         handler = self._handlers.get(type(payload))
         if handler is not None:
-            handler(payload, turn)
+            handler(payload, event.turn)
 
     def _agent_start(self, payload: AgentStart, turn: int | None) -> None:
         if self._span is not None:  # a run that never reported its end
@@ -181,6 +200,8 @@ class RunTrace:
         span = self._span
         assert span is not None
         self._span = None
+        if self._unpriced is not None:
+            self._price(None)
         for stream in list(self._streams):
             stream.interrupted(self._cancel_reason or _ABORTED)
         for key in list(self._tools):
@@ -280,6 +301,8 @@ class RunTrace:
     # ----- model calls
 
     def start_chat(self, request: LLMRequest, provider: str) -> Span:
+        if self._unpriced is not None:
+            self._price(None)
         model = request.model
         attributes: dict[str, Any] = {
             attr.GEN_AI_OPERATION_NAME: attr.OPERATION_CHAT,
@@ -311,8 +334,24 @@ class RunTrace:
             attributes=attributes,
         )
 
-    def add_cost(self, cost: float) -> None:
-        self._cost = cost if self._cost is None else self._cost + cost
+    def end_chat(self, span: Span) -> None:
+        """End a model call's span after the event that follows it: the loop's ``usage``
+        event for the call, which carries its cost (any other event: no cost known)."""
+        if self._unpriced is not None:
+            self._price(None)
+        self._unpriced = (span, time_ns())
+
+    def _price(self, payload: Any) -> None:
+        unpriced = self._unpriced
+        assert unpriced is not None
+        self._unpriced = None
+        span, ended = unpriced
+        if type(payload) is Usage:
+            cost = payload.turn_cost
+            if cost is not None:
+                span.set_attribute(attr.SKILLKIT_USAGE_COST, cost)
+                self._cost = cost if self._cost is None else self._cost + cost
+        span.end(end_time=ended)
 
     def _redact(self, text: str | None) -> str | None:
         if text and self.redactor:
@@ -444,15 +483,6 @@ class _TracedStream:
             usage = event.usage
             if usage is not None:
                 span.set_attributes(usage_attributes(usage))
-                cost_of = run.cost
-                if cost_of is not None:
-                    try:
-                        cost = cost_of(usage)
-                    except Exception:  # a price lookup must not break the run
-                        cost = None
-                    if cost is not None:
-                        span.set_attribute(attr.SKILLKIT_USAGE_COST, cost)
-                        run.add_cost(cost)
             builder = self._builder
             if builder is not None:
                 span.set_attribute(
@@ -463,4 +493,6 @@ class _TracedStream:
                 _fail(span, _ABORTED, event.error)
             elif event.type == "error" or stop not in _NOT_ERRORS:
                 _fail(span, stop, run._redact(event.error))
+            run.end_chat(span)
+            return
         span.end()

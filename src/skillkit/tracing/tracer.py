@@ -7,14 +7,14 @@ never loads it (a global provider can only have been set by a program that impor
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from collections.abc import Callable
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from skillkit.adapters.base import LLMAdapter
 from skillkit.events import EventBus
-from skillkit.models import TokenUsage
 from skillkit.secrets import Redactor
 from skillkit.tracing.scope import active_run
 
@@ -144,12 +144,11 @@ class AgentTracer:
         *,
         provider: str,
         conversation_id: str | None = None,
-        cost: Callable[[TokenUsage], float | None] | None = None,
     ) -> RunScope:
         """Begin tracing a run of the runner, in the run's own task: its events become
         spans until the returned scope is closed. ``provider`` is the adapter's provider
-        name, ``conversation_id`` the session (if known), ``cost`` prices a model call's
-        usage. Not traced (and nearly free) when `tracer` is None."""
+        name, ``conversation_id`` the session (if known). Not traced (and nearly free)
+        when `tracer` is None."""
         tracer = self.tracer()
         if tracer is None:
             # a run inside a traced run's tool (a subagent) must not report to the parent's
@@ -164,7 +163,6 @@ class AgentTracer:
             agent_name=self.agent_name,
             provider=provider,
             conversation_id=conversation_id,
-            cost=cost,
             capture_content=self.capture_content,
             redactor=self.redactor,
         )
@@ -195,17 +193,30 @@ def _own_provider(provider: Any) -> Any:
     return provider
 
 
+_tracers: weakref.WeakKeyDictionary[Any, Tracer | None] = weakref.WeakKeyDictionary()
+"""SkillKit's tracer of each provider seen (None: the provider records nothing)."""
+
+
 def _tracer_of(provider: Any) -> Tracer | None:
+    try:
+        return _tracers[provider]
+    except (KeyError, TypeError):  # not seen yet, or a provider that takes no weak reference
+        pass
     from opentelemetry import trace
 
-    if isinstance(provider, trace.NoOpTracerProvider | trace.ProxyTracerProvider):
-        return None
-    tracer: Tracer = provider.get_tracer(_SCOPE_NAME, _version())
-    if isinstance(tracer, trace.NoOpTracer):
-        return None
+    tracer: Tracer | None = None
+    if not isinstance(provider, trace.NoOpTracerProvider | trace.ProxyTracerProvider):
+        tracer = provider.get_tracer(_SCOPE_NAME, _version())
+        if isinstance(tracer, trace.NoOpTracer):
+            tracer = None
+    try:
+        _tracers[provider] = tracer
+    except TypeError:
+        pass
     return tracer
 
 
+@functools.cache
 def _version() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
