@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from skillkit import AgentConfig, AgentRunner, TokenUsage, tool
-from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit import (
+    AgentConfig,
+    AgentMessage,
+    AgentRunner,
+    AssistantMessage,
+    LLMRequest,
+    TextPart,
+    TokenUsage,
+    UserMessage,
+    tool,
+)
+from skillkit.adapters.scripted import FunctionAdapter, Reply, ScriptedAdapter
+from skillkit.context import CompactionSettings, is_summary_request
 from skillkit.tracing import attributes as attr
 from skillkit.tracing.scope import active_run
 from tests.tracing.conftest import Traces
@@ -334,3 +346,53 @@ async def test_follow_ups_make_one_run_span_each(traces: Traces) -> None:
     assert len(runs) == 2
     for run in runs:
         assert len(traces.children_of(run)) == 1
+
+
+async def test_an_overflowed_call_its_compaction_summary_and_the_retry_are_chat_spans(
+    traces: Traces,
+) -> None:
+    main_calls = 0
+
+    def reply(request: LLMRequest) -> Reply:
+        nonlocal main_calls
+        if is_summary_request(request):
+            return Reply(text="the summary", usage=TokenUsage(input=900, output=40))
+        main_calls += 1
+        if main_calls == 1:
+            return Reply(error="prompt is too long", stop_reason="context_overflow")
+        return Reply(text="fits now", usage=TokenUsage(input=300, output=3))
+
+    history: list[AgentMessage] = []
+    for i in range(10):
+        history += [UserMessage(f"q{i} " + "w " * 300), AssistantMessage(content=[TextPart("ok")])]
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=FunctionAdapter(reply),
+        messages=history,
+        compaction=CompactionSettings(context_window=8000, reserve=1000, keep_recent_tokens=2000),
+        tracer_provider=traces.provider,
+        cost=lambda usage: usage.output / 100,
+    )
+    response = await agent.chat("hello")
+    assert response.text == "fits now"
+
+    run = traces.one("invoke_agent main")
+    chats = sorted(traces.children_of(run), key=lambda s: s.start_time or 0)
+    assert [s.name for s in chats] == ["chat function"] * 3
+    overflowed, summary, retry = chats
+    assert overflowed.attributes is not None
+    assert overflowed.attributes[attr.ERROR_TYPE] == "context_overflow"
+    assert overflowed.attributes[attr.GEN_AI_RESPONSE_FINISH_REASONS] == ("context_overflow",)
+    assert summary.attributes is not None
+    assert summary.status.status_code is StatusCode.UNSET
+    assert summary.attributes[attr.GEN_AI_USAGE_OUTPUT_TOKENS] == 40
+    assert retry.attributes is not None
+    assert retry.attributes[attr.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)
+    # the loop prices the calls it accounts: the retried one
+    assert retry.attributes[attr.SKILLKIT_USAGE_COST] == 0.03
+    assert attr.SKILLKIT_USAGE_COST not in overflowed.attributes
+    # each span ends when its stream did, before the next call starts
+    for earlier, later in itertools.pairwise(chats):
+        assert (earlier.end_time or 0) <= (later.start_time or 0)
+    assert run.status.status_code is StatusCode.UNSET
+    assert traces.open_spans.open == {}

@@ -113,7 +113,7 @@ class RunTrace:
         self.redactor = redactor or None
         self._span: Span | None = None
         self._context: Context | None = None
-        self._attached: object = None
+        self._attached: Token[Context] | None = None
         self._cost: float | None = None
         self._cancel_reason: str | None = None
         self._tools: dict[tuple[int | None, str], Span] = {}
@@ -227,10 +227,7 @@ class RunTrace:
             _fail(span, stop, self._redact(payload.error))
         token, self._attached = self._attached, None
         if token is not None:
-            try:
-                otel_context.detach(token)  # type: ignore[arg-type]
-            except Exception:  # ended from another context: nothing of ours is attached there
-                pass
+            otel_context.detach(token)
         span.end()
 
     def _tool_start(self, payload: ToolExecutionStart, turn: int | None) -> None:
@@ -368,13 +365,15 @@ class _ToolScope:
         self._run = run
         self._key = key
         self._context = context
-        self._token: object = None
+        self._token: Token[Context] | None = None
 
     def __enter__(self) -> None:
         self._token = otel_context.attach(self._context)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        otel_context.detach(self._token)  # type: ignore[arg-type]
+        if self._token is not None:
+            otel_context.detach(self._token)
+            self._token = None
         if exc_type is not None:
             name = _ABORTED if exc_type.__name__ == "CancelledError" else exc_type.__qualname__
             self._run._tool_errors[self._key] = name
