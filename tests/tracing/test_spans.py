@@ -396,3 +396,21 @@ async def test_an_overflowed_call_its_compaction_summary_and_the_retry_are_chat_
         assert (earlier.end_time or 0) <= (later.start_time or 0)
     assert run.status.status_code is StatusCode.UNSET
     assert traces.open_spans.open == {}
+
+
+async def test_a_tool_running_in_a_worker_thread_sees_its_span(traces: Traces) -> None:
+    seen: list[int] = []
+
+    @tool  # a plain function: it runs in a worker thread
+    def blocking(n: int) -> str:
+        """Record the current span from a thread."""
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        return str(n)
+
+    agent = runner(
+        traces,
+        [Reply(tool_calls=[("blocking", {"n": 1})]), Reply(text="done")],
+        tools=[blocking],
+    )
+    await agent.chat("go")
+    assert seen == [span_id(traces.one("execute_tool blocking"))]

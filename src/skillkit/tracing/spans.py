@@ -489,7 +489,7 @@ class _TracedStream:
                     content.output_messages(builder.message(), run.redactor),
                 )
             if stop == "aborted":
-                _fail(span, _ABORTED, event.error)
+                _fail(span, _ABORTED, run._redact(event.error))
             elif event.type == "error" or stop not in _NOT_ERRORS:
                 _fail(span, stop, run._redact(event.error))
             run.end_chat(span)
