@@ -71,10 +71,10 @@ class _TracedScope(RunScope):
     def __init__(self, owner: AgentTracer, run: RunTrace) -> None:
         super().__init__()
         self._owner = owner
-        self._run = run
+        self._run: RunTrace | None = run
 
     def close(self) -> None:
-        run, self._run = self._run, None  # type: ignore[assignment]
+        run, self._run = self._run, None
         if run is not None:
             run.close()
             if self._owner._run is run:
