@@ -172,3 +172,20 @@ def test_without_tracing_opentelemetry_is_never_imported() -> None:
         """
     )
     assert out.strip() == "[]"
+
+
+async def test_a_provider_that_fails_leaves_the_run_untraced_but_working(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Failing(TracerProvider):
+        def get_tracer(self, *args: object, **kwargs: object) -> trace.Tracer:  # type: ignore[override]
+            raise RuntimeError("exporter misconfigured")
+
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([Reply(text="still here")]),
+        tracer_provider=Failing(),
+    )
+    response = await agent.chat("go")
+    assert response.text == "still here"
+    assert any("exporter misconfigured" in r.getMessage() for r in caplog.records)

@@ -8,6 +8,7 @@ never loads it (a global provider can only have been set by a program that impor
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
 import weakref
@@ -30,6 +31,8 @@ __all__ = ["CAPTURE_CONTENT_ENV", "AgentTracer", "RunScope", "capture_content_fr
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The environment variable GenAI instrumentations read to record message content."""
+
+log = logging.getLogger("skillkit.tracing")
 
 _CONTENT_ON = frozenset({"1", "true", "yes", "on", "span_only", "span_and_event"})
 _SCOPE_NAME = "skillkit"
@@ -148,8 +151,13 @@ class AgentTracer:
         """Begin tracing a run of the runner, in the run's own task: its events become
         spans until the returned scope is closed. ``provider`` is the adapter's provider
         name, ``conversation_id`` the session (if known). Not traced (and nearly free)
-        when `tracer` is None."""
-        tracer = self.tracer()
+        when `tracer` is None, or when the provider fails (logged on the
+        ``skillkit.tracing`` logger: tracing never stops a run)."""
+        try:
+            tracer = self.tracer()
+        except Exception as exc:  # a third-party provider that raises
+            log.warning("tracing is off for this run: the tracer provider failed: %r", exc)
+            tracer = None
         if tracer is None:
             # a run inside a traced run's tool (a subagent) must not report to the parent's
             if active_run.get() is not None:
