@@ -22,6 +22,7 @@ from skillkit import (
 )
 from skillkit.adapters.scripted import FunctionAdapter, Reply, ScriptedAdapter
 from skillkit.context import CompactionSettings, is_summary_request
+from skillkit.events import EventBus
 from skillkit.tracing import attributes as attr
 from skillkit.tracing.scope import active_run
 from tests.tracing.conftest import Traces
@@ -414,3 +415,40 @@ async def test_a_tool_running_in_a_worker_thread_sees_its_span(traces: Traces) -
     )
     await agent.chat("go")
     assert seen == [span_id(traces.one("execute_tool blocking"))]
+
+
+async def test_a_subagent_sharing_the_parents_bus_keeps_its_spans_apart(traces: Traces) -> None:
+    bus = EventBus()
+    child = AgentRunner(
+        AgentConfig(model="scripted", agent_id="helper"),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("add", {"a": 2, "b": 2})]), Reply(text="4")]),
+        tools=[add],
+        events=bus,
+        tracer_provider=traces.provider,
+    )
+
+    @tool
+    async def delegate(task: str) -> str:
+        """Hand a task to the helper agent."""
+        return (await child.chat(task)).text
+
+    parent = runner(
+        traces,
+        [Reply(tool_calls=[("delegate", {"task": "2+2"})]), Reply(text="4")],
+        tools=[delegate],
+        events=bus,
+    )
+    await parent.chat("go")
+    parent_run = traces.one("invoke_agent main")
+    child_run = traces.one("invoke_agent helper")
+    assert parent_id(child_run) == span_id(traces.one("execute_tool delegate"))
+    assert parent_id(traces.one("execute_tool add")) == span_id(child_run)
+    assert sorted(s.name for s in traces.children_of(parent_run)) == [
+        "chat scripted",
+        "chat scripted",
+        "execute_tool delegate",
+    ]
+    assert parent_run.attributes is not None
+    assert parent_run.attributes[attr.SKILLKIT_RUN_STOP_REASON] == "stop"
+    assert parent_run.status.status_code is StatusCode.UNSET
+    assert traces.open_spans.open == {}

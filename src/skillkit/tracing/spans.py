@@ -155,6 +155,8 @@ class RunTrace:
     # ----- events
 
     def _on_event(self, event: Event[Any]) -> None:
+        if active_run.get() is not self:  # another run's event (a bus shared with a subagent)
+            return
         payload = event.payload
         if self._unpriced is not None:
             self._price(payload)
