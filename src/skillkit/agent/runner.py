@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
@@ -59,6 +59,10 @@ from skillkit.output import OutputRun, OutputSpec
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, tool_schema
 from skillkit.tools.registry import ToolRegistry
+from skillkit.tracing import AgentTracer
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = ["AgentRunner", "ChildSpawner", "PromptSection", "RunInProgressError", "ToolProvider"]
 
@@ -109,6 +113,14 @@ class AgentRunner:
 
     ``transformers`` are `ContextTransformer` functions, run before the contributors'
     ``transform_context``.
+
+    Runs are traced with OpenTelemetry (``docs/tracing.md``) when ``tracer_provider`` is
+    given or a global provider is set: an ``invoke_agent`` span per run, ``chat`` per
+    model call, ``execute_tool`` per tool call. ``trace_content=True`` also records
+    messages, tool arguments and results, redacted (None: the
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` variable decides; off when
+    unset). ``conversation_id`` (a session id; an attribute, may be changed between
+    runs) is recorded as ``gen_ai.conversation.id``.
     """
 
     def __init__(
@@ -128,6 +140,9 @@ class AgentRunner:
         adapters: AdapterRegistry | None = None,
         redactor: Redactor | None = None,
         transformers: Iterable[ContextTransformer] = (),
+        tracer_provider: TracerProvider | None = None,
+        trace_content: bool | None = None,
+        conversation_id: str | None = None,
     ) -> None:
         self.config = config if config is not None else AgentConfig()
         self.redactor = (
@@ -174,6 +189,14 @@ class AgentRunner:
         for contributor in contributors:
             self._contributors.append(contributor)
         self._index_parts()
+        self.conversation_id = conversation_id
+        self.tracing = AgentTracer(
+            self.events,
+            tracer_provider,
+            capture_content=trace_content,
+            redactor=self.redactor,
+            agent_name=self.config.agent_id,
+        )
         for contributor in self._contributors:
             if contributes(contributor, "attach"):
                 contributor.attach(self)
@@ -607,6 +630,9 @@ class AgentRunner:
         self._run_start = start
         self._outcome = RunOutcome()
         self._loop_state.forget_conversion()  # renderers may have changed between runs
+        tracing = self.tracing.start_run(
+            provider=self.adapter.provider, conversation_id=self.conversation_id
+        )
         try:
             pending: list[UserMessage] = []
             prompt = ""
@@ -653,6 +679,7 @@ class AgentRunner:
             self._run = None
             for stream in run.streams:
                 stream.release_producer()
+            tracing.close()
             await bus.emit(Idle())
 
     def _response(self) -> AgentResponse:
@@ -692,7 +719,7 @@ class AgentRunner:
         before: list[BeforeToolCall] = [c.before_tool_call for c in parts["before_tool_call"]]
         after: list[AfterToolResult] = [c.after_tool_result for c in parts["after_tool_result"]]
         return LoopContext(
-            adapter=self.adapter,
+            adapter=self.tracing.adapter(self.adapter),
             bus=self.events,
             model=self._model_name(),
             tools=self.offered_tools,

@@ -25,6 +25,7 @@ from skillkit.events import (
 from skillkit.models import TextPart, ToolCall, ToolResultMessage, UserContent
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format_validation_error
+from skillkit.tracing import tool_execution
 
 if TYPE_CHECKING:
     from skillkit.agent.loop_context import LoopContext
@@ -192,7 +193,8 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
         remove = ctx.abort.on_abort(cancel)
     item.started = time.perf_counter()
     try:
-        result = await tool.execute(item.args, tool_ctx)
+        with tool_execution(turn, call.id):  # the call's span is current while it runs
+            result = await tool.execute(item.args, tool_ctx)
         if not isinstance(result, ToolResult):
             raise TypeError(f"tool returned {type(result).__name__}, not ToolResult")
         return result

@@ -257,6 +257,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
             *([background] if background else []),
             _SandboxCloser(sandbox),
         ],
+        conversation_id=session.id if session is not None else None,
     )
     if manager.registries.skills is not None:
         manager.registries.skills.sandbox = sandbox

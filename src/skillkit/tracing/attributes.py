@@ -1,0 +1,106 @@
+"""The span and attribute names SkillKit's traces use.
+
+The ``gen_ai.*`` names follow the OpenTelemetry semantic conventions for generative AI
+(agent, model and tool spans). Those conventions are still in development and have moved
+out of the main conventions package, so SkillKit writes the strings down here instead of
+importing them: a rename upstream changes this module, nothing else. The ``skillkit.*``
+names are SkillKit's own (cost, how a run ended).
+
+This module imports nothing, so reading a name costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ERROR_TYPE",
+    "GEN_AI_AGENT_NAME",
+    "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_INPUT_MESSAGES",
+    "GEN_AI_OPERATION_NAME",
+    "GEN_AI_OUTPUT_MESSAGES",
+    "GEN_AI_PROVIDER_NAME",
+    "GEN_AI_REQUEST_MAX_TOKENS",
+    "GEN_AI_REQUEST_MODEL",
+    "GEN_AI_REQUEST_TEMPERATURE",
+    "GEN_AI_RESPONSE_FINISH_REASONS",
+    "GEN_AI_SYSTEM_INSTRUCTIONS",
+    "GEN_AI_TOOL_CALL_ARGUMENTS",
+    "GEN_AI_TOOL_CALL_ID",
+    "GEN_AI_TOOL_CALL_RESULT",
+    "GEN_AI_TOOL_NAME",
+    "GEN_AI_TOOL_TYPE",
+    "GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS",
+    "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
+    "GEN_AI_USAGE_INPUT_TOKENS",
+    "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "OPERATION_CHAT",
+    "OPERATION_EXECUTE_TOOL",
+    "OPERATION_INVOKE_AGENT",
+    "SKILLKIT_RUN_ITERATIONS",
+    "SKILLKIT_RUN_STOP_REASON",
+    "SKILLKIT_USAGE_COST",
+]
+
+# ----- operations (the value of gen_ai.operation.name, and the first word of span names)
+
+OPERATION_INVOKE_AGENT: Final = "invoke_agent"
+"""One run of the agent loop; span ``invoke_agent {agent name}``, kind INTERNAL."""
+OPERATION_CHAT: Final = "chat"
+"""One model call; span ``chat {model}``, kind CLIENT."""
+OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+"""One tool call; span ``execute_tool {tool name}``, kind INTERNAL."""
+
+# ----- every GenAI span
+
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+"""The provider family as SkillKit's adapter names it (``openai``, ``anthropic``...)."""
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+"""The session the run belongs to, when the runner was told (`AgentRunner.conversation_id`)."""
+ERROR_TYPE: Final = "error.type"
+"""Why a span ended in error: an exception's class name, or a SkillKit stop reason
+(``error``, ``context_overflow``, ``aborted``, ``max_iterations``) or ``tool_error``."""
+
+# ----- agent spans
+
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+
+# ----- model spans
+
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+GEN_AI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+"""Every input token, cached ones included (SkillKit's ``input + cache_read +
+cache_write``), as the conventions ask."""
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+
+# ----- tool spans
+
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+"""Always ``function`` for SkillKit tools."""
+
+# ----- content (only when content capture is on; JSON text, secrets redacted)
+
+GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+
+# ----- SkillKit's own
+
+SKILLKIT_USAGE_COST: Final = "skillkit.usage.cost"
+"""Cost in US dollars at the model's known prices (absent when the prices are unknown);
+on a run span, the sum over its model calls."""
+SKILLKIT_RUN_STOP_REASON: Final = "skillkit.run.stop_reason"
+"""How a run ended: ``stop``, ``length``, ``aborted``, ``error``, ``max_iterations``..."""
+SKILLKIT_RUN_ITERATIONS: Final = "skillkit.run.iterations"
+"""How many model calls (turns) a run made."""
