@@ -70,6 +70,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.local.cli",
     "skillkit.doctor",
     "skillkit.session.cli",
+    "skillkit.mcp.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""

@@ -35,8 +35,9 @@ from skillkit.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
     import mcp_types
-    from mcp import Client
     from mcp.shared.dispatcher import ProgressFnT
+
+    from mcp import Client
 
 __all__ = ["ConnectionStatus", "McpCallError", "McpConnection", "ProgressCallback"]
 
@@ -304,8 +305,9 @@ class McpConnection:
         return client
 
     async def _guarded(self, what: str, call: Callable[[Client], Awaitable[Any]]) -> Any:
-        from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        from mcp import MCPError
 
         client = await self._ready_client()
         try:
@@ -398,8 +400,9 @@ def _deadline(seconds: float) -> Any:
     """Turn a late answer into the SDK's timeout error (as ``read_timeout_seconds``
     does for tool calls)."""
     import anyio
-    from mcp import MCPError
     from mcp_types import REQUEST_TIMEOUT
+
+    from mcp import MCPError
 
     try:
         with anyio.fail_after(seconds):
@@ -421,9 +424,10 @@ async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) 
 
 
 async def _default_client(config: McpServerConfig, stack: AsyncExitStack, stderr: TextIO) -> Client:
-    from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
     from mcp.client.streamable_http import streamable_http_client
+
+    from mcp import Client, StdioServerParameters
 
     if config.transport == "http":
         import httpx2

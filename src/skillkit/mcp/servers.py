@@ -141,6 +141,40 @@ class McpServers(Contributor):
         """(server, prompt) for every prompt the started servers list."""
         return [(name, p) for name, c in self.connections.items() for p in c.prompts]
 
+    def describe(self, *, only: str | None = None) -> str:
+        """What ``/mcp`` and ``skillkit mcp list`` show: a line per server (status,
+        transport, error), its tools, prompts and resources; the project's servers left
+        out and the configuration problems. ``only``: that one server, in detail."""
+        lines: list[str] = []
+        for name, connection in self.connections.items():
+            if only is not None and name != only:
+                continue
+            lines.append(_headline(connection))
+            from skillkit.mcp.tools import mcp_tool_name
+
+            for tool in connection.tools:
+                shown = mcp_tool_name(name, tool.name)
+                if only is not None and tool.description:
+                    lines.append(f"    {shown} — {' '.join(tool.description.split())[:200]}")
+                else:
+                    lines.append(f"    {shown}")
+            if connection.prompts:
+                prompts = ", ".join(p.name for p in connection.prompts)
+                lines.append(f"    prompts: {prompts} (/mcp prompt {name} PROMPT key=value...)")
+            if connection.has_resources:
+                lines.append(
+                    f"    resources: {len(connection.resources)} "
+                    f"(tools {mcp_tool_name(name, 'list_resources')}, "
+                    f"{mcp_tool_name(name, 'read_resource')})"
+                )
+                if only is not None:
+                    lines.extend(f"      {r.uri} — {r.name}" for r in connection.resources)
+        if only is None:
+            for name, path in self.refused:
+                lines.append(f"  {name}: not started — the project is not trusted ({path})")
+            lines.extend(f"  problem: {problem}" for problem in self.problems)
+        return "\n".join(lines)
+
     # ----- inside
 
     def _build_tools(self) -> list[Tool]:
@@ -183,3 +217,17 @@ class McpServers(Contributor):
 
 def _verb(status: str) -> str:
     return "failed to start" if status == "failed" else "stopped"
+
+
+def _headline(connection: McpConnection) -> str:
+    """``  NAME [transport: command or URL] — status[: error]``."""
+    config = connection.config
+    status: str = connection.status
+    if status == "connected":
+        status += f", {len(connection.tools)} tools"
+    if connection.restarts:
+        status += f", restarted {connection.restarts}x"
+    line = f"  {connection.name} [{config.transport}: {config.describe()}] — {status}"
+    if connection.error:
+        line += f": {connection.error}"
+    return line
