@@ -1,9 +1,10 @@
 """A stdio MCP server for SkillKit's tests, written with the MCP SDK.
 
-Tools: ``echo``; ``steps`` (reports progress); ``slow`` (sleeps; writes the file
+Tools: ``echo``; ``steps`` (reports progress); ``slow`` (reports progress once, then sleeps; writes the file
 ``$MCP_TEST_MARKS/cancelled-<tag>`` when the client cancels it); ``add_tool`` (adds a
 tool and announces that the list changed); ``crash`` (the process exits at once);
-``pid``; ``trace`` (the ``traceparent`` the request carried). A resource
+``pid``; ``trace`` (the ``traceparent`` the request carried). With ``$MCP_TEST_MARKS``
+set it writes ``started-<pid>`` there when it starts. A resource
 ``note://hello`` and a prompt ``greet``. With ``--die-at-start`` it writes a line to
 stderr and exits before speaking MCP.
 """
@@ -23,6 +24,8 @@ from mcp.server.mcpserver import Context, MCPServer
 
 app = MCPServer("demo")
 _MARKS = Path(os.environ.get("MCP_TEST_MARKS", "."))
+if "MCP_TEST_MARKS" in os.environ:
+    (_MARKS / f"started-{os.getpid()}").write_text("started")
 
 
 @app.tool()
@@ -40,8 +43,9 @@ async def steps(count: int, ctx: Context) -> str:
 
 
 @app.tool()
-async def slow(seconds: float, tag: str = "slow") -> str:
-    """Sleep for ``seconds``."""
+async def slow(seconds: float, ctx: Context, tag: str = "slow") -> str:
+    """Say "sleeping" (as progress), then sleep for ``seconds``."""
+    await ctx.report_progress(0, seconds, "sleeping")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
