@@ -156,7 +156,9 @@ async def test_a_server_that_cannot_start_is_one_line_and_the_others_work(
     missing = McpServerConfig("missing", "stdio", command="skillkit-no-such-command-here")
     servers = McpServers([broken, missing, demo_config(marks)])
     try:
-        runner, adapter = agent(servers, [calls(("mcp__demo__echo", {"text": "x"})), "ok"], recorder)
+        runner, adapter = agent(
+            servers, [calls(("mcp__demo__echo", {"text": "x"})), "ok"], recorder
+        )
         response = await runner.chat("go")
         assert response.stop_reason == "stop"
         assert results(recorder)["mcp__demo__echo"] == (False, "x")
@@ -238,12 +240,13 @@ def _alive(pid: int) -> bool:
         return True
 
 
-async def _until(check: Any, timeout: float = 10) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
+async def _until(check: Any, seconds: float = 10) -> None:
+    """Wait until ``check()`` is true (a server's process or file, which sends no
+    event); fails after ``seconds``."""
+    async with asyncio.timeout(seconds):
+        while not check():  # noqa: ASYNC110
             await asyncio.sleep(0.02)
 
 
 async def _appears(path: Path) -> None:
     await _until(path.exists)
-

@@ -15,7 +15,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillkit.mcp.servers import McpServers
 
 __all__ = ["register", "run_list"]
 
@@ -56,34 +59,35 @@ def run_list(args: argparse.Namespace) -> int:
     config = load_mcp_config(workspace, trusted=trusted is True)
     servers = McpServers(config)
 
-    async def listing() -> None:
+    async def listing() -> tuple[bool, str]:
         try:
             if not args.no_start:
                 await servers.start()
+            failed = bool(config.problems) or any(
+                c.status in ("failed", "disconnected") for c in servers.connections.values()
+            )
+            if args.json:
+                text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows(servers))
+            elif not servers.connections and not config.refused and not config.problems:
+                text = (
+                    "No MCP servers configured (mcpServers in ~/.skillkit/settings.json, "
+                    ".mcp.json or .skillkit/settings.json).\n"
+                )
+            else:
+                text = servers.describe() + "\n"
+            return failed, text
         finally:
             await servers.aclose()
 
-    asyncio.run(listing())
-    failed = bool(config.problems) or any(
-        c.status in ("failed", "disconnected") for c in servers.connections.values()
-    )
-    if args.json:
-        for row in _rows(servers):
-            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
-    elif not servers.connections and not config.refused and not config.problems:
-        sys.stdout.write(
-            "No MCP servers configured (mcpServers in ~/.skillkit/settings.json, .mcp.json "
-            "or .skillkit/settings.json).\n"
-        )
-    else:
-        sys.stdout.write(servers.describe() + "\n")
+    failed, text = asyncio.run(listing())
+    sys.stdout.write(text)
     notice = config.refusal_notice()
     if notice and not args.json:
         sys.stderr.write(f"skillkit: {notice}\n")
     return 1 if failed else 0
 
 
-def _rows(servers: Any) -> list[dict[str, Any]]:
+def _rows(servers: McpServers) -> list[dict[str, Any]]:
     from skillkit.mcp.tools import mcp_tool_name
 
     rows: list[dict[str, Any]] = []

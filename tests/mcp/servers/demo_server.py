@@ -1,7 +1,7 @@
 """A stdio MCP server for SkillKit's tests, written with the MCP SDK.
 
-Tools: ``echo``; ``steps`` (reports progress); ``slow`` (reports progress once, then sleeps; writes the file
-``$MCP_TEST_MARKS/cancelled-<tag>`` when the client cancels it); ``add_tool`` (adds a
+Tools: ``echo``; ``steps`` (reports progress); ``slow`` (reports progress once, then
+sleeps; writes ``$MCP_TEST_MARKS/cancelled-<tag>`` when the client cancels it); ``add_tool`` (adds a
 tool and announces that the list changed); ``crash`` (the process exits at once);
 ``pid``; ``trace`` (the ``traceparent`` the request carried). With ``$MCP_TEST_MARKS``
 set it writes ``started-<pid>`` there when it starts. A resource
