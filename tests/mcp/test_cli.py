@@ -146,7 +146,7 @@ def test_mcp_list_shows_each_servers_status_and_tools(project: Path, marks: Path
     result = skillkit(project, "mcp", "list")
     assert result.returncode == 1  # one server failed
     out = result.stdout
-    assert "demo [stdio:" in out and "connected, 7 tools" in out
+    assert "demo [stdio:" in out and "connected, 8 tools" in out
     assert "mcp__demo__echo" in out and "prompts: greet" in out
     assert "dies [stdio:" in out and "failed" in out and "cannot open the database" in out
     rows = [

@@ -1,12 +1,13 @@
 """A stdio MCP server for SkillKit's tests, written with the MCP SDK.
 
 Tools: ``echo``; ``steps`` (reports progress); ``slow`` (reports progress once, then
-sleeps; writes ``$MCP_TEST_MARKS/cancelled-<tag>`` when the client cancels it); ``add_tool`` (adds a
-tool and announces that the list changed); ``crash`` (the process exits at once);
-``pid``; ``trace`` (the ``traceparent`` the request carried). With ``$MCP_TEST_MARKS``
-set it writes ``started-<pid>`` there when it starts. A resource
-``note://hello`` and a prompt ``greet``. With ``--die-at-start`` it writes a line to
-stderr and exits before speaking MCP.
+sleeps; writes ``$MCP_TEST_MARKS/cancelled-<tag>`` when the client cancels it);
+``add_tool`` (adds a tool and announces that the list changed); ``crash`` (the process
+exits at once); ``pid``; ``header`` (an HTTP request header); ``trace`` (the
+``traceparent`` the request carried). A resource ``note://hello`` and a prompt
+``greet``. With ``$MCP_TEST_MARKS`` set it writes ``started-<pid>`` there when it
+starts. With ``--die-at-start`` it writes a line to stderr and exits before speaking
+MCP; with ``--http PORT`` it serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ async def add_tool(name: str, ctx: Context) -> str:
         return value * 2
 
     app.add_tool(double, name=name, description="Double a number.")
-    await ctx.notify_tools_changed()
+    await ctx.notify_tools_changed()  # subscriptions/listen streams (2026 protocol)
+    if not (ctx.protocol_version or "").startswith("2026"):
+        await ctx.session.send_tool_list_changed()  # the notification of older versions
     return f"added {name}"
 
 
@@ -87,6 +90,13 @@ async def trace(ctx: Context) -> str:
     return str(meta.get("traceparent", ""))
 
 
+@app.tool()
+async def header(name: str, ctx: Context) -> str:
+    """The value of HTTP request header ``name`` ('' over stdio or when absent)."""
+    headers = ctx.headers or {}
+    return str({k.lower(): v for k, v in headers.items()}.get(name.lower(), ""))
+
+
 @app.resource("note://hello")
 def hello() -> str:
     """A greeting."""
@@ -100,4 +110,8 @@ def greet(who: str) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        app.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        app.run()
