@@ -286,7 +286,7 @@ class McpConnection:
                 "resources",
             )
         self.tools, self.prompts, self.resources = tools, prompts, resources
-        self.has_resources = caps.resources is not None
+        self.has_resources = bool(resources)
 
     def _explain(self, exc: BaseException | None) -> str:
         """One line: what went wrong, and the last line the server wrote to stderr."""
