@@ -17,6 +17,7 @@ from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.agent.runner import AgentRunner
 from skillkit.mcp import McpServerConfig, McpServers
 from skillkit.models import ToolResultMessage
+from skillkit.secrets import Redactor
 from tests.conftest import Recorder
 from tests.mcp.conftest import demo_config, started
 
@@ -169,6 +170,34 @@ async def test_a_server_that_cannot_start_is_one_line_and_the_others_work(
         assert "command not found" in errors["mcp:missing"]
         assert all("\n" not in line for line in errors.values())
         assert servers.connections["broken"].status == "failed"
+    finally:
+        await servers.aclose()
+
+
+async def test_a_secret_in_the_servers_last_words_is_redacted(
+    marks: Path, recorder: Recorder
+) -> None:
+    secret = "sk-test-0123456789abcdef"
+    broken = demo_config(marks, name="broken", args=("--die-at-start",))
+    broken = McpServerConfig(
+        broken.name,
+        "stdio",
+        command=broken.command,
+        args=broken.args,
+        env={**broken.env, "MCP_TEST_SECRET": secret},
+    )
+    servers = McpServers([broken])
+    try:
+        runner = AgentRunner(
+            adapter=ScriptedAdapter(["ok"]),
+            contributors=[servers],
+            sinks=[recorder],
+            redactor=Redactor({"token": secret}),
+        )
+        await runner.chat("go")
+        (error,) = [e.payload for e in recorder.of("error") if e.payload.stage == "mcp:broken"]
+        assert "cannot open the database" in error.message
+        assert secret not in error.message
     finally:
         await servers.aclose()
 

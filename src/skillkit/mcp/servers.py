@@ -80,8 +80,6 @@ class McpServers(Contributor):
             agent.events.on("agent_start", self._on_agent_start)
 
     async def _on_agent_start(self, event: Event[Any]) -> None:
-        if event.parent_id:  # a subagent's run: its parent already started them
-            return
         await self.start()
 
     def tools(self) -> Sequence[Tool]:
@@ -207,6 +205,11 @@ class McpServers(Contributor):
                     continue
                 self._reported[name] = line
                 if agent is not None:
+                    redactor = getattr(
+                        agent, "redactor", None
+                    )  # a server's stderr may hold secrets
+                    if redactor:
+                        line = redactor.redact(line)
                     try:
                         agent.events.emit_nowait(ErrorInfo(stage=f"mcp:{name}", message=line))
                     except RuntimeError:  # no event loop: nobody is listening

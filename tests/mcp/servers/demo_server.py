@@ -6,8 +6,9 @@ sleeps; writes ``$MCP_TEST_MARKS/cancelled-<tag>`` when the client cancels it);
 exits at once); ``pid``; ``header`` (an HTTP request header); ``trace`` (the
 ``traceparent`` the request carried). A resource ``note://hello`` and a prompt
 ``greet``. With ``$MCP_TEST_MARKS`` set it writes ``started-<pid>`` there when it
-starts. With ``--die-at-start`` it writes a line to stderr and exits before speaking
-MCP; with ``--http PORT`` it serves Streamable HTTP on 127.0.0.1:PORT instead of stdio.
+starts. With ``--die-at-start`` it writes a line to stderr (ending with
+``$MCP_TEST_SECRET``) and exits before speaking MCP; with ``--http PORT`` it serves
+Streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import sys
 from pathlib import Path
 
 if "--die-at-start" in sys.argv:
-    sys.stderr.write("demo server: cannot open the database\n")
+    detail = os.environ.get("MCP_TEST_SECRET", "")
+    sys.stderr.write(f"demo server: cannot open the database {detail}\n")
     sys.exit(3)
 
 import anyio
