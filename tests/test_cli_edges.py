@@ -129,6 +129,8 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("sessions", "show"): [["sessions", "show", "latest-missing"]],
     ("sessions", "export"): [["sessions", "export", "latest-missing"]],
     ("sessions", "rm"): [["sessions", "rm", "latest-missing"]],
+    ("mcp",): [["mcp"]],
+    ("mcp", "list"): [["mcp", "list"], ["mcp", "list", "--json"]],
 }
 
 
