@@ -204,6 +204,7 @@ class McpConnection:
         except asyncio.CancelledError:
             if not ready.done():
                 ready.set_exception(McpCallError("start cancelled"))
+            raise
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -331,6 +332,8 @@ class McpConnection:
                 f"{what} failed: MCP server '{self.name}' went away ({self.error}); "
                 "it is started again on the next call"
             ) from None
+        except Exception as exc:  # a reply the SDK refused (bad shape, failed validation)
+            raise McpCallError(f"{what} failed: {_exception_text(exc)}") from None
 
     def _lost(self, client: Client, exc: BaseException) -> None:
         if self._client is client:
