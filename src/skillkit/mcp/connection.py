@@ -306,20 +306,17 @@ class McpConnection:
         return client
 
     async def _guarded(self, what: str, call: Callable[[Client], Awaitable[Any]]) -> Any:
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
-        from mcp import MCPError
-
+        mcp_error, connection_closed, request_timeout = _sdk_errors()
         client = await self._ready_client()
         try:
             return await call(client)
-        except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
+        except mcp_error as exc:
+            if exc.code == request_timeout:
                 raise McpCallError(
                     f"{what} timed out after {self.config.timeout:g} seconds "
                     "(the server was told to stop)"
                 ) from None
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == connection_closed:
                 self._lost(client, exc)
                 raise McpCallError(
                     f"{what} failed: MCP server '{self.name}' went away ({self.error}); "
@@ -398,20 +395,34 @@ class McpConnection:
         return result
 
 
+_ERRORS: tuple[type[Any], int, int] | None = None
+
+
+def _sdk_errors() -> tuple[type[Any], int, int]:
+    """(``MCPError``, the connection-closed code, the timeout code), imported once: the
+    SDK's packages resolve names lazily, which costs tens of µs per ``from`` import."""
+    global _ERRORS
+    if _ERRORS is None:
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        from mcp import MCPError
+
+        _ERRORS = (MCPError, CONNECTION_CLOSED, REQUEST_TIMEOUT)
+    return _ERRORS
+
+
 @contextlib.contextmanager
 def _deadline(seconds: float) -> Any:
     """Turn a late answer into the SDK's timeout error (as ``read_timeout_seconds``
     does for tool calls)."""
     import anyio
-    from mcp_types import REQUEST_TIMEOUT
 
-    from mcp import MCPError
-
+    mcp_error, _, request_timeout = _sdk_errors()
     try:
         with anyio.fail_after(seconds):
             yield
     except TimeoutError:
-        raise MCPError(REQUEST_TIMEOUT, "timed out") from None
+        raise mcp_error(request_timeout, "timed out") from None
 
 
 async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
