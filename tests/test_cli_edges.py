@@ -136,6 +136,8 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
         ["batch", "notes.txt", "--prompt", "{x}", "--model", HELLO, "--out", "out.jsonl"],
     ],
     ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
+    ("mcp",): [["mcp"]],
+    ("mcp", "list"): [["mcp", "list"], ["mcp", "list", "--json"]],
 }
 
 

@@ -77,6 +77,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.frontends.batch_cli",
     "skillkit.subagents.cli",
     "skillkit.serve.cli",
+    "skillkit.mcp.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""

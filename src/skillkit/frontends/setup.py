@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from skillkit.events import Event
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
+    from skillkit.mcp import McpConfig, McpServers
     from skillkit.model_registry.choice import ModelChoice, ModelSettings
     from skillkit.permissions import PermissionGate, Permissions
     from skillkit.permissions.settings import PermissionSettings
@@ -146,11 +147,15 @@ class CliAgent:
 
     def report_plugin_errors(self, notify: Callable[[str], None]) -> Callable[[], None]:
         """Call ``notify`` with one line the first time each plugin hook fails during a
-        run (the agent goes on without its answer). Returns a function that stops it."""
+        run (the agent goes on without its answer), and each time an MCP server fails
+        to start or stops. Returns a function that stops it."""
         seen: set[str] = set()
 
         def on_error(event: Event) -> None:
             stage = str(getattr(event.payload, "stage", ""))
+            if stage.startswith("mcp:"):  # an MCP server failed or stopped: its own line
+                notify(_one_line(str(getattr(event.payload, "message", ""))))
+                return
             if not stage.startswith("plugin:") or stage in seen:
                 return
             seen.add(stage)
@@ -232,6 +237,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         home=options.home,
         frontends=builtin_frontends(),
     )
+    mcp_servers, mcp_config = _mcp_servers(options, workspace)
     choice, model_notes = choose_model_for(options, workspace)
     session_warnings: list[str] = []
     session = _open_session(options, workspace, session_warnings)
@@ -255,10 +261,12 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         contributors=[
             *([session] if session is not None else []),
             *([background] if background else []),
+            *([mcp_servers] if mcp_servers is not None else []),
             _SandboxCloser(sandbox),
         ],
         conversation_id=session.id if session is not None else None,
     )
+    _register_mcp_command(manager)
     if manager.registries.skills is not None:
         manager.registries.skills.sandbox = sandbox
         _configure_skills(manager.registries.skills, workspace, options)
@@ -279,12 +287,15 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     warnings.extend(f"sandbox settings: {problem}" for problem in sandbox_settings.problems)
     warnings.extend(_unknown_tool_warnings(gate, runner))
     warnings.extend(model_notes.problems)
+    warnings.extend(f"MCP settings: {_one_line(problem)}" for problem in mcp_config.problems)
     notices = [_one_line(notice) for notice in manager.notices]
     notices.extend(model_notes.ignored)
     if choice.notice:
         notices.insert(0, _one_line(choice.notice.removeprefix("skillkit: ")))
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
+    if mcp_config.refusal_notice():
+        notices.append(str(mcp_config.refusal_notice()))
     skills = manager.registries.skills
     return CliAgent(
         runner,
@@ -497,6 +508,32 @@ def agent_registry(cwd: str | None, *, home: Path | None = None) -> AgentRegistr
     registry = AgentRegistry(cwd=workspace, home=home)
     register_plugin_agents(manager, registry)
     return registry
+
+
+def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | None, McpConfig]:
+    """The MCP servers of the settings files and ``.mcp.json`` (the project's only in a
+    trusted project: the flag, ``SKILLKIT_TRUST_PROJECT`` or the trust store, which the
+    plugin prompt may just have written), none started yet; None when none is set."""
+    from skillkit.mcp import McpServers, load_mcp_config
+    from skillkit.trust import settled_trust
+
+    try:
+        trusted, _ = settled_trust(
+            workspace, trusted=options.trust_project, store=_trust_store(options.home)
+        )
+    except Exception:  # fail closed: an unreadable trust decision is no trust
+        trusted = False
+    config = load_mcp_config(workspace, trusted=trusted is True, home=options.home)
+    return (McpServers(config) if config.servers else None), config
+
+
+def _register_mcp_command(manager: PluginManager) -> None:
+    """``/mcp`` (a plugin's own ``/mcp`` wins)."""
+    from skillkit.commands.mcp import mcp_slash_command
+
+    commands = manager.registries.commands
+    if "mcp" not in commands:
+        commands.register(mcp_slash_command(), source="skillkit")
 
 
 def _trust_store(home: Path | None) -> TrustStore | None:
