@@ -70,7 +70,8 @@ def run(
     result = skillkit(
         project, "-p", "go", "--mode", "json", "--model", f"scripted:{model}", *args, trust=trust
     )
-    return result, [Event.from_json(line) for line in result.stdout.splitlines()]
+    lines = result.stdout.splitlines()[1:]  # after the header line of --mode json
+    return result, [Event.from_json(line) for line in lines]
 
 
 def ends(events: list[Event]) -> dict[str, tuple[bool, str]]:

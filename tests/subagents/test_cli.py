@@ -62,7 +62,9 @@ def test_json_mode_carries_a_scripted_childs_events_tagged(project: Path) -> Non
     )
 
     assert result.returncode == 0, result.stderr
-    events = [json.loads(line) for line in result.stdout.splitlines()]
+    header, *lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert header["type"] == "header"  # --mode json starts with it (docs/faces.md)
+    events = lines
     root = [e for e in events if e["parent_id"] is None]
     child = [e for e in events if e["parent_id"] is not None]
     assert root[0]["type"] == "agent_start" and root[-1]["type"] == "agent_end"
