@@ -95,7 +95,8 @@ async def _command(session: AgentSession, subscription: Subscription, line: byte
     try:
         command: Any = _decoder.decode(line)
     except (msgspec.DecodeError, RecursionError) as exc:
-        subscription.push_record(_failure(f"malformed JSON: {_one_line(exc)}"))
+        reason = _one_line(exc).removeprefix("JSON is malformed: ")
+        subscription.push_record(_failure(f"malformed JSON: {reason}"))
         return
     subscription.push_record(await session.handle(command))
 
