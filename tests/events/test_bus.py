@@ -190,3 +190,19 @@ async def test_handlers_run_by_priority_then_subscription_order() -> None:
     unsubscribe()
     await bus.emit("turn_start", TurnStart(turn=2), turn=2)
     assert order == ["early", "first", "second", "gate", "first", "second", "gate"]
+
+
+def test_observe_reaches_sinks_and_wildcard_handlers_only() -> None:
+    from skillkit.events import Event, EventBus, SinkFunc, TurnStart
+
+    parent = EventBus(agent_id="main")
+    seen: list[str] = []
+    parent.add_sink(SinkFunc(lambda event: seen.append(f"sink:{event.agent_id}")))
+    parent.on("*", lambda event: seen.append(f"any:{event.type}"))
+    parent.on(TurnStart, lambda event: seen.append("own turn_start handler"))
+    parent.tap(lambda payload, turn: seen.append("tap"))
+    child_event = Event.of(TurnStart(turn=1), agent_id="child-1", parent_id="main")
+
+    parent.observe(child_event)
+
+    assert seen == ["sink:child-1", "any:turn_start"]

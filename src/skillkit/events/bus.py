@@ -399,6 +399,24 @@ class EventBus:
             self._bind()
         self._deliver_now(event)
 
+    def observe(self, event: Event[Any]) -> None:
+        """Hand ``event`` — made by another bus, such as a child agent's — to this bus's
+        sinks and ``*`` handlers only: the handlers of its kind and the taps are this
+        agent's own control and bookkeeping, which another agent's events must not reach.
+        Failures are reported as for any delivery."""
+        for sink in self._sinks:
+            try:
+                sink.emit(event)
+            except Exception as exc:
+                self._failed("sink", exc)
+        for handler in self._handlers.get("*") or ():
+            try:
+                result = handler(event)
+                if inspect.isawaitable(result):
+                    _schedule(result)
+            except Exception as exc:
+                self._failed(f"handler:{event.type}", exc)
+
     def _bind(self) -> None:
         """Remember the running loop (and its thread) the first time one is seen."""
         try:

@@ -113,7 +113,7 @@ class Permissions(Contributor):
 
         try:
             tool = self._lookup(call.tool_name)
-            self._bind_path_policy(tool)
+            self.bind_path_policy(tool)
             outcome = await self.gate.check(
                 call.tool_name,
                 call.args,
@@ -144,7 +144,7 @@ class Permissions(Contributor):
         self._undo.append(self.runner.add_contributor(self))
         self._undo.append(self.gate.on_mode_change(self._emit_mode_change))
 
-    def _bind_path_policy(self, tool: object | None) -> None:
+    def bind_path_policy(self, tool: object | None) -> None:
         """Give a file tool's workspace the gate as its path policy (``can_read`` /
         ``can_write``), so ``grep``, ``find`` and ``ls`` leave out files the rules deny
         and ``write``/``edit`` re-check the file they really open. Any object with a

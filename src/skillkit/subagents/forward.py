@@ -15,7 +15,6 @@ subscriber, labelled with the child's ``agent_id``.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -63,34 +62,12 @@ class ParentStream:
             if pending is not None:
                 _schedule(pending)
             return
-        sinks, wildcard = _observers(parent)
-        for sink in sinks:
-            try:
-                sink.emit(event)
-            except Exception as exc:
-                self._failed("sink", exc)
-        for handler in wildcard:
-            try:
-                result = handler(event)
-                if inspect.isawaitable(result):
-                    _schedule(result)
-            except Exception as exc:
-                self._failed(f"handler:{event.type}", exc)
+        parent.observe(event)
 
     def _failed(self, stage: str, exc: Exception) -> None:
         if self.parent.strict:
             raise exc
         self.parent.emit_nowait(ErrorInfo(stage=stage, message=describe_exception(exc)))
-
-
-def _observers(bus: EventBus) -> tuple[tuple[Any, ...], tuple[Callable[[Event[Any]], Any], ...]]:
-    """The parent bus's sinks and ``*`` handlers, in delivery order. `EventBus` offers no
-    delivery to those alone (``deliver`` also runs the handlers of the event's kind), so
-    they are read from it here; this is the one place that knows how the bus keeps
-    them."""
-    sinks: tuple[Any, ...] = getattr(bus, "_sinks", ())
-    handlers: dict[str, tuple[Callable[[Event[Any]], Any], ...]] = getattr(bus, "_handlers", {})
-    return sinks, handlers.get("*", ())
 
 
 def _schedule(awaitable: Awaitable[Any]) -> None:

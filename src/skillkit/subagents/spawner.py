@@ -274,7 +274,7 @@ class Subagents(Contributor):
         tools = [t for t in parent.offered_tools() if _offered_to_child(definition, t.name)]
         permissions = _permissions_of(parent)
         gate = getattr(permissions, "gate", None)
-        bind = getattr(permissions, "_bind_path_policy", None)  # the parent's file policy
+        bind = getattr(permissions, "bind_path_policy", None)  # the parent's file policy
         return AgentRunner(
             config,
             adapter=adapter,
