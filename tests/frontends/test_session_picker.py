@@ -151,3 +151,16 @@ def test_nothing_is_shown_without_a_session_or_a_conversation(tmp_path: Path) ->
     assert show_earlier_conversation(renderer, fresh) == 0
     assert out.getvalue() == ""
     session.close()
+
+
+def test_sessions_nothing_was_said_in_are_not_offered(tmp_path: Path) -> None:
+    from skillkit.frontends.session_picker import resume_from_picker
+    from skillkit.session import SessionStore
+
+    store = SessionStore(tmp_path / "home")
+    store.create(tmp_path).close()  # opened and left without a word
+
+    choice = resume_from_picker(tmp_path, tmp_path / "home")
+
+    assert choice.exit_code == 1 and choice.path is None
+    assert choice.message == "no saved sessions in this folder to resume"

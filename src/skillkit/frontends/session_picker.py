@@ -289,7 +289,8 @@ def resume_from_picker(cwd: Path, home: Path | None = None) -> ResumeChoice:
 
     from skillkit.session import SessionStore
 
-    infos = SessionStore(home).list(cwd)
+    # A session nothing was said in (a terminal opened and closed) is nothing to go back to.
+    infos = [info for info in SessionStore(home).list(cwd) if info.messages or info.name]
     if not infos:
         return ResumeChoice(exit_code=1, message="no saved sessions in this folder to resume")
     outcome, row = asyncio.run(pick_session(session_rows(infos)))
