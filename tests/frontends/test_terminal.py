@@ -205,6 +205,9 @@ def test_footer_names_each_outcome() -> None:
     assert format_footer("max_iterations", usage).plain.startswith(
         "● paused at the iteration limit"
     )
+    assert format_footer("output_invalid", usage).plain.startswith(
+        "● failed: the answer never matched the output schema"
+    )
     assert format_footer("stop", usage, cost=0.01234).plain.endswith("· $0.0123")
 
 

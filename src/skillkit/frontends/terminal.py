@@ -80,6 +80,7 @@ _OUTCOME: dict[str, tuple[str, str]] = {
     "error": ("failed", "red"),
     "aborted": ("aborted", "yellow"),
     "max_iterations": ("paused at the iteration limit", "yellow"),
+    "output_invalid": ("failed: the answer never matched the output schema", "red"),
 }
 
 
