@@ -108,3 +108,56 @@ async def test_a_definitions_skills_open_the_childs_system_prompt(tmp_path: Path
     system = adapter.requests[0].system_prompt
     assert "You style." in system and "Always use tabs." in system
     assert system.index("You style.") < system.index("Always use tabs.")
+
+
+@pytest.mark.timeout(20)
+async def test_a_forked_skill_typed_as_a_command_runs_in_a_child(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from skillkit.commands import CommandContext
+    from skillkit.commands.skills import skill_command
+
+    skill(
+        tmp_path,
+        "audit",
+        "description: Audits the project.\nmetadata:\n  skillkit:\n    context: fork\n",
+        "Count the TODO markers and report the number.",
+    )
+    skills = skills_in(tmp_path)
+    asked: list[str] = []
+
+    def reply(request: LLMRequest) -> Reply | str:
+        asked.append(first_user_text(request))
+        return "there are 3 TODO markers"
+
+    runner = AgentRunner(
+        AgentConfig(),
+        adapter=FunctionAdapter(reply),
+        contributors=[skills, Subagents(AgentRegistry(default_sources=False), skills=skills)],
+    )
+    manager = SimpleNamespace(registries=SimpleNamespace(skills=skills))
+    ctx = CommandContext(runner=runner, manager=manager)  # type: ignore[arg-type]
+
+    result = await skill_command(ctx, "audit in src/")
+
+    assert len(asked) == 1 and "Count the TODO markers" in asked[0] and "in src/" in asked[0]
+    assert result.output is not None and result.output.startswith("skill audit ran in child")
+    assert result.send is not None and result.send.endswith("Its answer:\nthere are 3 TODO markers")
+    assert runner.messages == []  # the skill's instructions never entered the parent
+
+
+async def test_a_forked_skill_without_child_agents_runs_in_the_agent(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from skillkit.commands import CommandContext
+    from skillkit.commands.skills import skill_command
+
+    skill(tmp_path, "audit", "description: x\ncontext: fork\n", "Count the TODO markers.")
+    skills = skills_in(tmp_path)
+    runner = AgentRunner(AgentConfig(), adapter=FunctionAdapter(lambda request: "x"))
+    manager = SimpleNamespace(registries=SimpleNamespace(skills=skills))
+    ctx = CommandContext(runner=runner, manager=manager)  # type: ignore[arg-type]
+
+    result = await skill_command(ctx, "audit")
+
+    assert result.send is not None and "Count the TODO markers." in result.send

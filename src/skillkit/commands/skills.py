@@ -118,7 +118,39 @@ async def skill_command(ctx: CommandContext, args: str) -> CommandResult:
         message = skills.activation_message(name, rest.strip())
     except UnknownSkillError as exc:
         raise CommandError(str(exc)) from None
+    forked = await _run_in_child(ctx, skills, name, message)
+    if forked is not None:
+        return forked
     return CommandResult(output=f"using skill {name}", send=message)
+
+
+async def _run_in_child(
+    ctx: CommandContext, skills: SkillRegistry, name: str, message: str
+) -> CommandResult | None:
+    """A skill that declares a child context runs in a child agent, as when the model
+    loads it: its instructions are the child's prompt, and only the child's answer is
+    sent on to the agent. None when the skill runs in the agent's own context (or the
+    session has no child agents)."""
+    from skillkit.subagents.skills import fork_target
+
+    entry = skills.entry(name)
+    agent = fork_target(entry.skill) if entry is not None else None
+    if agent is None or ctx.runner is None:
+        return None
+    try:
+        result: Any = await ctx.runner.spawn(agent, message, description=f"skill {name}")
+    except RuntimeError:  # no child agents in this session: the skill runs here
+        return None
+    except LookupError as exc:  # the agent it names does not exist
+        raise CommandError(f"skill {name} runs in agent '{agent}': {exc}") from None
+    if not getattr(result, "ok", False):
+        reason = getattr(result, "error", None) or getattr(result, "status", "failed")
+        raise CommandError(f"skill {name} ran in a child agent and failed: {reason}")
+    child = getattr(result, "agent_id", agent)
+    return CommandResult(
+        output=f"skill {name} ran in child agent {child}",
+        send=f"Skill '{name}' ran in a child agent ({child}). Its answer:\n{result.text}",
+    )
 
 
 def _short(text: str) -> str:
