@@ -81,3 +81,21 @@ def test_cache_savings_use_the_long_context_tier() -> None:
     assert model.cost.cache_savings(usage) == pytest.approx(expected)
     assert model.cost.cache_savings(TokenUsage(input=5)) == 0.0
     assert default_registry().cache_savings("no-such-model", usage) is None
+
+
+async def test_cost_prices_child_agents_at_their_own_models(manager: PluginManager) -> None:
+    own = TokenUsage(input=10_000, output=1_000)
+    adapter = ScriptedAdapter([Reply(text="hi", usage=own)], model="claude-sonnet-4-5")
+    runner = AgentRunner(AgentConfig(model="anthropic:claude-sonnet-4-5"), adapter=adapter)
+    await runner.chat("hello")
+    runner.add_usage(TokenUsage(input=500_000, output=50_000), cost=0.25)  # a cheap child
+
+    lines = (await cost_of(manager, runner)).splitlines()
+
+    model = default_registry().get("anthropic:claude-sonnet-4-5")
+    assert model is not None
+    expected = model.cost.cost_of(own) + 0.25
+    assert lines[0] == "tokens: 510000 in, 51000 out"
+    assert lines[1] == f"cost: ${expected:.4f}"
+    runner.add_usage(TokenUsage(input=1, output=1), cost=None)  # a child without prices
+    assert (await cost_of(manager, runner)).splitlines()[1].startswith("cost: unknown")

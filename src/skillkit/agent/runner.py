@@ -183,6 +183,8 @@ class AgentRunner:
         self._loop_state = LoopState()
         self._outcome = RunOutcome()
         self._usage = TokenUsage()
+        self._child_usage = TokenUsage()
+        self._child_cost: float | None = 0.0
         self._run_start = 0
         self._parts: dict[str, list[Contributor]] = {}
         self._output: OutputSpec | None = None
@@ -276,8 +278,19 @@ class AgentRunner:
 
     @property
     def usage(self) -> TokenUsage:
-        """Tokens used by every run of this runner."""
+        """Tokens used by every run of this runner (its children's included)."""
         return self._usage
+
+    @property
+    def child_usage(self) -> TokenUsage:
+        """The part of `usage` spent by child agents (`add_usage`)."""
+        return self._child_usage
+
+    @property
+    def child_cost(self) -> float | None:
+        """What the child agents' calls cost at their own models' prices (USD); None
+        when a child's prices were unknown."""
+        return self._child_cost
 
     @property
     def is_running(self) -> bool:
@@ -440,6 +453,10 @@ class AgentRunner:
         whose turn part is ``usage`` and whose cumulative part includes it."""
         state = self._loop_state
         state.cumulative_usage = state.cumulative_usage + usage
+        self._child_usage = self._child_usage + usage
+        self._child_cost = (
+            None if cost is None or self._child_cost is None else self._child_cost + cost
+        )
         if cost is not None:
             state.cumulative_cost = (state.cumulative_cost or 0.0) + cost
         self._usage = state.cumulative_usage

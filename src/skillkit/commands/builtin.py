@@ -165,9 +165,15 @@ def cost_command(ctx: CommandContext, args: str) -> str:
     if usage.cache_read or usage.cache_write:
         tokens += f", {usage.cache_read} cache read, {usage.cache_write} cache write"
     model = _model_definition(runner)
-    cost = runner.cost(usage) if runner.cost is not None else None
+    # Child agents' tokens are priced at their own models (what their calls reported);
+    # the rest at this agent's model.
+    children = runner.child_usage
+    own = _minus(usage, children)
+    cost = runner.cost(own) if runner.cost is not None else None
     if cost is None and model is not None:
-        cost = model.cost.cost_of(usage)
+        cost = model.cost.cost_of(own)
+    if cost is not None and children.total:
+        cost = None if runner.child_cost is None else cost + runner.child_cost
     priced = (
         f"cost: ${cost:.4f}" if cost is not None else "cost: unknown (no prices for this model)"
     )
@@ -175,6 +181,20 @@ def cost_command(ctx: CommandContext, args: str) -> str:
     if usage.cache_read:
         lines.append(_cache_line(usage, model))
     return "\n".join(lines)
+
+
+def _minus(usage: TokenUsage, part: TokenUsage) -> TokenUsage:
+    """``usage`` without ``part`` (field by field, never below zero)."""
+    if not part.total:
+        return usage
+    from skillkit.models import TokenUsage
+
+    return TokenUsage(
+        input=max(0, usage.input - part.input),
+        output=max(0, usage.output - part.output),
+        cache_read=max(0, usage.cache_read - part.cache_read),
+        cache_write=max(0, usage.cache_write - part.cache_write),
+    )
 
 
 def _model_definition(runner: AgentRunner) -> ModelDefinition | None:
