@@ -111,18 +111,4 @@ async def run_user_command(
 
 
 async def _announce(bus: EventBus, request: ApprovalRequest) -> None:
-    await bus.emit(
-        ApprovalNeeded(
-            request_id=request.request_id,
-            tool_name=request.tool_name,
-            tool_input=request.tool_input,
-            input_description=request.input_description,
-            mode=request.mode,
-            reason=request.reason,
-            risk_hint=request.risk_hint,
-            matched=request.matched,
-            plan_content=request.plan_content,
-            argv=list(request.argv),
-            cwd=request.cwd,
-        )
-    )
+    await bus.emit(ApprovalNeeded.of(request))

@@ -6,11 +6,14 @@ when this module is imported (importing `skillkit.permissions` does).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
 from skillkit.events import Payload
+
+if TYPE_CHECKING:
+    from skillkit.permissions.broker import ApprovalRequest
 
 __all__ = ["ApprovalNeeded", "ModeChanged", "QuestionItem", "QuestionNeeded", "QuestionOption"]
 
@@ -32,6 +35,23 @@ class ApprovalNeeded(Payload, frozen=True, kw_only=True):
     plan_content: str = ""
     argv: list[str] = msgspec.field(default_factory=list)
     cwd: str = ""
+
+    @classmethod
+    def of(cls, request: ApprovalRequest) -> ApprovalNeeded:
+        """The event announcing the broker's ``request``."""
+        return cls(
+            request_id=request.request_id,
+            tool_name=request.tool_name,
+            tool_input=request.tool_input,
+            input_description=request.input_description,
+            mode=request.mode,
+            reason=request.reason,
+            risk_hint=request.risk_hint,
+            matched=request.matched,
+            plan_content=request.plan_content,
+            argv=list(request.argv),
+            cwd=request.cwd,
+        )
 
 
 class QuestionOption(Payload, frozen=True, kw_only=True):

@@ -175,19 +175,7 @@ class Permissions(Contributor):
 
         await self.runner.events.emit(
             "approval_needed",
-            ApprovalNeeded(
-                request_id=request.request_id,
-                tool_name=request.tool_name,
-                tool_input=request.tool_input,
-                input_description=request.input_description,
-                mode=request.mode,
-                reason=request.reason,
-                risk_hint=request.risk_hint,
-                matched=request.matched,
-                plan_content=request.plan_content,
-                argv=list(request.argv),
-                cwd=request.cwd,
-            ),
+            ApprovalNeeded.of(request),
         )
 
     async def _announce_question(self, request: QuestionRequest) -> None:
