@@ -463,23 +463,12 @@ def _run_agent(args: argparse.Namespace) -> int:
 
 def _read_output_schema(path: str) -> OutputSpec | str:
     """The `OutputSpec` of the JSON schema in ``path``, or a one-line error message."""
-    import json
-
-    from skillkit.output import OutputSpec
+    from skillkit.output import OutputSpec, read_schema_file
 
     try:
-        with open(path, encoding="utf-8-sig") as file:
-            schema = json.load(file)
-    except OSError as exc:
-        return f"cannot read the output schema {path}: {exc.strerror or exc}"
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return f"the output schema {path} is not JSON: {exc}"
-    if not isinstance(schema, dict):
-        return f"the output schema {path} is not a JSON object"
-    try:
-        return OutputSpec.of(schema)
-    except (TypeError, ValueError) as exc:
-        return f"the output schema {path}: {exc}"
+        return OutputSpec.of(read_schema_file(path))
+    except ValueError as exc:
+        return str(exc)
 
 
 def _is_utf8(text: str) -> bool:

@@ -302,22 +302,12 @@ def run_batch_command(args: argparse.Namespace) -> int:
 
 def _read_schema(path: str) -> dict[str, Any] | str:
     """The JSON schema in ``path``, or a one-line reason it cannot be used."""
-    from skillkit.output import OutputSpec
+    from skillkit.output import read_schema_file
 
     try:
-        with open(path, encoding="utf-8-sig") as file:
-            schema = json.load(file)
-    except OSError as exc:
-        return f"cannot read the output schema {path}: {exc.strerror or exc}"
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return f"the output schema {path} is not JSON: {exc}"
-    if not isinstance(schema, dict):
-        return f"the output schema {path} is not a JSON object"
-    try:
-        OutputSpec.of(schema)
-    except (TypeError, ValueError) as exc:
-        return f"the output schema {path}: {exc}"
-    return schema
+        return read_schema_file(path)
+    except ValueError as exc:
+        return str(exc)
 
 
 def _check_skill(registry: SkillRegistry, name: str, action: str | None) -> None:

@@ -14,7 +14,13 @@ See ``docs/structured-output.md``.
 """
 
 from skillkit.output.run import OutputRun, parse_partial
-from skillkit.output.spec import OUTPUT_TOOL_NAME, OutputMode, OutputSpec, OutputValidationError
+from skillkit.output.spec import (
+    OUTPUT_TOOL_NAME,
+    OutputMode,
+    OutputSpec,
+    OutputValidationError,
+    read_schema_file,
+)
 from skillkit.output.strict import strict_schema
 
 __all__ = [
@@ -24,5 +30,6 @@ __all__ = [
     "OutputSpec",
     "OutputValidationError",
     "parse_partial",
+    "read_schema_file",
     "strict_schema",
 ]

@@ -20,6 +20,7 @@ __all__ = [
     "OutputMode",
     "OutputSpec",
     "OutputValidationError",
+    "read_schema_file",
 ]
 
 OUTPUT_TOOL_NAME = "final_result"
@@ -318,3 +319,22 @@ def _strip_fence(text: str) -> str:
             body = rest
         body = body.strip()
     return body
+
+
+def read_schema_file(path: str) -> dict[str, Any]:
+    """The JSON schema in the file at ``path`` (``--output-schema FILE``), checked to be
+    one `OutputSpec.of` accepts. `ValueError` with a one-line reason otherwise."""
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            schema = json.load(file)
+    except OSError as exc:
+        raise ValueError(f"cannot read the output schema {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"the output schema {path} is not JSON: {exc}") from None
+    if not isinstance(schema, dict):
+        raise ValueError(f"the output schema {path} is not a JSON object")
+    try:
+        OutputSpec.of(schema)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the output schema {path}: {exc}") from None
+    return schema
