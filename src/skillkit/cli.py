@@ -32,6 +32,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeAlias
 
 from skillkit import __version__
+from skillkit.frontends.args import agent_options, positive_int
 
 if TYPE_CHECKING:
     from skillkit.frontends.setup import CliAgent
@@ -181,7 +182,7 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     parser.add_argument(
         "--max-turns",
         metavar="N",
-        type=_positive_int,
+        type=positive_int,
         help="stop a run after N model calls (default: 50)",
     )
     parser.add_argument(
@@ -393,33 +394,9 @@ def _run_agent(args: argparse.Namespace) -> int:
             return choice.exit_code
         args.session = choice.path
 
-    from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
+    from skillkit.frontends.setup import SetupError, build_agent
 
-    options = AgentOptions(
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        max_turns=args.max_turns,
-        tools=args.tools,
-        permission_mode=args.permission_mode,
-        bypass=args.bypass,
-        allow=tuple(args.allow),
-        deny=tuple(args.deny),
-        sandbox=args.sandbox,
-        session=(
-            "off"
-            if args.no_session
-            else "continue"
-            if args.continue_session
-            else "open"
-            if args.session
-            else "new"
-        ),
-        session_ref=args.session,
-        reasoning=args.reasoning,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt,
-    )
+    options = agent_options(args)
     ask = None
     if prompt is None and args.mode != "rpc":  # only the terminal asks about plugins
         from skillkit.frontends.trust_prompt import ask_trust
@@ -503,16 +480,6 @@ async def _serve_rpc(agent: CliAgent, ui_timeout: float | None) -> int:
         return await serve_rpc(session, stdin=sys.stdin.fileno(), stdout=sys.stdout.fileno())
     finally:
         await session.aclose()
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _note(line: str) -> None:

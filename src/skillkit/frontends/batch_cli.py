@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from skillkit.frontends.args import agent_options, positive_int
+
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.batch import BatchProgress, Row, RowResult, Template
@@ -74,12 +76,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     agent.add_argument("--model", metavar="MODEL", help="as for 'skillkit --model'")
     agent.add_argument("--base-url", metavar="URL")
     agent.add_argument("--api-key-env", metavar="NAME")
-    agent.add_argument("--max-turns", metavar="N", type=_positive, help="per row")
+    agent.add_argument("--max-turns", metavar="N", type=positive_int, help="per row")
     agent.add_argument("--allow", action="append", default=[], metavar="RULE")
     agent.add_argument("--deny", action="append", default=[], metavar="RULE")
     agent.add_argument("--no-tools", action="store_false", dest="tools")
     run = parser.add_argument_group("how it runs")
-    run.add_argument("--concurrency", metavar="N", type=_positive, default=8)
+    run.add_argument("--concurrency", metavar="N", type=positive_int, default=8)
     run.add_argument("--engine", choices=("local", "ray"), default="local")
     run.add_argument(
         "--ray-address",
@@ -87,7 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="join this Ray cluster (default: start a local instance for the run)",
     )
     run.add_argument(
-        "--actors", metavar="N", type=_positive, help="Ray workers (default: the CPU count)"
+        "--actors", metavar="N", type=positive_int, help="Ray workers (default: the CPU count)"
     )
     run.add_argument(
         "--rate",
@@ -96,16 +98,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="at most N model calls a minute across the whole run",
     )
     parser.set_defaults(handler=run_batch_command)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
 
 
 @dataclass
@@ -193,7 +185,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
     """Run the batch; 0 when every row has a result (row errors are results), 1 when
     the run stopped early, 2 for bad input, 130 when interrupted."""
     from skillkit.batch import LocalEngine, RateLimiter, RayEngine, Template, TemplateError
-    from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
+    from skillkit.frontends.setup import SetupError, build_agent
 
     if args.action is not None and args.skill is None:
         return _usage("--action needs --skill")
@@ -215,16 +207,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         template = Template(args.prompt) if args.prompt is not None else None
     except TemplateError as exc:
         return _usage(str(exc))
-    options = AgentOptions(
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        max_turns=args.max_turns,
-        tools=args.tools,
-        allow=tuple(args.allow),
-        deny=tuple(args.deny),
-        session="off",
-    )
+    options = agent_options(args, session="off")  # rows save no session
     model: str | None = None
     source = ""
     try:

@@ -15,6 +15,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from skillkit.frontends.args import agent_options, positive_int
+
 if TYPE_CHECKING:
     from skillkit.serve.protocol import ServedSession
 
@@ -55,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--api-key-env", metavar="NAME", help="read the API key from the variable NAME"
     )
     parser.add_argument(
-        "--max-turns", metavar="N", type=_positive, help="stop a run after N model calls"
+        "--max-turns", metavar="N", type=positive_int, help="stop a run after N model calls"
     )
     saving = parser.add_mutually_exclusive_group()
     saving.add_argument(
@@ -108,45 +110,14 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def run_serve(args: argparse.Namespace) -> int:
     """Build the agent from ``args``, serve it until interrupted; the exit code."""
     import asyncio
 
     from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT, AgentSession
-    from skillkit.frontends.setup import AgentOptions, SetupError, build_agent
+    from skillkit.frontends.setup import SetupError, build_agent
 
-    options = AgentOptions(
-        model=args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        max_turns=args.max_turns,
-        tools=args.tools,
-        permission_mode=args.permission_mode,
-        bypass=args.bypass,
-        allow=tuple(args.allow),
-        deny=tuple(args.deny),
-        sandbox=args.sandbox,
-        session=(
-            "off"
-            if args.no_session
-            else "continue"
-            if args.continue_session
-            else "open"
-            if args.session
-            else "new"
-        ),
-        session_ref=args.session,
-    )
+    options = agent_options(args)
     try:
         agent = build_agent(options)
     except SetupError as exc:
@@ -188,6 +159,8 @@ async def serve_session(session: ServedSession, *, port: int, out: TextIO) -> in
         loop = asyncio.get_running_loop()
         handled: list[signal.Signals] = []
         for signum in (signal.SIGINT, signal.SIGTERM):
+            # Not every loop can take signal handlers (Windows, a non-main thread): there
+            # Ctrl-C still ends the run through KeyboardInterrupt.
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(signum, stop.set)
                 handled.append(signum)
