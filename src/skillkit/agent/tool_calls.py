@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from skillkit.confinement import Confinement
 from skillkit.errors import describe_exception
 from skillkit.events import (
     ToolCallEvent,
@@ -38,10 +39,11 @@ NOT_RUN = "Not run: the model call failed before this tool could run."
 
 
 class _Pending:
-    __slots__ = ("args", "call", "raw_args", "result", "started", "tool")
+    __slots__ = ("args", "call", "confinement", "raw_args", "result", "started", "tool")
 
     def __init__(self, call: ToolCall) -> None:
         self.call = call
+        self.confinement: Confinement | None = None
         self.tool: Tool | None = None
         self.args: Any = None
         self.raw_args: dict[str, Any] = call.arguments
@@ -134,6 +136,7 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
         item.result = ToolResult.error(decision.reason)
         return
     args = decision.args
+    confinement = decision.confinement
     for hook in ctx.before_tool_call:  # contributors, in list order, after bus handlers
         if args is not None:
             event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(args))
@@ -151,6 +154,9 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
             return
         if answer.args is not None:
             args = dict(answer.args)
+        if answer.confinement is not None:
+            confinement = answer.confinement.join(confinement)
+    item.confinement = confinement
     if args is not None:
         item.raw_args = args
         try:
@@ -182,7 +188,9 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
                 turn=turn,
             )
 
-    tool_ctx = ToolContext(call.id, call.name, ctx.abort, on_update, bus.agent_id)
+    tool_ctx = ToolContext(
+        call.id, call.name, ctx.abort, on_update, bus.agent_id, confinement=item.confinement
+    )
     task = asyncio.current_task()
     remove = None
     if task is not None:

@@ -12,6 +12,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 
 import msgspec
 
+from skillkit.confinement import Confinement
 from skillkit.errors import describe_exception
 from skillkit.events.envelope import Event
 from skillkit.events.payloads import (
@@ -510,6 +511,7 @@ class EventBus:
         blocked = False
         reason = ""
         changed = False
+        confinement: Confinement | None = None
         for handler in handlers:
             event = self.event(msgspec.structs.replace(call, args=args), turn)
             result = await self._call(handler, event)
@@ -518,7 +520,14 @@ class EventBus:
                     blocked, reason = True, result.reason or "blocked by a before_tool_call handler"
                 if result.args is not None:
                     args, changed = dict(result.args), True
-        return ToolCallEventResult(block=blocked, reason=reason, args=args if changed else None)
+                if result.confinement is not None:
+                    confinement = result.confinement.join(confinement)
+        return ToolCallEventResult(
+            block=blocked,
+            reason=reason,
+            args=args if changed else None,
+            confinement=confinement,
+        )
 
     async def after_tool_result(
         self, event_payload: ToolResultEvent, *, turn: int | None = None

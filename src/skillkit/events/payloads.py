@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import msgspec
 
+from skillkit.confinement import Confinement
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
@@ -331,11 +332,14 @@ class ToolCallEvent(Payload, frozen=True, kw_only=True):
 
 class ToolCallEventResult(Payload, frozen=True, kw_only=True):
     """Answer to ``before_tool_call``: ``block=True`` refuses the call (the model gets
-    ``reason`` as the tool's error result); ``args`` replaces the arguments."""
+    ``reason`` as the tool's error result); ``args`` replaces the arguments;
+    ``confinement`` limits what the processes the call starts may change (the strictest
+    of all answers wins; see `skillkit.confinement`)."""
 
     block: bool = False
     reason: str = ""
     args: dict[str, Any] | None = None
+    confinement: Confinement | None = None
 
 
 class ToolResultEvent(Payload, frozen=True, kw_only=True):

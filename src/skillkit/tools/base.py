@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 import msgspec
 
 from skillkit.abort import AbortSignal
+from skillkit.confinement import Confinement
 from skillkit.models import ImagePart, TextPart, ToolSchema, UserContent
 
 if TYPE_CHECKING:
@@ -71,9 +72,12 @@ class ToolContext:
 
     ``abort`` fires when the run is aborted (a tool should stop promptly); `update`
     streams partial output, seen by observers as ``tool_execution_update`` events.
+    ``confinement`` is what the gate's verdict lets processes started for this call
+    change (None: nobody judged the call; the runtime's default applies). A tool that
+    starts processes must hand it to its runtime.
     """
 
-    __slots__ = ("_on_update", "abort", "agent_id", "tool_call_id", "tool_name")
+    __slots__ = ("_on_update", "abort", "agent_id", "confinement", "tool_call_id", "tool_name")
 
     def __init__(
         self,
@@ -82,11 +86,13 @@ class ToolContext:
         abort: AbortSignal | None = None,
         on_update: Callable[[str], None] | None = None,
         agent_id: str = "",
+        confinement: Confinement | None = None,
     ) -> None:
         self.tool_call_id = tool_call_id
         self.tool_name = tool_name
         self.abort = abort if abort is not None else AbortSignal()
         self.agent_id = agent_id
+        self.confinement = confinement
         self._on_update = on_update
 
     def update(self, partial: str) -> None:
