@@ -35,7 +35,7 @@ TABLE: list[tuple[str, RiskLevel, str]] = [
     ("cd src && ls", SAFE, "read-only"),
     ("tree -L 2", SAFE, "read-only"),
     ("jq '.dependencies' package.json", SAFE, "read-only"),
-    ("env", SAFE, "read-only"),
+    ("env", NORMAL, "shows the environment"),
     # ---- ordinary changes inside the workspace
     ("npm test", NORMAL, ""),
     # not on the read-only allowlist, or not provably harmless: they ask
@@ -252,7 +252,8 @@ def test_understood_means_static_words_and_no_assignments(
 
 def test_unknown_paths_are_none(classifier: ShellClassifier) -> None:
     assert None in classifier.classify('cat "$F"').reads
-    assert None in classifier.classify("cat ~other/x").reads
+    assert None in classifier.classify("cat ~+/x").reads
+    assert None in classifier.classify("cat ~-/x").reads
     assert None in classifier.classify('echo x > "$OUT"').writes
 
 

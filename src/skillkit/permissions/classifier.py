@@ -26,14 +26,15 @@ rules to shell commands.
 
 from __future__ import annotations
 
-import glob
 import os
+import pwd
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 
 from skillkit.permissions import commands as _c
+from skillkit.permissions import globbing
 from skillkit.permissions.git import git_read_only_use, judge_git
 from skillkit.permissions.readonly import (
     PROGRAMS,
@@ -44,6 +45,7 @@ from skillkit.permissions.readonly import (
     sed_use,
 )
 from skillkit.permissions.shell import Command, Script, Word, iter_commands, parse_script
+from skillkit.protected import is_bare_repository, protected_reason
 
 __all__ = ["RiskLevel", "ShellClassifier", "ShellVerdict"]
 
@@ -64,9 +66,12 @@ class ShellVerdict:
     ``reason`` a sentence naming the command part it came from. ``commands`` are the
     simple commands found (their text); ``reads``/``writes`` the absolute paths touched
     (``None`` for a path that cannot be known before running); ``recursive_reads`` the
-    directories whose whole content is read. ``understood`` is true when every word is
-    static, nothing is assigned and the parser modelled every construct — the only
-    command lines a broad allow rule may cover.
+    directories whose whole content is read. ``forms`` are the simple commands as they
+    run — quotes removed, each wrapper (``env``, ``timeout``, ``sudo``...) also unwrapped,
+    the program also without its folder — and ``open_forms`` those run with further
+    arguments known only when they run (``xargs rm``); rules match both. ``understood``
+    is true when every word is static, nothing is assigned and the parser modelled
+    every construct — the only command lines a broad allow rule may cover.
     """
 
     level: RiskLevel = RiskLevel.SAFE
@@ -77,6 +82,8 @@ class ShellVerdict:
     writes: list[str | None] = field(default_factory=list)
     recursive_reads: list[str] = field(default_factory=list)
     understood: bool = True
+    forms: list[str] = field(default_factory=list)
+    open_forms: list[str] = field(default_factory=list)
 
     @property
     def dangerous(self) -> bool:
@@ -158,18 +165,21 @@ class ShellClassifier:
     # ----- paths
 
     def resolve(self, word: Word, cwds: tuple[str, ...] | None) -> list[str] | None:
-        """Every absolute path ``word`` may name (globs expanded), or None when that
-        cannot be known before running."""
+        """Every absolute path ``word`` may name (globs expanded as bash expands them),
+        or None when that cannot be known before running. Paths are joined, not
+        normalised: ``..`` after a symbolic link is left for the kernel's resolution."""
         if word.dynamic:
             return None
         text = word.text
-        if word.tilde and not word.quoted:
-            if text == "~" or text.startswith("~/"):
-                text = self.home + text[1:]
-            else:
-                return None  # ~user, ~+, ~-
+        if word.tilde:
+            expanded = self.tilde(word)
+            if expanded is None:
+                return None
+            text = expanded
         if "\x00" in text:
             return None
+        if word.glob and (word.quoted or "\\" in word.raw):
+            return None  # quoted wildcards are literal to bash; the text no longer says which
         if os.path.isabs(text):
             bases = [text]
         elif cwds is None:
@@ -186,10 +196,29 @@ class ShellClassifier:
                     os.path.relpath(m, cwd).startswith("-") for m in matches
                 ):
                     return None  # a file named like an option would become one
-                out.extend(matches or [os.path.normpath(base)])
+                out.extend(matches or [base])
             else:
                 out.append(base)
         return out
+
+    def tilde(self, word: Word) -> str | None:
+        """The text of a word starting with ``~`` after bash's tilde expansion: ``~`` is
+        the home folder, ``~user`` that user's (from the password database), unchanged
+        when any character of the prefix up to the first ``/`` is quoted or the user is
+        unknown; None for ``~+``, ``~-`` and ``~N`` (the shell's state decides)."""
+        text = word.text
+        if any(ch in word.raw.split("/", 1)[0] for ch in "'\"\\$`"):
+            return text
+        user, slash, rest = text[1:].partition("/")
+        if not user:
+            return self.home + slash + rest
+        if user[0] in "+-" or user.isdigit():
+            return None
+        try:
+            folder = pwd.getpwnam(user).pw_dir
+        except (KeyError, ValueError, OSError):
+            return text
+        return folder.rstrip("/") + "/" + rest if slash else folder
 
     def program_is_trusted(self, name: str) -> bool:
         """Whether the program ``name`` resolves to through ``PATH`` lies outside the
@@ -211,6 +240,27 @@ class ShellClassifier:
                 return not self.inside(candidate)
         return True
 
+    def own_git_dir(self, real: str) -> bool:
+        """Whether ``real`` (resolved) is the ``.git`` folder of a workspace root."""
+        return any(real == os.path.join(root, ".git") for root in self._real_roots)
+
+    def other_repository(self, folder: str) -> str:
+        """The repository git would find from ``folder`` when it is not the workspace's
+        own top-level one (a nested ``.git`` or a bare repository inside the workspace or
+        an additional directory); "" otherwise. Judged on the resolved path, as git
+        itself walks it."""
+        current = _realpath(folder)
+        root = next((r for r in self._real_roots if _under(current, r)), None)
+        if root is None:
+            return ""
+        while current != root and _under(current, root):
+            if self.own_git_dir(current):
+                return ""
+            if os.path.lexists(os.path.join(current, ".git")) or is_bare_repository(current):
+                return current
+            current = os.path.dirname(current)
+        return ""
+
     def inside(self, path: str, real: str | None = None) -> bool:
         """Whether ``path`` (and what it resolves to, ``real`` when already known) lies
         in the workspace or an additional directory."""
@@ -219,6 +269,14 @@ class ShellClassifier:
             return False
         real = _realpath(path) if real is None else real
         return any(_under(real, root) for root in self._real_roots)
+
+
+def _kernel_path(path: str) -> str:
+    """``path`` as the kernel finds it: normalised as written, unless a ``..`` follows a
+    symbolic link, where the physical (resolved) path is the one the kernel opens."""
+    normal = os.path.normpath(path)
+    real = _realpath(path)
+    return normal if _realpath(normal) == real else real
 
 
 def _under(path: str, root: str) -> bool:
@@ -233,19 +291,9 @@ def _realpath(path: str) -> str:
 
 
 def _expand(pattern: str) -> list[str] | None:
-    """Expand a glob like bash (no dot files, no ``**`` recursion); None when it matches
-    too much or cannot be expanded."""
-    if sum(1 for part in pattern.split("/") if glob.has_magic(part)) > _MAX_GLOB_LEVELS:
-        return None  # bounded work: `/*/*/*/x*` would walk much of the file system
-    out: list[str] = []
-    try:
-        for match in glob.iglob(pattern):
-            out.append(os.path.normpath(match))
-            if len(out) > _MAX_GLOB:
-                return None
-    except (OSError, ValueError, RecursionError):
-        return None
-    return sorted(out)
+    """Expand a glob as bash does (see `skillkit.permissions.globbing`); None when
+    that is not certain or it matches too much."""
+    return globbing.expand(pattern, limit=_MAX_GLOB, max_levels=_MAX_GLOB_LEVELS)
 
 
 # --------------------------------------------------------------------------- the walk
@@ -378,18 +426,32 @@ class _Walker:
             self.danger(hint, f"{what} {verb} a path known only when it runs")
             return True
         outside = False
+        protected = ""
         for path in paths:
             if path in _HARMLESS or path.startswith("/dev/fd/"):
                 continue
             self._record(self.v.writes, path)
             if not self.inside(path):
                 outside = True
+            protected = protected or self.protected(path)
+        if protected:
+            self.danger("writes a file that runs code later", f"{what} {verb} {protected}")
+            return True
         if outside:
             hint = "delete outside the workspace" if deleting else "write outside the workspace"
             self.danger(hint, f"{what} {verb} outside the workspace")
         elif not quiet and paths and any(p not in _HARMLESS for p in paths):
             self.normal("deletes files" if deleting else "writes files", f"{what} {verb} a file")
         return outside
+
+    def protected(self, path: str) -> str:
+        """Why writing ``path`` makes code run later (`skillkit.protected`), judged on
+        the path as written and as resolved; "" when it does not."""
+        for candidate in dict.fromkeys((os.path.normpath(path), self.real(path))):
+            reason = protected_reason(candidate)
+            if reason:
+                return f"{candidate} ({reason})"
+        return ""
 
     def _record(self, into: list[str | None], path: str) -> None:
         normal = os.path.normpath(path)
@@ -401,10 +463,19 @@ class _Walker:
     # ----- one command
 
     def argv(
-        self, words: list[Word], cwds: Cwds, depth: int, text: str, piped_from: str = ""
+        self,
+        words: list[Word],
+        cwds: Cwds,
+        depth: int,
+        text: str,
+        piped_from: str = "",
+        appended: bool = False,
     ) -> Cwds:
+        """Judge one command given as words. ``appended``: further arguments are added
+        when it runs (``xargs CMD``, ``find -exec CMD {} +``)."""
         head = words[0]
         args = words[1:]
+        self.form(words, appended)
         if head.dynamic:
             if any(_first_downloader(s) for s in head.substitutions):
                 self.danger("runs downloaded code", f"'{text}' runs what it downloads")
@@ -421,11 +492,11 @@ class _Walker:
             self.danger("download piped to a shell", f"'{text}' runs downloaded code")
         if name in _c.PRIVILEGE:
             inner = _skip_options(args, _c.PRIVILEGE_OPTS_WITH_VALUE)
-            after = self.argv(inner, cwds, depth, text, piped_from) if inner else cwds
+            after = self.argv(inner, cwds, depth, text, piped_from, appended) if inner else cwds
             self.danger("privilege escalation", f"'{text}' runs as another user")
             return after
         if name in _c.WRAPPERS:
-            return self.wrapper(name, args, cwds, depth, text, piped_from)
+            return self.wrapper(name, args, cwds, depth, text, piped_from, appended)
         if name in _c.SHELLS or name == "eval":
             script_text = _c.inline_script(name, args)
             if script_text is not None:
@@ -438,7 +509,7 @@ class _Walker:
             if inner and os.path.basename(inner[0].text) in _c.DELETERS:
                 self.danger("bulk delete", f"'{text}' deletes every file it is fed")
             if inner:
-                self.argv(inner, None, depth, text)
+                self.argv(inner, None, depth, text, appended=True)
             self.normal("runs commands", f"'{text}' runs commands on its input")
             return cwds
         if name in ("cd", "pushd", "popd"):
@@ -468,12 +539,11 @@ class _Walker:
             use = sed_use(args)
         elif name in ("awk", "gawk", "mawk", "nawk"):
             use = awk_use(args)
-        elif name == "env" and not args:
-            use = ReadOnlyUse()
         else:
             use = read_only_use(name, args)
+        own_repository = name != "git" or self.git_repository(args, cwds, text)
         if not isinstance(use, str):
-            if self.reads_only(use, chdirs, cwds, text):
+            if self.reads_only(use, chdirs, cwds, text) and own_repository:
                 return cwds
             use = ""
         context = _Context(self, cwds, text)
@@ -486,6 +556,63 @@ class _Walker:
             hint = "may change files or state" if name not in PROGRAMS else "not read-only"
             self.normal(hint, f"'{text}': {use}")
         return cwds
+
+    def form(self, words: list[Word], appended: bool) -> None:
+        """Record the command as it runs, for rules: quotes removed, and also with the
+        program named without its folder (``/usr/bin/rm`` is ``rm``)."""
+        texts = [w.text for w in words]
+        into = self.v.open_forms if appended else self.v.forms
+        into.append(" ".join(texts))
+        base = os.path.basename(texts[0])
+        if base != texts[0] and base:
+            into.append(" ".join([base, *texts[1:]]))
+
+    def git_repository(self, args: list[Word], cwds: Cwds, text: str) -> bool:
+        """Whether git run with ``args`` from ``cwds`` uses the workspace's own top-level
+        repository. Another one — a bare repository or a nested ``.git`` found from
+        ``-C``/``cd``, or one named by ``--git-dir`` — brings its own configuration,
+        which can make git run programs: a dangerous finding."""
+        dirs: list[str] = list(cwds or ())
+        unknown = cwds is None
+        i = 0
+        while i < len(args) and args[i].text.startswith("-"):
+            option, eq, value = args[i].text.partition("=")
+            target: Word | None = None
+            if option in ("-C", "--git-dir", "--work-tree") and not eq and i + 1 < len(args):
+                target = args[i + 1]
+                i += 1
+            elif option in ("--git-dir", "--work-tree") and eq:
+                target = Word(value, value)
+            i += 1
+            if target is None:
+                continue
+            paths = self.c.resolve(target, tuple(dirs) if dirs else cwds)
+            if paths is None:
+                unknown = True
+                continue
+            if option == "--git-dir":
+                other = [p for p in paths if not self.c.own_git_dir(_realpath(p))]
+                if other:
+                    self.danger(
+                        "another repository's configuration",
+                        f"'{text}': git uses the repository {other[0]}, whose configuration "
+                        "can make git run programs",
+                    )
+                    return False
+            elif option == "-C":
+                dirs = [_kernel_path(p) for p in paths]
+        if unknown:
+            return False
+        for folder in dirs:
+            found = self.c.other_repository(folder)
+            if found:
+                self.danger(
+                    "another repository's configuration",
+                    f"'{text}': git runs in the repository {found}, not the workspace's "
+                    "own, and its configuration can make git run programs",
+                )
+                return False
+        return True
 
     def reads_only(self, use: ReadOnlyUse, chdirs: list[Word], cwds: Cwds, text: str) -> bool:
         """Check and record an allowlisted invocation's reads; True when all are known
@@ -545,20 +672,25 @@ class _Walker:
                     self.v.recursive_reads.append(os.path.normpath(path))
 
     def wrapper(
-        self, name: str, args: list[Word], cwds: Cwds, depth: int, text: str, piped_from: str
+        self,
+        name: str,
+        args: list[Word],
+        cwds: Cwds,
+        depth: int,
+        text: str,
+        piped_from: str,
+        appended: bool,
     ) -> Cwds:
         option = _c.has_code_option(name, args)
         if option:
             self.danger("option runs programs", f"'{text}': {name} {option} runs a program")
         if name == "env":
-            if not args:
-                return cwds  # prints the environment
             for word in args:
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\+?=.*", word.text):
                     self.assignment(word.text, text)
                 elif not word.text.startswith("-"):
                     break
-                else:
+                elif word.text not in ("-0", "--null"):
                     self.v.understood = False
                     self.normal("changes the environment", f"'{text}' changes the environment")
         if name == "nohup":
@@ -572,10 +704,40 @@ class _Walker:
             and all(not w.dynamic and not w.glob for w in args)
         ):
             return cwds
-        inner = _c.unwrap(name, args)
-        if inner:
-            return self.argv(inner, cwds, depth, text, piped_from)
-        if name not in ("command", "time", "builtin", "exec"):
+        wrapped = _c.unwrap(name, args)
+        if wrapped.unknown:
+            self.normal(
+                "may change files or state",
+                f"'{text}': {name} option {wrapped.unknown} is not known to be harmless",
+            )
+        if wrapped.process:
+            self.normal(
+                "acts on another process",
+                f"'{text}': {name} {wrapped.process} changes another process",
+            )
+            return cwds
+        if wrapped.writes:
+            context = _Context(self, cwds, text)
+            if not context.write(wrapped.writes):
+                self.normal("writes files", f"'{text}': {name} writes a file it names")
+        inner_cwds = cwds
+        if wrapped.chdir is not None:
+            paths = self.c.resolve(wrapped.chdir, cwds)
+            if paths is None:
+                self.v.understood = False
+                inner_cwds = None
+            else:
+                self.read(paths, f"'{text}'")
+                inner_cwds = tuple(_kernel_path(p) for p in paths)
+        if wrapped.inner:
+            after = self.argv(wrapped.inner, inner_cwds, depth, text, piped_from, appended)
+            return cwds if wrapped.chdir is not None else after
+        if name == "env":
+            self.normal(
+                "shows the environment",
+                f"'{text}' prints the environment, which may hold keys and tokens",
+            )
+        elif name not in ("command", "time", "builtin", "exec"):
             self.normal("may change files or state", f"'{text}' is not known to be read-only")
         return cwds
 
@@ -599,11 +761,24 @@ class _Walker:
         paths = self.c.resolve(target, cwds)
         if paths is None:
             return None
-        if not all(self.inside(p) for p in paths):
+        physical = any(w.text == "-P" for w in args if w not in targets)
+        landed: list[str] = []
+        for path in paths:
+            # `cd -P` enters the resolved folder; plain `cd` the lexical one, but bash
+            # falls back to the resolved one when the lexical one does not exist
+            real = _realpath(path)
+            if physical:
+                landed.append(real if _realpath(os.path.normpath(path)) != real else path)
+            else:
+                landed.append(path)
+                if _realpath(os.path.normpath(path)) != real:
+                    landed.append(real)
+        landed = [os.path.normpath(p) for p in landed]
+        if not all(self.inside(p) for p in landed):
             self.normal(
                 "leaves the workspace", f"'{text}' changes to a directory outside the workspace"
             )
-        merged = tuple(dict.fromkeys((*(cwds or ()), *(os.path.normpath(p) for p in paths))))
+        merged = tuple(dict.fromkeys((*(cwds or ()), *landed)))
         if cwds is None or len(merged) > _MAX_CWDS:
             return None
         # the change may fail or be conditional: both directories stay possible
@@ -622,7 +797,7 @@ class _Context:
 
     def path(self, word: Word) -> str | None:
         paths = self.walker.c.resolve(word, self.cwds)
-        return os.path.normpath(paths[0]) if paths and len(paths) == 1 else None
+        return _kernel_path(paths[0]) if paths and len(paths) == 1 else None
 
     def inside(self, path: str | None) -> bool:
         return path is not None and (path in _HARMLESS or self.walker.inside(path))

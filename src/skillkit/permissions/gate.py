@@ -39,6 +39,7 @@ from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVer
 from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
 from skillkit.permissions.rules import Evaluation, Rule, RuleAction, RuleSet, Subject, parse_rule
 from skillkit.permissions.suggest import suggest_rule
+from skillkit.protected import protected_reason
 
 __all__ = [
     "EXIT_PLAN_MODE",
@@ -227,6 +228,7 @@ class PermissionGate:
         if verdict is not None:
             if not found.allowed:
                 self._allow_whole_command(tool_name, tool_input, found)
+            _merge_file_rules(found, [*self._command_forms(tool_name, verdict)])
             _merge_file_rules(found, self._file_rules(verdict))
         hint = risk.hint if kind is ToolKind.SHELL else ""
         suggested = suggest_rule(
@@ -302,6 +304,24 @@ class PermissionGate:
             found.allow, found.allowed, found.exact = whole.allow, True, True
             found.unmatched.clear()
 
+    def _command_forms(self, tool_name: str, verdict: ShellVerdict) -> list[Evaluation]:
+        """Deny and ask rules matched against each command as it runs: quotes removed,
+        wrappers unwrapped, the program without its folder (``\\rm``, ``"rm"``,
+        ``/bin/rm``, ``env rm``, ``timeout 5 rm`` are all ``rm``); a command that gets
+        further arguments when it runs (``xargs rm``) matches every rule it could."""
+        only = (RuleAction.DENY, RuleAction.ASK)
+        out: list[Evaluation] = []
+        if verdict.forms:
+            subjects = [Subject.command(form) for form in verdict.forms]
+            out.append(self.rules.evaluate(tool_name, subjects, actions=only))
+        if verdict.open_forms:
+            found = Evaluation()
+            for action in only:
+                rule = self.rules.first_open_match(tool_name, verdict.open_forms, action)
+                setattr(found, action.value, rule)
+            out.append(found)
+        return out
+
     def _decide_plan_exit(
         self, tool_input: Mapping[str, Any], mode: PermissionMode
     ) -> GateDecision:
@@ -332,7 +352,7 @@ class PermissionGate:
             subjects = [Subject.command(c) for c in verdict.commands] or [Subject.command(text)]
             risk = RiskVerdict(verdict.level, verdict.hint, verdict.reason)
         elif kind in (ToolKind.READ, ToolKind.EDIT):
-            path = self.path_of(tool_input)
+            path = self._joined(tool_input)
             subjects = [self._path_subject(path)]
             if kind is ToolKind.READ:
                 risk = RiskVerdict(RiskLevel.SAFE, "", "read-only")
@@ -358,11 +378,19 @@ class PermissionGate:
     def path_of(self, tool_input: Mapping[str, Any]) -> str:
         """The absolute, normalised path a file tool's input names (the workspace when the
         tool was given none)."""
+        return os.path.normpath(self._joined(tool_input))
+
+    def _joined(self, tool_input: Mapping[str, Any]) -> str:
+        """The absolute path a file tool's input names, ``~`` and ``~user`` expanded as
+        the file tools expand them, not normalised: a ``..`` after a symbolic link is
+        left for the physical resolution (`_path_subject`)."""
         raw = tool_input.get("path", tool_input.get("file_path"))
         text = raw if isinstance(raw, str) and raw else "."
         if text == "~" or text.startswith("~/"):
             text = self.home + text[1:]
-        return os.path.normpath(os.path.join(self.workspace, text))
+        elif text.startswith("~") and "\0" not in text:
+            text = os.path.expanduser(text)
+        return os.path.join(self.workspace, text)
 
     def inside(self, path: str) -> bool:
         return any(path == d or path.startswith(d.rstrip("/") + "/") for d in self.directories)
@@ -415,16 +443,20 @@ class PermissionGate:
         text = os.fspath(path)
         if "\0" in text:
             raise ValueError("NUL in path")
-        return os.path.normpath(os.path.join(self.workspace, text))
+        return os.path.join(self.workspace, text)
 
     def _path_subject(self, path: str) -> Subject:
+        """Every absolute spelling of ``path``: normalised as written, and resolved the
+        way the kernel resolves it (symbolic links followed, ``..`` after them too)."""
+        normal = os.path.normpath(path)
         real = _realpath(path)
-        return Subject("path", (path,) if real == path else (path, real))
+        return Subject("path", (normal,) if real == normal else (normal, real))
 
     def _edit_risk(self, tool_name: str, path: str) -> RiskVerdict:
-        shown = self.display_path(path)
+        normal = os.path.normpath(path)
         real = _realpath(path)
-        if not (self.inside(path) and self.inside(real)):
+        shown = self.display_path(normal)
+        if not (self.inside(normal) and self.inside(real)):
             return RiskVerdict(
                 RiskLevel.DANGEROUS,
                 "write outside the workspace",
@@ -435,6 +467,15 @@ class PermissionGate:
             return RiskVerdict(
                 RiskLevel.DANGEROUS, "protected path", f"{tool_name} {shown} changes {rel[0]}/"
             )
+        for candidate in dict.fromkeys((real, normal)):
+            reason = protected_reason(candidate)
+            if reason:
+                return RiskVerdict(
+                    RiskLevel.DANGEROUS,
+                    "protected path",
+                    f"{tool_name} {self.display_path(candidate)} writes a file that makes code "
+                    f"run later ({reason})",
+                )
         return RiskVerdict(RiskLevel.NORMAL, "", f"{tool_name} {shown}")
 
     def display_path(self, path: str) -> str:

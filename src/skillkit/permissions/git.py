@@ -33,6 +33,11 @@ _CODE_ANY = frozenset(
         "--tool",
         "--textconv",
         "--filters",
+        "--sendmail-cmd",
+        "--smtp-server",
+        "--to-cmd",
+        "--cc-cmd",
+        "--header-cmd",
     }
 )
 _CODE_OPTIONS: dict[str, frozenset[str]] = {
@@ -343,11 +348,7 @@ def _listing(sub: str, rest: list[Word]) -> str | None:
     options = [t for t in texts if t.startswith("-")]
     positional = [t for t in texts if not t.startswith("-")]
     if sub == "branch":
-        ok = all(o.partition("=")[0] in _BRANCH_LISTING for o in options)
-        valued_given = any(o in _BRANCH_VALUED for o in options)
-        if ok and (not positional or "--list" in options or "-l" in options or valued_given):
-            return ""
-        return "git branch changes branches"
+        return "" if _branch_lists(rest) else "git branch changes branches"
     if sub == "tag":
         if not texts or (
             ("-l" in options or "--list" in options)
@@ -392,6 +393,42 @@ def _listing(sub: str, rest: list[Word]) -> str | None:
     return None
 
 
+# options that make `git branch` list (with a name, it is then a pattern); --sort,
+# --format and the colour options do not: `git branch --sort x NEW` creates NEW
+_BRANCH_LIST_MODE = _w(
+    "--list -l -v -vv --verbose --contains --no-contains --merged --no-merged --points-at "
+    "--show-current"
+)
+# options whose value git takes from the next word
+_BRANCH_NEXT_VALUE = _w("--sort --format --points-at")
+
+
+def _branch_lists(rest: list[Word]) -> bool:
+    """Whether ``git branch REST`` only lists branches (creates, moves or deletes none).
+    Options and operands are read as git reads them: a valued option takes the next
+    word, and a name creates a branch unless an option puts git in list mode."""
+    listing = False
+    names = 0
+    i = 0
+    while i < len(rest):
+        text = rest[i].text
+        i += 1
+        if text == "--":
+            names += len(rest) - i
+            break
+        if not text.startswith("-") or text == "-":
+            names += 1
+            continue
+        name, eq, _ = text.partition("=")
+        if name not in _BRANCH_LISTING:
+            return False
+        if name in _BRANCH_LIST_MODE:
+            listing = True
+        if name in _BRANCH_NEXT_VALUE and not eq:
+            i += 1
+    return listing or names == 0
+
+
 def judge_git(args: list[Word], ctx: JudgeContext) -> None:
     """Record what ``git args...`` does: code-running options are dangerous, everything
     the read-only allowlist does not accept changes something."""
@@ -431,11 +468,81 @@ def judge_git(args: list[Word], ctx: JudgeContext) -> None:
     texts = [a.text for a in rest]
     if sub in ("submodule",) and positional and positional[0].text == "foreach":
         ctx.danger("git option runs programs", f"'{ctx.text}' runs a shell command")
+    if sub == "bisect" and positional and positional[0].text == "run":
+        ctx.danger("git option runs programs", f"'{ctx.text}' runs a command at each step")
+    if sub in ("send-email", "imap-send", "instaweb", "daemon", "credential", "web--browse"):
+        ctx.danger(
+            "git command runs programs or reveals credentials",
+            f"'{ctx.text}': git {sub} runs configured programs, serves the repository or "
+            "shows stored credentials",
+        )
+    if sub.startswith("credential-"):
+        ctx.danger("reads stored credentials", f"'{ctx.text}' reads stored credentials")
+    _git_writes(sub, rest, ctx)
     handler = _SUBCOMMANDS.get(sub)
     if handler is not None:
         handler(_Args(options, positional, texts), ctx)
         return
     ctx.normal("changes the repository", f"'{ctx.text}' may change the repository")
+
+
+# subcommand -> options whose value is a file or folder git writes
+_WRITE_OPTIONS: dict[str, frozenset[str]] = {
+    "format-patch": _w("-o --output-directory"),
+    "archive": _w("-o --output"),
+    "checkout-index": _w("--prefix"),
+    "bugreport": _w("-o --output-directory"),
+    "diagnose": _w("-o --output-directory"),
+}
+# subcommand -> which positional operand (after the action word, if any) is written
+_WRITE_OPERANDS: dict[str, tuple[str, int]] = {
+    "clone": ("", 1),
+    "init": ("", 0),
+    "worktree": ("add", 0),
+    "bundle": ("create", 0),
+}
+
+
+def _git_writes(sub: str, rest: list[Word], ctx: JudgeContext) -> None:
+    """Record the files and folders a git subcommand writes where it is told to (an
+    outside one is a dangerous finding)."""
+    writes = _WRITE_OPTIONS.get(sub, frozenset())
+    targets: list[Word] = []
+    operands: list[Word] = []
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        text = word.text
+        i += 1
+        if text == "--":
+            operands.extend(rest[i:])
+            break
+        if not text.startswith("-") or text == "-":
+            operands.append(word)
+            continue
+        name, eq, value = text.partition("=")
+        option = name if name in writes else ""
+        if not option and name.startswith("--"):
+            option = next((o for o in writes if len(name) > 3 and o.startswith(name)), "")
+        if not option and not name.startswith("--") and len(name) > 2:
+            short = "-" + name[1]
+            if short in writes:
+                targets.append(Word(name[2:], name[2:]))
+            continue
+        if not option:
+            continue
+        if eq:
+            targets.append(Word(value, value))
+        elif i < len(rest):
+            targets.append(rest[i])
+            i += 1
+    action, index = _WRITE_OPERANDS.get(sub, ("-", -1))
+    if index >= 0:
+        if action:
+            operands = operands[1:] if operands and operands[0].text == action else []
+        targets.extend(operands[index : index + 1])
+    if targets:
+        ctx.write(targets)
 
 
 def _abbreviates(name: str, options: frozenset[str]) -> bool:
@@ -515,8 +622,8 @@ def _branch(a: _Args, ctx: JudgeContext) -> None:
     ):
         ctx.danger("force deletes a branch")
         return
-    listing = all(o in _BRANCH_LISTING or o.startswith(("--sort", "--format")) for o in a.options)
-    if listing and (not a.positional or "--list" in a.options or "-l" in a.options):
+    rest = [Word(t, t) for t in a.texts]
+    if _branch_lists(rest):
         return
     ctx.normal("changes branches")
 

@@ -67,6 +67,10 @@ class Program:
     default_cwd: bool = False  # without a path operand it reads the working directory
     pattern_ok: Callable[[str], bool] | None = None
     files_only: bool = False  # directory operands are read file by file, following links
+    # options whose value is the pattern (grep -e): then every operand is a file
+    pattern_options: frozenset[str] = frozenset({"-e", "--regexp", "-f", "--file"})
+    options_first: bool = False  # options end at the first operand (xxd)
+    operand_ok: Callable[[str], bool] | None = None  # refuses operands it cannot judge
 
 
 def _w(text: str) -> frozenset[str]:
@@ -132,8 +136,24 @@ _RG = _spec(
 
 
 def _jq_filter_ok(text: str) -> bool:
-    """jq filters may load modules and data files (``import``/``include``) — refused."""
-    return re.search(r"\b(import|include|input_filename|\$__loc__|\$__prog_args)\b", text) is None
+    """jq filters may load modules and data files (``import``/``include``) or read the
+    environment, where keys and tokens live (``env``, ``$ENV``) — refused."""
+    return (
+        re.search(
+            r"\b(import|include|input_filename|modulemeta|get_search_list|\$__loc__|"
+            r"\$__prog_args)\b|\$ENV\b|(?<![.\w$])env\b",
+            text,
+        )
+        is None
+    )
+
+
+# printenv NAME shows one variable; these hold no secrets
+_PLAIN_VARIABLES = _w(
+    "PATH HOME USER LOGNAME SHELL PWD OLDPWD LANG LANGUAGE LC_ALL LC_CTYPE TERM TMPDIR "
+    "HOSTNAME VIRTUAL_ENV CONDA_DEFAULT_ENV EDITOR VISUAL PAGER TZ COLUMNS LINES SHLVL "
+    "XDG_RUNTIME_DIR XDG_CONFIG_HOME XDG_DATA_HOME XDG_CACHE_HOME"
+)
 
 
 _SUMS = _spec(
@@ -318,11 +338,14 @@ PROGRAMS: dict[str, Program] = {
         valued="--indent",
         operands="pattern",
         pattern_ok=_jq_filter_ok,
+        pattern_options=frozenset(),  # jq -e is --exit-status, not a filter
     ),
+    # xxd stops reading options at its first operand: `xxd IN -c` writes a file "-c"
     "xxd": _spec(
         "-a -b -C -E -e -i -p -u -d -ps -plain -autoskip -bits -capitalize -uppercase",
         valued="-c -g -l -s -o -n -cols -groupsize -len -seek -offset -name",
         max_operands=1,
+        options_first=True,
     ),
     "od": _spec(
         "-b -c -d -f -i -l -o -s -x -v --output-duplicates",
@@ -330,8 +353,16 @@ PROGRAMS: dict[str, Program] = {
         optional="--width --strings",
     ),
     "hexdump": _spec("-b -c -C -d -o -x -v", valued="-n -s -e"),
-    "strings": _spec("-a -f -w --all --print-file-name", valued="-n -t -e --bytes --radix"),
-    "printenv": _spec("-0 --null", operands="text"),
+    # strings reads further options from an `@file` operand
+    "strings": _spec(
+        "-a -f -w --all --print-file-name",
+        valued="-n -t -e --bytes --radix",
+        operand_ok=lambda text: not text.startswith("@"),
+    ),
+    # the environment holds API keys: only variables known to hold none
+    "printenv": _spec(
+        "-0 --null", operands="text", operand_ok=lambda text: text in _PLAIN_VARIABLES
+    ),
 }
 
 
@@ -357,7 +388,10 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
         if word.dynamic:
             return f"argument {word.raw!r} is known only when it runs"
         if options_done or text == "-" or not text.startswith("-"):
+            if spec.operand_ok is not None and not spec.operand_ok(text):
+                return f"{name} operand {word.raw!r} is not known to be read-only"
             operands.append(word)
+            options_done = options_done or spec.options_first
             continue
         if word.glob:
             return f"option {word.raw!r} holds an unquoted glob"
@@ -410,7 +444,7 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
         for opt, given in found:
             if opt in spec.recursive:
                 recursive = True
-            if opt in ("-e", "--regexp", "-f", "--file") and spec.operands == "pattern":
+            if opt in spec.pattern_options and spec.operands == "pattern":
                 pattern_given = True
                 if given is not None and spec.pattern_ok and not spec.pattern_ok(given):
                     return f"{name} expression {given!r} is not known to be read-only"
@@ -426,6 +460,8 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
             return f"pattern {pattern.raw!r} is an unquoted glob"
         if spec.pattern_ok is not None and not spec.pattern_ok(pattern.text):
             return f"{name} expression {pattern.raw!r} is not known to be read-only"
+    if name == "printenv" and not operands:
+        return "printenv shows the whole environment, which may hold keys and tokens"
     if spec.operands in ("text", "none", "format"):
         if spec.operands == "none" and operands:
             return f"{name} takes no operands here"

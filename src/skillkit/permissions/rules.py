@@ -363,6 +363,30 @@ class RuleSet:
             )
         ]
 
+    def first_open_match(
+        self, tool_name: str, commands: Sequence[str], action: RuleAction
+    ) -> Rule | None:
+        """The first ``action`` rule for ``tool_name`` whose command pattern matches one of
+        ``commands`` followed by any further arguments (``xargs rm`` runs ``rm`` with
+        arguments read at run time): it matches as is, or the pattern's literal start
+        (before its first ``*``) begins with the command and a space, or the command
+        begins with that literal start. Over-approximates, as deny and ask rules must."""
+        for rule in self.for_tool(tool_name):
+            if rule.action is not action:
+                continue
+            if rule.pattern is None:
+                return rule
+            start = _literal_start(rule.pattern)
+            for command in commands:
+                text = _squash(command)
+                if (
+                    self._matches(rule, "command", text, on_error=True)
+                    or start.startswith(text + " ")
+                    or text.startswith(start)
+                ):
+                    return rule
+        return None
+
     def _matches(self, rule: Rule, kind: SubjectKind, value: str, *, on_error: bool) -> bool:
         """Whether ``rule``'s pattern matches ``value``. Never raises: a pattern that
         cannot be used (only possible for a rule built by hand, not parsed) counts as
@@ -411,6 +435,26 @@ def _path_regex(pattern: str, workspace: str, home: str) -> str:
 
 def _squash(text: str) -> str:
     return " ".join(text.split())
+
+
+def _literal_start(pattern: str) -> str:
+    """The text a command pattern starts with before its first wildcard."""
+    pattern = _squash(pattern)
+    if pattern.endswith(":*"):
+        pattern = pattern[:-2].rstrip()
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if ch == "*":
+            break
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _command_regex(pattern: str) -> str:

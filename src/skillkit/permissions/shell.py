@@ -419,6 +419,9 @@ class _Builder:
 
     def assignment(self, node: Node, depth: int) -> Word:
         raw = self.src(node)
+        if not re.match(r"[A-Za-z_][A-Za-z0-9_]*(\[|\+?=)", raw):
+            # `1=x` is a command to bash (its name is no identifier), an assignment here
+            self.problem("an assignment bash would run as a command")
         value = node.child_by_field_name("value")
         if value is None:
             return Word(raw, raw)
