@@ -16,11 +16,13 @@ SKILLKIT = Path(sys.executable).parent / "skillkit"
 pytestmark = pytest.mark.timeout(60)
 
 
-def run(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path, home: Path, trust: str = "1"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(SKILLKIT), *args],
         cwd=cwd,
-        env={**os.environ, "HOME": str(home), "SKILLKIT_TRUST_PROJECT": "0"},
+        env={**os.environ, "HOME": str(home), "SKILLKIT_TRUST_PROJECT": trust},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

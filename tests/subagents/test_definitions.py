@@ -128,7 +128,7 @@ def test_a_bad_file_is_reported_and_the_others_still_load(tmp_path: Path) -> Non
     agents = project / ".skillkit" / "agents"
     write(agents, "good.md", "---\nname: good\ndescription: Works.\n---\n")
     bad = write(agents, "bad.md", "---\nname: bad\nmax_turns: -1\n---\n")
-    registry = AgentRegistry(cwd=project, home=tmp_path / "home")
+    registry = AgentRegistry(cwd=project, home=tmp_path / "home", trusted=True)
     registry.load()
 
     assert registry.names() == ["general-purpose", "good"]
@@ -146,7 +146,7 @@ def test_project_beats_user_beats_code_beats_builtin(tmp_path: Path) -> None:
         "gp.md",
         "---\nname: general-purpose\ndescription: my own\n---\n",
     )
-    registry = AgentRegistry(cwd=project, home=home)
+    registry = AgentRegistry(cwd=project, home=home, trusted=True)
     registry.register(AgentDefinition(name="shared", description="code"))
     registry.register(AgentDefinition(name="coded", description="code"))
 

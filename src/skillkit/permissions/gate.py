@@ -37,7 +37,15 @@ from skillkit.permissions.broker import (
 )
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
 from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
-from skillkit.permissions.rules import Evaluation, Rule, RuleAction, RuleSet, Subject, parse_rule
+from skillkit.permissions.rules import (
+    FILE_FAMILIES,
+    Evaluation,
+    Rule,
+    RuleAction,
+    RuleSet,
+    Subject,
+    parse_rule,
+)
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.protected import protected_reason
 
@@ -223,8 +231,15 @@ class PermissionGate:
         mode = self.mode
         if kind is ToolKind.PLAN_EXIT:
             return self._decide_plan_exit(tool_input, mode)
-        subjects, risk, verdict = self._inspect(tool_name, kind, tool_input)
+        subjects, risk, verdict = self._inspect(tool_name, kind, tool_input, tool)
         found = self.rules.evaluate(tool_name, subjects)
+        target = _target_path(tool, tool_input)
+        if kind in (ToolKind.READ, ToolKind.EDIT) and target:
+            # a tool that reads or writes a file it names: the file rules apply to it
+            family = "read" if kind is ToolKind.READ else "edit"
+            only = (RuleAction.DENY, RuleAction.ASK)
+            subject = self._path_subject(target)
+            _merge_file_rules(found, [self.rules.evaluate(family, [subject], actions=only)])
         if verdict is not None:
             if not found.allowed:
                 self._allow_whole_command(tool_name, tool_input, found)
@@ -341,9 +356,17 @@ class PermissionGate:
         )
 
     def _inspect(
-        self, tool_name: str, kind: ToolKind, tool_input: Mapping[str, Any]
+        self,
+        tool_name: str,
+        kind: ToolKind,
+        tool_input: Mapping[str, Any],
+        tool: object | None = None,
     ) -> tuple[list[Subject], RiskVerdict, ShellVerdict | None]:
-        """Subjects for rule matching, the call's risk, and the shell verdict if any."""
+        """Subjects for rule matching, the call's risk, and the shell verdict if any.
+
+        A tool may say which file a call really touches (``tool.target_path(input)``,
+        e.g. the ``skill`` tool reading in a skill's folder): rules are matched against
+        that path. One that fails to say is dangerous (fail closed)."""
         verdict: ShellVerdict | None = None
         if kind is ToolKind.SHELL:
             command = tool_input.get("command")
@@ -353,10 +376,18 @@ class PermissionGate:
             risk = RiskVerdict(verdict.level, verdict.hint, verdict.reason)
         elif kind in (ToolKind.READ, ToolKind.EDIT):
             path = self._joined(tool_input)
+            risk = RiskVerdict(RiskLevel.SAFE, "", "read-only")
+            target = getattr(tool, "target_path", None)
+            if callable(target):
+                try:
+                    found = target(tool_input)
+                except Exception as exc:
+                    found = None
+                    risk = RiskVerdict(RiskLevel.DANGEROUS, "unknown path", f"{tool_name}: {exc}")
+                if isinstance(found, str) and found:
+                    path = found
             subjects = [self._path_subject(path)]
-            if kind is ToolKind.READ:
-                risk = RiskVerdict(RiskLevel.SAFE, "", "read-only")
-            else:
+            if kind is ToolKind.EDIT:
                 risk = self._edit_risk(tool_name, path)
         elif kind is ToolKind.SESSION:
             subjects = [Subject.text(_input_text(tool_input))]
@@ -680,6 +711,19 @@ def _denial_message(tool_name: str, decision: GateDecision, answer: ApprovalDeci
     if answer.by == "abort":
         return f"The call was not run: {answer.message}."
     return answer.message or f"Permission for {tool_name} was denied; the call was not run."
+
+
+def _target_path(tool: object, tool_input: Mapping[str, Any]) -> str:
+    """The file a tool (not one of the built-in file tools) says a call touches
+    (``tool.target_path(input)``); "" when it says none or fails."""
+    target = getattr(tool, "target_path", None)
+    if not callable(target) or getattr(tool, "name", "") in FILE_FAMILIES:
+        return ""
+    try:
+        found = target(tool_input)
+    except Exception:
+        return ""
+    return found if isinstance(found, str) else ""
 
 
 def _invocation(tool: object, tool_input: Mapping[str, Any]) -> tuple[list[str], str]:

@@ -29,13 +29,13 @@ here raises.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillkit import safejson
 from skillkit.skills.prompt import CatalogBudget
 
 __all__ = ["SkillSettings", "load_skill_settings", "skill_settings_from"]
@@ -159,9 +159,13 @@ def skill_settings_from(
 
 def _read(path: Path, problems: list[str]) -> Mapping[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = safejson.loads(path.read_bytes())
+    except OSError as exc:
         problems.append(f"{path}: cannot be read ({type(exc).__name__}); skill settings ignored")
+        return None
+    except safejson.JSONError as exc:
+        # also a document nested too deeply to parse safely: one line, the run goes on
+        problems.append(f"{path}: cannot be read ({exc}); skill settings ignored")
         return None
     if not isinstance(data, dict):
         problems.append(f"{path}: must hold a JSON object; skill settings ignored")

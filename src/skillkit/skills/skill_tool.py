@@ -9,7 +9,8 @@ is answered with the closest names) and ``query`` searches names and description
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -118,6 +119,21 @@ class SkillTool:
             details={"skill": skill.name, "path": args.path},
         )
 
+    def target_path(self, tool_input: Mapping[str, Any]) -> str | None:
+        """The physical path a call would read (its ``path`` resolved in the real folder
+        of the skill), so a permission gate judges file rules against the file actually
+        read; None for a call that reads no companion file. Never raises."""
+        name, relative = tool_input.get("name"), tool_input.get("path")
+        if not isinstance(name, str) or not isinstance(relative, str) or not relative:
+            return None
+        try:
+            skill = self._lookup(name)
+            if skill is None:
+                return None
+            return os.path.realpath(os.path.join(os.path.realpath(skill.base_dir), relative))
+        except (OSError, ValueError):
+            return None
+
     def _search(self, query: str) -> str:
         skills = self._skills() if self._skills is not None else []
         found = search_skills(skills, query)
@@ -131,10 +147,19 @@ class SkillTool:
 def _read_companion(skill: Skill, relative: str) -> str:
     from skillkit.tools.base import ToolError
 
-    root = skill.base_dir.resolve()
-    target = (skill.base_dir / relative).resolve()
-    if Path(relative).is_absolute() or root not in target.parents:
+    if "\0" in relative or Path(relative).is_absolute():
         raise ToolError(f"'{relative}' is not inside the folder of skill '{skill.name}'")
+    # judged where the kernel goes: the skill folder's real place, the file's real place
+    root = Path(os.path.realpath(skill.base_dir))
+    target = Path(os.path.realpath(root / relative))
+    if root not in target.parents:
+        raise ToolError(f"'{relative}' is not inside the folder of skill '{skill.name}'")
+    shared = _shared_folder(root)
+    if shared:
+        raise ToolError(
+            f"the folder of skill '{skill.name}' resolves to {root}, which holds {shared}: "
+            "only a skill's own folder is read"
+        )
     try:
         with target.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -150,3 +175,17 @@ def _read_companion(skill: Skill, relative: str) -> str:
     if len(data) > MAX_FILE_BYTES:
         text += f"\n[cut at {MAX_FILE_BYTES} bytes]"
     return text
+
+
+def _shared_folder(root: Path) -> str:
+    """What a skill folder's real place holds besides a skill — the home folder, the
+    working folder, the whole file system — when a symbolic link made it one of those
+    or one of their parents; "" for a skill's own folder."""
+    for label, place in (("the home folder", Path.home()), ("the working folder", Path.cwd())):
+        try:
+            real = Path(os.path.realpath(place))
+        except (OSError, ValueError):
+            continue
+        if real == root or root in real.parents:
+            return label
+    return "the whole file system" if root == Path(root.anchor) else ""

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, TypeAlias
 
+from skillkit.subagents.registry import UNTRUSTED_FIELD
 from skillkit.text import neutralize
 
 if TYPE_CHECKING:
@@ -60,7 +61,12 @@ def main(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | No
     err = err if err is not None else sys.stderr
     registry = _registry(args.cwd)
     definitions = registry.definitions()
-    errors = [d for d in registry.diagnostics if d.severity == "error"]
+    notices = [d for d in registry.diagnostics if d.field == UNTRUSTED_FIELD]
+    errors = [
+        d for d in registry.diagnostics if d.severity == "error" and d.field != UNTRUSTED_FIELD
+    ]
+    for notice in notices:
+        err.write(_safe(err, f"skillkit: agents: {notice.path}: {notice.message}\n"))
     if args.json:
         data = {
             "agents": [d.summary() for d in definitions],

@@ -1,7 +1,8 @@
 """`AgentRegistry`: the agent definitions a session knows, found and kept fresh.
 
 Sources, most specific first: the project's ``.skillkit/agents/`` (in the working
-directory), the user's ``~/.skillkit/agents/``, folders plugins add (`add_source` with
+directory; only in a trusted project, else one diagnostic says it was left out), the
+user's ``~/.skillkit/agents/``, folders plugins add (`add_source` with
 scope ``plugin``, from the ``skillkit_register_agents`` hook), definitions registered in
 code (`register`), then the built-in `GENERAL_PURPOSE`. Every ``*.md`` file directly in a
 source folder is one definition; when two share a name the more specific source wins.
@@ -37,6 +38,11 @@ AGENT_ROOT = ".skillkit/agents"
 AGENT_SCOPES = ("project", "user", "plugin")
 """Scopes of agent folders, most specific first."""
 
+UNTRUSTED_FIELD = "trust"
+"""The field of the one diagnostic saying a project's agents were left out: an agent
+definition chooses models, tools and prompts, so a project's own act only once the
+project is trusted (the trust of `skillkit.trust`, as for its plugins and settings)."""
+
 _MAX_FILES = 1000
 
 
@@ -71,6 +77,7 @@ class AgentRegistry:
         home: str | os.PathLike[str] | None = None,
         default_sources: bool = True,
         builtin: Iterable[AgentDefinition] = (GENERAL_PURPOSE,),
+        trusted: bool | None = None,
     ) -> None:
         self.cwd = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
         self.home = Path(os.path.abspath(home if home is not None else Path.home()))
@@ -85,9 +92,13 @@ class AgentRegistry:
         self._diagnostics: tuple[Diagnostic, ...] = ()
         self._listeners: list[Callable[[list[str]], None]] = []
         self._loaded = False
+        self._untrusted: Path | None = None
         if default_sources:
             if self.cwd != self.home:
-                self.add_source(self.cwd / AGENT_ROOT, scope="project")
+                if _project_trusted(self.cwd, self.home, trusted):
+                    self.add_source(self.cwd / AGENT_ROOT, scope="project")
+                else:
+                    self._untrusted = self.cwd / AGENT_ROOT
             self.add_source(self.home / AGENT_ROOT, scope="user")
 
     # ----- sources
@@ -208,6 +219,15 @@ class AgentRegistry:
                     )
                     continue
                 winners[good.name] = good
+        if self._untrusted is not None and _agent_files(self._untrusted):
+            diagnostics.append(
+                Diagnostic(
+                    str(self._untrusted),
+                    UNTRUSTED_FIELD,
+                    "the project's agents are not loaded: the project is not trusted "
+                    "(run `skillkit plugins trust` to allow them)",
+                )
+            )
         for name, definition in {**self._code}.items():
             winners.setdefault(name, definition)
         for name, definition in self._builtin.items():
@@ -265,6 +285,19 @@ class AgentRegistry:
                 self._listeners.remove(listener)
 
         return unsubscribe
+
+
+def _project_trusted(cwd: Path, home: Path, trusted: bool | None) -> bool:
+    """Whether the project in ``cwd`` may bring its own agents: the caller's word, else
+    ``SKILLKIT_TRUST_PROJECT`` or the trust store under ``home``. Fails closed."""
+    from skillkit.trust import TrustStore, settled_trust
+
+    try:
+        store = TrustStore(home / ".skillkit" / "trusted-projects.json")
+        decided, _ = settled_trust(cwd, trusted=trusted, store=store)
+    except Exception:
+        return False
+    return decided is True
 
 
 def _agent_files(folder: Path) -> list[str]:
