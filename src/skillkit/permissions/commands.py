@@ -677,13 +677,56 @@ def _wget(args: list[Word], ctx: JudgeContext) -> None:
     ctx.write([Word(t, t) for t in chosen])
 
 
+_TAR_VALUED_LETTERS = "bCfFgHIKLNTVX"
+
+
+def _tar_options(args: list[Word]) -> tuple[str, list[str], dict[str, str]]:
+    """tar's short letters (bundled ``-xzf``, or the old-style first word ``xzf``), long
+    options, and the values of ``-f``/``--file`` and ``-C``/``--directory`` — a bundled
+    letter takes the rest of its bundle (``-fa.tar``) or the next word as GNU tar does."""
+    letters: list[str] = []
+    options: list[str] = []
+    values: dict[str, str] = {}
+    i = 0
+    pending: list[str] = []
+    if args and not args[0].text.startswith("-"):
+        letters.extend(args[0].text)
+        pending = [ch for ch in args[0].text if ch in _TAR_VALUED_LETTERS]
+        i = 1
+    while i < len(args):
+        text = args[i].text
+        i += 1
+        if pending:
+            values.setdefault("-" + pending.pop(0), text)
+            continue
+        if text == "--":
+            break
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            options.append(name)
+            if name in ("--file", "--directory"):
+                if not eq and i < len(args):
+                    value = args[i].text
+                    i += 1
+                values.setdefault("-f" if name == "--file" else "-C", value)
+            continue
+        if not text.startswith("-") or text == "-":
+            continue
+        for index, letter in enumerate(text[1:]):
+            letters.append(letter)
+            if letter in _TAR_VALUED_LETTERS:
+                value = text[index + 2 :]
+                if not value and i < len(args):
+                    value = args[i].text
+                    i += 1
+                values.setdefault("-" + letter, value)
+                break
+    return "".join(letters), options, values
+
+
 def _tar(args: list[Word], ctx: JudgeContext) -> None:
-    options, positional, values = split_args(args, frozenset({"-C", "--directory", "-f", "--file"}))
-    letters = args[0].text if args and not args[0].text.startswith("-") else ""
-    flags = "".join(o[1:] for o in options if not o.startswith("--")) + letters
-    archive = values.get("-f") or values.get("--file")
-    if archive is None and letters and "f" in letters and positional:
-        archive = positional[0].text
+    flags, options, values = _tar_options(args)
+    archive = values.get("-f")
     if (
         archive
         and re.match(r"^[^/]*:", archive)
@@ -698,7 +741,7 @@ def _tar(args: list[Word], ctx: JudgeContext) -> None:
                 "write outside the workspace",
                 f"'{ctx.text}' extracts absolute paths, anywhere on the machine",
             )
-        where = values.get("-C") or values.get("--directory") or "."
+        where = values.get("-C") or "."
         if not ctx.write([Word(where, where)]):
             ctx.normal("extracts files")
     elif ("c" in flags or "r" in flags or "u" in flags or "--create" in options) and (

@@ -9,9 +9,9 @@ text, ``?`` one character, ``[...]`` one character of a set (``!`` or ``^`` nega
 left as written.
 
 `expand` follows those rules and gives up (None) wherever it could differ from bash:
-equivalence and collating elements (``[=a=]``, ``[.a.]``), a class tested on a
-non-ASCII name, a part that could match ``.`` or ``..`` (bash versions disagree), a
-bracket that could match a leading ``.``, too many matches or too many levels. The
+equivalence and collating elements (``[=a=]``, ``[.a.]``), ``?`` or a bracket tested on
+a non-ASCII name (one character or several bytes, by locale), a part that could match
+``.`` or ``..`` (bash versions disagree), too many matches or too many levels. The
 classifier then treats the word as known only when it runs.
 Internal to `skillkit.permissions.classifier`.
 """
@@ -54,8 +54,6 @@ class _Set:
     classes: tuple[str, ...]
 
     def matches(self, ch: str) -> bool:
-        if self.classes and not ch.isascii():
-            raise _Unsupported("a character class on a non-ASCII name")
         found = (
             ch in self.chars
             or any(low <= ch <= high for low, high in self.ranges)
@@ -133,6 +131,9 @@ def _bracket(part: str, start: int) -> tuple[_Set, int] | None:
 
 def _match(tokens: list[_Token], name: str) -> bool:
     """Whether ``name`` matches the tokens of one pattern part (no ``/`` in either)."""
+    if not name.isascii() and any(t == "?" or isinstance(t, _Set) for t in tokens):
+        # one character or several bytes: that depends on the locale bash runs in
+        raise _Unsupported("a one-character wildcard tested on a non-ASCII name")
     # reachable[j]: tokens[:t] can match name[:j]
     reachable = [True] + [False] * len(name)
     for token in tokens:
@@ -164,9 +165,7 @@ def _part_matcher(part: str) -> tuple[list[_Token], bool]:
     """The tokens of one pattern part and whether it may match hidden names."""
     tokens = _tokens(part)
     first = tokens[0] if tokens else ""
-    if isinstance(first, _Set) and first.matches("."):
-        raise _Unsupported("a bracket that may match a leading '.'")
-    hidden = first == "\\."
+    hidden = first == "\\."  # `?`, `*` and brackets never match a leading `.` in bash
     if hidden and (_match(tokens, ".") or _match(tokens, "..")):
         raise _Unsupported("a part that may match '.' or '..'")
     return tokens, hidden
