@@ -208,7 +208,7 @@ def test_files_that_run_code_later_are_not_written_unasked_in_accept_edits(
         for name, path in targets.items()
     ]
     calls.append({"id": "ok", "name": "write", "arguments": {"path": "ok.txt", "content": "ok"}})
-    result, results = run(project, calls, "--permission-mode", "accept_edits")
+    _, results = run(project, calls, "--permission-mode", "accept_edits")
 
     assert results["ok"][0] is False, results["ok"]
     assert (project / "ok.txt").read_text() == "ok"

@@ -16,9 +16,7 @@ SKILLKIT = Path(sys.executable).parent / "skillkit"
 pytestmark = pytest.mark.timeout(60)
 
 
-def run(
-    *args: str, cwd: Path, home: Path, trust: str = "1"
-) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path, home: Path, trust: str = "1") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(SKILLKIT), *args],
         cwd=cwd,
