@@ -64,6 +64,16 @@ FINDINGS: list[tuple[str, Rules, str]] = [
     ("bash -c 'rm x'", (DENY_RM,), REFUSED),
     ("ls; \\rm x", (DENY_RM,), REFUSED),
     ("env git push --force", (("ask", "bash(git push:*)"),), ASKS),
+    ("setsid rm x", (DENY_RM,), REFUSED),
+    ("flock lockfile rm x", (DENY_RM,), REFUSED),
+    ("su -c 'rm x' root", (DENY_RM,), REFUSED),
+    ("eval rm x", (DENY_RM,), REFUSED),
+    # a program name that is a pattern: bash expands it (the workspace holds `rm`)
+    ("r? x", (DENY_RM,), REFUSED),
+    # further attacks found rereading the classifier
+    ("env --s 'sh -c evil'", (("allow", "bash(env *)"),), DANGEROUS),
+    ("xargs -a /etc/passwd echo", (("deny", "read(/etc/**)"),), REFUSED),
+    ("xargs --arg-file=secret.txt echo", (("deny", "read(secret.txt)"),), REFUSED),
     ("echo origin | xargs git", (("deny", "bash(git push --force*)"),), REFUSED),
     # broad allow rules never cover code-running or outside-writing options
     ("git bisect run make", (("allow", "bash(git *)"),), DANGEROUS),
@@ -261,6 +271,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (ws / "secret.txt").write_text("top secret\n")
     (ws / ".env").write_text("KEY=1\n")
     (ws / "opts.txt").write_text("-n 4\n")
+    (ws / "rm").write_text("")  # a file named like a program, for `r? x`
     _git("init", "-q", cwd=ws)
     _git("init", "-q", "--bare", "vendor/lib.git", cwd=ws)
     (ws / "nested").mkdir()

@@ -481,6 +481,11 @@ class _Walker:
                 self.danger("runs downloaded code", f"'{text}' runs what it downloads")
             self.unknown(f"'{text}' runs a computed command")
             return cwds
+        if head.glob:
+            # bash expands the program's name against the folder: `r? x` may run `rm x`
+            self.unknown(f"'{text}': the program's name is a pattern")
+            for path in self.c.resolve(head, cwds) or []:
+                self.form([Word(os.path.basename(path), path), *args], appended)
         name = os.path.basename(head.text)
         if piped_from and _c.is_interpreter(name) and _c.reads_code_from_stdin(name, args):
             self.danger(
@@ -491,6 +496,10 @@ class _Walker:
         ):
             self.danger("download piped to a shell", f"'{text}' runs downloaded code")
         if name in _c.PRIVILEGE:
+            script_text = _c.inline_script("su", args) if name in ("su", "run0") else None
+            if script_text is not None:
+                self.v.understood = False
+                self.script(parse_script(script_text), cwds, depth + 1)
             inner = _skip_options(args, _c.PRIVILEGE_OPTS_WITH_VALUE)
             after = self.argv(inner, cwds, depth, text, piped_from, appended) if inner else cwds
             self.danger("privilege escalation", f"'{text}' runs as another user")
@@ -505,6 +514,11 @@ class _Walker:
                 self.normal("runs a shell", f"'{text}' runs a shell")
                 return cwds
         if name == "xargs":
+            for index, word in enumerate(args):
+                option, eq, value = word.text.partition("=")
+                if option in ("-a", "--arg-file") and (eq or index + 1 < len(args)):
+                    source = Word(value, value) if eq else args[index + 1]
+                    self.read(self.c.resolve(source, cwds), f"'{text}'")
             inner = _c.xargs_command(args)
             if inner and os.path.basename(inner[0].text) in _c.DELETERS:
                 self.danger("bulk delete", f"'{text}' deletes every file it is fed")

@@ -43,7 +43,7 @@ PRIVILEGE = _words("sudo doas su pkexec run0")
 PRIVILEGE_OPTS_WITH_VALUE = _words("-u -g -C -D -h -p -r -t -U --user --group --chdir -c")
 WRAPPERS = _words(
     "env nice nohup time timeout command builtin exec stdbuf ionice caffeinate unbuffer "
-    "taskset chrt watch xvfb-run strace ltrace"
+    "taskset chrt watch xvfb-run strace ltrace setsid flock"
 )
 DELETERS = _words("rm shred unlink rmdir srm")
 
@@ -235,6 +235,14 @@ WRAPPER_SPECS: dict[str, _WrapperSpec] = {
         "-b --beep -c --color -C --no-color -e --errexit -g --chgexit -p --precise -r "
         "--no-rerun -t --no-title -w --no-wrap -x --exec",
         valued="-d --differences -n --interval -q --equexit",
+    ),
+    "setsid": _spec("-c --ctty -f --fork -w --wait"),
+    # flock LOCKFILE COMMAND...; `flock -c 'shell line'` is refused as unknown
+    "flock": _spec(
+        "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F "
+        "--no-fork --verbose",
+        valued="-w --wait --timeout -E --conflict-exit-code",
+        operands=1,
     ),
     "strace": _spec(valued="-e -o -p -s -u"),
     "ltrace": _spec(valued="-e -o -p -s -u"),
@@ -1058,7 +1066,7 @@ def has_code_option(name: str, args: list[Word]) -> str:
             continue
         if option.startswith("--"):
             # GNU tools accept any unambiguous prefix of a long option
-            if len(option) >= 4 and any(o.startswith(option) for o in options):
+            if len(option) >= 3 and any(o.startswith(option) for o in options):
                 return option
             continue
         if any("-" + letter in options for letter in option[1:]):

@@ -547,7 +547,7 @@ def _git_writes(sub: str, rest: list[Word], ctx: JudgeContext) -> None:
 
 def _abbreviates(name: str, options: frozenset[str]) -> bool:
     """git accepts unique prefixes of long options: ``--outp`` is ``--output``."""
-    return len(name) >= 4 and name.startswith("--") and any(o.startswith(name) for o in options)
+    return len(name) >= 3 and name.startswith("--") and any(o.startswith(name) for o in options)
 
 
 def _push(a: _Args, ctx: JudgeContext) -> None:
