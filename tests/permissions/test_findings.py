@@ -518,6 +518,9 @@ _PIECES = st.sampled_from(
         "-",
         "[.]",
         "[[:punct:]]",
+        "[[:alpha:][.]",
+        "[a[=]",
+        "[z-a]",
     ]
 )
 

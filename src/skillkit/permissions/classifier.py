@@ -249,6 +249,8 @@ class ShellClassifier:
         own top-level one (a nested ``.git`` or a bare repository inside the workspace or
         an additional directory); "" otherwise. Judged on the resolved path, as git
         itself walks it."""
+        if os.path.normpath(folder) in self.roots:
+            return ""  # a workspace root: git finds the workspace's own repository
         current = _realpath(folder)
         root = next((r for r in self._real_roots if _under(current, r)), None)
         if root is None:
@@ -275,6 +277,8 @@ def _kernel_path(path: str) -> str:
     """``path`` as the kernel finds it: normalised as written, unless a ``..`` follows a
     symbolic link, where the physical (resolved) path is the one the kernel opens."""
     normal = os.path.normpath(path)
+    if ".." not in path.split("/"):
+        return normal  # no `..` to fold: the lexical path is the kernel's (links aside)
     real = _realpath(path)
     return normal if _realpath(normal) == real else real
 
@@ -779,14 +783,15 @@ class _Walker:
         landed: list[str] = []
         for path in paths:
             # `cd -P` enters the resolved folder; plain `cd` the lexical one, but bash
-            # falls back to the resolved one when the lexical one does not exist
-            real = _realpath(path)
+            # falls back to the resolved one when the lexical one does not exist. They
+            # differ only where a `..` follows a symbolic link.
+            kernel = _kernel_path(path)
             if physical:
-                landed.append(real if _realpath(os.path.normpath(path)) != real else path)
+                landed.append(kernel)
             else:
                 landed.append(path)
-                if _realpath(os.path.normpath(path)) != real:
-                    landed.append(real)
+                if kernel != os.path.normpath(path):
+                    landed.append(kernel)
         landed = [os.path.normpath(p) for p in landed]
         if not all(self.inside(p) for p in landed):
             self.normal(

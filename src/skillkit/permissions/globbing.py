@@ -9,16 +9,19 @@ text, ``?`` one character, ``[...]`` one character of a set (``!`` or ``^`` nega
 left as written.
 
 `expand` follows those rules and gives up (None) wherever it could differ from bash:
-equivalence and collating elements (``[=a=]``, ``[.a.]``), ``?`` or a bracket tested on
-a non-ASCII name (one character or several bytes, by locale), a part that could match
-``.`` or ``..`` (bash versions disagree), too many matches or too many levels. The
-classifier then treats the word as known only when it runs.
+equivalence and collating elements (``[=a=]``, ``[.a.]``) or an unterminated one,
+``?`` or a bracket tested on a non-ASCII name (one character or several bytes, by
+locale), a part that could match ``.`` or ``..`` (bash versions disagree), too many
+matches or too many levels. The classifier then treats the word as known only when it
+runs.
 Internal to `skillkit.permissions.classifier`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,11 +114,7 @@ def _bracket(part: str, start: int) -> tuple[_Set, int] | None:
         if ch == "[" and i + 1 < len(part) and part[i + 1] in ":=.":
             kind = part[i + 1]
             end = part.find(kind + "]", i + 2)
-            if end < 0:
-                chars.add(ch)
-                i += 1
-                continue
-            if kind != ":" or part[i + 2 : end] not in _CLASSES:
+            if end < 0 or kind != ":" or part[i + 2 : end] not in _CLASSES:
                 raise _Unsupported("an equivalence class, collating element or unknown class")
             classes.append(part[i + 2 : end])
             i = end + 2
@@ -161,14 +160,43 @@ def _match(tokens: list[_Token], name: str) -> bool:
     return reachable[-1]
 
 
-def _part_matcher(part: str) -> tuple[list[_Token], bool]:
-    """The tokens of one pattern part and whether it may match hidden names."""
+def _regex(tokens: list[_Token]) -> re.Pattern[str] | None:
+    """The tokens as a regular expression (the fast path), or None when a set uses a
+    character class (matched by `_match` instead)."""
+    out: list[str] = []
+    for token in tokens:
+        if token == "*":
+            out.append(".*")
+        elif token == "?":
+            out.append(".")
+        elif isinstance(token, _Set):
+            if token.classes:
+                return None
+            body = "".join(re.escape(ch) for ch in sorted(token.chars))
+            body += "".join(f"{re.escape(low)}-{re.escape(high)}" for low, high in token.ranges)
+            if not body:
+                out.append("(?!)" if not token.negated else ".")
+            else:
+                out.append(f"[{'^' if token.negated else ''}{body}]")
+        else:
+            out.append(re.escape(token[1]))
+    return re.compile("".join(out), re.S)
+
+
+@functools.lru_cache(maxsize=256)
+def _part_matcher(part: str) -> tuple[list[_Token], bool, re.Pattern[str] | None]:
+    """The tokens of one pattern part, whether it may match hidden names, and its
+    regular expression when it has one."""
     tokens = _tokens(part)
     first = tokens[0] if tokens else ""
     hidden = first == "\\."  # `?`, `*` and brackets never match a leading `.` in bash
     if hidden and (_match(tokens, ".") or _match(tokens, "..")):
         raise _Unsupported("a part that may match '.' or '..'")
-    return tokens, hidden
+    try:
+        regex = _regex(tokens)
+    except re.error:  # a range bash accepts but Python does not (`[z-a]`)
+        regex = None
+    return tokens, hidden, regex
 
 
 def expand(pattern: str, *, limit: int = 256, max_levels: int = 2) -> list[str] | None:
@@ -188,7 +216,8 @@ def expand(pattern: str, *, limit: int = 256, max_levels: int = 2) -> list[str] 
             if not has_magic(part):
                 current = [os.path.join(c, part) for c in current]
                 continue
-            tokens, hidden = _part_matcher(part)
+            tokens, hidden, regex = _part_matcher(part)
+            one_character = any(t == "?" or isinstance(t, _Set) for t in tokens)
             found: list[str] = []
             for folder in current:
                 try:
@@ -198,7 +227,10 @@ def expand(pattern: str, *, limit: int = 256, max_levels: int = 2) -> list[str] 
                 for name in names:
                     if name.startswith(".") and not hidden:
                         continue
-                    if not _match(tokens, name):
+                    if regex is not None and (name.isascii() or not one_character):
+                        if regex.fullmatch(name) is None:
+                            continue
+                    elif not _match(tokens, name):
                         continue
                     path = os.path.join(folder, name)
                     if not last and not os.path.isdir(path):
