@@ -63,7 +63,7 @@ FINDINGS: list[tuple[str, Rules, str]] = [
     ("env timeout 5 nice command rm x", (DENY_RM,), REFUSED),
     ("bash -c 'rm x'", (DENY_RM,), REFUSED),
     ("ls; \\rm x", (DENY_RM,), REFUSED),
-    ("env git push --force", (("ask", "bash(git push:*)"),), ASKS),
+    ("env git push --force", (("allow", "bash(env *)"), ("ask", "bash(git push:*)")), ASKS),
     ("setsid rm x", (DENY_RM,), REFUSED),
     ("flock lockfile rm x", (DENY_RM,), REFUSED),
     ("su -c 'rm x' root", (DENY_RM,), REFUSED),
@@ -409,6 +409,12 @@ def test_an_open_command_matches_the_rules_it_could_match(workspace: Path) -> No
     assert gate.decide("bash", {"command": "ls | xargs cat"}).action is GateAction.ASK
     plain = gate_for(workspace, PermissionMode.DEFAULT, (("deny", "bash(rm x)"),))
     assert plain.decide("bash", {"command": "rm y"}).action is GateAction.ASK
+
+
+def test_bash_deny_rules_hold_for_every_tool_that_runs_commands(workspace: Path) -> None:
+    gate = gate_for(workspace, PermissionMode.DEFAULT, (DENY_RM,))
+    decision = gate.decide("monitor", {"command": "env rm x"})
+    assert decision.action is GateAction.REFUSE, decision.reason
 
 
 def test_allow_rules_keep_matching_the_command_as_written(workspace: Path) -> None:

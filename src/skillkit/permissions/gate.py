@@ -326,15 +326,21 @@ class PermissionGate:
         further arguments when it runs (``xargs rm``) matches every rule it could."""
         only = (RuleAction.DENY, RuleAction.ASK)
         out: list[Evaluation] = []
-        if verdict.forms:
-            subjects = [Subject.command(form) for form in verdict.forms]
-            out.append(self.rules.evaluate(tool_name, subjects, actions=only))
-        if verdict.open_forms:
-            found = Evaluation()
-            for action in only:
-                rule = self.rules.first_open_match(tool_name, verdict.open_forms, action)
-                setattr(found, action.value, rule)
-            out.append(found)
+        # every tool that runs shell commands (``monitor`` too) meets bash's deny and ask
+        # rules: a command refused as ``bash`` is not run another way
+        forms = [Subject.command(form) for form in verdict.forms]
+        written = [Subject.command(text) for text in verdict.commands]
+        for name in dict.fromkeys((tool_name, "bash")):
+            # the commands as written were matched for the tool itself already
+            subjects = forms if name == tool_name else [*written, *forms]
+            if subjects:
+                out.append(self.rules.evaluate(name, subjects, actions=only))
+            if verdict.open_forms:
+                found = Evaluation()
+                for action in only:
+                    rule = self.rules.first_open_match(name, verdict.open_forms, action)
+                    setattr(found, action.value, rule)
+                out.append(found)
         return out
 
     def _decide_plan_exit(
