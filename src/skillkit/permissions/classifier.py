@@ -579,6 +579,11 @@ class _Walker:
         """Record the command as it runs, for rules: quotes removed, and also with the
         program named without its folder (``/usr/bin/rm`` is ``rm``)."""
         texts = [w.text for w in words]
+        if appended:
+            # `find -exec cmd {} +` and `xargs -I{} cmd {}` put a path where `{}` stands:
+            # from there on, the arguments are known only when it runs
+            cut = next((i for i, t in enumerate(texts) if "{}" in t), len(texts))
+            texts = texts[: max(cut, 1)]
         into = self.v.open_forms if appended else self.v.forms
         into.append(" ".join(texts))
         base = os.path.basename(texts[0])
@@ -848,9 +853,10 @@ class _Context:
         self.walker.normal(hint, reason or f"'{self.text}': {hint}")
 
     def run(self, words: list[Word]) -> None:
-        """Judge a command another command runs (``find -exec``...)."""
+        """Judge a command another command runs (``find -exec``, ``fd -x``...), with
+        arguments it adds when it runs."""
         if words:
-            self.walker.argv(words, None, 1, self.text)
+            self.walker.argv(words, None, 1, self.text, appended=True)
 
 
 def _downloader_name(cmd: Command) -> str:
