@@ -45,7 +45,7 @@ from skillkit.permissions.readonly import (
     sed_use,
 )
 from skillkit.permissions.shell import Command, Script, Word, iter_commands, parse_script
-from skillkit.protected import is_bare_repository, protected_reason
+from skillkit.protected import PROTECTED_NAMES, is_bare_repository, protected_reason
 
 __all__ = ["RiskLevel", "ShellClassifier", "ShellVerdict"]
 
@@ -113,6 +113,8 @@ _DANGEROUS_ENV = re.compile(
     r"BASHOPTS|PS4|PROMPT_COMMAND|IFS|TMPDIR|CC|CXX|MAKEFLAGS|CLASSPATH|GLOBIGNORE|"
     r"HISTFILE|INPUTRC|TERMINFO|LOCPATH|GCONV_PATH|OPENSSL_CONF|CURL_HOME|WGETRC|ZDOTDIR)$"
 )
+# every name `protected_reason` looks for occurs in a protected path's text
+_PROTECTED_NEEDLES = (*PROTECTED_NAMES, ".git", "config", "hooks", "info")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 _MAX_GLOB = 256
@@ -452,6 +454,9 @@ class _Walker:
         """Why writing ``path`` makes code run later (`skillkit.protected`), judged on
         the path as written and as resolved; "" when it does not."""
         for candidate in dict.fromkeys((os.path.normpath(path), self.real(path))):
+            folded = candidate.casefold()
+            if not any(name in folded for name in _PROTECTED_NEEDLES):
+                continue  # no name `skillkit.protected` looks for: the common case, fast
             reason = protected_reason(candidate)
             if reason:
                 return f"{candidate} ({reason})"

@@ -233,7 +233,7 @@ class PermissionGate:
             return self._decide_plan_exit(tool_input, mode)
         subjects, risk, verdict = self._inspect(tool_name, kind, tool_input, tool)
         found = self.rules.evaluate(tool_name, subjects)
-        target = _target_path(tool, tool_input)
+        target = _target_path(tool, tool_input) if tool is not None else ""
         if kind in (ToolKind.READ, ToolKind.EDIT) and target:
             # a tool that reads or writes a file it names: the file rules apply to it
             family = "read" if kind is ToolKind.READ else "edit"
@@ -328,9 +328,16 @@ class PermissionGate:
         out: list[Evaluation] = []
         # every tool that runs shell commands (``monitor`` too) meets bash's deny and ask
         # rules: a command refused as ``bash`` is not run another way
+        names = [
+            name
+            for name in dict.fromkeys((tool_name, "bash"))
+            if any(r.action is not RuleAction.ALLOW for r in self.rules.for_tool(name))
+        ]
+        if not names:
+            return out  # no deny or ask rule to match: the common case, fast
         forms = [Subject.command(form) for form in verdict.forms]
         written = [Subject.command(text) for text in verdict.commands]
-        for name in dict.fromkeys((tool_name, "bash")):
+        for name in names:
             # the commands as written were matched for the tool itself already
             subjects = forms if name == tool_name else [*written, *forms]
             if subjects:
