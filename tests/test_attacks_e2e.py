@@ -46,6 +46,8 @@ def project(tmp_path: Path) -> Path:
     (ws / "x").write_text("keep me\n")
     (ws / ".env").write_text("DOTENV_SECRET=1\n")
     (ws / "opts.txt").write_text("-n 4\n")
+    (ws / "env").write_text("#!/bin/sh\ntouch pwned\n")
+    (ws / "env").chmod(0o755)
     _git("init", "-q", cwd=ws)
     _git("init", "-q", "--bare", "vendor/lib.git", cwd=ws)
     # a nested repository whose configuration runs a program on `git status`
@@ -155,6 +157,8 @@ ATTACKS = {
     "ionice": "ionice -c 3 -p 1 cat notes.txt",
     "printenv": "printenv OPENAI_API_KEY",
     "env": "env",
+    # found rereading the classifier: the workspace's own `env`, named by path
+    "workspace-env": "./env cat notes.txt",
 }
 
 

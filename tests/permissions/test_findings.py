@@ -78,6 +78,13 @@ FINDINGS: list[tuple[str, Rules, str]] = [
     ("env --s 'sh -c evil'", (("allow", "bash(env *)"),), DANGEROUS),
     ("xargs -a /etc/passwd echo", (("deny", "read(/etc/**)"),), REFUSED),
     ("xargs --arg-file=secret.txt echo", (("deny", "read(secret.txt)"),), REFUSED),
+    # a wrapper or builtin named by a path in the workspace is the workspace's program
+    ("./env cat x", (), ASKS),
+    ("src/timeout 5 cat x", (), ASKS),
+    ("./cd src", (), ASKS),
+    ("./command cat x", (), ASKS),
+    ("bash --rcfile x -c 'rm x'", (DENY_RM,), REFUSED),
+    ("bash -o posix -c 'rm x'", (DENY_RM,), REFUSED),
     ("echo origin | xargs git", (("deny", "bash(git push --force*)"),), REFUSED),
     # broad allow rules never cover code-running or outside-writing options
     ("git bisect run make", (("allow", "bash(git *)"),), DANGEROUS),
@@ -245,6 +252,7 @@ STILL_READ_ONLY = [
     "env time -p cat x",
     "timeout 5 cat x",
     "nice -n 5 cat x",
+    "/usr/bin/env cat x",
 ]
 
 MODES = [PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS, PermissionMode.PLAN]

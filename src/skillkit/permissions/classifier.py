@@ -113,6 +113,54 @@ _DANGEROUS_ENV = re.compile(
     r"BASHOPTS|PS4|PROMPT_COMMAND|IFS|TMPDIR|CC|CXX|MAKEFLAGS|CLASSPATH|GLOBIGNORE|"
     r"HISTFILE|INPUTRC|TERMINFO|LOCPATH|GCONV_PATH|OPENSSL_CONF|CURL_HOME|WGETRC|ZDOTDIR)$"
 )
+# run by bash itself whatever PATH holds
+_SHELL_BUILTINS = frozenset(
+    [
+        "cd",
+        "pushd",
+        "popd",
+        "command",
+        "builtin",
+        "exec",
+        "eval",
+        "echo",
+        "printf",
+        "pwd",
+        "true",
+        "false",
+        "test",
+        "[",
+        "type",
+        "hash",
+        "read",
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "unset",
+        "set",
+        "shift",
+        "source",
+        ".",
+        "time",
+        "for",
+        "case",
+        "select",
+        "let",
+        "wait",
+        "getopts",
+        "alias",
+        "unalias",
+        "jobs",
+        "fg",
+        "bg",
+        "kill",
+        "trap",
+        "umask",
+        "ulimit",
+    ]
+)
 # every name `protected_reason` looks for occurs in a protected path's text
 _PROTECTED_NEEDLES = (*PROTECTED_NAMES, ".git", "config", "hooks", "info")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly", "unset"})
@@ -496,6 +544,18 @@ class _Walker:
             for path in self.c.resolve(head, cwds) or []:
                 self.form([Word(os.path.basename(path), path), *args], appended)
         name = os.path.basename(head.text)
+        if "/" in head.text:
+            if not os.path.isabs(head.text) or self.inside(head.text):
+                # `./env cat x` runs the workspace's own `env`, not the wrapper
+                self.normal(
+                    "runs a program the workspace provides",
+                    f"'{text}': {head.text} is a program in the workspace",
+                )
+        elif name not in _SHELL_BUILTINS and not self.c.program_is_trusted(name):
+            self.normal(
+                "runs a program the workspace provides",
+                f"'{text}': PATH lets the workspace provide {name}",
+            )
         if piped_from and _c.is_interpreter(name) and _c.reads_code_from_stdin(name, args):
             self.danger(
                 "download piped to a shell", f"pipes the output of {piped_from} into {name}"

@@ -139,12 +139,19 @@ def inline_script(name: str, args: list[Word]) -> str | None:
     """The program text of ``bash -c '...'``, ``su -c '...'`` or ``eval ...``."""
     if name == "eval":
         return " ".join(w.text for w in args) if args else None
+    skip = False
     for i, word in enumerate(args):
         text = word.text
+        if skip:
+            skip = False
+            continue
+        if text in ("-o", "-O", "+o", "+O", "--rcfile", "--init-file"):
+            skip = True  # an option with a value: `bash -o posix -c '...'`
+            continue
         if text.startswith("-") and not text.startswith("--") and "c" in text[1:]:
             rest = [w for w in args[i + 1 :] if not w.text.startswith("-")]
             return rest[0].text if rest else None
-        if not text.startswith("-"):
+        if not text.startswith(("-", "+")):
             return None
     return None
 
