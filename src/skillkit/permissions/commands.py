@@ -558,10 +558,12 @@ _CURL_UPLOADS = _words(
     "--upload-file -H --header -b --cookie --etag-compare --form-string"
 )
 _CURL_CODE = _words("-K --config --engine")
+_CURL_READS = _words("--variable --netrc-file")
 _CURL_VALUED = (
     _CURL_WRITES
     | _CURL_UPLOADS
     | _CURL_CODE
+    | _CURL_READS
     | _words(
         "-X --request -u --user -A --user-agent -e --referer -w --write-out --url -x --proxy "
         "-m --max-time --connect-timeout -r --range -E --cert --key --cacert --capath -U "
@@ -597,6 +599,18 @@ def _curl(args: list[Word], ctx: JudgeContext) -> None:
                     ctx.danger(
                         "sends a file outside the workspace",
                         f"'{ctx.text}' sends {source}, which lies outside the workspace",
+                    )
+        elif option in _CURL_READS:
+            # --variable NAME@FILE reads a file (and --expand-... sends it); --netrc-file
+            source = value.split("@", 1)[1] if option == "--variable" and "@" in value else ""
+            source = value if option == "--netrc-file" else source
+            if source and source != "-":
+                word = Word(source, source)
+                ctx.read([word])
+                if option == "--variable" and not ctx.inside(ctx.path(word)):
+                    ctx.danger(
+                        "sends a file outside the workspace",
+                        f"'{ctx.text}' reads {source}, which lies outside the workspace",
                     )
         elif option in ("-w", "--write-out") and "%output{" in value:
             ctx.danger("write outside the workspace", f"'{ctx.text}': --write-out writes a file")
@@ -668,6 +682,18 @@ def _wget(args: list[Word], ctx: JudgeContext) -> None:
     code = next((k for k in ("-e", "--execute", "--config") if k in values), "")
     if code:
         ctx.danger("option runs programs", f"'{ctx.text}': wget {code} runs wgetrc commands")
+    flags = [a.text.partition("=")[0] for a in args if a.text.startswith("-")]
+    creates = {"-r", "--recursive", "-m", "--mirror", "-x", "--force-directories", "-p"}
+    bundled = any(
+        f.startswith("-") and not f.startswith("--") and set(f[1:]) & set("rmxp")
+        for f in flags
+        if f not in values
+    )
+    if creates & set(flags) or bundled:
+        ctx.danger(
+            "write outside the workspace",
+            f"'{ctx.text}' writes files and folders the server names (.git and .skillkit included)",
+        )
     if any(re.match(r"\s*file:", p.text, re.I) for p in positional):
         ctx.danger("reads local files", f"'{ctx.text}' reads local files through a file: URL")
     for key in ("--post-file", "--body-file", "-i", "--input-file", "--load-cookies"):
@@ -802,6 +828,22 @@ def _container(args: list[Word], ctx: JudgeContext) -> None:
         elif _CONTAINER_HOST_ACCESS.match(text) and name not in ("--volumes-from",):
             ctx.danger("privilege change", f"'{ctx.text}' gives a container host access")
             return
+        if name in ("-o", "--output") and (value if eq else following):
+            # docker save/export/build -o: a file or folder on the host
+            ctx.write([Word(value if eq else following, value if eq else following)])
+        elif name in ("--env-file", "--label-file", "--secret", "--ssh"):
+            spec = value if eq else following
+            found = re.search(r"(?:^|,)(?:src|source)=([^,]+)", spec)
+            local = found.group(1) if found else ("" if "=" in spec else spec)
+            word = Word(local, local)
+            if local and local != "default":
+                ctx.read([word])
+                if not ctx.inside(ctx.path(word)):
+                    ctx.danger(
+                        "sends a file outside the workspace",
+                        f"'{ctx.text}' gives a container {local}, outside the workspace",
+                    )
+                    return
         source = ""
         if name in ("-v", "--volume"):
             spec = value if eq else following
@@ -829,6 +871,18 @@ def _container(args: list[Word], ctx: JudgeContext) -> None:
     sub = next((t for t in texts if not t.startswith("-")), "")
     if sub in ("ps", "images", "inspect", "logs", "version", "info", "stats", "top", "port"):
         return
+    after = args[texts.index(sub) + 1 :] if sub else []
+    operands = [a for a in after if not a.text.startswith("-")]
+    if sub == "cp" and len(operands) == 2 and ":" not in operands[1].text.split("/", 1)[0]:
+        ctx.write(operands[1:])  # docker cp CONTAINER:SRC HOST_DEST
+    if sub in ("build", "buildx") and operands:
+        context = operands[-1]
+        if not re.match(r"^[a-z]+://|^-$", context.text) and not ctx.inside(ctx.path(context)):
+            ctx.danger(
+                "sends a file outside the workspace",
+                f"'{ctx.text}' sends {context.text} to the container engine as build context",
+            )
+            return
     if sub == "compose":
         _compose(args[texts.index(sub) + 1 :], ctx)
         return
