@@ -544,14 +544,16 @@ class _Walker:
             for path in self.c.resolve(head, cwds) or []:
                 self.form([Word(os.path.basename(path), path), *args], appended)
         name = os.path.basename(head.text)
-        if "/" in head.text:
+        by_path = "/" in head.text
+        path_trusted = by_path or self.c.program_is_trusted(name)
+        if by_path:
             if not os.path.isabs(head.text) or self.inside(head.text):
                 # `./env cat x` runs the workspace's own `env`, not the wrapper
                 self.normal(
                     "runs a program the workspace provides",
                     f"'{text}': {head.text} is a program in the workspace",
                 )
-        elif name not in _SHELL_BUILTINS and not self.c.program_is_trusted(name):
+        elif name not in _SHELL_BUILTINS and not path_trusted:
             self.normal(
                 "runs a program the workspace provides",
                 f"'{text}': PATH lets the workspace provide {name}",
@@ -609,9 +611,9 @@ class _Walker:
             return cwds
         use: ReadOnlyUse | str
         chdirs: list[Word] = []
-        if "/" in head.text:
+        if by_path:
             use = f"{head.text} is run by path"
-        elif not self.c.program_is_trusted(name):
+        elif not path_trusted:
             use = f"PATH lets the workspace provide {name} (a relative or workspace entry)"
         elif name == "git":
             found = git_read_only_use(args)
