@@ -45,6 +45,7 @@ from skillkit.permissions.readonly import (
     sed_use,
 )
 from skillkit.permissions.shell import Command, Script, Word, iter_commands, parse_script
+from skillkit.permissions.wrappers import unwrap
 from skillkit.protected import PROTECTED_NAMES, is_bare_repository, protected_reason
 
 __all__ = ["RiskLevel", "ShellClassifier", "ShellVerdict"]
@@ -794,7 +795,7 @@ class _Walker:
             and all(not w.dynamic and not w.glob for w in args)
         ):
             return cwds
-        wrapped = _c.unwrap(name, args)
+        wrapped = unwrap(name, args)
         if wrapped.unknown:
             self.normal(
                 "may change files or state",

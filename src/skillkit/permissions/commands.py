@@ -3,29 +3,31 @@
 Each rule looks at one command's arguments and reports findings through a
 `JudgeContext` (reads, writes, ``normal``/``danger`` findings). Which commands may run
 unasked is not decided here but by the allowlist in `skillkit.permissions.readonly`.
-Internal to `skillkit.permissions.classifier`.
+The rules for programs that reach other hosts or containers are in
+`skillkit.permissions.network`, how wrappers run their command in
+`skillkit.permissions.wrappers`. Internal to `skillkit.permissions.classifier`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Protocol
 
+from skillkit.permissions import network
+from skillkit.permissions.judging import (
+    HARMLESS_TARGETS,
+    JudgeContext,
+    Rule,
+    has_short,
+    split_args,
+)
+from skillkit.permissions.judging import words as _words
 from skillkit.permissions.readonly import AWK_UNSAFE, sed_script_ok
 from skillkit.permissions.shell import Word
-from skillkit.protected import PROTECTED_NAMES, protected_reason
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
+__all__ = ["HARMLESS_TARGETS", "JudgeContext", "Rule", "has_short", "judge", "split_args"]
 
 FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
-
-HARMLESS_TARGETS = _words("/dev/null /dev/stdout /dev/stderr /dev/stdin /dev/tty /dev/zero")
 
 KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "esac"}
@@ -59,61 +61,6 @@ ACCOUNT_TOOLS = _words(
     "chpasswd visudo adduser deluser addgroup delgroup gpasswd newgrp chattr setenforce "
     "chsh vipw"
 )
-
-
-class JudgeContext(Protocol):
-    """What a command rule may use (implemented by the classifier)."""
-
-    text: str
-
-    def path(self, word: Word) -> str | None: ...
-    def inside(self, path: str | None) -> bool: ...
-    def read(self, words: list[Word]) -> None: ...
-    def write(self, words: list[Word], *, deleting: bool = False) -> bool: ...
-    def danger(self, hint: str, reason: str | None = None) -> None: ...
-    def normal(self, hint: str, reason: str | None = None) -> None: ...
-    def run(self, words: list[Word]) -> None: ...
-
-
-Rule = Callable[[list[Word], JudgeContext], None]
-
-
-# --------------------------------------------------------------------------- argument helpers
-
-
-def split_args(
-    args: list[Word], with_value: frozenset[str] = frozenset()
-) -> tuple[list[str], list[Word], dict[str, str]]:
-    """(option texts, positional words, option values) — ``--`` ends options."""
-    options: list[str] = []
-    positional: list[Word] = []
-    values: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        text = args[i].text
-        if text == "--":
-            positional.extend(args[i + 1 :])
-            break
-        if text.startswith("-") and text != "-":
-            options.append(text)
-            name, eq, value = text.partition("=")
-            if eq:
-                values[name] = value
-            elif text in with_value and i + 1 < len(args):
-                values[text] = args[i + 1].text
-                i += 1
-        else:
-            positional.append(args[i])
-        i += 1
-    return options, positional, values
-
-
-def has_short(options: list[str], letters: str) -> bool:
-    """Whether any bundled short option (``-rf``) contains one of ``letters``."""
-    return any(
-        o.startswith("-") and not o.startswith("--") and any(ch in o[1:] for ch in letters)
-        for o in options
-    )
 
 
 def is_interpreter(name: str) -> bool:
@@ -154,203 +101,6 @@ def inline_script(name: str, args: list[Word]) -> str | None:
         if not text.startswith(("-", "+")):
             return None
     return None
-
-
-@dataclass(frozen=True)
-class _WrapperSpec:
-    """The options of a program that runs another: ``flags`` take no value, ``valued``
-    take one, ``chdir`` changes the directory the command runs in, ``writes`` names a
-    file the wrapper itself writes, ``process`` makes it act on another process instead
-    of running a command; ``operands`` is how many positional words come before the
-    command (``timeout DURATION``, ``taskset MASK``)."""
-
-    flags: frozenset[str] = frozenset()
-    valued: frozenset[str] = frozenset()
-    chdir: frozenset[str] = frozenset()
-    writes: frozenset[str] = frozenset()
-    process: frozenset[str] = frozenset()
-    operands: int = 0
-    numeric: bool = False  # `nice -10`
-
-    @property
-    def long_names(self) -> tuple[str, ...]:
-        every = self.flags | self.valued | self.chdir | self.writes | self.process
-        return tuple(sorted(o for o in every if o.startswith("--")))
-
-
-def _spec(
-    flags: str = "",
-    valued: str = "",
-    chdir: str = "",
-    writes: str = "",
-    process: str = "",
-    operands: int = 0,
-    numeric: bool = False,
-) -> _WrapperSpec:
-    return _WrapperSpec(
-        _words(flags),
-        _words(valued),
-        _words(chdir),
-        _words(writes),
-        _words(process),
-        operands,
-        numeric,
-    )
-
-
-WRAPPER_SPECS: dict[str, _WrapperSpec] = {
-    "env": _spec(
-        "-i --ignore-environment -0 --null -v --debug --default-signal --ignore-signal "
-        "--block-signal --list-signal-handling",
-        valued="-u --unset -S --split-string",
-        chdir="-C --chdir",
-    ),
-    "nice": _spec(valued="-n --adjustment", numeric=True),
-    "nohup": _spec(),
-    # /usr/bin/time (under a wrapper `time` is the program, not the shell keyword)
-    "time": _spec(
-        "-p --portability -v --verbose -q --quiet -a --append -V --version",
-        valued="-f --format",
-        writes="-o --output",
-    ),
-    "timeout": _spec(
-        "--foreground --preserve-status -v --verbose",
-        valued="-s --signal -k --kill-after",
-        operands=1,
-    ),
-    "command": _spec("-p"),
-    "builtin": _spec(),
-    "exec": _spec("-c -l", valued="-a"),
-    "stdbuf": _spec(valued="-i -o -e --input --output --error"),
-    "ionice": _spec(
-        "-t --ignore",
-        valued="-c --class -n --classdata",
-        process="-p --pid -P --pgid -u --uid",
-    ),
-    "chrt": _spec(
-        "-b -d -f -i -o -r -R -a -m -v --batch --deadline --fifo --idle --other --rr "
-        "--reset-on-fork --all-tasks --max --verbose",
-        valued="-T -P -D --sched-runtime --sched-period --sched-deadline",
-        process="-p --pid",
-        operands=1,
-    ),
-    "taskset": _spec("-a --all-tasks -c --cpu-list", process="-p --pid", operands=1),
-    "caffeinate": _spec("-d -i -m -s -u", valued="-t -w"),
-    "unbuffer": _spec("-p"),
-    "xvfb-run": _spec("-a --auto-servernum", valued="-n --server-num -s --server-args"),
-    "watch": _spec(
-        "-b --beep -c --color -C --no-color -e --errexit -g --chgexit -p --precise -r "
-        "--no-rerun -t --no-title -w --no-wrap -x --exec",
-        valued="-d --differences -n --interval -q --equexit",
-    ),
-    "setsid": _spec("-c --ctty -f --fork -w --wait"),
-    # flock LOCKFILE COMMAND...; `flock -c 'shell line'` is refused as unknown
-    "flock": _spec(
-        "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F "
-        "--no-fork --verbose",
-        valued="-w --wait --timeout -E --conflict-exit-code",
-        operands=1,
-    ),
-    "strace": _spec(valued="-e -o -p -s -u"),
-    "ltrace": _spec(valued="-e -o -p -s -u"),
-}
-
-
-@dataclass
-class Wrapped:
-    """What a wrapper (``env``, ``timeout``, ``time``...) does with its arguments:
-    ``inner`` is the command it runs ([] if none); ``unknown`` names an option it was
-    given that is not known (it may then do more than run ``inner``); ``chdir`` the
-    directory ``inner`` runs in (``env -C``); ``writes`` the files the wrapper itself
-    writes (``time -o``); ``process`` an option that makes it act on another process."""
-
-    inner: list[Word] = field(default_factory=list)
-    unknown: str = ""
-    chdir: Word | None = None
-    writes: list[Word] = field(default_factory=list)
-    process: str = ""
-
-
-def _long_option(name: str, spec: _WrapperSpec) -> str:
-    """GNU tools accept an unambiguous prefix of a long option: the option meant, or ""."""
-    names = spec.long_names
-    if name in names:
-        return name
-    found = [o for o in names if o.startswith(name)]
-    return found[0] if len(found) == 1 and len(name) > 2 else ""
-
-
-def unwrap(name: str, args: list[Word]) -> Wrapped:
-    """The command a wrapper (``env``, ``timeout``, ``nice``...) runs and what else it
-    does. Options end at the first operand (these programs stop option parsing there)."""
-    spec = WRAPPER_SPECS.get(name, _WrapperSpec())
-    out = Wrapped()
-    if name == "command" and any(a.text in ("-v", "-V") for a in args):
-        return out
-
-    def take(option: str, value: Word | None) -> None:
-        if option in spec.chdir:
-            out.chdir = value
-        elif option in spec.writes and value is not None:
-            out.writes.append(value)
-        elif option in spec.process:
-            out.process = option
-
-    i = 0
-    while i < len(args):
-        word = args[i]
-        text = word.text
-        if text == "--":
-            i += 1
-            break
-        if not text.startswith("-") or text == "-" or word.dynamic:
-            break
-        i += 1
-        if text.startswith("--"):
-            given, eq, value = text.partition("=")
-            option = _long_option(given, spec)
-            if not option:
-                out.unknown = out.unknown or given
-                continue
-            takes_value = (
-                option in spec.valued
-                or option in spec.chdir
-                or option in spec.writes
-                or (option in spec.process and name != "taskset")
-            )
-            if eq:
-                take(option, Word(value, value))
-            elif takes_value and i < len(args):
-                take(option, args[i])
-                i += 1
-            else:
-                take(option, None)
-            continue
-        if spec.numeric and re.fullmatch(r"-\d+", text):
-            continue
-        letters = text[1:]
-        for index, letter in enumerate(letters):
-            option = "-" + letter
-            takes_value = option in spec.valued or option in spec.chdir or option in spec.writes
-            if option in spec.process:
-                take(option, None)
-                takes_value = name != "taskset"
-            elif not takes_value and option not in spec.flags:
-                out.unknown = out.unknown or option
-                continue
-            if takes_value:
-                rest = letters[index + 1 :]
-                if rest:
-                    take(option, Word(rest, rest))
-                elif i < len(args):
-                    take(option, args[i])
-                    i += 1
-                break
-    while name == "env" and i < len(args) and re.fullmatch(r"[A-Za-z_]\w*=.*", args[i].text):
-        i += 1
-    i += spec.operands
-    out.inner = list(args[i:]) if i < len(args) else []
-    return out
 
 
 def xargs_command(args: list[Word]) -> list[Word]:
@@ -549,175 +299,6 @@ def _uniq(args: list[Word], ctx: JudgeContext) -> None:
         ctx.normal("writes files")
 
 
-_CURL_WRITES = _words(
-    "-o --output --output-dir -c --cookie-jar -D --dump-header --trace --trace-ascii "
-    "--stderr --libcurl --etag-save --hsts --alt-svc"
-)
-_CURL_UPLOADS = _words(
-    "-d --data --data-binary --data-ascii --data-urlencode --json -F --form -T "
-    "--upload-file -H --header -b --cookie --etag-compare --form-string"
-)
-_CURL_CODE = _words("-K --config --engine")
-_CURL_READS = _words("--variable --netrc-file")
-_CURL_VALUED = (
-    _CURL_WRITES
-    | _CURL_UPLOADS
-    | _CURL_CODE
-    | _CURL_READS
-    | _words(
-        "-X --request -u --user -A --user-agent -e --referer -w --write-out --url -x --proxy "
-        "-m --max-time --connect-timeout -r --range -E --cert --key --cacert --capath -U "
-        "--proxy-user --retry -Y -y -z --time-cond --resolve --connect-to --interface"
-    )
-)
-
-
-def _curl(args: list[Word], ctx: JudgeContext) -> None:
-    options, positional, values = _curl_options(args)
-    ctx.normal("network access")
-    code = next((o for o in options if o in _CURL_CODE), "")
-    if code:
-        ctx.danger("option runs programs", f"'{ctx.text}': curl {code} reads options or loads code")
-    urls = [w.text for w in positional] + [v for o, v in values if o == "--url"]
-    if any(re.match(r"\s*file:", u, re.I) for u in urls):
-        ctx.danger("reads local files", f"'{ctx.text}' reads local files through a file: URL")
-    for option, value in values:
-        if option in _CURL_WRITES and value != "-":
-            if option == "--stderr" and value in HARMLESS_TARGETS:
-                continue
-            ctx.write([Word(value, value)])
-        elif option in _CURL_UPLOADS:
-            source = value[1:] if value.startswith(("@", "<")) else ""
-            if option in ("-T", "--upload-file"):
-                source = value
-            elif option in ("-F", "--form") and re.search(r"=[@<]", value):
-                source = re.split(r"=[@<]", value, maxsplit=1)[1].split(";", 1)[0]
-            if source and source != "-":
-                word = Word(source, source)
-                ctx.read([word])
-                if not ctx.inside(ctx.path(word)):
-                    ctx.danger(
-                        "sends a file outside the workspace",
-                        f"'{ctx.text}' sends {source}, which lies outside the workspace",
-                    )
-        elif option in _CURL_READS:
-            # --variable NAME@FILE reads a file (and --expand-... sends it); --netrc-file
-            source = value.split("@", 1)[1] if option == "--variable" and "@" in value else ""
-            source = value if option == "--netrc-file" else source
-            if source and source != "-":
-                word = Word(source, source)
-                ctx.read([word])
-                if option == "--variable" and not ctx.inside(ctx.path(word)):
-                    ctx.danger(
-                        "sends a file outside the workspace",
-                        f"'{ctx.text}' reads {source}, which lies outside the workspace",
-                    )
-        elif option in ("-w", "--write-out") and "%output{" in value:
-            ctx.danger("write outside the workspace", f"'{ctx.text}': --write-out writes a file")
-
-
-def _curl_options(args: list[Word]) -> tuple[list[str], list[Word], list[tuple[str, str]]]:
-    """curl's options (short ones may be bundled, ``-ofile``), operands and values."""
-    options: list[str] = []
-    positional: list[Word] = []
-    values: list[tuple[str, str]] = []
-    i = 0
-    while i < len(args):
-        text = args[i].text
-        i += 1
-        if text == "--":
-            positional.extend(args[i:])
-            break
-        if not text.startswith("-") or text == "-":
-            positional.append(args[i - 1])
-            continue
-        if text.startswith("--"):
-            name, eq, value = text.partition("=")
-            options.append(name)
-            if name in _CURL_VALUED:
-                if not eq and i < len(args):
-                    value = args[i].text
-                    i += 1
-                values.append((name, value))
-            continue
-        for index, letter in enumerate(text[1:]):
-            option = "-" + letter
-            options.append(option)
-            if option in _CURL_VALUED:
-                value = text[index + 2 :]
-                if not value and i < len(args):
-                    value = args[i].text
-                    i += 1
-                values.append((option, value))
-                break
-    return options, positional, values
-
-
-def _wget(args: list[Word], ctx: JudgeContext) -> None:
-    _, positional, values = split_args(
-        args,
-        frozenset(
-            {
-                "-O",
-                "--output-document",
-                "-P",
-                "--directory-prefix",
-                "-o",
-                "--output-file",
-                "-a",
-                "--append-output",
-                "-e",
-                "--execute",
-                "--config",
-                "-i",
-                "--input-file",
-                "--post-file",
-                "--body-file",
-                "--load-cookies",
-                "--save-cookies",
-            }
-        ),
-    )
-    ctx.normal("network access")
-    code = next((k for k in ("-e", "--execute", "--config") if k in values), "")
-    if code:
-        ctx.danger("option runs programs", f"'{ctx.text}': wget {code} runs wgetrc commands")
-    flags = [a.text.partition("=")[0] for a in args if a.text.startswith("-")]
-    creates = {"-r", "--recursive", "-m", "--mirror", "-x", "--force-directories", "-p"}
-    bundled = any(
-        f.startswith("-") and not f.startswith("--") and set(f[1:]) & set("rmxp")
-        for f in flags
-        if f not in values
-    )
-    if creates & set(flags) or bundled:
-        ctx.danger(
-            "write outside the workspace",
-            f"'{ctx.text}' writes files and folders the server names (.git and .skillkit included)",
-        )
-    if any(re.match(r"\s*file:", p.text, re.I) for p in positional):
-        ctx.danger("reads local files", f"'{ctx.text}' reads local files through a file: URL")
-    for key in ("--post-file", "--body-file", "-i", "--input-file", "--load-cookies"):
-        source = values.get(key)
-        if source is not None and source != "-":
-            word = Word(source, source)
-            ctx.read([word])
-            if key in ("--post-file", "--body-file") and not ctx.inside(ctx.path(word)):
-                ctx.danger(
-                    "sends a file outside the workspace",
-                    f"'{ctx.text}' sends {source}, which lies outside the workspace",
-                )
-    targets = [values.get(k) for k in ("-O", "--output-document", "-P", "--directory-prefix")]
-    chosen = [t for t in targets if t is not None and t != "-"]
-    if not any(t is not None for t in targets[:2]):
-        chosen.append(".")
-    chosen += [
-        v
-        for k in ("-o", "--output-file", "-a", "--append-output", "--save-cookies")
-        if (v := values.get(k)) is not None
-    ]
-    ctx.write([Word(t, t) for t in chosen])
-
-
 _TAR_VALUED_LETTERS = "bCfFgHIKLNTVX"
 
 
@@ -809,160 +390,11 @@ def _crontab(args: list[Word], ctx: JudgeContext) -> None:
         ctx.normal("changes scheduled jobs")
 
 
-_CONTAINER_HOST_ACCESS = re.compile(
-    r"^--(privileged|cap-add|device|security-opt|userns|pid|ipc|uts|net|network|"
-    r"cgroupns|volumes-from)(=|$)"
-)
-_CONTAINER_HOST_VALUES = _words("--pid --ipc --uts --net --network --userns --cgroupns")
-
-
-def _container(args: list[Word], ctx: JudgeContext) -> None:
-    texts = [a.text for a in args]
-    for index, text in enumerate(texts):
-        following = texts[index + 1] if index + 1 < len(texts) else ""
-        name, eq, value = text.partition("=")
-        if name in _CONTAINER_HOST_VALUES:
-            if (value if eq else following) == "host":
-                ctx.danger("privilege change", f"'{ctx.text}' shares the host's {name[2:]}")
-                return
-        elif _CONTAINER_HOST_ACCESS.match(text) and name not in ("--volumes-from",):
-            ctx.danger("privilege change", f"'{ctx.text}' gives a container host access")
-            return
-        if name in ("-o", "--output") and (value if eq else following):
-            # docker save/export/build -o: a file or folder on the host
-            ctx.write([Word(value if eq else following, value if eq else following)])
-        elif name in ("--env-file", "--label-file", "--secret", "--ssh"):
-            spec = value if eq else following
-            found = re.search(r"(?:^|,)(?:src|source)=([^,]+)", spec)
-            local = found.group(1) if found else ("" if "=" in spec else spec)
-            word = Word(local, local)
-            if local and local != "default":
-                ctx.read([word])
-                if not ctx.inside(ctx.path(word)):
-                    ctx.danger(
-                        "sends a file outside the workspace",
-                        f"'{ctx.text}' gives a container {local}, outside the workspace",
-                    )
-                    return
-        source = ""
-        if name in ("-v", "--volume"):
-            spec = value if eq else following
-            source = spec.split(":", 1)[0] if ":" in spec else ""
-        elif text.startswith("-v") and len(text) > 2 and ":" in text:
-            source = text[2:].split(":", 1)[0]
-        elif name == "--mount":
-            for field_text in (value if eq else following).split(","):
-                key, _, val = field_text.partition("=")
-                if key in ("src", "source"):
-                    source = val
-        if source and source.startswith(("/", "~", ".")):
-            word = Word(source, source)
-            if source.startswith("~"):
-                ctx.danger("privilege change", f"'{ctx.text}' mounts {source} into a container")
-                return
-            path = ctx.path(word)
-            if not ctx.inside(path) or (path is not None and _protected_mount(path)):
-                ctx.danger(
-                    "privilege change",
-                    f"'{ctx.text}' mounts {source}, outside the workspace or a protected "
-                    "folder, into a container",
-                )
-                return
-    sub = next((t for t in texts if not t.startswith("-")), "")
-    if sub in ("ps", "images", "inspect", "logs", "version", "info", "stats", "top", "port"):
-        return
-    after = args[texts.index(sub) + 1 :] if sub else []
-    operands = [a for a in after if not a.text.startswith("-")]
-    if sub == "cp" and len(operands) == 2 and ":" not in operands[1].text.split("/", 1)[0]:
-        ctx.write(operands[1:])  # docker cp CONTAINER:SRC HOST_DEST
-    if sub in ("build", "buildx") and operands:
-        context = operands[-1]
-        if not re.match(r"^[a-z]+://|^-$", context.text) and not ctx.inside(ctx.path(context)):
-            ctx.danger(
-                "sends a file outside the workspace",
-                f"'{ctx.text}' sends {context.text} to the container engine as build context",
-            )
-            return
-    if sub == "compose":
-        _compose(args[texts.index(sub) + 1 :], ctx)
-        return
-    ctx.normal("may change state")
-
-
-def _compose(args: list[Word], ctx: JudgeContext) -> None:
-    sub = next((a.text for a in args if not a.text.startswith("-")), "")
-    if sub in ("ps", "ls", "logs", "config", "version", "images", "top", "port"):
-        return
-    ctx.danger(
-        "runs containers a file describes",
-        f"'{ctx.text}': the compose file may mount any host folder or run anything",
-    )
-
-
-def _protected_mount(path: str) -> bool:
-    """Whether a bind mount of ``path`` gives a container a path that makes code run
-    later: the path itself is protected (`skillkit.protected`) or holds one directly
-    (a folder with ``.git`` or ``.skillkit``, such as the workspace)."""
-    if protected_reason(path) is not None:
-        return True
-    return any(os.path.lexists(os.path.join(path, name)) for name in (".git", *PROTECTED_NAMES))
-
-
-# ssh configuration keys that run a local program, load code, or write local files
-_SSH_CODE_KEYS = _words(
-    (
-        "ProxyCommand LocalCommand PermitLocalCommand KnownHostsCommand PKCS11Provider "
-        "SecurityKeyProvider Include Match ControlPath ControlMaster UserKnownHostsFile "
-        "GlobalKnownHostsFile IdentityAgent XAuthLocation ProxyUseFdpass SendEnv SetEnv "
-        "ForwardAgent ForwardX11 ForwardX11Trusted"
-    ).casefold()
-)
-# options whose value is a configuration file, log file, library or program
-_SSH_CODE_OPTIONS = _words("-F -E -I -S -D")
-_SSH_VALUED = _words("-b -c -e -i -J -l -L -m -O -p -Q -R -w -W -B -o -F -E -I -S -D -P")
-
-
-def _ssh(args: list[Word], ctx: JudgeContext) -> None:
-    ctx.normal("network access")
-    found = _ssh_code_option(args, ctx.text.split()[0] if ctx.text else "ssh")
-    if found:
-        ctx.danger("option runs programs", f"'{ctx.text}': {found} runs a program or writes a file")
-
-
 def _scp(args: list[Word], ctx: JudgeContext) -> None:
-    found = _ssh_code_option(args, "scp")
+    found = network.ssh_code_option(args, "scp")
     if found:
         ctx.danger("option runs programs", f"'{ctx.text}': {found} runs a program or writes a file")
     _copy_like(args, ctx)
-
-
-def _ssh_code_option(args: list[Word], program: str) -> str:
-    """The option of an ssh/scp/sftp command that runs a local program, loads code or
-    writes a local file (``-o ProxyCommand=...``, ``-F config``, ``scp -S prog``); ""."""
-    i = 0
-    while i < len(args):
-        text = args[i].text
-        i += 1
-        if text == "--" or not text.startswith("-") or text == "-":
-            if program == "ssh":
-                break  # the host: what follows is the remote command
-            continue
-        for index, letter in enumerate(text[1:]):
-            option = "-" + letter
-            if option not in _SSH_VALUED:
-                continue
-            value = text[index + 2 :]
-            if not value and i < len(args):
-                value = args[i].text
-                i += 1
-            if option == "-o":
-                key = re.split(r"[\s=]", value.strip(), maxsplit=1)[0].casefold()
-                if key in _SSH_CODE_KEYS:
-                    return f"-o {key}"
-            elif option in _SSH_CODE_OPTIONS and not (option == "-D" and program == "ssh"):
-                return option
-            break
-    return ""
 
 
 def _package_manager(args: list[Word], ctx: JudgeContext) -> None:
@@ -1044,12 +476,12 @@ RULES: dict[str, Rule] = {
     "tar": _tar,
     "unzip": _unzip,
     "crontab": _crontab,
-    "docker": _container,
-    "podman": _container,
-    "docker-compose": _compose,
-    "podman-compose": _compose,
-    "ssh": _ssh,
-    "sftp": _ssh,
+    "docker": network.container,
+    "podman": network.container,
+    "docker-compose": network.compose,
+    "podman-compose": network.compose,
+    "ssh": network.ssh,
+    "sftp": network.ssh,
     "npm": _package_manager,
     "pnpm": _package_manager,
     "yarn": _package_manager,
@@ -1061,8 +493,8 @@ RULES: dict[str, Rule] = {
     "tofu": _terraform,
     "systemctl": _systemctl,
     "init": _init,
-    "curl": _curl,
-    "wget": _wget,
+    "curl": network.curl,
+    "wget": network.wget,
     **{name: _danger("disk tool") for name in DISK_TOOLS},
     **{name: _danger("system power") for name in POWER},
     **{name: _danger("privilege change") for name in ACCOUNT_TOOLS},
