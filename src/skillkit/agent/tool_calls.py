@@ -10,6 +10,7 @@ by abort get an "Aborted" result.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -176,17 +177,8 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     assert tool is not None
     call = item.call
     bus = ctx.bus
-    on_update = None
-    if bus.wants("tool_execution_update"):
-        redactor = ctx.redactor
-
-        def on_update(text: str) -> None:  # may be called from a worker thread
-            if redactor:
-                text = redactor.redact(text)
-            bus.emit_nowait(
-                ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, output=text),
-                turn=turn,
-            )
+    updates = _Updates(ctx, call, turn) if bus.wants("tool_execution_update") else None
+    on_update = updates.send if updates is not None else None
 
     tool_ctx = ToolContext(
         call.id, call.name, ctx.abort, on_update, bus.agent_id, confinement=item.confinement
@@ -217,8 +209,54 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     except Exception as exc:
         return ToolResult.error(f"Tool '{call.name}' failed: {describe_exception(exc)}")
     finally:
+        if updates is not None:
+            updates.close()
         if remove is not None:
             remove()
+
+
+class _Updates:
+    """``ctx.update`` of one call: a ``tool_execution_update`` per line while the call
+    runs. Lines sent from a worker thread are handed to the event loop and delivered
+    there only if the call is still running then: nothing of a call arrives after its
+    ``tool_execution_end`` (nor after the run's ``agent_end``), also when an aborted
+    call's thread keeps going."""
+
+    __slots__ = ("bus", "call", "loop", "open", "redactor", "thread", "turn")
+
+    def __init__(self, ctx: LoopContext, call: ToolCall, turn: int) -> None:
+        self.bus = ctx.bus
+        self.redactor = ctx.redactor
+        self.call = call
+        self.turn = turn
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+        self.open = True
+
+    def send(self, text: str) -> None:
+        if not self.open:
+            return
+        if threading.get_ident() == self.thread:
+            self._deliver(text)
+            return
+        try:
+            self.loop.call_soon_threadsafe(self._deliver, text)
+        except RuntimeError:  # the loop closed: the run is long over
+            self.open = False
+
+    def _deliver(self, text: str) -> None:
+        if not self.open:
+            return
+        if self.redactor:
+            text = self.redactor.redact(text)
+        call = self.call
+        self.bus.emit_nowait(
+            ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, output=text),
+            turn=self.turn,
+        )
+
+    def close(self) -> None:
+        self.open = False
 
 
 async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMessage:
