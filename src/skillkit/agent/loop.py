@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
+from skillkit.abort import AbortSignal
 from skillkit.adapters.base import MessageBuilder
-from skillkit.agent.loop_context import (
-    AfterToolResult,
-    BeforeToolCall,
-    CostFunction,
-    LoopContext,
-    RunOutcome,
-)
+from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, HookFailed, Hooks
+from skillkit.agent.loop_context import CostFunction, LoopContext, RunOutcome
 from skillkit.agent.request import (
     ContextTransformer,
     ConvertToLLM,
@@ -46,6 +43,7 @@ from skillkit.events import (
     AgentEnd,
     AgentStart,
     ErrorInfo,
+    EventBus,
     IterLimit,
     OutputPartial,
     OutputResult,
@@ -77,53 +75,69 @@ __all__ = [
     "ContextTransformer",
     "ConvertToLLM",
     "CostFunction",
+    "Hooks",
     "LoopContext",
+    "LoopResult",
     "LoopState",
     "RunOutcome",
     "run_loop",
 ]
 
 
+class LoopResult(NamedTuple):
+    """What `run_loop` returns: the transcript after the run (a new list; the one given
+    is not changed — its messages come first, unless compaction rewrote them) and how the
+    run ended."""
+
+    messages: list[AgentMessage]
+    outcome: RunOutcome
+
+
 async def run_loop(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
+    messages: Sequence[AgentMessage],
+    hooks: Hooks,
+    events: EventBus,
+    abort: AbortSignal,
+    config: LoopContext,
     *,
     prompt: str = "",
     state: LoopState | None = None,
-) -> RunOutcome:
-    """Run turns on ``transcript`` (appended to in place) until the run ends.
-
-    The caller has already appended the user message. ``state`` carries cumulative
-    usage and the conversion cache from earlier runs (a new one when None).
-    """
+) -> LoopResult:
+    """Run turns after ``messages`` (which already end with the user's message) until
+    the run ends; every event goes to ``events``, ``abort`` stops the run, ``hooks`` are
+    its seams and ``config`` its settings. ``state`` carries cumulative usage and the
+    conversion cache from earlier runs (a new one when None); while the run is in
+    flight, ``state.transcript`` is its transcript so far."""
     state = state if state is not None else LoopState()
-    bus = ctx.bus
+    ctx = replace(config, hooks=hooks, bus=events, abort=abort)
+    transcript = list(messages)
+    state.transcript = transcript
     outcome = RunOutcome()
-    await bus.emit(AgentStart(prompt=prompt, model=ctx.model))
+    await events.emit(AgentStart(prompt=prompt, model=ctx.model))
     try:
         await _turns(transcript, ctx, state, outcome)
     except asyncio.CancelledError:
-        ctx.abort.abort(ctx.abort.reason or "cancelled")
+        abort.abort(abort.reason or "cancelled")
         close_open_calls(transcript, ABORTED)
         outcome.stop_reason = "aborted"
         await _end(ctx, outcome)
         raise
     except Exception as exc:  # a bug in a seam: report it, leave a valid transcript
         close_open_calls(transcript, "Error: the run failed before this tool ran.")
-        if bus.strict:
+        if events.strict:
             raise
         outcome.stop_reason = "error"
         outcome.error = describe_exception(exc)
         if ctx.redactor:
             outcome.error = ctx.redactor.redact(outcome.error)
-        await bus.emit(ErrorInfo(stage="loop", message=outcome.error))
+        await events.emit(ErrorInfo(stage="loop", message=outcome.error))
     await _end(ctx, outcome)
-    return outcome
+    return LoopResult(transcript, outcome)
 
 
 async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
     bus = ctx.bus
-    output = ctx.output
+    output = ctx.hooks.output
     if output is not None:
         await _report_output(ctx, outcome, output)
     if outcome.stop_reason == "aborted":
@@ -145,6 +159,7 @@ async def _turns(
 ) -> None:
     """The turn loop; fills in ``outcome`` as it goes."""
     bus = ctx.bus
+    hooks = ctx.hooks
     recovered = 0  # the turn being retried after its context overflow was compacted
     repeats = _Repeats()
     while True:
@@ -157,14 +172,18 @@ async def _turns(
             return
         outcome.iterations += 1
         turn = outcome.iterations
-        if ctx.boundary is not None:
-            transcript.extend(ctx.boundary())
+        if hooks.boundary is not None:
+            transcript.extend(hooks.boundary())
         if turn != recovered:
             await bus.emit(TurnStart(turn=turn), turn=turn)
 
-        tools = ctx.tools()
+        tools = hooks.tools()
         extra: list[TokenUsage] = []
-        request = await build_request(transcript, ctx, state, tools, turn, extra)
+        try:
+            request = await build_request(transcript, ctx, state, tools, turn, extra)
+        except HookFailed as failed:  # fail closed: an unchecked context is never sent
+            await _hook_failed(ctx, outcome, failed, turn)
+            return
         _add_usage(outcome, state, extra)
         message = await _stream_reply(ctx, request, turn)
         if message.stop_reason == "context_overflow" and turn != recovered:
@@ -184,8 +203,8 @@ async def _turns(
             outcome.error = message.error
             if message.stop_reason != "aborted":
                 text = message.error or "model call failed"
-                if ctx.output is not None:
-                    outcome.error = text = ctx.output.explain_failure(text)
+                if hooks.output is not None:
+                    outcome.error = text = hooks.output.explain_failure(text)
                 if ctx.redactor:
                     outcome.error = text = ctx.redactor.redact(text)
                 await bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)
@@ -197,7 +216,7 @@ async def _turns(
 
         results = await _run_calls(transcript, ctx, message, tools, turn)
         await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
-        output = ctx.output
+        output = hooks.output
         if output is not None and output.accepted and not ctx.abort.aborted:
             outcome.stop_reason = "stop"  # the final tool was called with a valid answer
             return
@@ -228,6 +247,20 @@ async def _turns(
             outcome.stop_reason, outcome.error = "error", stuck
             await bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
             return
+
+
+async def _hook_failed(
+    ctx: LoopContext, outcome: RunOutcome, failed: HookFailed, turn: int
+) -> None:
+    """End the run with an error: a context transform or conversion hook failed, so the
+    model call did not go out."""
+    text = f"the model call was not made: a {failed.stage} hook failed ({failed.message})"
+    if ctx.redactor:
+        text = ctx.redactor.redact(text)
+    outcome.stop_reason, outcome.error = "error", text
+    await ctx.bus.emit(ErrorInfo(stage=failed.stage.split(":")[0], message=text), turn=turn)
+    message = AssistantMessage(content=[], stop_reason="error", error=text)
+    await ctx.bus.emit(TurnEnd(turn=turn, message=message, tool_results=[]), turn=turn)
 
 
 class _Repeats:
@@ -268,7 +301,7 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
     bus = ctx.bus
     builder = MessageBuilder(provider=ctx.adapter.provider, model=ctx.model)
     add = builder.add
-    output = ctx.output
+    output = ctx.hooks.output
     try:
         async for event in ctx.adapter.chat_stream_events(request, abort=ctx.abort):
             add(event)
@@ -309,7 +342,7 @@ async def _run_calls(
 ) -> list[ToolResultMessage]:
     results: list[ToolResultMessage] = []
     calls = message.tool_calls
-    output = ctx.output
+    output = ctx.hooks.output
     if output is not None and output.output_calls(calls):
         return await _run_calls_with_output(transcript, ctx, output, calls, tools, turn)
     if calls:

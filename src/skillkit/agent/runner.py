@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from skillkit.abort import AbortSignal
@@ -23,9 +24,8 @@ from skillkit.agent.contributors import (
     ModeControl,
     contributes,
 )
+from skillkit.agent.hooks import HookFailed, Hooks
 from skillkit.agent.loop import (
-    AfterToolResult,
-    BeforeToolCall,
     ContextTransformer,
     ConvertToLLM,
     CostFunction,
@@ -34,6 +34,7 @@ from skillkit.agent.loop import (
     RunOutcome,
     run_loop,
 )
+from skillkit.agent.seam import build_hooks, hook_parts
 from skillkit.agent.streams import HIGH_WATER, RunHandle, RunStream
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
@@ -42,6 +43,7 @@ from skillkit.events import (
     ErrorInfo,
     EventBus,
     Idle,
+    InputEvent,
     ProviderRetry,
     RunResume,
     Sink,
@@ -186,11 +188,9 @@ class AgentRunner:
         self._child_usage = TokenUsage()
         self._child_cost: float | None = 0.0
         self._run_start = 0
-        self._parts: dict[str, list[Contributor]] = {}
         self._output: OutputSpec | None = None
         for contributor in contributors:
             self._contributors.append(contributor)
-        self._index_parts()
         self.conversation_id = conversation_id
         self.tracing = AgentTracer(
             self.events,
@@ -222,30 +222,14 @@ class AgentRunner:
             self._contributors.insert(0, contributor)
         else:
             self._contributors.append(contributor)
-        self._index_parts()
         if contributes(contributor, "attach"):
             contributor.attach(self)
 
         def remove() -> None:
             if contributor in self._contributors:
                 self._contributors.remove(contributor)
-                self._index_parts()
 
         return remove
-
-    def _index_parts(self) -> None:
-        parts = (
-            "tools",
-            "system_prompt",
-            "transform_context",
-            "before_tool_call",
-            "after_tool_result",
-            "boundary_messages",
-            "aclose",
-        )
-        self._parts = {
-            part: [c for c in self._contributors if contributes(c, part)] for part in parts
-        }
 
     # ----- state
 
@@ -273,8 +257,9 @@ class AgentRunner:
 
     @property
     def messages(self) -> list[AgentMessage]:
-        """A copy of the transcript."""
-        return list(self._messages)
+        """A copy of the transcript (during a run: as far as the run has got)."""
+        live = self._loop_state.transcript
+        return list(live if live is not None else self._messages)
 
     @property
     def usage(self) -> TokenUsage:
@@ -379,13 +364,13 @@ class AgentRunner:
         self._run = RunHandle()
         self._abort = AbortSignal()
         try:
-            ctx = self._context()
+            host = replace(self._settings(), bus=self.events, abort=self._abort)
             result = await budget.compact(
                 self._messages,
-                ctx,
+                host,
                 instructions=instructions,
-                system_prompt=ctx.system_prompt(),
-                tools=[tool_schema(t) for t in ctx.tools()],
+                system_prompt=self.system_prompt(),
+                tools=[tool_schema(t) for t in self.offered_tools()],
             )
         finally:
             self._run = None
@@ -543,7 +528,7 @@ class AgentRunner:
         run = self._run
         if run is not None and run.task is not None:
             await asyncio.gather(run.task, return_exceptions=True)
-        for contributor in self._parts.get("aclose", ()):
+        for contributor in hook_parts(self._contributors, "aclose"):
             try:
                 await contributor.aclose()
             except Exception as exc:
@@ -641,63 +626,85 @@ class AgentRunner:
                 await asyncio.gather(task, return_exceptions=True)
 
     async def _drive(self, run: RunHandle, message: str | list[UserContent] | None) -> None:
-        """The run's task: input handlers, the loop, follow-ups; ``idle`` at the end."""
+        """The run's task: the input hooks, the loop, follow-ups; ``idle`` at the end."""
         bus = self.events
-        start = len(self._messages)
-        self._run_start = start
+        state = self._loop_state
+        self._run_start = len(self._messages)
         self._outcome = RunOutcome()
-        self._loop_state.forget_conversion()  # renderers may have changed between runs
+        state.forget_conversion()  # renderers may have changed between runs
         tracing = self.tracing.start_run(
             provider=self.adapter.provider, conversation_id=self.conversation_id
         )
+        hooks = self._hooks()
         try:
             pending: list[UserMessage] = []
             prompt = ""
             if message is None:
-                await bus.emit(RunResume(from_message_index=start))
+                await bus.emit(RunResume(from_message_index=self._run_start))
             else:
-                content = await bus.transform_input(message)
-                if content is None:  # swallowed by an input handler
+                content = await self._checked_input(hooks, message)
+                if content is None:  # swallowed by an input hook
                     return
                 pending.append(UserMessage(content=content))
                 prompt = content if isinstance(content, str) else ""
             pending.extend(self._take_steering())
             total = TokenUsage()
+            config = self._settings()
             while True:
-                self._messages.extend(pending)
-                outcome = await run_loop(
-                    self._messages, self._context(), prompt=prompt, state=self._loop_state
-                )
-                total = total + outcome.usage
-                self._outcome = outcome
-                if outcome.stop_reason != "stop" or not self._follow_ups:
+                messages = [*self._messages, *pending]
+                try:
+                    result = await run_loop(
+                        messages, hooks, bus, self._abort, config, prompt=prompt, state=state
+                    )
+                finally:
+                    if state.transcript is not None:  # also when cancelled: the calls are closed
+                        self._messages = state.transcript
+                    state.transcript = None
+                self._messages = result.messages
+                total = total + result.outcome.usage
+                self._outcome = result.outcome
+                if result.outcome.stop_reason != "stop" or not self._follow_ups:
                     break
                 pending = []
                 for follow in self._take_follow_ups():
-                    content = await bus.transform_input(follow.content)
+                    content = await self._checked_input(hooks, follow.content)
                     if content is not None:  # a swallowed follow-up is skipped
                         pending.append(UserMessage(content=content))
                 if not pending:
                     break
                 first = pending[0].content
                 prompt = first if isinstance(first, str) else ""
+                hooks = self._hooks()
             self._outcome.usage = total
-        except Exception as exc:  # a failing input handler in strict mode, a bug
-            text = describe_exception(exc)
-            self._outcome = RunOutcome(
-                stop_reason="error", error=self.redactor.redact(text) if self.redactor else text
-            )
+        except HookFailed as failed:  # an input hook raised: the message is refused
+            self._fail(f"{failed.stage.split(':')[0]}", f"the message was refused: {failed}")
+        except Exception as exc:  # a failing hook in strict mode, a bug
+            self._fail("run", describe_exception(exc))
             if bus.strict:
                 raise
-            await bus.emit(ErrorInfo(stage="run", message=self._outcome.error or ""))
         finally:
-            self._usage = self._loop_state.cumulative_usage
+            self._usage = state.cumulative_usage
             self._paused = self._outcome.stop_reason == "max_iterations"
             self._run = None
             for stream in run.streams:
                 stream.release_producer()
             tracing.close()
             await bus.emit(Idle())
+
+    async def _checked_input(
+        self, hooks: Hooks, content: str | list[UserContent]
+    ) -> str | list[UserContent] | None:
+        """Publish the message as ``input``, then run the input hooks over it."""
+        if self.events.wants("input"):
+            await self.events.emit(InputEvent(content=content))
+        if not hooks.transform_input:
+            return content
+        return await hooks.check_input(content)
+
+    def _fail(self, stage: str, text: str) -> None:
+        text = self.redactor.redact(text) if self.redactor else text
+        self._outcome = RunOutcome(stop_reason="error", error=text)
+        self.events.emit_nowait(ErrorInfo(stage=stage, message=text))
 
     def _response(self) -> AgentResponse:
         outcome = self._outcome
@@ -726,43 +733,40 @@ class AgentRunner:
     def _has_steering(self) -> bool:
         return bool(self._steering)
 
-    def _context(self) -> LoopContext:
+    def _settings(self) -> LoopContext:
         config = self.config
-        parts = self._parts
-        transformers: list[ContextTransformer] = [
-            *self._transformers,
-            *(c.transform_context for c in parts["transform_context"]),
-        ]
-        before: list[BeforeToolCall] = [c.before_tool_call for c in parts["before_tool_call"]]
-        after: list[AfterToolResult] = [c.after_tool_result for c in parts["after_tool_result"]]
         return LoopContext(
             adapter=self.tracing.adapter(self.adapter),
-            bus=self.events,
             model=self._model_name(),
-            tools=self.offered_tools,
-            system_prompt=self.system_prompt,
-            abort=self._abort,
             max_iterations=config.max_iterations,
             parallel_tools=config.tool_execution == "parallel",
             options=config.options,
-            transformers=transformers,
-            convert_to_llm=self.convert_to_llm,
             renderers=self.renderers,
             steering=self._take_steering,
             has_steering=self._has_steering,
             cost=self.cost,
             schema_of=tool_schema,
-            boundary=self._boundary if parts["boundary_messages"] else None,
             compaction=self._budget,
-            before_tool_call=before,
-            after_tool_result=after,
             redactor=self.redactor or None,
+        )
+
+    def _hooks(self) -> Hooks:
+        """This run's hooks, built once from the bus's handlers and the contributors."""
+        contributors = self._contributors
+        return build_hooks(
+            self.events,
+            contributors,
+            tools=self.offered_tools,
+            system_prompt=self.system_prompt,
+            transformers=self._transformers,
+            convert_to_llm=self.convert_to_llm,
+            boundary=self._boundary if hook_parts(contributors, "boundary_messages") else None,
             output=self._output_run(),
         )
 
     def _boundary(self) -> list[AgentMessage]:
         messages: list[AgentMessage] = []
-        for contributor in self._parts["boundary_messages"]:
+        for contributor in hook_parts(self._contributors, "boundary_messages"):
             try:
                 messages.extend(contributor.boundary_messages())
             except Exception as exc:
@@ -785,7 +789,7 @@ class AgentRunner:
         """Every tool the model is offered now: the runner's own, then the tool
         providers' and the contributors', first name wins."""
         tools = self.tools.tools()
-        providers = self._parts["tools"]
+        providers = hook_parts(self._contributors, "tools")
         if providers:
             seen = {t.name for t in tools}
             for provider in providers:
@@ -812,7 +816,7 @@ class AgentRunner:
         """The system prompt of the next model call: the configured one, then each
         contributor's part, in order."""
         base = self.config.system_prompt
-        sections = self._parts["system_prompt"]
+        sections = hook_parts(self._contributors, "system_prompt")
         if not sections:
             return base
         parts = [base] if base else []

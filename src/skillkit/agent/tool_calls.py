@@ -129,34 +129,21 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
     except Exception as exc:
         item.result = ToolResult.error(format_validation_error(call.name, exc))
         return
-    if not (bus.wants("before_tool_call") or ctx.before_tool_call):
+    hooks = ctx.hooks.before_tool_call
+    observed = bus.wants("before_tool_call")
+    if not (hooks or observed):
         return
     event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(call.arguments))
-    decision = await bus.before_tool_call(event, turn=turn)
+    if observed:
+        await bus.emit(event, turn=turn)
+    if not hooks:
+        return
+    decision = await ctx.hooks.judge(event, turn)
     if decision.block:
         item.result = ToolResult.error(decision.reason)
         return
     args = decision.args
     confinement = decision.confinement
-    for hook in ctx.before_tool_call:  # contributors, in list order, after bus handlers
-        if args is not None:
-            event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(args))
-        try:
-            answer = await hook(event)
-        except Exception as exc:  # a failing gate must not let the call through
-            item.result = ToolResult.error(
-                f"Tool '{call.name}' was not run: a check failed ({describe_exception(exc)})"
-            )
-            return
-        if answer is None:
-            continue
-        if answer.block:
-            item.result = ToolResult.error(answer.reason or "blocked")
-            return
-        if answer.args is not None:
-            args = dict(answer.args)
-        if answer.confinement is not None:
-            confinement = answer.confinement.join(confinement)
     item.confinement = confinement
     if args is not None:
         item.raw_args = args
@@ -260,7 +247,7 @@ class _Updates:
 
 
 async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMessage:
-    """after_tool_result (bus handlers, then contributors), tool_execution_end, and the
+    """after_tool_result (observed, then the hooks), tool_execution_end, and the
     message for the transcript."""
     bus = ctx.bus
     call = item.call
@@ -268,26 +255,17 @@ async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMess
     duration = time.perf_counter() - item.started if item.started else 0.0
     if ctx.redactor:
         result = redact_result(result, ctx.redactor)
-    if item.tool is not None and (bus.wants("after_tool_result") or ctx.after_tool_result):
-        payload = ToolResultEvent(
-            tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
-        )
-        result = await bus.after_tool_result(payload, turn=turn)
-        for hook in ctx.after_tool_result:
-            try:
-                replaced = await hook(
-                    ToolResultEvent(
-                        tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
-                    )
-                )
-            except Exception as exc:
-                result = ToolResult.error(
-                    f"Tool '{call.name}' result withheld: a check failed "
-                    f"({describe_exception(exc)})"
-                )
-                break
-            if replaced is not None:
-                result = replaced
+    if item.tool is not None:
+        hooks = ctx.hooks.after_tool_result
+        observed = bus.wants("after_tool_result")
+        if hooks or observed:
+            payload = ToolResultEvent(
+                tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
+            )
+            if observed:
+                await bus.emit(payload, turn=turn)
+            if hooks:
+                result = await ctx.hooks.review(payload, turn)
     budget = ctx.compaction
     if budget is not None:  # a result the model's window cannot hold is cut, with a note
         fitted = budget.fit_tool_output(result.content, ctx.model)
