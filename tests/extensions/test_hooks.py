@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from skillkit import ToolCallEventResult, ToolResult, tool
 from skillkit.adapters.scripted import Reply
+from skillkit.agent.drive import hooks_of
 from skillkit.events import ContextTransformResult, Event
 from skillkit.extensions import (
     AgentContext,
@@ -232,10 +233,10 @@ async def test_transform_context_hook_runs_as_one_context_transform_handler(
     assert not runner.events.has_handlers("context_transform")
     manager = manager_factory(Transform("a", "A"), Transform("b", "B"))
     manager.attach(runner)
-    assert [h.source for h in runner._hooks().transform_context] == ["plugins"]
+    assert [h.source for h in hooks_of(runner).transform_context] == ["plugins"]
     manager.unregister("a")
     manager.unregister("b")
-    assert runner._hooks().transform_context == ()
+    assert hooks_of(runner).transform_context == ()
     assert not runner.events.has_handlers("context_transform")
 
 

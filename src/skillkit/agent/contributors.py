@@ -28,9 +28,10 @@ MCP servers, the session store).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
+from skillkit.agent.roles import ApprovalResponder, ModeControl
 from skillkit.config import AgentConfig
 from skillkit.events import (
     EventBus,
@@ -42,7 +43,24 @@ from skillkit.events import (
 from skillkit.models import AgentMessage, ToolResult, UserContent
 from skillkit.tools.base import Tool
 
-__all__ = ["AgentHandle", "ApprovalResponder", "Contributor", "ModeControl", "contributes"]
+__all__ = [
+    "AgentHandle",
+    "ApprovalResponder",
+    "Contributor",
+    "ModeControl",
+    "PromptSection",
+    "ToolProvider",
+    "contributes",
+]
+
+PromptSection = Callable[[], "str | None"]
+"""A provider of one system-prompt section, called once per turn (None: nothing)."""
+
+
+class ToolProvider(Protocol):
+    """A provider of tools, asked once per turn which tools to offer."""
+
+    def tools(self) -> Sequence[Tool]: ...
 
 
 class AgentHandle(Protocol):
@@ -105,20 +123,3 @@ def contributes(contributor: Any, part: str) -> bool:
     class's do-nothing version)."""
     method = getattr(type(contributor), part, None)
     return method is not None and method is not getattr(Contributor, part, None)
-
-
-class ApprovalResponder(Protocol):
-    """Where answers to approval requests go (the permission layer's broker)."""
-
-    def respond(self, request_id: str, decision: Any) -> bool: ...
-
-
-@runtime_checkable
-class ModeControl(Protocol):
-    """A contributor that owns the agent's permission mode and approvals (the permission
-    layer). `AgentRunner.set_mode` and `AgentRunner.approvals` reach it through this."""
-
-    @property
-    def approvals(self) -> ApprovalResponder: ...
-
-    def set_mode(self, mode: Any) -> Any: ...
