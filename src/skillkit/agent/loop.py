@@ -9,7 +9,9 @@ the error saying so). Per turn:
     -> model stream -> tool calls (validated; before_tool_call; run, in parallel where
     allowed; after_tool_result) -> results appended in call order -> turn_end
 
-It appends to the transcript it is given and reports only through the `EventBus`:
+It works on its own copy of the transcript it is given (returned with the outcome, and
+visible as ``state.transcript`` while the run is in flight) and reports only through the
+`EventBus`:
 ``agent_start`` first, then the turns' events, ``run_cancelled`` when it was aborted or
 cancelled, and ``agent_end`` last — on every path. Every assistant message that calls
 tools is followed by exactly one result per call (also when a call is blocked, skipped
@@ -199,19 +201,7 @@ async def _turns(
         await _account(ctx, state, outcome, message, turn)
 
         if message.stop_reason in ("error", "context_overflow", "aborted"):
-            outcome.stop_reason = message.stop_reason
-            outcome.error = message.error
-            if message.stop_reason != "aborted":
-                text = message.error or "model call failed"
-                if hooks.output is not None:
-                    outcome.error = text = hooks.output.explain_failure(text)
-                if ctx.redactor:
-                    outcome.error = text = ctx.redactor.redact(text)
-                await bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)
-            reason = ABORTED if message.stop_reason == "aborted" else NOT_RUN
-            results = error_results(message.tool_calls, reason)
-            transcript.extend(results)
-            await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+            await _failed_reply(transcript, ctx, outcome, message, turn)
             return
 
         results = await _run_calls(transcript, ctx, message, tools, turn)
@@ -229,16 +219,8 @@ async def _turns(
             outcome.stop_reason = "aborted"
             return
         if not message.tool_calls:
-            if output is None:
-                outcome.stop_reason = "length" if message.stop_reason == "length" else "stop"
+            if await _answered(transcript, ctx, outcome, message, turn):
                 return
-            if output.check_text(message.text):
-                outcome.stop_reason = "stop"
-                return
-            if await _output_exhausted(ctx, outcome, output, turn):
-                return
-            again = output.retry_text() if output.native else output.missing_call_text()
-            transcript.append(UserMessage(content=again))
             continue
         if output is not None and await _output_exhausted(ctx, outcome, output, turn):
             return
@@ -247,6 +229,53 @@ async def _turns(
             outcome.stop_reason, outcome.error = "error", stuck
             await bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
             return
+
+
+async def _failed_reply(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    outcome: RunOutcome,
+    message: AssistantMessage,
+    turn: int,
+) -> None:
+    """End the run after a model call that failed, overflowed or was aborted: its tool
+    calls are answered as not run (or aborted) and the turn ends."""
+    outcome.stop_reason = message.stop_reason
+    outcome.error = message.error
+    if message.stop_reason != "aborted":
+        text = message.error or "model call failed"
+        if ctx.hooks.output is not None:
+            outcome.error = text = ctx.hooks.output.explain_failure(text)
+        if ctx.redactor:
+            outcome.error = text = ctx.redactor.redact(text)
+        await ctx.bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)
+    reason = ABORTED if message.stop_reason == "aborted" else NOT_RUN
+    results = error_results(message.tool_calls, reason)
+    transcript.extend(results)
+    await ctx.bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+
+
+async def _answered(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    outcome: RunOutcome,
+    message: AssistantMessage,
+    turn: int,
+) -> bool:
+    """A reply without tool calls: whether the run ends with it (free text, a valid
+    structured answer, or the output retries used up); else the model is asked again."""
+    output = ctx.hooks.output
+    if output is None:
+        outcome.stop_reason = "length" if message.stop_reason == "length" else "stop"
+        return True
+    if output.check_text(message.text):
+        outcome.stop_reason = "stop"
+        return True
+    if await _output_exhausted(ctx, outcome, output, turn):
+        return True
+    again = output.retry_text() if output.native else output.missing_call_text()
+    transcript.append(UserMessage(content=again))
+    return False
 
 
 async def _hook_failed(
