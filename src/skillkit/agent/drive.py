@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from skillkit.models import AgentMessage
     from skillkit.secrets import Redactor
     from skillkit.tools.base import Tool
+    from skillkit.tools.registry import ToolRegistry
     from skillkit.tracing import AgentTracer
 
 __all__ = [
@@ -190,11 +191,13 @@ class AgentRunner(Protocol):
     @property
     def is_running(self) -> bool: ...
 
+    tools: ToolRegistry
+
     def offered_tools(self) -> list[Tool]: ...
 
     def system_prompt(self) -> str: ...
 
-    def _boundary(self) -> list[AgentMessage]: ...
+    def _report(self, stage: str, exc: Exception) -> None: ...
 
 
 # --------------------------------------------------------------------------- starting, reading
@@ -341,17 +344,30 @@ def settings(runner: AgentRunner) -> LoopContext:
 
 
 def hooks_of(runner: AgentRunner) -> Hooks:
-    """One run's hooks, built once from the bus's handlers and the contributors."""
+    """One run's hooks, built once from the bus's handlers and the contributors (each
+    part asks only the contributors that offer it)."""
     contributors = runner._contributors
+    report = runner._report
+    providers = hook_parts(contributors, "tools")
+    sections = hook_parts(contributors, "system_prompt")
+    own = runner.tools
+
+    def tools() -> list[Tool]:
+        return parts.offered_tools(own, providers, report) if providers else own.tools()
+
+    def system_prompt() -> str:
+        base = runner.config.system_prompt
+        return parts.system_prompt(base, sections, report) if sections else base
+
     boundary = hook_parts(contributors, "boundary_messages")
     return build_hooks(
         runner.events,
         contributors,
-        tools=runner.offered_tools,
-        system_prompt=runner.system_prompt,
+        tools=tools,
+        system_prompt=system_prompt,
         transformers=runner._transformers,
         convert_to_llm=runner.convert_to_llm,
-        boundary=runner._boundary if boundary else None,
+        boundary=(lambda: parts.boundary_messages(boundary, report)) if boundary else None,
         output=parts.output_run(runner._output, runner.adapter, runner.config),
     )
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 from skillkit.abort import AbortSignal
@@ -86,6 +85,16 @@ __all__ = [
 ]
 
 
+def _with_seams(
+    config: LoopContext, hooks: Hooks, events: EventBus, abort: AbortSignal
+) -> LoopContext:
+    """A copy of ``config`` carrying this run's seams (``config`` is left as it was)."""
+    ctx = LoopContext.__new__(LoopContext)
+    ctx.__dict__.update(config.__dict__)
+    ctx.hooks, ctx.bus, ctx.abort = hooks, events, abort
+    return ctx
+
+
 class LoopResult(NamedTuple):
     """What `run_loop` returns: the transcript after the run (a new list; the one given
     is not changed — its messages come first, unless compaction rewrote them) and how the
@@ -111,7 +120,7 @@ async def run_loop(
     conversion cache from earlier runs (a new one when None); while the run is in
     flight, ``state.transcript`` is its transcript so far."""
     state = state if state is not None else LoopState()
-    ctx = replace(config, hooks=hooks, bus=events, abort=abort)
+    ctx = _with_seams(config, hooks, events, abort)
     transcript = list(messages)
     state.transcript = transcript
     outcome = RunOutcome()
@@ -176,7 +185,7 @@ async def _turns(
         turn = outcome.iterations
         if hooks.boundary is not None:
             transcript.extend(hooks.boundary())
-        if turn != recovered:
+        if turn != recovered and bus.wants("turn_start"):
             await bus.emit(TurnStart(turn=turn), turn=turn)
 
         tools = hooks.tools()
@@ -198,14 +207,17 @@ async def _turns(
                 continue
         transcript.append(message)
         outcome.text, outcome.thinking = message.text, message.thinking
-        await _account(ctx, state, outcome, message, turn)
+        counted = _account(ctx, state, outcome, message)
+        if counted is not None:
+            await bus.emit(counted, turn=turn)
 
         if message.stop_reason in ("error", "context_overflow", "aborted"):
             await _failed_reply(transcript, ctx, outcome, message, turn)
             return
 
         results = await _run_calls(transcript, ctx, message, tools, turn)
-        await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+        if bus.wants("turn_end"):
+            await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
         output = hooks.output
         if output is not None and output.accepted and not ctx.abort.aborted:
             outcome.stop_reason = "stop"  # the final tool was called with a valid answer
@@ -331,11 +343,12 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
     builder = MessageBuilder(provider=ctx.adapter.provider, model=ctx.model)
     add = builder.add
     output = ctx.hooks.output
+    wants = bus.wants
     try:
         async for event in ctx.adapter.chat_stream_events(request, abort=ctx.abort):
             add(event)
             kind = event.type
-            if kind in _STREAM_KINDS:
+            if kind in _STREAM_KINDS and wants(kind):
                 pending = bus.publish(event, turn, kind=kind)
                 if pending is not None:
                     await pending
@@ -369,15 +382,13 @@ async def _run_calls(
     tools: Sequence[Tool],
     turn: int,
 ) -> list[ToolResultMessage]:
-    results: list[ToolResultMessage] = []
     calls = message.tool_calls
     output = ctx.hooks.output
     if output is not None and output.output_calls(calls):
         return await _run_calls_with_output(transcript, ctx, output, calls, tools, turn)
+    results: list[ToolResultMessage] = []
     if calls:
-        async for result in run_tool_calls(calls, tools, ctx, turn):
-            results.append(result)
-            transcript.append(result)
+        await run_tool_calls(calls, tools, ctx, turn, results, transcript)
     return results
 
 
@@ -401,7 +412,9 @@ async def _run_calls_with_output(
         answered[call.id] = await _answer_output_call(ctx, output, call, turn)
     others = [call for call in calls if call.id not in final_ids]
     if others:
-        async for result in run_tool_calls(others, tools, ctx, turn):
+        done: list[ToolResultMessage] = []
+        await run_tool_calls(others, tools, ctx, turn, done)
+        for result in done:
             answered[result.tool_call_id] = result
     results = [answered[call.id] for call in calls]
     transcript.extend(results)
@@ -472,24 +485,21 @@ def _add_usage(outcome: RunOutcome, state: LoopState, usages: list[TokenUsage]) 
         state.cumulative_usage = state.cumulative_usage + usage
 
 
-async def _account(
-    ctx: LoopContext, state: LoopState, outcome: RunOutcome, message: AssistantMessage, turn: int
-) -> None:
+def _account(
+    ctx: LoopContext, state: LoopState, outcome: RunOutcome, message: AssistantMessage
+) -> Usage | None:
+    """Count the reply's usage; the ``usage`` event to emit (None: nobody listens)."""
     usage = message.usage
     outcome.usage = outcome.usage + usage
     state.cumulative_usage = state.cumulative_usage + usage
-    bus = ctx.bus
-    if not bus.wants("usage"):
-        return
+    if not ctx.bus.wants("usage"):
+        return None
     turn_cost = ctx.cost(usage) if ctx.cost is not None else None
     if turn_cost is not None:
         state.cumulative_cost = (state.cumulative_cost or 0.0) + turn_cost
-    await bus.emit(
-        Usage(
-            turn_usage=usage,
-            cumulative_usage=state.cumulative_usage,
-            turn_cost=turn_cost,
-            cumulative_cost=state.cumulative_cost,
-        ),
-        turn=turn,
+    return Usage(
+        turn_usage=usage,
+        cumulative_usage=state.cumulative_usage,
+        turn_cost=turn_cost,
+        cumulative_cost=state.cumulative_cost,
     )

@@ -47,11 +47,11 @@ def label(contributor: Any) -> str:
 
 
 def offered_tools(
-    own: ToolRegistry, contributors: Sequence[Contributor], report: Report
+    own: ToolRegistry, providers: Sequence[Contributor], report: Report
 ) -> list[Tool]:
-    """The runner's own tools, then the contributors', first name wins."""
+    """The runner's own tools, then those of ``providers`` (the contributors that offer
+    tools), first name wins."""
     tools = own.tools()
-    providers = hook_parts(contributors, "tools")
     if not providers:
         return tools
     seen = {t.name for t in tools}
@@ -68,9 +68,9 @@ def offered_tools(
     return tools
 
 
-def system_prompt(base: str, contributors: Sequence[Contributor], report: Report) -> str:
-    """``base``, then each contributor's section, in order, blank-line separated."""
-    sections = hook_parts(contributors, "system_prompt")
+def system_prompt(base: str, sections: Sequence[Contributor], report: Report) -> str:
+    """``base``, then the section of each of ``sections`` (the contributors that offer
+    one), in order, blank-line separated."""
     if not sections:
         return base
     parts = [base] if base else []
@@ -87,10 +87,11 @@ def system_prompt(base: str, contributors: Sequence[Contributor], report: Report
     return "\n\n".join(parts)
 
 
-def boundary_messages(contributors: Sequence[Contributor], report: Report) -> list[AgentMessage]:
-    """The messages every contributor folds in at an iteration boundary, in order."""
+def boundary_messages(offering: Sequence[Contributor], report: Report) -> list[AgentMessage]:
+    """The messages each of ``offering`` (the contributors that offer boundary
+    messages) folds in at an iteration boundary, in order."""
     messages: list[AgentMessage] = []
-    for contributor in hook_parts(contributors, "boundary_messages"):
+    for contributor in offering:
         try:
             messages.extend(contributor.boundary_messages())
         except Exception as exc:

@@ -68,7 +68,9 @@ async def build_request(
     schemas = [schema_of(t) for t in tools] if schema_of is not None else []
     system_prompt = hooks.system_prompt()
     budget = ctx.compaction
-    if budget is not None:
+    if budget is not None and not budget.fits(
+        context, ctx.model, system_prompt=system_prompt, tools=schemas
+    ):
         result = await budget.compact_if_needed(
             transcript, context, ctx, turn=turn, system_prompt=system_prompt, tools=schemas
         )

@@ -23,6 +23,7 @@ from skillkit.agent.drive import Inbox, RunInProgressError
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
 from skillkit.agent.loop_context import RunOutcome
 from skillkit.agent.roles import ApprovalResponder, ChildSpawner, ChildUsage, ModeControl, Roles
+from skillkit.agent.seam import hook_parts
 from skillkit.agent.streams import RunHandle
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
@@ -363,7 +364,8 @@ class AgentRunner:
     def offered_tools(self) -> list[Tool]:
         """Every tool the model is offered now: the runner's own, then the contributors',
         first name wins."""
-        return parts.offered_tools(self.tools, self._contributors, self._report)
+        providers = hook_parts(self._contributors, "tools")
+        return parts.offered_tools(self.tools, providers, self._report)
 
     def find_tool(self, name: str) -> Tool | None:
         """The tool offered under ``name`` now, or None."""
@@ -372,10 +374,8 @@ class AgentRunner:
     def system_prompt(self) -> str:
         """The system prompt of the next model call: the configured one, then each
         contributor's part, in order."""
-        return parts.system_prompt(self.config.system_prompt, self._contributors, self._report)
-
-    def _boundary(self) -> list[AgentMessage]:
-        return parts.boundary_messages(self._contributors, self._report)
+        sections = hook_parts(self._contributors, "system_prompt")
+        return parts.system_prompt(self.config.system_prompt, sections, self._report)
 
     def _catalog_cost(self, usage: TokenUsage) -> float | None:
         return parts.catalog_cost(self.config, self.adapter, usage)

@@ -170,7 +170,10 @@ class FunctionTool:
         return f"<tool {self.name}>"
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
-        kwargs = dict(args)
+        kwargs = dict(args.__dict__)  # the validated fields
+        extra = args.__pydantic_extra__
+        if extra:
+            kwargs.update(extra)
         if self._context_param is not None:
             kwargs[self._context_param] = ctx
         if self._is_async:
