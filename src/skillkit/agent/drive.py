@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from skillkit.abort import AbortSignal
 from skillkit.agent import parts
-from skillkit.agent.hooks import HookFailed, Hooks
+from skillkit.agent.hooks import NO_HOOKS, HookFailed, Hooks
 from skillkit.agent.loop import run_loop
 from skillkit.agent.loop_context import LoopContext, RunOutcome
 from skillkit.agent.seam import build_hooks, hook_parts
@@ -101,7 +101,8 @@ async def drive(
         for stream in run.streams:
             stream.release_producer()
         tracing.close()
-        await bus.emit(Idle())
+        if bus.wants("idle"):
+            await bus.emit(Idle())
 
 
 async def _loops(
@@ -340,6 +341,9 @@ def settings(runner: AgentRunner) -> LoopContext:
         schema_of=tool_schema,
         compaction=runner._budget,
         redactor=runner.redactor or None,
+        hooks=NO_HOOKS,  # run_loop is given the run's seams; nothing is built for these
+        bus=runner.events,
+        abort=runner._abort,
     )
 
 

@@ -35,6 +35,7 @@ from skillkit.output import OutputRun
 from skillkit.tools.base import Tool
 
 __all__ = [
+    "NO_HOOKS",
     "AfterToolResult",
     "BeforeToolCall",
     "HookFailed",
@@ -218,6 +219,10 @@ class Hooks:
             if replaced is not None:
                 result = replaced
         return result
+
+
+NO_HOOKS = Hooks()
+"""Hooks that offer and check nothing."""
 
 
 def _wrong(answer: object, expected: str) -> str:

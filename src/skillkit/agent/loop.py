@@ -124,7 +124,8 @@ async def run_loop(
     transcript = list(messages)
     state.transcript = transcript
     outcome = RunOutcome()
-    await events.emit(AgentStart(prompt=prompt, model=ctx.model))
+    if events.wants("agent_start"):
+        await events.emit(AgentStart(prompt=prompt, model=ctx.model))
     try:
         await _turns(transcript, ctx, state, outcome)
     except asyncio.CancelledError:
@@ -153,6 +154,8 @@ async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
         await _report_output(ctx, outcome, output)
     if outcome.stop_reason == "aborted":
         await bus.emit(RunCancelled(reason=ctx.abort.reason or "aborted"))
+    if not bus.wants("agent_end"):
+        return
     await bus.emit(
         AgentEnd(
             stop_reason=outcome.stop_reason,
@@ -173,74 +176,81 @@ async def _turns(
     hooks = ctx.hooks
     recovered = 0  # the turn being retried after its context overflow was compacted
     repeats = _Repeats()
-    while True:
-        if ctx.abort.aborted:
-            outcome.stop_reason = "aborted"
-            return
-        if outcome.iterations >= ctx.max_iterations:
-            outcome.stop_reason = "max_iterations"
-            await bus.emit(IterLimit(iterations=outcome.iterations))
-            return
-        outcome.iterations += 1
-        turn = outcome.iterations
-        if hooks.boundary is not None:
-            transcript.extend(hooks.boundary())
-        if turn != recovered and bus.wants("turn_start"):
-            await bus.emit(TurnStart(turn=turn), turn=turn)
-
-        tools = hooks.tools()
-        extra: list[TokenUsage] = []
-        try:
-            request = await build_request(transcript, ctx, state, tools, turn, extra)
-        except HookFailed as failed:  # fail closed: an unchecked context is never sent
-            await _hook_failed(ctx, outcome, failed, turn)
-            return
-        _add_usage(outcome, state, extra)
-        message = await _stream_reply(ctx, request, turn)
-        if message.stop_reason == "context_overflow" and turn != recovered:
-            extra = []
-            retry = await recover_overflow(transcript, ctx, state, request, turn, extra)
-            _add_usage(outcome, state, extra)
-            if retry:
-                recovered = turn
-                outcome.iterations -= 1
-                continue
-        transcript.append(message)
-        outcome.text, outcome.thinking = message.text, message.thinking
-        counted = _account(ctx, state, outcome, message)
-        if counted is not None:
-            await bus.emit(counted, turn=turn)
-
-        if message.stop_reason in ("error", "context_overflow", "aborted"):
-            await _failed_reply(transcript, ctx, outcome, message, turn)
-            return
-
-        results = await _run_calls(transcript, ctx, message, tools, turn)
-        if bus.wants("turn_end"):
-            await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
-        output = hooks.output
-        if output is not None and output.accepted and not ctx.abort.aborted:
-            outcome.stop_reason = "stop"  # the final tool was called with a valid answer
-            return
-
-        steered = ctx.steering() if ctx.steering is not None else []
-        if steered:
-            transcript.extend(steered)
-            continue
-        if ctx.abort.aborted:
-            outcome.stop_reason = "aborted"
-            return
-        if not message.tool_calls:
-            if await _answered(transcript, ctx, outcome, message, turn):
+    last: AssistantMessage | None = None
+    try:
+        while True:
+            if ctx.abort.aborted:
+                outcome.stop_reason = "aborted"
                 return
-            continue
-        if output is not None and await _output_exhausted(ctx, outcome, output, turn):
-            return
-        stuck = repeats.note(message, results, ctx.max_repeats)
-        if stuck is not None:
-            outcome.stop_reason, outcome.error = "error", stuck
-            await bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
-            return
+            if outcome.iterations >= ctx.max_iterations:
+                outcome.stop_reason = "max_iterations"
+                await bus.emit(IterLimit(iterations=outcome.iterations))
+                return
+            outcome.iterations += 1
+            turn = outcome.iterations
+            if hooks.boundary is not None:
+                transcript.extend(hooks.boundary())
+            if turn != recovered and bus.wants("turn_start"):
+                await bus.emit(TurnStart(turn=turn), turn=turn)
+
+            tools = hooks.tools()
+            extra: list[TokenUsage] = []
+            try:
+                request = await build_request(transcript, ctx, state, tools, turn, extra)
+            except HookFailed as failed:  # fail closed: an unchecked context is never sent
+                await _hook_failed(ctx, outcome, failed, turn)
+                return
+            if extra:
+                _add_usage(outcome, state, extra)
+            message = await _stream_reply(ctx, request, turn)
+            if message.stop_reason == "context_overflow" and turn != recovered:
+                extra = []
+                retry = await recover_overflow(transcript, ctx, state, request, turn, extra)
+                _add_usage(outcome, state, extra)
+                if retry:
+                    recovered = turn
+                    outcome.iterations -= 1
+                    continue
+            transcript.append(message)
+            last = message
+            counted = _account(ctx, state, outcome, message)
+            if counted is not None:
+                await bus.emit(counted, turn=turn)
+
+            if message.stop_reason in ("error", "context_overflow", "aborted"):
+                await _failed_reply(transcript, ctx, outcome, message, turn)
+                return
+
+            calls = message.tool_calls
+            results = await _run_calls(transcript, ctx, calls, tools, turn)
+            if bus.wants("turn_end"):
+                await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+            output = hooks.output
+            if output is not None and output.accepted and not ctx.abort.aborted:
+                outcome.stop_reason = "stop"  # the final tool was called with a valid answer
+                return
+
+            steered = ctx.steering() if ctx.steering is not None else []
+            if steered:
+                transcript.extend(steered)
+                continue
+            if ctx.abort.aborted:
+                outcome.stop_reason = "aborted"
+                return
+            if not calls:
+                if await _answered(transcript, ctx, outcome, message, turn):
+                    return
+                continue
+            if output is not None and await _output_exhausted(ctx, outcome, output, turn):
+                return
+            stuck = repeats.note(calls, results, ctx.max_repeats)
+            if stuck is not None:
+                outcome.stop_reason, outcome.error = "error", stuck
+                await bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
+                return
+    finally:  # the run's text is its last reply's
+        if last is not None:
+            outcome.text, outcome.thinking = last.text, last.thinking
 
 
 async def _failed_reply(
@@ -315,13 +325,12 @@ class _Repeats:
         self.last: list[tuple[object, ...]] | None = None
 
     def note(
-        self, message: AssistantMessage, results: list[ToolResultMessage], limit: int
+        self, calls: list[ToolCall], results: list[ToolResultMessage], limit: int
     ) -> str | None:
-        """Record this turn; the reason to stop when ``limit`` turns in a row were the
-        same (None: go on; ``limit`` 0 never stops)."""
+        """Record this turn's calls and results; the reason to stop when ``limit`` turns
+        in a row were the same (None: go on; ``limit`` 0 never stops)."""
         if not limit:
             return None
-        calls = message.tool_calls
         turn: list[tuple[object, ...]] = [
             (call.name, call.arguments, result.content, result.is_error)
             for call, result in zip(calls, results, strict=False)
@@ -378,11 +387,10 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
 async def _run_calls(
     transcript: list[AgentMessage],
     ctx: LoopContext,
-    message: AssistantMessage,
+    calls: list[ToolCall],
     tools: Sequence[Tool],
     turn: int,
 ) -> list[ToolResultMessage]:
-    calls = message.tool_calls
     output = ctx.hooks.output
     if output is not None and output.output_calls(calls):
         return await _run_calls_with_output(transcript, ctx, output, calls, tools, turn)

@@ -224,7 +224,8 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
             task.cancel()
 
         remove = ctx.abort.on_abort(cancel)
-    item.started = time.perf_counter()
+    if bus.wants("tool_execution_end"):  # the end reports the call's duration
+        item.started = time.perf_counter()
     try:
         if active_run.get() is None:
             result = await tool.execute(item.args, tool_ctx)

@@ -90,6 +90,7 @@ class EventBus:
         self._taps: tuple[Tap, ...] = ()
         self._subscriptions: dict[str, list[_Subscription]] = {}
         self._handlers: dict[str, tuple[Handler, ...]] = {}  # delivery, per kind, "*" merged
+        self._everything = bool(self._sinks)  # some listener receives every event
         self._reporting = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
@@ -179,6 +180,10 @@ class EventBus:
         if wildcard:
             merged["*"] = tuple(s.handler for s in wildcard)
         self._handlers = merged
+        self._listeners_changed()
+
+    def _listeners_changed(self) -> None:
+        self._everything = bool(self._sinks or self._taps) or "*" in self._handlers
 
     def handlers(self, event_type: str) -> list[Handler]:
         """The handlers subscribed to this very kind (``*`` not counted), in the order
@@ -196,12 +201,14 @@ class EventBus:
         (`AgentRunner.chat_stream_events` reads a run this way). Called after the sinks
         and before the handlers. Returns a function that unsubscribes."""
         self._taps = (*self._taps, reader)
+        self._listeners_changed()
 
         def remove() -> None:
             taps = list(self._taps)
             if reader in taps:
                 taps.remove(reader)
                 self._taps = tuple(taps)
+                self._listeners_changed()
 
         return remove
 
@@ -209,28 +216,26 @@ class EventBus:
         """Add a sink (it receives every event from now on); returns a function that
         removes it."""
         self._sinks = (*self._sinks, sink)
+        self._listeners_changed()
 
         def remove() -> None:
             sinks = list(self._sinks)
             if sink in sinks:
                 sinks.remove(sink)
                 self._sinks = tuple(sinks)
+                self._listeners_changed()
 
         return remove
 
     @property
     def observed(self) -> bool:
         """Whether sinks, taps or ``*`` handlers receive every event."""
-        return bool(self._sinks or self._taps) or "*" in self._handlers
+        return self._everything
 
     def wants(self, event_type: str) -> bool:
         """Whether any listener would receive an event of this kind (lets emitters skip
         building events nobody reads)."""
-        return (
-            bool(self._sinks or self._taps)
-            or event_type in self._handlers
-            or ("*" in self._handlers)
-        )
+        return self._everything or event_type in self._handlers
 
     # ----- delivery
 
