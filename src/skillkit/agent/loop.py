@@ -230,27 +230,43 @@ async def _turns(
                 outcome.stop_reason = "stop"  # the final tool was called with a valid answer
                 return
 
-            steered = ctx.steering() if ctx.steering is not None else []
-            if steered:
-                transcript.extend(steered)
-                continue
-            if ctx.abort.aborted:
-                outcome.stop_reason = "aborted"
-                return
-            if not calls:
-                if await _answered(transcript, ctx, outcome, message, turn):
-                    return
-                continue
-            if output is not None and await _output_exhausted(ctx, outcome, output, turn):
-                return
-            stuck = repeats.note(calls, results, ctx.max_repeats)
-            if stuck is not None:
-                outcome.stop_reason, outcome.error = "error", stuck
-                await bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
+            if await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn):
                 return
     finally:  # the run's text is its last reply's
         if last is not None:
             outcome.text, outcome.thinking = last.text, last.thinking
+
+
+async def _run_ends(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    outcome: RunOutcome,
+    message: AssistantMessage,
+    calls: list[ToolCall],
+    results: list[ToolResultMessage],
+    repeats: _Repeats,
+    turn: int,
+) -> bool:
+    """After a turn's calls: whether the run ends (abort, a final answer, the output
+    retries used up, a model repeating itself) or goes on (steering, more calls)."""
+    steered = ctx.steering() if ctx.steering is not None else []
+    if steered:
+        transcript.extend(steered)
+        return False
+    if ctx.abort.aborted:
+        outcome.stop_reason = "aborted"
+        return True
+    if not calls:
+        return await _answered(transcript, ctx, outcome, message, turn)
+    output = ctx.hooks.output
+    if output is not None and await _output_exhausted(ctx, outcome, output, turn):
+        return True
+    stuck = repeats.note(calls, results, ctx.max_repeats)
+    if stuck is not None:
+        outcome.stop_reason, outcome.error = "error", stuck
+        await ctx.bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
+        return True
+    return False
 
 
 async def _failed_reply(
