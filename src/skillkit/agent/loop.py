@@ -35,6 +35,7 @@ from skillkit.agent.request import (
     ConvertToLLM,
     LoopState,
     build_request,
+    draft_request,
     recover_overflow,
 )
 from skillkit.agent.tool_calls import ABORTED, NOT_RUN, redact_result, run_tool_calls
@@ -196,7 +197,10 @@ async def _turns(
             tools = hooks.tools()
             extra: list[TokenUsage] = []
             try:
-                request = await build_request(transcript, ctx, state, tools, turn, extra)
+                draft = draft_request(transcript, ctx, state, tools)
+                request = draft.request or await build_request(
+                    transcript, ctx, state, draft, turn, extra
+                )
             except HookFailed as failed:  # fail closed: an unchecked context is never sent
                 await _hook_failed(ctx, outcome, failed, turn)
                 return
@@ -222,7 +226,13 @@ async def _turns(
                 return
 
             calls = message.tool_calls
-            results = await _run_calls(transcript, ctx, calls, tools, turn)
+            results: list[ToolResultMessage]
+            if hooks.output is None:  # the common turn
+                results = []
+                if calls:
+                    await run_tool_calls(calls, tools, ctx, turn, results, transcript)
+            else:
+                results = await _run_calls(transcript, ctx, calls, tools, turn)
             if bus.wants("turn_end"):
                 await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
             output = hooks.output

@@ -18,13 +18,21 @@ from skillkit.context import (
     RendererRegistry,
     convert_message,
 )
-from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage
+from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage, ToolSchema
 from skillkit.tools.base import Tool
 
 if TYPE_CHECKING:
     from skillkit.agent.loop_context import LoopContext
 
-__all__ = ["ContextTransformer", "ConvertToLLM", "LoopState", "build_request", "recover_overflow"]
+__all__ = [
+    "ContextTransformer",
+    "ConvertToLLM",
+    "Draft",
+    "LoopState",
+    "build_request",
+    "draft_request",
+    "recover_overflow",
+]
 
 
 @dataclass
@@ -47,26 +55,57 @@ class LoopState:
         self.last_converted = None
 
 
+@dataclass(slots=True)
+class Draft:
+    """This turn's request as far as it can be built without awaiting: the system prompt
+    and tool schemas (each asked once per turn), and the request itself when nothing
+    needs awaiting (None: finish it with `build_request`)."""
+
+    system_prompt: str
+    schemas: list[ToolSchema]
+    request: LLMRequest | None = None
+
+
+def draft_request(
+    transcript: list[AgentMessage], ctx: LoopContext, state: LoopState, tools: Sequence[Tool]
+) -> Draft:
+    """Start this turn's request; complete when there is no context transform or
+    conversion hook and the context surely fits the budget (the common turn, built
+    without a coroutine)."""
+    hooks = ctx.hooks
+    schema_of = ctx.schema_of
+    schemas = [schema_of(t) for t in tools] if schema_of is not None else []
+    draft = Draft(hooks.system_prompt(), schemas)
+    if hooks.transform_context or hooks.convert_to_llm:
+        return draft
+    budget = ctx.compaction
+    if budget is not None and not budget.fits(
+        transcript, ctx.model, system_prompt=draft.system_prompt, tools=schemas
+    ):
+        return draft
+    messages = _convert_incremental(transcript, state, ctx.renderers)
+    draft.request = _request(ctx, messages, draft.system_prompt, schemas)
+    return draft
+
+
 async def build_request(
     transcript: list[AgentMessage],
     ctx: LoopContext,
     state: LoopState,
-    tools: Sequence[Tool],
+    draft: Draft,
     turn: int,
     usage: list[TokenUsage],
 ) -> LLMRequest:
-    """The request for this turn: transform -> convert -> budget check (compacting
-    ``transcript`` in place when needed). Usage of compaction calls is appended to
-    ``usage``."""
+    """Finish ``draft``: transform -> convert -> budget check (compacting ``transcript``
+    in place when needed). Usage of compaction calls is appended to ``usage``. Raises
+    `HookFailed` when a transform or conversion hook failed."""
     hooks = ctx.hooks
     seams = bool(hooks.transform_context or hooks.convert_to_llm)
     if seams:
         context, messages = await _transform_and_convert(transcript, ctx, turn)
     else:
         context, messages = transcript, _convert_incremental(transcript, state, ctx.renderers)
-    schema_of = ctx.schema_of
-    schemas = [schema_of(t) for t in tools] if schema_of is not None else []
-    system_prompt = hooks.system_prompt()
+    system_prompt, schemas = draft.system_prompt, draft.schemas
     budget = ctx.compaction
     if budget is not None and not budget.fits(
         context, ctx.model, system_prompt=system_prompt, tools=schemas
@@ -79,7 +118,13 @@ async def build_request(
                 context, messages = await _transform_and_convert(transcript, ctx, turn)
             else:
                 messages = _convert_incremental(transcript, state, ctx.renderers)
-    output = hooks.output
+    return _request(ctx, messages, system_prompt, schemas)
+
+
+def _request(
+    ctx: LoopContext, messages: list[LLMMessage], system_prompt: str, schemas: list[ToolSchema]
+) -> LLMRequest:
+    output = ctx.hooks.output
     final_tool = output.tool() if output is not None else None
     if final_tool is not None:
         schemas = [s for s in schemas if s.name != final_tool.name] + [final_tool]
