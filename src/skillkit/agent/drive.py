@@ -272,9 +272,9 @@ async def start(
             raise RunInProgressError(
                 "a run is already in progress; use steer() or follow_up() to send more input"
             )
-    run = RunHandle()
-    runner._run = run
     runner._abort = AbortSignal()
+    run = RunHandle(runner._abort)
+    runner._run = run
     runner._output = output
     run.task = asyncio.create_task(drive(runner, run, message), name="skillkit-run")
     return run
@@ -294,18 +294,16 @@ async def join(runner: AgentRunner, run: RunHandle) -> None:
         raise
 
 
-async def stream(
+def stream(
     runner: AgentRunner, message: str | list[UserContent] | None, output: OutputSpec | None
 ) -> AsyncIterator[StreamEvent]:
-    """Start a run and read it (`read_run`): its stream events, then ``done``."""
-    run = await start(runner, message, output)
-    # entered before the run's task first runs: it sees every event of the run
-    reader = read_run(run, runner.events, runner._abort, lambda: runner._outcome)
-    try:
-        async for event in reader:
-            yield event
-    finally:
-        await reader.aclose()
+    """Start a run and read it (`read_run`): its stream events, then ``done``. The run
+    starts when the first event is asked for."""
+
+    async def begin() -> RunHandle:
+        return await start(runner, message, output)
+
+    return read_run(begin, runner.events, lambda: runner._outcome)
 
 
 def response(runner: AgentRunner) -> AgentResponse:
@@ -383,8 +381,8 @@ async def compact_now(runner: AgentRunner, instructions: str | None) -> Compacti
     budget = runner._budget
     if budget is None:
         return CompactionResult(ok=False, reason="manual", error="compaction is disabled")
-    runner._run = RunHandle()
     runner._abort = AbortSignal()
+    runner._run = RunHandle(runner._abort)
     try:
         result = await budget.compact(
             runner._messages,

@@ -113,23 +113,28 @@ class RunStream:
 
 
 class RunHandle:
-    """One run in flight: its task and the streams reading it."""
+    """One run in flight: its task, its abort signal and the streams reading it."""
 
-    __slots__ = ("abandoned", "streams", "task")
+    __slots__ = ("abandoned", "abort", "streams", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, abort: AbortSignal | None = None) -> None:
+        self.abort = abort if abort is not None else AbortSignal()
         self.task: asyncio.Task[None] | None = None
         self.streams: list[RunStream] = []
         self.abandoned = False
 
 
 async def read_run(
-    run: RunHandle, events: EventBus, abort: AbortSignal, outcome: Callable[[], RunOutcome]
+    begin: Callable[[], Awaitable[RunHandle]],
+    events: EventBus,
+    outcome: Callable[[], RunOutcome],
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Yield the run's stream events as they happen, then its `RunStream.last` events.
-    Must be entered before the run's task first runs (it then sees every event). A
-    reader that stops early — closes the iterator, raises, is cancelled — aborts the
-    run and waits for it to end whole."""
+    """Start a run (``begin``) and yield its stream events as they happen, then its
+    `RunStream.last` events. The reader subscribes before the run's task first runs, so
+    it sees every event. A reader that stops early — closes the iterator, raises, is
+    cancelled — aborts the run and waits for it to end whole."""
+    run = await begin()
+    abort = run.abort
     stream = RunStream(abort)
     unsubscribe = events.tap(stream.handle)
     run.streams.append(stream)

@@ -244,36 +244,22 @@ class EventBus:
         return Event(kind_of(payload), payload, self.agent_id, self.parent_id, time.time(), turn)
 
     def publish(
-        self, payload: EventPayload, turn: int | None = None, *, kind: str | None = None
+        self,
+        payload: EventPayload,
+        turn: int | None = None,
+        *,
+        kind: str | None = None,
+        results: list[Any] | None = None,
     ) -> Awaitable[None] | None:
         """Deliver ``payload`` to every listener — the one delivery path. Sinks, taps
         and sync handlers run now; returns an awaitable, which the caller must await
         before publishing anything else, only when a tap or handler has to be waited
-        for (back-pressure), else None."""
-        return self._deliver(payload, turn, kind or kind_of(payload), None)
-
-    async def emit(
-        self,
-        payload: EventPayload | str,
-        legacy_payload: EventPayload | None = None,
-        *,
-        turn: int | None = None,
-    ) -> list[Any]:
-        """`publish` ``payload`` and wait until every listener has it; returns the
-        non-None answers of its handlers, in order. The older ``emit("kind", payload)``
-        form is accepted when the kind matches the payload (`ValueError` otherwise)."""
-        payload = _payload(payload, legacy_payload)
-        results: list[Any] = []
-        pending = self._deliver(payload, turn, kind_of(payload), results)
-        if pending is not None:
-            await pending
-        return results
-
-    def _deliver(
-        self, payload: EventPayload, turn: int | None, kind: str, results: list[Any] | None
-    ) -> Awaitable[None] | None:
+        for (back-pressure), else None. Non-None handler answers are appended to
+        ``results``."""
         if self._loop is None:
             self._bind()
+        if kind is None:
+            kind = kind_of(payload)
         handlers = self._handlers.get(kind) or self._handlers.get("*")
         if self._sinks or handlers:
             envelope: Event[Any] | None = Event(
@@ -304,6 +290,23 @@ class EventBus:
         if waits is None:
             return None
         return waits[0] if len(waits) == 1 else _all(waits)
+
+    async def emit(
+        self,
+        payload: EventPayload | str,
+        legacy_payload: EventPayload | None = None,
+        *,
+        turn: int | None = None,
+    ) -> list[Any]:
+        """`publish` ``payload`` and wait until every listener has it; returns the
+        non-None answers of its handlers, in order. The older ``emit("kind", payload)``
+        form is accepted when the kind matches the payload (`ValueError` otherwise)."""
+        payload = _payload(payload, legacy_payload)
+        results: list[Any] = []
+        pending = self.publish(payload, turn, results=results)
+        if pending is not None:
+            await pending
+        return results
 
     async def _later(
         self, event: Event[Any], handlers: tuple[Handler, ...], results: list[Any] | None
