@@ -289,3 +289,22 @@ async def test_the_loop_guarantees_hold_whichever_route_the_hooks_take(
         assert (isinstance(first, UserMessage) and first.content == "GO") or route == "plugin"
         reviewed = [r for r in results if calls[r.tool_call_id].arguments["n"] % 6 in (2, 4)]
         assert all(r.text.endswith("(reviewed)") for r in reviewed)
+
+
+async def test_a_bus_hook_unsubscribed_during_a_run_is_no_longer_asked() -> None:
+    asked: list[int] = []
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter(
+            [Reply(tool_calls=[("step", {"n": 1})]), Reply(tool_calls=[("step", {"n": 2})]), "ok"]
+        ),
+        tools=[step],
+    )
+
+    def gate(event: Event[ToolCallEvent]) -> None:
+        asked.append(event.payload.args["n"])
+        unsubscribe()
+
+    unsubscribe = agent.events.on("before_tool_call", gate)
+    await asyncio.wait_for(agent.chat("go"), 10)
+    assert asked == [1]

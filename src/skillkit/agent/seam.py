@@ -45,6 +45,8 @@ def _bus_hook(bus: EventBus, kind: str, handler: Handler) -> Named:
     answers = _ANSWERS[kind]
 
     async def call(payload: Any, turn: int | None) -> Any:
+        if handler not in bus.handlers(kind):  # unsubscribed since the run started
+            return None
         if kind == "input":
             payload = InputEvent(content=payload)
         elif kind == "context_transform":
