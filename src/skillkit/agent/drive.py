@@ -217,6 +217,8 @@ class Inbox:
         self.follow_ups: list[UserMessage] = []
 
     def take_steering(self) -> list[UserMessage]:
+        if not self.steering:
+            return []
         if self.config.steering_delivery == "one_at_a_time":
             return [self.steering.pop(0)] if self.steering else []
         taken, self.steering = self.steering, []
