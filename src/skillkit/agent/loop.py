@@ -1,23 +1,23 @@
 """The agent loop: a function of its inputs, with every seam passed in.
 
-`run_loop` drives turns until the model stops asking for tools, the iteration limit is
-reached, the run is aborted, the model call fails, or the model makes the same tool
-calls with the same results ``max_repeats`` turns in a row (``stop_reason="error"``,
-the error saying so). Per turn:
+`run_loop(messages, hooks, events, abort, config)` drives turns until the model stops
+asking for tools, the iteration limit is reached, the run is aborted, the model call or
+a context hook fails, or the model makes the same tool calls with the same results
+``max_repeats`` turns in a row (``stop_reason="error"``, the error saying so). Per turn:
 
     turn_start -> request (context transform, convert_to_llm, budget and compaction)
     -> model stream -> tool calls (validated; before_tool_call; run, in parallel where
     allowed; after_tool_result) -> results appended in call order -> turn_end
 
-It works on its own copy of the transcript it is given (returned with the outcome, and
-visible as ``state.transcript`` while the run is in flight) and reports only through the
-`EventBus`:
-``agent_start`` first, then the turns' events, ``run_cancelled`` when it was aborted or
-cancelled, and ``agent_end`` last — on every path. Every assistant message that calls
-tools is followed by exactly one result per call (also when a call is blocked, skipped
-by steering or cut by abort), so the transcript can always be sent again. It returns the
-`RunOutcome` and never raises for runtime failures; a cancelled task still ends the run
-cleanly before the cancellation propagates.
+It works on its own copy of the transcript it is given (visible as ``state.transcript``
+while the run is in flight) and reports only through ``events``: ``agent_start`` first,
+then the turns' events, ``run_cancelled`` when it was aborted or cancelled, and
+``agent_end`` last — on every path. Every assistant message that calls tools is followed
+by exactly one result per call (also when a call is blocked, skipped by steering or cut
+by abort), so the transcript can always be sent again. It returns `LoopResult` (the new
+transcript and the `RunOutcome`) and never raises for runtime failures; a cancelled task
+still ends the run cleanly before the cancellation propagates. Nothing is built for an
+event no listener would receive.
 """
 
 from __future__ import annotations
