@@ -4,7 +4,18 @@ Every process SkillKit runs for the model — ``bash``, background tasks, monito
 ``grep``'s ``rg``, skill actions — can be wrapped by a `Sandbox`. Under bubblewrap
 (``bwrap``) the command sees:
 
-- the whole file system read-only, except the workspace and any extra writable paths;
+- the whole file system read-only, except the workspace and any extra writable paths —
+  and nothing at all but the private ``/tmp`` for a call whose `Confinement` is
+  read-only (a command the permission gate let run unasked because it only reads);
+- the paths that make code run later (`skillkit.protected`: ``.git/config``,
+  ``.git/hooks``, ``.git/info`` of every repository at any depth, ``.skillkit/``,
+  ``.mcp.json``, ``.envrc``, editor folders, and ``protected_paths`` from settings)
+  read-only even inside a writable workspace, unless the call's confinement approved
+  that very path; the folders holding them are pinned (bound onto themselves), so they
+  cannot be renamed away and rebuilt;
+- credential stores (`DEFAULT_MASKED_PATHS`: ``~/.ssh``, ``~/.aws``...), the paths of
+  the permission rules that deny reading, and ``masked_paths`` from settings replaced by
+  empty mounts (an empty read-only ``tmpfs`` for a folder, ``/dev/null`` for a file);
 - a private ``/tmp`` (one directory per `Sandbox`, shared by its calls, removed by
   `Sandbox.close`), a minimal ``/dev`` and a fresh ``/proc``;
 - no network (a new network namespace with only loopback) unless network is allowed;
@@ -17,12 +28,17 @@ is installed and usable, unconfined elsewhere), ``on`` (fail closed: a command i
 with `SandboxUnavailable` where no sandbox can run), ``off`` (never sandboxed). The
 ``sandbox`` section of a settings file chooses it::
 
-    {"sandbox": {"mode": "auto", "network": false, "writable_paths": ["~/.cache/pip"]}}
+    {"sandbox": {"mode": "auto", "network": false, "writable_paths": ["~/.cache/pip"],
+                 "protected_paths": ["deploy/hooks"], "masked_paths": ["~/.config/op"],
+                 "unmasked_paths": ["~/.npmrc"]}}
 
 `sandbox_settings` merges the sections of several settings files. Values from files in
 the project (``project`` and ``local`` sources) may only tighten the policy until the
 project is trusted: a stricter mode (``off`` < ``auto`` < ``on``), or network off; they
-can never turn the network on, add writable paths or loosen the mode.
+can never turn the network on, add writable paths or loosen the mode. Project files may
+add protected and masked paths (trusted or not) but never remove one:
+``unmasked_paths`` (which takes entries off `DEFAULT_MASKED_PATHS`) is read from the
+user's own files only.
 """
 
 from __future__ import annotations
@@ -40,13 +56,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+from skillkit.confinement import Confinement
+from skillkit.protected import ProtectedFinder
+
 __all__ = [
+    "DEFAULT_MASKED_PATHS",
     "SANDBOX_MODES",
     "Bubblewrap",
     "Sandbox",
     "SandboxMode",
     "SandboxSettings",
     "SandboxUnavailable",
+    "default_masked_paths",
     "find_bubblewrap",
     "is_sandbox_mode",
     "load_sandbox_settings",
@@ -58,6 +79,33 @@ SANDBOX_MODES: tuple[SandboxMode, ...] = ("off", "auto", "on")
 """The modes from loosest to strictest."""
 
 _PROJECT_SOURCES = frozenset({"project", "local"})
+
+DEFAULT_MASKED_PATHS: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.config/gh",
+    "~/.config/hub",
+    "~/.config/git/credentials",
+    "~/.docker/config.json",
+    "~/.kube",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.git-credentials",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.gem/credentials",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.vault-token",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+)
+"""Credential stores every sandbox hides behind an empty mount (``~`` is the user's
+home). The user's settings add to it (``sandbox.masked_paths``) or take entries off it
+(``sandbox.unmasked_paths``); a project's settings can only add."""
 _INSTALL_HINT = "install the bubblewrap package"
 _PROBE_TIMEOUT = 10.0
 
@@ -88,6 +136,10 @@ class SandboxSettings:
     writable_paths: tuple[Path, ...] = ()
     ignored: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    protected_paths: tuple[Path, ...] = ()
+    masked_paths: tuple[Path, ...] = field(default_factory=lambda: default_masked_paths())
+    """The credential stores and further paths to mask: `DEFAULT_MASKED_PATHS` (with the
+    home the settings were read for) plus ``masked_paths``, minus ``unmasked_paths``."""
 
     def with_mode(self, mode: SandboxMode) -> SandboxSettings:
         """The same settings with ``mode`` chosen explicitly by the user (a flag)."""
@@ -115,12 +167,16 @@ def sandbox_settings(
     add up; relative paths start at ``home``. For project files, unless ``trusted``,
     ``mode`` applies only if it is stricter, ``network`` only if false, and
     ``writable_paths`` never — each value skipped is named in `SandboxSettings.ignored`.
-    Relative project paths start at ``workspace``.
+    ``protected_paths`` and ``masked_paths`` add up from every file; ``unmasked_paths``
+    counts from the user's own files only. Relative project paths start at ``workspace``.
     """
     home_dir = Path(home) if home is not None else Path.home()
     mode: SandboxMode = "auto"
     network = False
     paths: list[Path] = []
+    protected: list[Path] = []
+    masked: list[Path] = [_expand(raw, home_dir, home_dir) for raw in DEFAULT_MASKED_PATHS]
+    unmasked: list[Path] = []
     ignored: list[str] = []
     problems: list[str] = []
     for source, data in layers:
@@ -134,7 +190,7 @@ def sandbox_settings(
         limited = source in _PROJECT_SOURCES and not trusted
         base = Path(workspace) if source in _PROJECT_SOURCES else home_dir
         for key in section:
-            if key not in ("mode", "network", "writable_paths"):
+            if key not in _KEYS:
                 problems.append(f"{where}: unknown key sandbox.{key}")
         value = section.get("mode")
         if value is not None:
@@ -160,10 +216,52 @@ def sandbox_settings(
                 ignored.append(f"{where}: sandbox.writable_paths (the project is not trusted)")
             else:
                 for raw in value:
-                    path = Path(os.path.normpath(base / os.path.expanduser(raw)))
+                    path = _expand(raw, base, home_dir)
                     if path not in paths:
                         paths.append(path)
-    return SandboxSettings(mode, network, tuple(paths), tuple(ignored), tuple(problems))
+        for key, into in (("protected_paths", protected), ("masked_paths", masked)):
+            value = section.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+                problems.append(f"{where}: sandbox.{key} must be a list of paths")
+                continue
+            into.extend(_expand(raw, base, home_dir) for raw in value)
+        value = section.get("unmasked_paths")
+        if value is not None:
+            if source in _PROJECT_SOURCES:
+                ignored.append(f"{where}: sandbox.unmasked_paths (only the user's settings)")
+            elif not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+                problems.append(f"{where}: sandbox.unmasked_paths must be a list of paths")
+            else:
+                unmasked.extend(_expand(raw, base, home_dir) for raw in value)
+    return SandboxSettings(
+        mode,
+        network,
+        tuple(paths),
+        tuple(ignored),
+        tuple(problems),
+        tuple(dict.fromkeys(protected)),
+        tuple(p for p in dict.fromkeys(masked) if p not in unmasked),
+    )
+
+
+_KEYS = frozenset(
+    {"mode", "network", "writable_paths", "protected_paths", "masked_paths", "unmasked_paths"}
+)
+
+
+def _expand(raw: str, base: Path, home: Path) -> Path:
+    """``raw`` as an absolute, normalised path: ``~`` is ``home``, relative is ``base``."""
+    if raw == "~" or raw.startswith("~/"):
+        return Path(os.path.normpath(str(home) + raw[1:]))
+    return Path(os.path.normpath(base / os.path.expanduser(raw)))
+
+
+def default_masked_paths(home: str | os.PathLike[str] | None = None) -> tuple[Path, ...]:
+    """`DEFAULT_MASKED_PATHS` with ``~`` as ``home`` (default: the user's home)."""
+    home_dir = Path(home) if home is not None else Path.home()
+    return tuple(_expand(raw, home_dir, home_dir) for raw in DEFAULT_MASKED_PATHS)
 
 
 def load_sandbox_settings(
@@ -245,9 +343,14 @@ def _probe(binary: str) -> _Probe:
             binary,
             [true],
             cwd=Path(scratch),
-            writable=[Path(scratch)],
             tmp=Path(scratch),
             network=False,
+            mounts=_Mounts(
+                writable=[Path(scratch)],
+                pinned=[Path(scratch)],
+                protected=[Path(scratch)],
+                masked=[Path(scratch)],
+            ),
         )
         try:
             done = subprocess.run(
@@ -300,16 +403,31 @@ def _needed_from_host_tmp(argv: Sequence[str]) -> set[Path]:
 
 _HOST_TMP = Path("/tmp")
 
+MAX_PROTECTED_MOUNTS = 2000
+"""More protected paths and pinned folders than this in one workspace, and a call gets
+nothing writable (the mounts would make every command slow to start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Mounts:
+    """The mounts of one sandboxed call beyond the fixed ones, in the order they apply."""
+
+    readable: Sequence[Path] = ()  # bound read-only (visible although under /tmp)
+    writable: Sequence[Path] = ()  # bound writable
+    pinned: Sequence[Path] = ()  # bound onto themselves: cannot be renamed or removed
+    protected: Sequence[Path] = ()  # bound read-only over the writable binds
+    reopened: Sequence[Path] = ()  # approved paths below a protected one: writable again
+    masked: Sequence[Path] = ()  # replaced by an empty mount
+
 
 def _bwrap_argv(
     binary: str,
     argv: Sequence[str],
     *,
     cwd: Path,
-    writable: Iterable[Path],
     tmp: Path,
     network: bool,
-    readable: Iterable[Path] = (),
+    mounts: _Mounts,
 ) -> list[str]:
     wrapped = [
         binary,
@@ -326,17 +444,34 @@ def _bwrap_argv(
     # The private /tmp comes before the writable binds, so a workspace under /tmp stays
     # visible (bubblewrap creates its mount point inside the private directory).
     wrapped += ["--bind", str(tmp), "/tmp", "--setenv", "TMPDIR", "/tmp"]
-    for path in readable:
+    for path in mounts.readable:
         if path.exists():
             wrapped += ["--ro-bind", str(path), str(path)]
     seen: set[str] = set()
-    for path in writable:
+    for path in mounts.writable:
         text = str(path)
         if text not in seen and path.exists():
             seen.add(text)
             wrapped += ["--bind", text, text]
+    for path in mounts.pinned:
+        wrapped += ["--bind", str(path), str(path)]
+    for path in mounts.protected:
+        wrapped += ["--ro-bind", str(path), str(path)]
+    for path in mounts.reopened:
+        wrapped += ["--bind", str(path), str(path)]
+    for path in mounts.masked:
+        text = str(path)
+        if path.is_dir():
+            wrapped += ["--perms", "0700", "--tmpfs", text, "--remount-ro", text]
+        else:
+            wrapped += ["--ro-bind", os.devnull, text]
     wrapped += ["--chdir", str(cwd), "--", *argv]
     return wrapped
+
+
+def _below(path: Path, roots: Iterable[Path]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies below one."""
+    return any(path == root or root in path.parents for root in roots)
 
 
 # --------------------------------------------------------------------------- the sandbox
@@ -348,9 +483,12 @@ class Sandbox:
 
     ``workspace`` is the writable root (None: each call's working directory);
     ``writable_paths`` are writable too; ``network`` keeps the network. ``bwrap_path`` is
-    the search path for ``bwrap`` (default ``$PATH``). Safe to share between runtimes;
-    `close` removes the private ``/tmp`` directory (also done when the sandbox is garbage
-    collected or the interpreter exits).
+    the search path for ``bwrap`` (default ``$PATH``). ``protected_paths`` are protected
+    beyond `skillkit.protected`'s names; ``masked_paths`` are hidden behind empty mounts
+    (default: `DEFAULT_MASKED_PATHS` for the user's home), and so is every file or folder
+    called one of ``masked_names`` inside the workspace (see `mask`). Safe to share
+    between runtimes; `close` removes the private ``/tmp`` directory (also done when the
+    sandbox is garbage collected or the interpreter exits).
     """
 
     mode: SandboxMode = "auto"
@@ -358,6 +496,10 @@ class Sandbox:
     network: bool = False
     writable_paths: tuple[Path, ...] = ()
     bwrap_path: str | None = None
+    protected_paths: tuple[Path, ...] = ()
+    masked_paths: tuple[Path, ...] = field(default_factory=lambda: default_masked_paths())
+    masked_names: tuple[str, ...] = ()
+    finder: ProtectedFinder = field(default_factory=ProtectedFinder, repr=False)
     _exposed: set[Path] = field(default_factory=set, init=False, repr=False)
     _resolved: Bubblewrap | str | None = field(default=None, init=False, repr=False)
     _tmp: str | None = field(default=None, init=False, repr=False)
@@ -381,12 +523,27 @@ class Sandbox:
             workspace=Path(workspace) if workspace is not None else None,
             network=settings.network,
             writable_paths=settings.writable_paths,
+            protected_paths=settings.protected_paths,
+            masked_paths=settings.masked_paths,
         )
 
     @classmethod
     def disabled(cls) -> Sandbox:
         """No confinement at all (mode ``off``)."""
         return cls(mode="off")
+
+    def mask(
+        self,
+        paths: Iterable[str | os.PathLike[str]] = (),
+        *,
+        names: Iterable[str] = (),
+    ) -> None:
+        """Hide ``paths`` (absolute) and every file or folder in the workspace called one
+        of ``names`` from every later command, behind empty mounts. The assembly passes
+        the paths of the permission rules that deny reading here."""
+        added = [Path(os.path.abspath(p)) for p in paths]
+        self.masked_paths = tuple(dict.fromkeys((*self.masked_paths, *added)))
+        self.masked_names = tuple(dict.fromkeys((*self.masked_names, *names)))
 
     @property
     def bubblewrap(self) -> Bubblewrap | None:
@@ -439,30 +596,98 @@ class Sandbox:
         *,
         cwd: str | os.PathLike[str] | None = None,
         writable: Iterable[str | os.PathLike[str]] = (),
+        confinement: Confinement | None = None,
     ) -> list[str]:
         """The argument list that runs ``argv`` inside the sandbox, from ``cwd`` (default:
-        the current directory). The workspace (or ``cwd`` when there is none), the
-        sandbox's writable paths and ``writable`` stay writable; paths that do not exist
-        are left out. Unconfined (``argv`` unchanged) when no sandbox is in force; raises
-        `SandboxUnavailable` when the mode is ``on`` and none can run."""
+        the current directory).
+
+        With a read-only ``confinement`` nothing is writable but the private ``/tmp``.
+        Otherwise (also with none: the default is a writable workspace) the workspace (or
+        ``cwd`` when there is none), the sandbox's writable paths and ``writable`` stay
+        writable — except the protected paths found in them (see the module docs), which
+        stay read-only unless ``confinement.approved_paths`` names them. The masks apply
+        in both. Paths that do not exist are left out. Unconfined (``argv`` unchanged)
+        when no sandbox is in force; raises `SandboxUnavailable` when the mode is ``on``
+        and none can run."""
         self.check()
         found = self._resolve()
         if not isinstance(found, Bubblewrap):
             return list(argv)
         where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
-        roots = [self.workspace or where, *self.writable_paths]
-        roots += [Path(os.path.abspath(p)) for p in writable]
+        base = self.workspace or where
+        read_only = confinement is not None and confinement.read_only
+        approved = [Path(p) for p in (confinement.approved_paths if confinement else ())]
         readable = sorted(self._exposed | _needed_from_host_tmp(argv))
-        if not any(where == root or root in where.parents for root in roots):
-            readable.append(where)  # e.g. a skill folder under the host's /tmp
+        roots: list[Path] = []
+        if read_only:
+            readable += [p for p in (base, where) if _HOST_TMP in p.parents]
+        else:
+            roots = [base, *self.writable_paths]
+            roots += [Path(os.path.abspath(p)) for p in writable]
+            if not _below(where, roots):
+                readable.append(where)  # e.g. a skill folder under the host's /tmp
+        mounts = self._guarded(roots, base, read_only, readable, approved)
+        if mounts is None:  # too much to protect: the call gets nothing writable
+            return self.wrap(argv, cwd=where, confinement=Confinement(writes="none"))
         return _bwrap_argv(
             found.path,
             argv,
             cwd=where,
-            writable=roots,
             tmp=self._private_tmp(),
             network=self.network,
+            mounts=mounts,
+        )
+
+    def _guarded(
+        self,
+        roots: list[Path],
+        base: Path,
+        read_only: bool,
+        readable: list[Path],
+        approved: list[Path],
+    ) -> _Mounts | None:
+        """The mounts for one call: protected paths found in the writable ``roots`` (the
+        scanned ones: the workspace and the call's own; the settings' writable paths are
+        taken as the user wrote them) and the masks. None when there are more protected
+        paths than `MAX_PROTECTED_MOUNTS`."""
+        scanned = [base] if read_only else roots[:1]
+        protected: list[Path] = []
+        pinned: set[Path] = set()
+        masked: list[Path] = []
+        for root in scanned:
+            if read_only and not self.masked_names:
+                break
+            tree = self.finder.find(root, masked_names=self.masked_names)
+            masked += [Path(p) for p in tree.masked]
+            if read_only:
+                continue
+            protected += [Path(p) for p in (*tree.protected, *tree.unscanned)]
+            pinned.update(Path(p) for p in tree.git_dirs)
+        if not read_only:
+            protected += [p for p in self.protected_paths if _below(p, roots) and p.exists()]
+            protected = [p for p in protected if not _below(p, approved)]
+            for path in protected:  # pin the folders on the way: none can be renamed
+                for parent in path.parents:
+                    if not _below(parent, roots) or parent in roots:
+                        break
+                    pinned.add(parent)
+        if len(protected) + len(pinned) > MAX_PROTECTED_MOUNTS:
+            return None
+        reopened = [a for a in approved if a.exists() and _below(a, protected) and _below(a, roots)]
+        visible = [*roots, *readable]
+        for path in (*self.masked_paths, *masked):
+            for spelled in dict.fromkeys((path, Path(os.path.realpath(path)))):
+                if spelled.exists() and (
+                    _HOST_TMP not in spelled.parents or _below(spelled, visible)
+                ):
+                    masked.append(spelled)
+        return _Mounts(
             readable=readable,
+            writable=roots,
+            pinned=sorted(pinned, key=lambda p: len(p.parts)),
+            protected=protected,
+            reopened=reopened,
+            masked=list(dict.fromkeys(masked)),
         )
 
     def _private_tmp(self) -> Path:
