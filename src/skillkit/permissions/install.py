@@ -242,14 +242,18 @@ def confinement_for(
     if outcome.approval is not None:
         kind = outcome.decision.kind
         if kind is ToolKind.EDIT:
-            named.append(gate.path_of(tool_input))
+            raw = tool_input.get("path", tool_input.get("file_path"))
+            if isinstance(raw, str) and raw and "\0" not in raw:
+                if raw == "~" or raw.startswith("~/"):
+                    raw = gate.home + raw[1:]
+                named.append(os.path.join(gate.workspace, raw))  # not normalised: `..`
         elif kind is ToolKind.SHELL:
             command = tool_input.get("command")
             if isinstance(command, str):
                 named += [p for p in gate.classifier.classify(command).writes if p]
     approved: list[str] = []
     for path in named:
-        real = os.path.realpath(path)  # `a/l/../x` with `a/l` a symlink: where it leads
+        real = os.path.realpath(path)  # `a/l/../x` with `a/l` a symlink: where `..` leads
         if protected_reason(real) is not None and real not in approved:
             approved.append(real)
     return Confinement(writes="workspace", approved_paths=tuple(approved))
