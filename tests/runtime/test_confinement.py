@@ -6,8 +6,6 @@ any command's environment.
 The workspace and HOME live outside the host's /tmp (the sandbox's private /tmp would
 hide them, and the tests would prove nothing)."""
 
-# ruff: noqa: ASYNC240 - tests touch small files directly
-
 from __future__ import annotations
 
 import os
@@ -258,7 +256,7 @@ async def test_settings_protected_paths_and_bare_repositories_stay_read_only(
     (workspace / "deploy").mkdir()
     (workspace / "deploy" / "run.sh").write_text("safe\n")
     bare = workspace / "mirror.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    _git(workspace, "init", "-q", "--bare", str(bare))
     runtime = runtime_for(workspace, protected_paths=(workspace / "deploy",))
     result = await run(
         runtime,
