@@ -676,6 +676,8 @@ class Sandbox:
         reopened = [a for a in approved if a.exists() and _below(a, protected) and _below(a, roots)]
         visible = [*roots, *readable]
         for path in (*self.masked_paths, *masked):
+            if not os.path.lexists(path):
+                continue  # most credential stores are not there: one lstat each
             for spelled in dict.fromkeys((path, Path(os.path.realpath(path)))):
                 if spelled.exists() and (
                     _HOST_TMP not in spelled.parents or _below(spelled, visible)
