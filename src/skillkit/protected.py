@@ -33,9 +33,13 @@ PROTECTED_NAMES: frozenset[str] = frozenset(
 )
 """Names that are protected wherever they appear in a path (and all below them)."""
 
-GIT_PROTECTED_ENTRIES: frozenset[str] = frozenset({"config", "hooks", "info"})
-"""The entries of a git directory (``.git/`` or a bare repository) that run code; the
-rest of it (objects, refs, the index) stays writable for approved commands."""
+GIT_PROTECTED_ENTRIES: frozenset[str] = frozenset(
+    {"config", "hooks", "info", "commondir", "config.worktree"}
+)
+"""The entries of a git directory (``.git/`` or a bare repository) that run code (its
+configuration, its hooks, its attributes and excludes; ``commondir`` points git at
+another directory's configuration); the rest of it (objects, refs, the index) stays
+writable for approved commands."""
 
 
 def is_bare_repository(folder: str | os.PathLike[str]) -> bool:
