@@ -211,3 +211,36 @@ def test_deny_read_rules_become_paths_and_names_to_mask(tmp_path: Path) -> None:
     paths, names = deny_read_paths(gate)
     assert paths == [str(home / ".ssh"), str(tmp_path / "secrets"), str(tmp_path / "keys/a.pem")]
     assert names == [".env"]
+
+
+async def test_a_childs_read_only_call_is_held_read_only_by_the_parents_verdict(
+    tmp_path: Path,
+) -> None:
+    from skillkit.subagents.child import ChildGate
+    from skillkit.subagents.definition import AgentDefinition
+
+    tool = Recording("bash")
+    adapter = ScriptedAdapter(
+        [
+            Reply(tool_calls=[("bash", {"command": "cat notes.txt"})]),
+            Reply(tool_calls=[("bash", {"command": "make build"})]),
+            Reply(text="done"),
+        ]
+    )
+    child = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, tools=[tool])
+    gate = PermissionGate(workspace=tmp_path, home=tmp_path / "home")
+    gate.rules.allow("bash(make build)")
+    child.add_contributor(ChildGate(AgentDefinition(name="helper", description="d"), gate))
+    await child.chat("go")
+    assert tool.seen == [READ_ONLY, Confinement()]
+
+
+def test_the_file_tools_refuse_the_sandboxs_protected_paths(tmp_path: Path) -> None:
+    from skillkit.runtime import BackgroundTasks
+    from skillkit.runtime.sandbox import Sandbox
+    from skillkit.tools.builtin import builtin_tools
+
+    sandbox = Sandbox(workspace=tmp_path, protected_paths=(tmp_path / "deploy",))
+    tools = builtin_tools(tmp_path, allow_writes=True, background=BackgroundTasks(sandbox=sandbox))
+    write = next(t for t in tools if t.name == "write")
+    assert write.workspace.protected_paths == (str(tmp_path / "deploy"),)  # type: ignore[attr-defined]
