@@ -491,3 +491,29 @@ async def test_printenv_never_shows_a_key_sandboxed_or_not(
         assert CANARY not in result.output
         assert "OPENAI_API_KEY" not in result.output
     await runtime.aclose()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("confinement", [READ_ONLY, Confinement()], ids=["read-only", "approved"])
+async def test_no_namespace_or_mount_trick_undoes_the_protection(
+    workspace: Path, confinement: Confinement
+) -> None:
+    """A new user and mount namespace, unmounting or remounting the binds, renaming the
+    protected file: none reaches ``.git/config``."""
+    runtime = runtime_for(workspace)
+    config = workspace / ".git" / "config"
+    before = config.read_bytes()
+    await run(
+        runtime,
+        workspace,
+        f"unshare -Urm sh -c 'umount -l {config}; umount -l {workspace}; "
+        f"mount -o remount,bind,rw {workspace}; echo evil >> {config}'; "
+        f"umount -l {config}; mount -o remount,rw {config}; "
+        "mv .git/config .git/config.old; ln .git/config linked; "
+        "echo evil > .git/config.new && mv .git/config.new .git/config; true",
+        confinement,
+    )
+    assert config.read_bytes() == before
+    assert not (workspace / "linked").exists()
+    assert not (workspace / ".git" / "config.old").exists()
+    await runtime.aclose()
