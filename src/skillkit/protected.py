@@ -94,8 +94,8 @@ MAX_SCANNED_DIRECTORIES = 20_000
 (the bound that keeps a command's start-up fast; see `ProtectedFinder`)."""
 
 _RACY_SECONDS = 2.0
-"""A directory changed this recently is listed again even when its mtime looks the same
-(file-system timestamps are coarse: two changes in one tick leave one mtime)."""
+"""A directory changed this recently is listed again even when its ctime looks the same
+(file-system timestamps are coarse: two changes in one tick leave one ctime)."""
 
 _GIT_DIR_SKIP = frozenset({"objects", "refs", "logs", "lfs"})
 """Entries of a git directory that hold data, never a nested repository: not scanned."""
@@ -125,7 +125,8 @@ class ProtectedTree:
 class _Listing:
     inode: int
     device: int
-    mtime_ns: int
+    ctime_ns: int  # the change time: moves with every entry added or removed, and
+    # unlike the mtime it cannot be set back by the process that changed the folder
     folders: tuple[str, ...]  # subfolders (symlinks are not folders here)
     others: tuple[str, ...]  # every other entry
     by_folded: dict[str, str]  # casefolded name -> name, for every entry
@@ -141,10 +142,11 @@ class ProtectedFinder:
     ``refs``...) nor into a protected folder (it is protected whole), but does into
     ``.git/modules`` (the repositories of submodules).
 
-    **Speed.** Each folder's listing is cached with its inode and mtime; a later walk
-    lists again only folders whose mtime changed (or that changed within the last two
-    seconds, when a change in the same clock tick could hide), so an unchanged tree
-    costs one ``lstat`` per folder. **Bound.** At most ``max_directories`` folders are
+    **Speed.** Each folder's listing is cached with its inode and change time (ctime,
+    which a process cannot set back as it can the mtime); a later walk lists again only
+    folders whose ctime changed (or that changed within the last two seconds, when a
+    change in the same clock tick could hide), so an unchanged tree costs one ``lstat``
+    per folder. **Bound.** At most ``max_directories`` folders are
     looked at per walk; the folders left when the bound is reached are returned as
     ``unscanned`` and a sandbox keeps them read-only — so an attacker who floods the
     tree with folders (only an approved command can: nothing else writes the workspace)
@@ -152,10 +154,16 @@ class ProtectedFinder:
     unprotected. Safe to share between threads (the cache is replaced whole).
     """
 
-    def __init__(self, *, max_directories: int = MAX_SCANNED_DIRECTORIES) -> None:
+    def __init__(
+        self,
+        *,
+        max_directories: int = MAX_SCANNED_DIRECTORIES,
+        racy_seconds: float = _RACY_SECONDS,
+    ) -> None:
         if max_directories < 1:
             raise ValueError("max_directories must be at least 1")
         self.max_directories = max_directories
+        self.racy_seconds = racy_seconds
         self._cache: dict[str, _Listing] = {}
 
     def find(
@@ -171,7 +179,7 @@ class ProtectedFinder:
         masked: list[str] = []
         old = self._cache
         fresh: dict[str, _Listing] = {}
-        settled = time.time() - _RACY_SECONDS
+        settled = time.time() - self.racy_seconds
         pending: deque[str] = deque([start])
         scanned = 0
         while pending and scanned < self.max_directories:
@@ -232,8 +240,8 @@ def _add_git_dir(folder: str, listing: _Listing, protected: list[str], git_dirs:
 
 
 def _listing(folder: str, cached: _Listing | None, settled: float) -> _Listing | None:
-    """The listing of ``folder``: the cached one while its inode and mtime hold, else a
-    fresh one. None when it is gone or not a folder (a symlink is not followed)."""
+    """The listing of ``folder``: the cached one while its inode and change time hold,
+    else a fresh one. None when it is gone or not a folder (a symlink is not followed)."""
     try:
         info = os.lstat(folder)
     except OSError:
@@ -244,8 +252,8 @@ def _listing(folder: str, cached: _Listing | None, settled: float) -> _Listing |
         cached is not None
         and cached.inode == info.st_ino
         and cached.device == info.st_dev
-        and cached.mtime_ns == info.st_mtime_ns
-        and info.st_mtime < settled
+        and cached.ctime_ns == info.st_ctime_ns
+        and info.st_ctime < settled
     ):
         return cached
     folders: list[str] = []
@@ -265,7 +273,7 @@ def _listing(folder: str, cached: _Listing | None, settled: float) -> _Listing |
     return _Listing(
         info.st_ino,
         info.st_dev,
-        info.st_mtime_ns,
+        info.st_ctime_ns,
         tuple(folders),
         tuple(others),
         by_folded,

@@ -310,17 +310,29 @@ def test_a_folder_made_after_a_scan_is_found_by_the_next(workspace: Path) -> Non
     assert str(later / ".git" / "config") in finder.find(workspace).protected
 
 
-def test_a_cached_listing_is_used_only_while_the_folder_is_unchanged(workspace: Path) -> None:
-    finder = ProtectedFinder()
-    old = time.time() - 60
-    for folder in (workspace, workspace / "vendor"):
-        os.utime(folder, (old, old))
+def test_a_cached_listing_is_used_only_while_the_folder_is_unchanged(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skillkit.protected as protected
+
+    finder = ProtectedFinder(racy_seconds=0.0)
     first = finder.find(workspace)
-    again = finder.find(workspace)
-    assert again.protected == first.protected
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        listed.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(protected.os, "scandir", scandir)
+    assert finder.find(workspace) == first
+    assert listed == []  # an unchanged tree is not listed again
+    time.sleep(0.01)
     (workspace / "vendor" / ".envrc").write_text("evil")
-    os.utime(workspace / "vendor", (old, old + 1))  # a change moves the mtime
+    old = time.time() - 3600
+    os.utime(workspace / "vendor", (old, old))  # the mtime set back: the ctime moved on
     assert str(workspace / "vendor" / ".envrc") in finder.find(workspace).protected
+    assert listed == [str(workspace / "vendor")]
 
 
 def test_the_scan_stops_at_its_bound_and_names_what_it_left(workspace: Path) -> None:
