@@ -529,3 +529,17 @@ async def test_no_namespace_or_mount_trick_undoes_the_protection(
     assert not (workspace / "linked").exists()
     assert not (workspace / ".git" / "config.old").exists()
     await runtime.aclose()
+
+
+@needs_bwrap
+async def test_too_many_protected_paths_make_the_call_read_only(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skillkit.runtime.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "MAX_PROTECTED_MOUNTS", 3)
+    runtime = runtime_for(workspace)
+    result = await run(runtime, workspace, "echo x > out.txt", Confinement())
+    assert "Read-only file system" in result.output
+    assert not (workspace / "out.txt").exists()
+    await runtime.aclose()
