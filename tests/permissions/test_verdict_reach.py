@@ -244,3 +244,13 @@ def test_the_file_tools_refuse_the_sandboxs_protected_paths(tmp_path: Path) -> N
     tools = builtin_tools(tmp_path, allow_writes=True, background=BackgroundTasks(sandbox=sandbox))
     write = next(t for t in tools if t.name == "write")
     assert write.workspace.protected_paths == (str(tmp_path / "deploy"),)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("path", [".envrc", ".mcp.json", ".vscode/tasks.json", "sub/.git/hooks/x"])
+def test_a_file_tool_write_to_a_protected_path_asks_even_in_accept_edits(
+    tmp_path: Path, path: str
+) -> None:
+    gate = PermissionGate(workspace=tmp_path, mode="accept_edits", home=tmp_path / "home")
+    decision = gate.decide("write", {"path": path, "content": "x"})
+    assert decision.action is GateAction.ASK
+    assert "code" in decision.reason  # the reason says it would make code run later

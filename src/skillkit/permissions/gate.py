@@ -40,6 +40,7 @@ from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
 from skillkit.permissions.rules import Evaluation, Rule, RuleAction, RuleSet, Subject, parse_rule
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
+from skillkit.protected import protected_reason
 
 __all__ = [
     "EXIT_PLAN_MODE",
@@ -465,10 +466,9 @@ class PermissionGate:
                 f"{tool_name} {shown} is outside the workspace",
             )
         rel = os.path.relpath(real, self.workspace).split(os.sep)
-        if rel and rel[0] in _PROTECTED:
-            return RiskVerdict(
-                RiskLevel.DANGEROUS, "protected path", f"{tool_name} {shown} changes {rel[0]}/"
-            )
+        why = protected_reason(real) or (f"changes {rel[0]}/" if rel[0] in _PROTECTED else None)
+        if why is not None:  # asks in every mode; the approval then names the path
+            return RiskVerdict(RiskLevel.DANGEROUS, "protected path", f"{tool_name} {shown}: {why}")
         return RiskVerdict(RiskLevel.NORMAL, "", f"{tool_name} {shown}")
 
     def display_path(self, path: str) -> str:
