@@ -144,3 +144,15 @@ def test_without_bubblewrap_only_the_minimal_core_runs_unasked(
     assert texts[1] == "notes"
     assert texts[2].startswith("Permission denied")
     assert texts[3].startswith("Permission denied")
+
+
+@needs_bwrap
+def test_a_deny_read_rule_reaches_the_sandbox_as_a_mask(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "secret.txt").write_text(CANARY + "\n")
+    (project / "show.sh").write_text("cat secret.txt; grep -r canary .\n")
+    model = script(project, "sh show.sh")
+    [text], _ = run(capsys, model, "--allow", "bash(sh show.sh)", "--deny", "read(secret.txt)")
+    assert not text.startswith("Permission denied")  # the rule let the script run
+    assert CANARY not in text
