@@ -123,13 +123,16 @@ class ProtectedTree:
 
 @dataclass(slots=True)
 class _Listing:
+    """One folder's entries, with what a walk needs of them worked out once."""
+
     inode: int
     device: int
     ctime_ns: int  # the change time: moves with every entry added or removed, and
     # unlike the mtime it cannot be set back by the process that changed the folder
-    folders: tuple[str, ...]  # subfolders (symlinks are not folders here)
-    others: tuple[str, ...]  # every other entry
+    folders: tuple[str, ...]  # names of the subfolders (a symlink is not a folder here)
     by_folded: dict[str, str]  # casefolded name -> name, for every entry
+    walk: tuple[str, ...]  # full paths of the subfolders the walk goes into
+    watched: tuple[str, ...]  # names of the entries called .git or a protected name
     bare: bool  # HEAD, objects/ and refs/: a bare repository (or a git directory)
 
 
@@ -172,7 +175,7 @@ class ProtectedFinder:
         """Walk ``root`` (absolute; a missing or non-folder root gives an empty result).
         ``masked_names`` are exact file or folder names (compared case-insensitively) to
         report in ``masked`` wherever they appear. Never raises for what it finds."""
-        start = os.fspath(root)
+        start = os.path.normpath(os.fspath(root))
         masks = frozenset(name.casefold() for name in masked_names)
         protected: list[str] = []
         git_dirs: list[str] = []
@@ -189,17 +192,15 @@ class ProtectedFinder:
             if listing is None:
                 continue
             fresh[folder] = listing
-            skip: frozenset[str] = frozenset()
+            pending.extend(listing.walk)
             if listing.bare:
                 _add_git_dir(folder, listing, protected, git_dirs)
-                skip = _GIT_DIR_SKIP | GIT_PROTECTED_ENTRIES
-            by_folded = listing.by_folded
-            for folded in masks.intersection(by_folded):
-                masked.append(os.path.join(folder, by_folded[folded]))
-            for folded in _WATCHED.intersection(by_folded):
-                name = by_folded[folded]
-                path = os.path.join(folder, name)
-                if folded != ".git":
+            if masks:
+                by_folded = listing.by_folded
+                masked.extend(f"{folder}/{by_folded[f]}" for f in masks.intersection(by_folded))
+            for name in listing.watched:
+                path = f"{folder}/{name}"
+                if name.casefold() != ".git":
                     protected.append(path)  # protected whole, not walked
                     continue
                 if name not in listing.folders:
@@ -212,12 +213,7 @@ class ProtectedFinder:
                 fresh[path] = git
                 _add_git_dir(path, git, protected, git_dirs)
                 if "modules" in git.folders:
-                    pending.append(os.path.join(path, "modules"))
-            for name in listing.folders:
-                folded = name.casefold()
-                if name in skip or folded in _WATCHED:
-                    continue
-                pending.append(os.path.join(folder, name))
+                    pending.append(f"{path}/modules")
         self._cache = fresh
         return ProtectedTree(
             tuple(sorted(set(protected))),
@@ -257,7 +253,7 @@ def _listing(folder: str, cached: _Listing | None, settled: float) -> _Listing |
     ):
         return cached
     folders: list[str] = []
-    others: list[str] = []
+    names: list[str] = []
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
@@ -265,17 +261,28 @@ def _listing(folder: str, cached: _Listing | None, settled: float) -> _Listing |
                     is_folder = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     is_folder = False
-                (folders if is_folder else others).append(entry.name)
+                if is_folder:
+                    folders.append(entry.name)
+                names.append(entry.name)
     except OSError:
         return None
-    by_folded = {name.casefold(): name for name in (*others, *folders)}
-    bare = "HEAD" in others and "objects" in folders and "refs" in folders
+    by_folded = {name.casefold(): name for name in names}
+    bare = by_folded.get("head") == "HEAD" and "objects" in folders and "refs" in folders
+    skip = _GIT_DIR_SKIP | GIT_PROTECTED_ENTRIES if bare else frozenset()
+    watched = tuple(by_folded[f] for f in _WATCHED.intersection(by_folded))
+    prefix = folder.rstrip("/")
+    walk = tuple(
+        f"{prefix}/{name}"
+        for name in folders
+        if name not in skip and name.casefold() not in _WATCHED
+    )
     return _Listing(
         info.st_ino,
         info.st_dev,
         info.st_ctime_ns,
         tuple(folders),
-        tuple(others),
         by_folded,
+        walk,
+        watched,
         bare,
     )

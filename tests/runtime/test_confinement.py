@@ -543,3 +543,38 @@ async def test_too_many_protected_paths_make_the_call_read_only(
     assert "Read-only file system" in result.output
     assert not (workspace / "out.txt").exists()
     await runtime.aclose()
+
+
+def test_many_unscanned_folders_collapse_into_a_few_read_only_parents(tmp_path: Path) -> None:
+    from skillkit.runtime.sandbox import _collapse
+
+    root = tmp_path
+    folders = [root / "flood" / f"d{i}" / "x" for i in range(50)] + [root / "src" / "deep"]
+    collapsed = _collapse(folders, root, 4)
+    assert len(collapsed) <= 4
+    for folder in folders:  # every folder stays covered
+        assert any(folder == c or c in folder.parents for c in collapsed), folder
+    assert _collapse(folders, root, 1) == [root]
+    assert _collapse(folders[:3], root, 4) == sorted(folders[:3], key=str)
+
+
+@needs_bwrap
+async def test_a_flood_past_the_bound_costs_a_few_mounts_and_stays_read_only(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import skillkit.runtime.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "MAX_UNSCANNED_MOUNTS", 2)
+    for index in range(30):
+        (workspace / "flood" / f"d{index:02}" / "inner").mkdir(parents=True)
+    sandbox = Sandbox(workspace=workspace, finder=ProtectedFinder(max_directories=12))
+    argv = sandbox.wrap(["true"], cwd=workspace, confinement=Confinement())
+    assert argv.count("--ro-bind") < 20
+    runtime = BashRuntime(sandbox=sandbox)
+    result = await run(
+        runtime, workspace, "echo x > flood/d29/inner/f; echo ok > top.txt", Confinement()
+    )
+    assert not (workspace / "flood" / "d29" / "inner" / "f").exists()
+    assert (workspace / "top.txt").read_text() == "ok\n"
+    assert "Read-only file system" in result.output
+    await runtime.aclose()

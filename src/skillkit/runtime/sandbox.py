@@ -185,6 +185,11 @@ def _needed_from_host_tmp(argv: Sequence[str]) -> set[Path]:
 
 _HOST_TMP = Path("/tmp")
 
+MAX_UNSCANNED_MOUNTS = 64
+"""The folders the scan's bound left unlooked-at are bound read-only; when there are more
+than this, their parents are (and so on up), so a huge tree costs a few mounts, not
+thousands — more of it read-only, never less."""
+
 MAX_PROTECTED_MOUNTS = 2000
 """More protected paths and pinned folders than this in one workspace, and a call gets
 nothing writable (the mounts would make every command slow to start)."""
@@ -249,6 +254,21 @@ def _bwrap_argv(
             wrapped += ["--ro-bind", os.devnull, text]
     wrapped += ["--chdir", str(cwd), "--", *argv]
     return wrapped
+
+
+def _collapse(folders: list[Path], root: Path, limit: int) -> list[Path]:
+    """``folders`` replaced by their parents, level by level from the deepest, until at
+    most ``limit`` remain (never going above ``root``: at worst ``[root]``). Every folder
+    stays covered by one of the result."""
+    current = sorted(set(folders), key=lambda p: (len(p.parts), str(p)))
+    while len(current) > limit:
+        deepest = max(len(p.parts) for p in current)
+        if deepest <= len(root.parts) + 1:
+            return [root]
+        lifted = {p.parent if len(p.parts) == deepest else p for p in current}
+        current = sorted(lifted, key=lambda p: (len(p.parts), str(p)))
+    # a folder below another in the list is covered by it
+    return [p for p in current if not any(q != p and q in p.parents for q in current)]
 
 
 def _below(path: Path, roots: Iterable[Path]) -> bool:
@@ -443,7 +463,10 @@ class Sandbox:
             masked += [Path(p) for p in tree.masked]
             if read_only:
                 continue
-            protected += [Path(p) for p in (*tree.protected, *tree.unscanned)]
+            unscanned = _collapse([Path(p) for p in tree.unscanned], root, MAX_UNSCANNED_MOUNTS)
+            protected += [Path(p) for p in tree.protected]
+            protected = [p for p in protected if not _below(p, unscanned)]  # covered
+            protected += unscanned
             pinned.update(Path(p) for p in tree.git_dirs)
         if not read_only:
             protected += [p for p in self.protected_paths if _below(p, roots) and p.exists()]
