@@ -578,3 +578,18 @@ async def test_a_flood_past_the_bound_costs_a_few_mounts_and_stays_read_only(
     assert (workspace / "top.txt").read_text() == "ok\n"
     assert "Read-only file system" in result.output
     await runtime.aclose()
+
+
+@needs_bwrap
+async def test_an_approval_holds_when_the_workspace_is_reached_through_a_symlink(
+    workspace: Path, outside: Path
+) -> None:
+    link = outside / "link-to-ws"
+    link.symlink_to(workspace)
+    runtime = BashRuntime(sandbox=Sandbox(workspace=link, masked_paths=()))
+    approved = Confinement(approved_paths=(str(workspace / ".mcp.json"),))  # real paths
+    result = await run(runtime, link, "echo '{}' > .mcp.json; echo x >> .git/config", approved)
+    assert (workspace / ".mcp.json").read_text() == "{}\n"
+    assert "x" not in (workspace / ".git" / "config").read_text().split()
+    assert "Read-only file system" in result.output
+    await runtime.aclose()

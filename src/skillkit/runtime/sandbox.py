@@ -419,6 +419,11 @@ class Sandbox:
         base = self.workspace or where
         read_only = confinement is not None and confinement.read_only
         approved = [Path(p) for p in (confinement.approved_paths if confinement else ())]
+        real_base = Path(os.path.realpath(base))
+        if real_base != base:  # approved paths are real; the scan sees the workspace as named
+            approved += [
+                base / a.relative_to(real_base) for a in approved if real_base in a.parents
+            ]
         readable = sorted(self._exposed | _needed_from_host_tmp(argv))
         roots: list[Path] = []
         if read_only:
@@ -452,7 +457,11 @@ class Sandbox:
         scanned ones: the workspace and the call's own; the settings' writable paths are
         taken as the user wrote them) and the masks. None when there are more protected
         paths than `MAX_PROTECTED_MOUNTS`."""
-        scanned = [base] if read_only else roots[:1]
+        # The scan and every check below work on real paths (where bubblewrap's binds
+        # land, and how approved paths are named): a workspace reached through a symlink
+        # is scanned where it really is.
+        real_roots = [Path(os.path.realpath(root)) for root in roots]
+        scanned = [Path(os.path.realpath(base))] if read_only else real_roots[:1]
         protected: list[Path] = []
         pinned: set[Path] = set()
         masked: list[Path] = []
@@ -469,16 +478,21 @@ class Sandbox:
             protected += unscanned
             pinned.update(Path(p) for p in tree.git_dirs)
         if not read_only:
-            protected += [p for p in self.protected_paths if _below(p, roots) and p.exists()]
+            for path in self.protected_paths:
+                real = Path(os.path.realpath(path))
+                if _below(real, real_roots) and real.exists():
+                    protected.append(real)
             protected = [p for p in protected if not _below(p, approved)]
             for path in protected:  # pin the folders on the way: none can be renamed
                 for parent in path.parents:
-                    if not _below(parent, roots) or parent in roots:
+                    if not _below(parent, real_roots) or parent in real_roots:
                         break
                     pinned.add(parent)
         if len(protected) + len(pinned) > MAX_PROTECTED_MOUNTS:
             return None
-        reopened = [a for a in approved if a.exists() and _below(a, protected) and _below(a, roots)]
+        reopened = [
+            a for a in approved if a.exists() and _below(a, protected) and _below(a, real_roots)
+        ]
         visible = [*roots, *readable]
         for path in (*self.masked_paths, *masked):
             if not os.path.lexists(path):
@@ -490,7 +504,7 @@ class Sandbox:
                     masked.append(spelled)
         return _Mounts(
             readable=readable,
-            writable=roots,
+            writable=real_roots,  # a symlinked root is bound where it leads
             pinned=sorted(pinned, key=lambda p: len(p.parts)),
             protected=protected,
             reopened=reopened,
