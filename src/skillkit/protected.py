@@ -172,10 +172,11 @@ class ProtectedFinder:
     def find(
         self, root: str | os.PathLike[str], *, masked_names: Iterable[str] = ()
     ) -> ProtectedTree:
-        """Walk ``root`` (absolute; a missing or non-folder root gives an empty result).
+        """Walk ``root`` where it really is (symlinks in it resolved; the paths found are
+        real paths; a missing or non-folder root gives an empty result).
         ``masked_names`` are exact file or folder names (compared case-insensitively) to
         report in ``masked`` wherever they appear. Never raises for what it finds."""
-        start = os.path.normpath(os.fspath(root))
+        start = os.path.realpath(os.fspath(root))  # a symlinked root: where it leads
         masks = frozenset(name.casefold() for name in masked_names)
         protected: list[str] = []
         git_dirs: list[str] = []
