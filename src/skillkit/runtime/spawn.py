@@ -36,13 +36,20 @@ from typing import Any
 from skillkit.abort import AbortSignal
 from skillkit.confinement import Confinement
 from skillkit.runtime.base import ExecutionStatus
-from skillkit.runtime.process import ProcessTree, kill_tagged, new_tag, tagged_environment
+from skillkit.runtime.process import (
+    ProcessTree,
+    kill_tagged,
+    new_tag,
+    tagged_environment,
+    wait_gone,
+)
 from skillkit.runtime.sandbox import Sandbox
 from skillkit.secrets import PROVIDER_KEY_VARIABLES, is_secret_name
 
 __all__ = ["DataSink", "ProcessOutcome", "command_environment", "run_process"]
 
 _PROVIDER_KEYS = frozenset(PROVIDER_KEY_VARIABLES)
+_SETTLE_TIMEOUT = 2.0  # seconds to wait for killed processes to be gone
 
 
 def command_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -199,9 +206,10 @@ async def run_process(
     tree = ProcessTree(pid)
     ended_by: ExecutionStatus | None = None
 
-    def kill_everything() -> None:
+    def kill_everything() -> list[int]:
+        """SIGKILL the tree and every tagged process; the pids signalled."""
         tree.signal(signal.SIGKILL)
-        kill_tagged(tag)
+        return [*tree.alive(), *kill_tagged(tag)]
 
     def on_abort() -> None:
         nonlocal ended_by
@@ -229,12 +237,16 @@ async def run_process(
         if not pipes.pipes_closed.done():
             await asyncio.wait((pipes.pipes_closed,), timeout=drain_timeout)
         # Whatever the command left behind goes now; their pipe ends close with them.
-        kill_everything()
+        signalled = kill_everything()
         if not pipes.pipes_closed.done():
             await asyncio.wait((pipes.pipes_closed,), timeout=min(drain_timeout, 0.1))
+        # SIGKILL is delivered when the kernel next schedules the process: the call
+        # returns once they are gone, so nothing it started is seen running after it.
+        await wait_gone(signalled, _SETTLE_TIMEOUT)
     except BaseException:
-        kill_everything()
+        signalled = kill_everything()
         transport.close()
+        await wait_gone(signalled, _SETTLE_TIMEOUT)
         raise
     finally:
         if remove_abort is not None:
