@@ -130,10 +130,14 @@ def default_model() -> ModelChoice:
     set, else the embedded local model (SmolLM2-135M on llama.cpp, offline, no API key),
     with a notice saying which (empty for ``$SKILLKIT_MODEL``). The command itself also
     reads the settings files' ``model`` entry (`skillkit.frontends.setup`)."""
-    from skillkit.local import default_notice
     from skillkit.model_registry.choice import choose_model
 
-    choice = choose_model(local_notice=default_notice())
+    def local_notice() -> str:
+        from skillkit.local import default_notice
+
+        return default_notice()
+
+    choice = choose_model(local_notice=local_notice)
     notice = choice.notice or ""
     if notice and not notice.startswith("skillkit: "):
         notice = f"skillkit: {notice}"

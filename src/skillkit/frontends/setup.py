@@ -318,7 +318,6 @@ def choose_model_for(
     settings entry read on the way (its ``ignored`` / ``problems`` lines). The project's
     ``model`` entry counts only when the project is trusted: ``options.trust_project``,
     else ``SKILLKIT_TRUST_PROJECT`` or the trust store — never a prompt."""
-    from skillkit.local import default_notice
     from skillkit.model_registry.choice import choose_model, load_model_settings
     from skillkit.trust import TrustStore, settled_trust
 
@@ -336,9 +335,16 @@ def choose_model_for(
         api_key_env=options.api_key_env,
         settings=settings,
         environ=environ,
-        local_notice=default_notice(),
+        local_notice=_local_notice,
     )
     return choice, settings
+
+
+def _local_notice() -> str:
+    """The line about the embedded local model (imported only when it is the choice)."""
+    from skillkit.local import default_notice
+
+    return default_notice()
 
 
 def _api_key(variable: str | None) -> str | None:
