@@ -27,14 +27,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
 from skillkit import __version__
 from skillkit.frontends.args import agent_options, positive_int
 
 if TYPE_CHECKING:
+    from skillkit.extensions.registries import Frontend
     from skillkit.frontends.setup import CliAgent
     from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
@@ -424,11 +425,8 @@ def _run_agent(args: argparse.Namespace) -> int:
     # The faces come from the plugins too: the built-in plugin's, unless one replaced it.
     face: dict[str, object]
     if prompt is None:
-        title = f"SkillKit {__version__} · model {agent.runner.config.model}"
-        if args.bypass:
-            title += " · bypassing permissions"
         name = "interactive"
-        face = {"title": title, "permissions": agent.permissions, "manager": agent.manager}
+        face = {"title": " · bypassing permissions" if args.bypass else ""}
     else:
         agent.make_non_interactive(notify=_note)
         agent.report_plugin_errors(_warn)
@@ -437,9 +435,7 @@ def _run_agent(args: argparse.Namespace) -> int:
         face = {"prompt": prompt, "out": out, "err": sys.stderr}
         if output_schema is not None:
             face["output_type"] = output_schema
-    frontend = agent.frontend(name, face, warn=_warn)
-    run = frontend.run(agent.runner, agent.manager.registries.commands)
-    return asyncio.run(_closing(agent, run))
+    return asyncio.run(_run_face(agent, name, face))
 
 
 def _read_output_schema(path: str) -> OutputSpec | str:
@@ -499,11 +495,40 @@ def _warn(line: str) -> None:
     _note(f"warning: {line}")
 
 
-async def _closing(agent: CliAgent, run: Awaitable[int]) -> int:
+async def _run_face(agent: CliAgent, name: str, face: dict[str, object]) -> int:
+    """Make the frontend ``name`` with the options ``face``, hand it the agent's
+    `AgentSession` and close both when it ends. The terminal's title names the model
+    (after the ``title`` option's own words). A plugin's frontend still written as
+    ``run(runner, commands)`` gets those instead."""
+    from skillkit.frontends.agent_session import AgentSession
+
+    session = AgentSession.from_agent(agent, ui_timeout=None)
     try:
-        return await run
+        if name == "interactive":
+            face = {
+                **face,
+                "title": f"SkillKit {__version__} · model {session.model}{face['title']}",
+            }
+        frontend = agent.frontend(name, face, warn=_warn)
+        if _takes_runner(frontend):
+            legacy: Any = frontend
+            code: int = await legacy.run(agent.runner, session.commands)
+            return code
+        return await frontend.run(session)
     finally:
-        await agent.aclose()
+        await session.aclose()
+
+
+def _takes_runner(frontend: Frontend) -> bool:
+    """Whether ``frontend.run`` is the old ``run(runner, commands)`` form."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(frontend.run).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2
 
 
 def _usage_error(message: str) -> int:

@@ -61,7 +61,14 @@ if TYPE_CHECKING:
     from skillkit.subagents import AgentRegistry, Subagents
     from skillkit.trust import AskTrust, TrustStore
 
-__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent", "choose_model_for"]
+__all__ = [
+    "AgentOptions",
+    "CliAgent",
+    "SetupError",
+    "batch_agent",
+    "build_agent",
+    "choose_model_for",
+]
 
 
 class SetupError(ValueError):
@@ -309,6 +316,14 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         session=session,
         subagents=subagents,
     )
+
+
+def batch_agent(options: AgentOptions) -> AgentRunner:
+    """The runner of one row of ``skillkit batch``: `build_agent` with no user to ask
+    (`CliAgent.make_non_interactive`). The batch engine closes it."""
+    made = build_agent(options)
+    made.make_non_interactive()
+    return made.runner
 
 
 def choose_model_for(

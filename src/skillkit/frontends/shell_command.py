@@ -21,9 +21,10 @@ from skillkit.permissions.events import ApprovalNeeded
 
 if TYPE_CHECKING:
     from skillkit.abort import AbortSignal
-    from skillkit.agent.runner import AgentRunner
     from skillkit.events import EventBus
     from skillkit.permissions import ApprovalRequest, Permissions
+    from skillkit.secrets import Redactor
+    from skillkit.tools.base import Tool
 
 __all__ = ["ShellNotes", "ShellOutcome", "run_user_command"]
 
@@ -61,24 +62,25 @@ class ShellNotes(Contributor):
 
 
 async def run_user_command(
-    runner: AgentRunner,
+    tool: Tool | None,
+    bus: EventBus,
     permissions: Permissions | None,
     command: str,
     *,
     call_id: str,
     abort: AbortSignal,
+    redactor: Redactor | None = None,
 ) -> ShellOutcome:
-    """Gate and run ``command`` with ``runner``'s ``bash`` tool; ``abort`` stops the
-    wait for approval and the command. Without ``permissions`` nothing judges the
-    command (an SDK agent without a gate runs its model's calls unasked too). Raises
+    """Gate and run ``command`` with the agent's ``bash`` ``tool``, its events on the
+    agent's ``bus``; ``abort`` stops the wait for approval and the command; the output
+    is redacted with ``redactor``. Without ``permissions`` nothing judges the command
+    (an SDK agent without a gate runs its model's calls unasked too). Raises
     `ValueError` when the agent has no ``bash`` tool or the tool refuses the input."""
     from skillkit.tools.base import ToolContext, ToolResult
 
-    tool = runner.find_tool("bash")
     if tool is None:
         raise ValueError("this agent has no bash tool (started with --no-tools?)")
     args: dict[str, Any] = {"command": command}
-    bus = runner.events
     if permissions is not None:
         outcome = await permissions.gate.check(
             "bash",
@@ -106,7 +108,7 @@ async def run_user_command(
     except Exception as exc:
         result = ToolResult.error(describe_exception(exc))
     await bus.emit(ToolExecutionEnd(tool_call_id=call_id, tool_name="bash", result=result))
-    output = runner.redactor.redact(result.output) if runner.redactor else result.output
+    output = redactor.redact(result.output) if redactor else result.output
     return ShellOutcome(ran=True, output=output, is_error=result.is_error)
 
 

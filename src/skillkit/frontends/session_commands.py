@@ -1,0 +1,173 @@
+"""The `AgentSession`'s own entries in the command table.
+
+`session_entries` makes the commands that drive a run and answer its requests —
+``prompt``, ``steer``, ``follow_up``, ``abort``, ``set_model``, ``set_mode``,
+``get_state``, ``get_messages``, ``bash``, ``respond`` — as ordinary `Command` values
+with typed arguments, bound to one session. The session registers them in its table
+(source `SOURCE`) next to SkillKit's own commands and the plugins' (``compact``,
+``fork``, ``get_commands``, ``help``, ``model``...), so every face finds all of them in
+one place: ``/set_mode plan`` in the terminal, ``{"type": "set_mode", "mode": "plan"}``
+over RPC or HTTP.
+
+Each handler calls the session's typed method of the same name; a
+`SessionCommandError` it raises becomes a `CommandError` (a response with ``success``
+false and that line).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from skillkit.commands.builtin import SESSION_GROUP
+from skillkit.commands.dispatch import (
+    Argument,
+    Command,
+    CommandContext,
+    CommandError,
+    CommandOutcome,
+)
+
+if TYPE_CHECKING:
+    from skillkit.frontends.ui_requests import UiRequest
+
+__all__ = ["GROUP", "SESSION_COMMANDS", "SOURCE", "SessionCommandError", "session_entries"]
+
+SOURCE = "session"
+"""The source the session's own entries are registered with."""
+
+GROUP = SESSION_GROUP
+"""How ``/help`` lists the session's entries: together, on one line."""
+
+SESSION_COMMANDS: tuple[str, ...] = (
+    "prompt",
+    "steer",
+    "follow_up",
+    "abort",
+    "set_model",
+    "set_mode",
+    "get_state",
+    "get_messages",
+    "bash",
+    "respond",
+)
+"""The names `session_entries` makes, in order."""
+
+
+class SessionCommandError(ValueError):
+    """A command of `AgentSession` cannot be carried out; the message is one line for
+    the caller (re-exported by `skillkit.frontends.agent_session`)."""
+
+
+Values = Mapping[str, Any]
+Record = dict[str, object]
+
+
+class DrivenSession(Protocol):
+    """What the entries call (`skillkit.frontends.agent_session.AgentSession` is one)."""
+
+    async def prompt(self, message: str, streaming_behavior: Any = None) -> Record: ...
+    def steer(self, message: str) -> Record: ...
+    def follow_up(self, message: str) -> Record: ...
+    def abort(self) -> Record: ...
+    async def set_model(self, model: str) -> Record: ...
+    def set_mode(self, mode: str) -> Record: ...
+    def get_state(self) -> Record: ...
+    def get_messages(self) -> Record: ...
+    async def bash(self, command: str) -> Record: ...
+    def respond(self, request_id: str, answer: object) -> Record: ...
+    def ui_request(self, request_id: str) -> UiRequest | None: ...
+
+
+_Method = Callable[[Values], Awaitable[object] | object]
+
+
+def session_entries(session: DrivenSession) -> list[Command]:
+    """New `Command` values driving ``session`` (see the module docs)."""
+
+    def entry(
+        name: str, description: str, method: _Method, *arguments: Argument, usage: str = ""
+    ) -> Command:
+        async def handler(ctx: CommandContext, values: Values) -> CommandOutcome:
+            try:
+                outcome: Any = method(values)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
+            except SessionCommandError as exc:
+                raise CommandError(str(exc)) from None
+            data: dict[str, Any] = outcome
+            return data
+
+        return Command(name, description, handler, usage=usage, arguments=arguments, group=GROUP)
+
+    message = Argument("message", required=True, rest=True, help="the text for the agent")
+
+    def respond(values: Values) -> object:
+        request_id = values["request_id"]
+        request = session.ui_request(request_id)
+        if request is not None and request.kind == "approval":
+            if "decision" not in values:
+                raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
+            return session.respond(request_id, values["decision"])
+        return session.respond(request_id, values.get("answers"))
+
+    return [
+        entry(
+            "prompt",
+            "send a prompt; during a run say whether it steers or follows the run",
+            lambda v: session.prompt(v["message"], v.get("streaming_behavior")),
+            Argument(
+                "streaming_behavior",
+                choices=("steer", "follow_up"),
+                help="during a run: steer it, or run after it",
+            ),
+            Argument("message", required=True, rest=True, help="the prompt"),
+        ),
+        entry(
+            "steer",
+            "send a message to the running agent (read before its next step)",
+            lambda v: session.steer(v["message"]),
+            message,
+        ),
+        entry(
+            "follow_up",
+            "queue a message to run after the run in progress",
+            lambda v: session.follow_up(v["message"]),
+            message,
+        ),
+        entry("abort", "stop the run in progress", lambda v: session.abort()),
+        entry(
+            "set_model",
+            "switch to another model from the next run on",
+            lambda v: session.set_model(v["model"]),
+            Argument("model", required=True, help="a plugin's adapter name or a model string"),
+        ),
+        entry(
+            "set_mode",
+            "change the permission mode",
+            lambda v: session.set_mode(v["mode"]),
+            Argument("mode", required=True, help="default, accept_edits, plan or bypass"),
+        ),
+        entry(
+            "get_state",
+            "model, mode, session, usage and the requests waiting",
+            lambda v: session.get_state(),
+        ),
+        entry("get_messages", "the transcript as JSON", lambda v: session.get_messages()),
+        entry(
+            "bash",
+            "run a shell command as the user (judged by the permission gate)",
+            lambda v: session.bash(v["command"]),
+            Argument("command", required=True, rest=True, help="the shell command"),
+        ),
+        entry(
+            "respond",
+            "answer an approval or a question the agent is waiting on",
+            respond,
+            Argument("request_id", required=True, help="the ui request's id"),
+            Argument("decision", kind="json", help="an approval: allow, always or deny"),
+            Argument("answers", kind="json", help="a question: the answers, or null"),
+            usage="REQUEST_ID [DECISION]",
+        ),
+    ]
