@@ -286,7 +286,13 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="offer no built-in tools (read, write, edit, bash...); skills stay",
     )
     parser.add_argument("--version", action="version", version=f"skillkit {__version__}")
-    parser.set_defaults(handler=_run_agent)
+    # The subcommands' registries see what a session would (plugins included): the
+    # assembly's factories, handed down in the parsed arguments.
+    parser.set_defaults(
+        handler=_run_agent,
+        make_skill_registry=_session_skills,
+        make_agent_registry=_session_agents,
+    )
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
         for register in registrars:
@@ -312,11 +318,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``skillkit`` command; returns the process exit code and never raises
     (``--help`` and ``--version`` return 0 instead of exiting). Every failure is at most
     one line on stderr; see the module docstring for the exit codes."""
-    from skillkit.skills.cli import use_registry_factory
-    from skillkit.subagents.cli import use_agent_registry_factory
-
-    use_registry_factory(_session_skills)
-    use_agent_registry_factory(_session_agents)
     try:
         return _dispatch(argv)
     except SystemExit as exc:  # argparse: --help, --version, a usage error
