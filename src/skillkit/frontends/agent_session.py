@@ -3,57 +3,53 @@
 The terminal, print mode, ``--mode json``, ``--mode rpc`` and ``skillkit serve`` are
 handed an `AgentSession` — never the runner — and talk to the agent through it: typed
 methods (`prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`, `set_mode`,
-`get_state`, `get_messages`, `fork`, `bash`, `respond`), its one command table
-(`commands`: the session's own commands, SkillKit's and the plugins', each with typed
-arguments, run as ``/name`` by `run_command` and as JSON by `handle`), and its one event
-stream (`subscribe`, `listen`). A feature added here appears in every face.
-
-Commands are ``{"type": "<command>", "id": "<optional>", ...fields}``; `handle` answers
-each with ``{"type": "response", "id": ..., "command": ..., "success": true, "data":
-{...}}`` or ``"success": false, "error": "<one line>"``, and never raises for bad input.
-``get_commands`` lists the table. A run goes on in its own task: ``prompt`` answers as
-soon as the run has started, and the run's events (ending with ``agent_end``) arrive on
-the stream. Prompting while a run is in progress must say what to do with the message
-(``streaming_behavior`` ``"steer"`` or ``"follow_up"``); without it the command fails
-instead of racing the run.
-
-The stream carries every event, plus the session's own records: ``ui_request`` when a
-tool call needs approval or the model asks questions (answer with ``respond``),
-``ui_request_closed`` when one is answered, timed out or withdrawn, and
-``events_dropped`` when a reader fell too far behind. Every reader is a `Subscription`
-fed by the session's one fan-out, under one back-pressure rule (see
-`skillkit.frontends.subscription`): a bounded queue drops events for its reader only,
-never slowing the run (RPC, the web page); an unbounded one never drops (``--mode
-json``); a listener (`listen`: the terminal's renderer) is called in line with each
-event. A request nobody answers within ``ui_timeout`` seconds is denied (a question is
-declined). A face with its own way of asking (the terminal) registers a listener with
-`on_ui_request` and answers through `respond`.
+`get_state`, `get_messages`, `fork`, `bash`, `respond`); its one command table
+(`commands`: the session's own commands, SkillKit's and the plugins', with typed
+arguments; ``/name`` through `run_command`, ``{"type": name, ...}`` through `handle`,
+which never raises for bad input; ``get_commands`` lists it); and its one event stream
+(`subscribe`, `listen`: every event plus the ``ui_request``, ``ui_request_closed`` and
+``events_dropped`` records, under the one back-pressure rule of
+`skillkit.frontends.subscription`). A run goes on in its own task: ``prompt`` answers
+once it has started and its events, ending with ``agent_end``, follow on the stream.
+A ``ui_request`` nobody answers within ``ui_timeout`` seconds is denied. The commands,
+records and stream are described in ``docs/faces.md``; a feature added here appears in
+every face.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
-from skillkit.abort import AbortSignal
 from skillkit.commands.dispatch import CommandContext, CommandRegistry, CommandResult
 from skillkit.errors import describe_exception
 from skillkit.events import Event, SinkFunc
-from skillkit.frontends.session_commands import SessionCommandError
-from skillkit.frontends.shell_command import ShellNotes, run_user_command
-from skillkit.frontends.subscription import DEFAULT_QUEUE_SIZE, Listener, Record, Subscription
+from skillkit.frontends.session_commands import (
+    SESSION_COMMANDS,
+    SessionCommandError,
+    answer,
+    install,
+    own_table,
+    session_entries,
+)
+from skillkit.frontends.shell_command import UserShell
+from skillkit.frontends.subscription import (
+    DEFAULT_QUEUE_SIZE,
+    Fanout,
+    Listener,
+    Record,
+    Subscription,
+)
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
 from skillkit.models import AgentMessage, AgentResponse, TokenUsage
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
-    from skillkit.commands.dispatch import Command, CommandHost
+    from skillkit.commands.dispatch import CommandHost
     from skillkit.permissions import PermissionMode, Permissions
     from skillkit.secrets import Redactor
     from skillkit.session import Session, SessionStore
@@ -71,20 +67,7 @@ __all__ = [
     "UiRequest",
 ]
 
-COMMANDS: tuple[str, ...] = (
-    "prompt",
-    "steer",
-    "follow_up",
-    "abort",
-    "compact",
-    "set_model",
-    "set_mode",
-    "get_state",
-    "get_messages",
-    "fork",
-    "bash",
-    "respond",
-)
+COMMANDS: tuple[str, ...] = (*SESSION_COMMANDS, "compact", "fork")
 """The session commands every table holds (`AgentSession.handle` understands every
 command of its table; ``get_commands`` lists them all)."""
 
@@ -103,7 +86,6 @@ repeats the whole transcript before every model call (``get_messages`` gives it)
 
 StreamingBehavior = Literal["steer", "follow_up"]
 _BEHAVIORS = ("steer", "follow_up")
-_ERROR_LIMIT = 500
 
 
 class BuiltAgent(Protocol):
@@ -117,14 +99,6 @@ class BuiltAgent(Protocol):
     subagents: Subagents | None
 
     async def aclose(self) -> None: ...
-
-
-@dataclass
-class _Shell:
-    calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    abort: AbortSignal | None = None
-    notes: ShellNotes = field(default_factory=ShellNotes)
-    remove_notes: Callable[[], None] | None = None
 
 
 class AgentSession:
@@ -167,7 +141,7 @@ class AgentSession:
         self._recorded = session
         self.store = store
         if commands is None:
-            commands = manager.registries.commands if manager is not None else _own_table()
+            commands = manager.registries.commands if manager is not None else own_table()
         self.commands: CommandRegistry = commands
         """The command table every face of this session dispatches through."""
         self.state: dict[str, Any] = {}
@@ -177,21 +151,21 @@ class AgentSession:
         self._close = close
         self._task: asyncio.Task[AgentResponse] | None = None
         self._last: AgentResponse | None = None
-        self._subscriptions: list[Subscription] = []
         self._ui = UiRequests(
             permissions,
             timeout=ui_timeout,
-            broadcast=self._broadcast,
+            broadcast=lambda record: self._stream.push_record(record),
             on_error=self._listener_failed,
         )
-        self._shell = _Shell()
+        self._stream = Fanout(first=self._ui.records, on_error=self._reader_failed)
+        self._shell = UserShell(runner.add_contributor)
         self._closed = False
         bus = runner.events
         self._undo = [
             bus.add_sink(SinkFunc(self._fan_out)),
             bus.on("approval_needed", self._ui.on_event),
             bus.on("question_needed", self._ui.on_event),
-            self._install_commands(),
+            install(self.commands, session_entries(self)),
         ]
 
     @classmethod
@@ -214,7 +188,7 @@ class AgentSession:
             if home is not None:
                 store = SessionStore(os.fspath(home))
             else:
-                store = _store_of(agent.session) or SessionStore()
+                store = SessionStore.containing(agent.session) or SessionStore()
         return cls(
             agent.runner,
             permissions=agent.permissions,
@@ -251,7 +225,9 @@ class AgentSession:
             )
         recorded = next((c for c in runner.contributors if isinstance(c, Session)), None)
         if recorded is not None and store is None:
-            store = _store_of(recorded)
+            from skillkit.session import SessionStore
+
+            store = SessionStore.containing(recorded)
         return cls(
             runner,
             permissions=permissions,
@@ -288,14 +264,7 @@ class AgentSession:
         events (None: never drops; see `Subscription` for what a full queue does). The
         ``ui_request`` records still waiting are queued first, so a late reader can
         answer them. Close it (``close``) when done."""
-        subscription = Subscription(maxsize=maxsize, exclude=exclude, on_close=self._unsubscribe)
-        if self._closed:
-            subscription.close()
-            return subscription
-        for record in self._ui.records():
-            subscription.push_record(record)
-        self._subscriptions.append(subscription)
-        return subscription
+        return self._stream.subscribe(maxsize=maxsize, exclude=exclude)
 
     def listen(
         self, listener: Listener, *, exclude: frozenset[str] = frozenset()
@@ -306,16 +275,7 @@ class AgentSession:
         raises is removed and an ``error`` event (stage ``listener``) says so. The
         session's records (``ui_request``...) go to `on_ui_request` listeners instead.
         Returns a function that removes it."""
-        subscription = Subscription(
-            maxsize=None,
-            exclude=exclude,
-            on_close=self._unsubscribe,
-            listener=listener,
-            on_error=self._reader_failed,
-        )
-        if not self._closed:
-            self._subscriptions.append(subscription)
-        return subscription.close
+        return self._stream.listen(listener, exclude=exclude)
 
     def on_ui_request(self, listener: UiListener) -> Callable[[], None]:
         """Tell ``listener`` about each new `UiRequest` (a face that asks in its own way,
@@ -323,19 +283,10 @@ class AgentSession:
         return self._ui.add_listener(listener)
 
     def _fan_out(self, event: Event[Any]) -> None:
-        """The session's sink on the runner's bus: ``event`` to every subscriber."""
-        for subscription in tuple(self._subscriptions):
-            subscription.push_event(event)
+        """The session's sink on the runner's bus: ``event`` to every reader."""
+        self._stream.push_event(event)
         if event.type in ("agent_end", "idle") and self._ui:
             self._ui.forget_answered()
-
-    def _broadcast(self, record: Record) -> None:
-        for subscription in tuple(self._subscriptions):
-            subscription.push_record(record)
-
-    def _unsubscribe(self, subscription: Subscription) -> None:
-        if subscription in self._subscriptions:
-            self._subscriptions.remove(subscription)
 
     # ----- state
 
@@ -483,11 +434,7 @@ class AgentSession:
         and the run's events end with ``agent_end``. ``{"aborted": false}`` when idle."""
         running = self.is_running
         self.runner.abort(reason)
-        signal = self._shell.abort
-        if signal is not None:
-            signal.abort(reason)
-            running = True
-        return {"aborted": running}
+        return {"aborted": self._shell.abort(reason) or running}
 
     async def compact(self, instructions: str | None = None) -> Record:
         """Compact the conversation now (idle only); ``tokens_before`` /
@@ -564,29 +511,19 @@ class AgentSession:
         if not isinstance(command, str) or not command.strip():
             raise SessionCommandError("'command' must be a non-empty string")
         self._require_idle("run a command")
-        shell = self._shell
-        if shell.abort is not None:
-            raise SessionCommandError("a command is already running")
-        shell.abort = AbortSignal()
+        runner = self.runner
         try:
-            outcome = await run_user_command(
-                self.runner.find_tool("bash"),
-                self.runner.events,
-                self.permissions,
+            outcome = await self._shell.run(
                 command,
-                call_id=f"user-bash-{next(shell.calls)}",
-                abort=shell.abort,
-                redactor=self.runner.redactor,
+                tool=runner.find_tool("bash"),
+                bus=runner.events,
+                permissions=self.permissions,
+                redactor=runner.redactor,
             )
         except ValueError as exc:
             raise SessionCommandError(_one_line(exc)) from None
-        finally:
-            shell.abort = None
         if not outcome.ran:
             return {"ran": False, "reason": outcome.reason}
-        if shell.remove_notes is None:
-            shell.remove_notes = self.runner.add_contributor(shell.notes)
-        shell.notes.add(command, outcome)
         return {"ran": True, "output": outcome.output, "is_error": outcome.is_error}
 
     def respond(self, request_id: str, answer: object) -> Record:
@@ -639,55 +576,8 @@ class AgentSession:
         """Carry out one JSON command — any command of the table — and return its
         response record. Never raises for bad input: an unknown command, a missing or
         invalid field, or a command that fails is a response with ``success`` false and
-        a one-line ``error``."""
-        if not isinstance(command, Mapping):
-            return _failure(None, "", "a command must be a JSON object")
-        raw_id = command.get("id")
-        command_id = raw_id if isinstance(raw_id, str) else None
-        kind = command.get("type")
-        name = kind if isinstance(kind, str) else ""
-        if raw_id is not None and command_id is None:
-            return _failure(None, name, "'id' must be a string")
-        if not isinstance(kind, str) or not kind:
-            return _failure(command_id, "", "a command needs a 'type'")
-        try:
-            result = await self.commands.call(kind, command, self.command_context())
-        except Exception as exc:  # a table that fails itself: still an answer
-            return _failure(command_id, kind, describe_exception(exc))
-        if result.error is not None:
-            return _failure(command_id, kind, result.error)
-        return {
-            "type": "response",
-            "id": command_id,
-            "command": kind,
-            "success": True,
-            "data": result.to_data(),
-        }
-
-    def _install_commands(self) -> Callable[[], None]:
-        """Put the session's own commands in the table (over any of the same name);
-        returns a function taking them out and putting back what they replaced."""
-        from skillkit.frontends.session_commands import SOURCE, session_entries
-
-        table = self.commands
-        ours: list[Command] = session_entries(self)
-        replaced = {
-            c.name: (found, table.source_of(found.name))
-            for c in ours
-            if (found := table.get(c.name)) is not None
-        }
-        for entry in ours:
-            table.register(entry, source=SOURCE, replace=True)
-
-        def uninstall() -> None:
-            for entry in ours:
-                if table.get(entry.name) is entry:
-                    table.unregister(entry.name)
-                    if entry.name in replaced:
-                        previous, source = replaced[entry.name]
-                        table.register(previous, source=source, replace=True)
-
-        return uninstall
+        a one-line ``error`` (see `answer`)."""
+        return await answer(self.commands, command, self.command_context())
 
     # ----- closing
 
@@ -704,10 +594,8 @@ class AgentSession:
         self._ui.deny_all("the session closed")
         for step in reversed(self._undo):
             step()
-        if self._shell.remove_notes is not None:
-            self._shell.remove_notes()
-        for subscription in list(self._subscriptions):
-            subscription.close()
+        self._shell.close()
+        self._stream.close()
         if self.owns_agent:
             if self._close is not None:
                 await self._close()
@@ -753,40 +641,6 @@ class AgentSession:
     def _check_message(message: object) -> None:
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
-
-
-def _own_table() -> CommandRegistry:
-    """A table of SkillKit's own commands, for a session made without a plugin manager."""
-    from skillkit.commands.builtin import builtin_commands
-
-    table = CommandRegistry()
-    for command in builtin_commands():
-        table.register(command, source="builtin")
-    return table
-
-
-def _store_of(session: Session) -> SessionStore | None:
-    """The store a session file lives in (``HOME/.skillkit/sessions/PROJECT/FILE``), or
-    None for a file kept elsewhere."""
-    from skillkit.session import SessionStore
-
-    parents = session.path.parents
-    if len(parents) < 4 or parents[1].name != "sessions" or parents[2].name != ".skillkit":
-        return None
-    return SessionStore(parents[3])
-
-
-def _failure(command_id: str | None, command: str, error: str) -> Record:
-    line = _one_line(error)
-    if len(line) > _ERROR_LIMIT:
-        line = line[: _ERROR_LIMIT - 1] + "…"
-    return {
-        "type": "response",
-        "id": command_id,
-        "command": command,
-        "success": False,
-        "error": line,
-    }
 
 
 def _one_line(text: object) -> str:

@@ -11,7 +11,9 @@ over RPC or HTTP.
 
 Each handler calls the session's typed method of the same name; a
 `SessionCommandError` it raises becomes a `CommandError` (a response with ``success``
-false and that line).
+false and that line). `answer` is the JSON side of the table: one command object in,
+one response record out. `install` puts entries in a table for as long as a session
+lives.
 """
 
 from __future__ import annotations
@@ -27,12 +29,23 @@ from skillkit.commands.dispatch import (
     CommandContext,
     CommandError,
     CommandOutcome,
+    CommandRegistry,
 )
+from skillkit.errors import describe_exception
 
 if TYPE_CHECKING:
     from skillkit.frontends.ui_requests import UiRequest
 
-__all__ = ["GROUP", "SESSION_COMMANDS", "SOURCE", "SessionCommandError", "session_entries"]
+__all__ = [
+    "GROUP",
+    "SESSION_COMMANDS",
+    "SOURCE",
+    "SessionCommandError",
+    "answer",
+    "install",
+    "own_table",
+    "session_entries",
+]
 
 SOURCE = "session"
 """The source the session's own entries are registered with."""
@@ -171,3 +184,83 @@ def session_entries(session: DrivenSession) -> list[Command]:
             usage="REQUEST_ID [DECISION]",
         ),
     ]
+
+
+def install(table: CommandRegistry, entries: list[Command]) -> Callable[[], None]:
+    """Put ``entries`` in ``table`` (source `SOURCE`, over any command of the same
+    name); returns a function taking them out again and putting back what they
+    replaced (an entry someone replaced since stays theirs)."""
+    replaced = {
+        entry.name: (found, table.source_of(found.name))
+        for entry in entries
+        if (found := table.get(entry.name)) is not None
+    }
+    for entry in entries:
+        table.register(entry, source=SOURCE, replace=True)
+
+    def uninstall() -> None:
+        for entry in entries:
+            if table.get(entry.name) is entry:
+                table.unregister(entry.name)
+                if entry.name in replaced:
+                    previous, source = replaced[entry.name]
+                    table.register(previous, source=source, replace=True)
+
+    return uninstall
+
+
+def own_table() -> CommandRegistry:
+    """A table of SkillKit's own commands, for a session made without a plugin manager."""
+    from skillkit.commands.builtin import builtin_commands
+
+    table = CommandRegistry()
+    for command in builtin_commands():
+        table.register(command, source="builtin")
+    return table
+
+
+ERROR_LIMIT = 500
+"""The longest ``error`` line of a response (longer ones are cut with an ellipsis)."""
+
+
+async def answer(table: CommandRegistry, command: object, ctx: CommandContext) -> Record:
+    """The response record to the JSON ``command`` — ``{"type": "<name>", "id":
+    "<optional string>", ...fields}`` — run through ``table``: ``{"type": "response",
+    "id", "command", "success": true, "data"}``, or ``"success": false`` with a
+    one-line ``"error"``. Never raises for bad input."""
+    if not isinstance(command, Mapping):
+        return _failure(None, "", "a command must be a JSON object")
+    raw_id = command.get("id")
+    command_id = raw_id if isinstance(raw_id, str) else None
+    kind = command.get("type")
+    name = kind if isinstance(kind, str) else ""
+    if raw_id is not None and command_id is None:
+        return _failure(None, name, "'id' must be a string")
+    if not isinstance(kind, str) or not kind:
+        return _failure(command_id, "", "a command needs a 'type'")
+    try:
+        result = await table.call(kind, command, ctx)
+    except Exception as exc:  # a table that fails itself: still an answer
+        return _failure(command_id, kind, describe_exception(exc))
+    if result.error is not None:
+        return _failure(command_id, kind, result.error)
+    return {
+        "type": "response",
+        "id": command_id,
+        "command": kind,
+        "success": True,
+        "data": result.to_data(),
+    }
+
+
+def _failure(command_id: str | None, command: str, error: str) -> Record:
+    line = " ".join(error.split())
+    if len(line) > ERROR_LIMIT:
+        line = line[: ERROR_LIMIT - 1] + "…"
+    return {
+        "type": "response",
+        "id": command_id,
+        "command": command,
+        "success": False,
+        "error": line,
+    }

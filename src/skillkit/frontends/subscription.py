@@ -35,7 +35,7 @@ import msgspec
 
 from skillkit.events import Event
 
-__all__ = ["DEFAULT_QUEUE_SIZE", "Listener", "Record", "Subscription"]
+__all__ = ["DEFAULT_QUEUE_SIZE", "Fanout", "Listener", "Record", "Subscription"]
 
 DEFAULT_QUEUE_SIZE = 10_000
 """Events a subscriber may fall behind by before events are dropped for it."""
@@ -195,3 +195,61 @@ class Subscription:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+
+class Fanout:
+    """The one fan-out of a session's stream: every `Subscription` made here gets each
+    event (`push_event`) and record (`push_record`), in order, synchronously. ``first``
+    gives the records a new reader gets before anything else (the requests still
+    waiting); ``on_error`` gets what a listener raised. After `close` every reader is
+    ended and a new one starts ended."""
+
+    def __init__(
+        self,
+        *,
+        first: Callable[[], list[Record]] = list,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        self._readers: list[Subscription] = []
+        self._first = first
+        self._on_error = on_error
+        self.closed = False
+
+    def subscribe(self, *, maxsize: int | None, exclude: Collection[str]) -> Subscription:
+        reader = Subscription(maxsize=maxsize, exclude=exclude, on_close=self._remove)
+        if self.closed:
+            reader.close()
+            return reader
+        for record in self._first():
+            reader.push_record(record)
+        self._readers.append(reader)
+        return reader
+
+    def listen(self, listener: Listener, *, exclude: Collection[str]) -> Callable[[], None]:
+        reader = Subscription(
+            maxsize=None,
+            exclude=exclude,
+            on_close=self._remove,
+            listener=listener,
+            on_error=self._on_error,
+        )
+        if not self.closed:
+            self._readers.append(reader)
+        return reader.close
+
+    def push_event(self, event: Event[Any]) -> None:
+        for reader in tuple(self._readers):
+            reader.push_event(event)
+
+    def push_record(self, record: Record) -> None:
+        for reader in tuple(self._readers):
+            reader.push_record(record)
+
+    def close(self) -> None:
+        self.closed = True
+        for reader in list(self._readers):
+            reader.close()
+
+    def _remove(self, reader: Subscription) -> None:
+        if reader in self._readers:
+            self._readers.remove(reader)
