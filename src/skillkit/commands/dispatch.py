@@ -25,7 +25,6 @@ command ``prefix`` with the arguments ``rest ARGS`` (so ``/skill:NAME`` reaches
 from __future__ import annotations
 
 import builtins
-import difflib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterator
@@ -590,6 +589,8 @@ class CommandRegistry:
             return None
         found = self.resolve(text)
         if found is None:
+            import difflib
+
             name = parsed[0]
             close = difflib.get_close_matches(name, [*self._commands, *self._aliases], n=1)
             hint = f" (did you mean /{close[0]}?)" if close else ""
