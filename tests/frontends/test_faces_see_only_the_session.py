@@ -204,3 +204,26 @@ async def test_print_and_json_faces_are_handed_the_session(tmp_path: Path) -> No
     kinds = [line.split(b'"type":"')[1].split(b'"')[0] for line in raw.getvalue().splitlines()]
     assert kinds[0] == b"header" and kinds[1] == b"agent_start" and kinds[-1] == b"agent_end"
     await asyncio.gather(session.aclose(), session_json.aclose())
+
+
+async def test_a_plugins_registered_command_lands_in_the_same_table(tmp_path: Path) -> None:
+    from skillkit.extensions import PluginManager, Registries, hookimpl
+
+    class Greeter:
+        @hookimpl
+        def skillkit_register_commands(self, registry: object) -> None:
+            greet = Command("greet", "greet", lambda ctx, args: f"hello {args or 'you'}")
+            registry.register(greet)  # type: ignore[attr-defined]
+
+    manager = PluginManager(Registries())
+    manager.register(Greeter(), "greeter")
+    session = session_of(_runner(), manager=manager)
+    assert session.commands is manager.registries.commands
+    typed = await session.run_command("/greet terminal")
+    assert typed is not None and typed.output == "hello terminal"
+    sent = await session.handle({"type": "greet", "args": "rpc"})
+    assert sent["data"] == {"output": "hello rpc"}
+    listed = await session.handle({"type": "get_commands"})
+    sources = {c["name"]: c["source"] for c in listed["data"]["commands"]}  # type: ignore[index]
+    assert sources["greet"] == "greeter" and sources["set_mode"] == "session"
+    await session.aclose()

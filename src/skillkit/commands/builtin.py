@@ -1,8 +1,7 @@
 """SkillKit's own commands (registered by the built-in plugin into the command table).
 
-``/help``, ``/model``, ``/models``, ``/compact``, ``/get_commands``, ``/clear``,
-``/skills``, ``/skill`` (also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, and the
-session commands
+``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
+(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, and the session commands
 ``/tree``, ``/fork``, ``/name``, ``/label`` (`skillkit.commands.sessions`). Each is an
 ordinary `Command`: a plugin replaces one by registering the same name with
 ``replace=True``. The commands about plugins (``/plugins``, ``/reload``) belong to the
@@ -185,13 +184,6 @@ async def compact_command(ctx: CommandContext, args: Mapping[str, object] | str)
     )
 
 
-def get_commands_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
-    """``get_commands``: the command table (each entry's name, description, usage,
-    aliases, typed arguments and source); the terminal shows it as ``/help`` does."""
-    registry = _commands(ctx)
-    return CommandResult(output=help_command(ctx, ""), data={"commands": registry.describe()})
-
-
 def clear_command(ctx: CommandContext, args: str) -> str:
     _idle_runner(ctx).clear()
     return "conversation cleared"
@@ -309,13 +301,6 @@ def builtin_commands() -> list[Command]:
             compact_command,
             usage="[INSTRUCTIONS]",
             arguments=(Argument("instructions", rest=True, help="what the summary should keep"),),
-        ),
-        Command(
-            "get_commands",
-            "list the commands with their typed arguments",
-            get_commands_command,
-            arguments=(),
-            group=SESSION_GROUP,
         ),
         Command("clear", "forget the conversation", clear_command),
         Command("skills", "list the skills and whether each can be used", skills_command),

@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillkit.commands.builtin import SESSION_GROUP
+from skillkit.commands.builtin import SESSION_GROUP, help_command
 from skillkit.commands.dispatch import (
     Argument,
     Command,
@@ -30,6 +30,7 @@ from skillkit.commands.dispatch import (
     CommandError,
     CommandOutcome,
     CommandRegistry,
+    CommandResult,
 )
 from skillkit.errors import describe_exception
 
@@ -64,6 +65,7 @@ SESSION_COMMANDS: tuple[str, ...] = (
     "get_messages",
     "bash",
     "respond",
+    "get_commands",
 )
 """The names `session_entries` makes, in order."""
 
@@ -125,6 +127,12 @@ def session_entries(session: DrivenSession) -> list[Command]:
             return session.respond(request_id, values["decision"])
         return session.respond(request_id, values.get("answers"))
 
+    def get_commands(ctx: CommandContext, values: Values) -> CommandResult:
+        table = ctx.commands
+        if table is None:
+            raise CommandError("no command table in this session")
+        return CommandResult(output=help_command(ctx, ""), data={"commands": table.describe()})
+
     return [
         entry(
             "prompt",
@@ -182,6 +190,13 @@ def session_entries(session: DrivenSession) -> list[Command]:
             Argument("decision", kind="json", help="an approval: allow, always or deny"),
             Argument("answers", kind="json", help="a question: the answers, or null"),
             usage="REQUEST_ID [DECISION]",
+        ),
+        Command(
+            "get_commands",
+            "list the commands with their typed arguments",
+            get_commands,
+            arguments=(),
+            group=GROUP,
         ),
     ]
 
