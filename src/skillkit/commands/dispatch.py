@@ -29,8 +29,15 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from skillkit.commands.arguments import (
+    TEXT_ARGUMENT,
+    Argument,
+    ArgumentKind,
+    CommandError,
+    synopsis,
+)
 from skillkit.errors import describe_exception
 
 if TYPE_CHECKING:
@@ -61,10 +68,6 @@ __all__ = [
 
 _NAME = re.compile(r"[a-z][a-z0-9_.-]*(?::[^\s]+)?")
 _COMMAND = re.compile(r"/([A-Za-z][\w.-]*(?::\S*)?)(?:\s+(.*))?", re.DOTALL)
-
-
-class CommandError(Exception):
-    """Raised by a command handler to fail with a one-line message for the user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,98 +189,6 @@ class CommandContext:
         return self.permissions
 
 
-ArgumentKind: TypeAlias = Literal["string", "integer", "number", "boolean", "json"]
-"""What an `Argument` holds: text, a whole number, a number, true/false, or any JSON
-value (from a typed line: JSON if it parses, else the text)."""
-
-_TRUE = ("true", "yes", "on", "1")
-_FALSE = ("false", "no", "off", "0")
-
-
-@dataclass(frozen=True, slots=True)
-class Argument:
-    """One typed argument of a command: ``name`` (its JSON field), ``kind``, whether it
-    is ``required``, its ``help``; ``choices`` limits a string to those values; ``rest``
-    (a string, the last argument) takes the rest of a typed line, spaces included."""
-
-    name: str
-    kind: ArgumentKind = "string"
-    required: bool = False
-    help: str = ""
-    choices: tuple[str, ...] = ()
-    rest: bool = False
-
-    def check(self, value: object) -> object:
-        """``value`` (from JSON) if it fits, else `CommandError` with one line. A required
-        string must not be blank."""
-        name = self.name
-        match self.kind:
-            case "string":
-                if not isinstance(value, str):
-                    raise CommandError(f"'{name}' must be a string")
-                if self.required and not value.strip():
-                    raise CommandError(f"'{name}' must be a non-empty string")
-                if self.choices and value not in self.choices:
-                    raise CommandError(f"'{name}' must be one of {', '.join(self.choices)}")
-            case "integer":
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise CommandError(f"'{name}' must be a whole number")
-            case "number":
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise CommandError(f"'{name}' must be a number")
-            case "boolean":
-                if not isinstance(value, bool):
-                    raise CommandError(f"'{name}' must be true or false")
-            case "json":
-                pass
-        return value
-
-    def parse(self, text: str) -> object:
-        """The value of ``text`` typed on a command line, checked (see `check`)."""
-        match self.kind:
-            case "integer":
-                try:
-                    return self.check(int(text))
-                except ValueError:
-                    raise CommandError(f"'{self.name}' must be a whole number") from None
-            case "number":
-                try:
-                    return self.check(float(text))
-                except ValueError:
-                    raise CommandError(f"'{self.name}' must be a number") from None
-            case "boolean":
-                if text.lower() in _TRUE:
-                    return True
-                if text.lower() in _FALSE:
-                    return False
-                raise CommandError(f"'{self.name}' must be true or false")
-            case "json":
-                import json
-
-                try:
-                    decoded: object = json.loads(text)
-                except ValueError:
-                    return text
-                return decoded
-            case _:
-                return self.check(text)
-
-    def to_json(self) -> dict[str, object]:
-        described: dict[str, object] = {
-            "name": self.name,
-            "kind": self.kind,
-            "required": self.required,
-            "help": self.help,
-        }
-        if self.choices:
-            described["choices"] = list(self.choices)
-        return described
-
-
-TEXT_ARGUMENT = Argument("args", rest=True, help="the text after the command's name")
-"""The one argument of a text command (a `Command` made without ``arguments``)."""
-
-
 CommandOutcome: TypeAlias = CommandResult | str | dict[str, Any] | None
 CommandHandler: TypeAlias = Callable[
     [CommandContext, Any], CommandOutcome | Awaitable[CommandOutcome]
@@ -381,7 +292,7 @@ class Command:
             ):
                 raise ValueError(f"command /{self.name}: only a last string argument is 'rest'")
             if not self.usage:
-                object.__setattr__(self, "usage", " ".join(_synopsis(a) for a in arguments))
+                object.__setattr__(self, "usage", " ".join(synopsis(a) for a in arguments))
 
     @property
     def parameters(self) -> tuple[Argument, ...]:
@@ -445,11 +356,6 @@ class Command:
             "arguments": [a.to_json() for a in self.parameters],
             "group": self.group,
         }
-
-
-def _synopsis(argument: Argument) -> str:
-    label = "|".join(argument.choices) if argument.choices else argument.name.upper()
-    return label if argument.required else f"[{label}]"
 
 
 def _command_name(raw: str) -> str:
