@@ -227,3 +227,18 @@ async def test_a_plugins_registered_command_lands_in_the_same_table(tmp_path: Pa
     sources = {c["name"]: c["source"] for c in listed["data"]["commands"]}  # type: ignore[index]
     assert sources["greet"] == "greeter" and sources["set_mode"] == "session"
     await session.aclose()
+
+
+async def test_the_never_drop_reader_keeps_what_a_bounded_one_drops() -> None:
+    session = session_of(_runner(Reply(text="word " * 40)))
+    bounded = session.subscribe(maxsize=3)
+    unbounded = session.subscribe(maxsize=None)
+    await session.run("go")
+    bounded.close()
+    unbounded.close()
+    kept = [record["type"] async for record in unbounded]
+    cut = [record["type"] async for record in bounded]
+    assert "agent_start" in kept and "agent_end" in kept and "events_dropped" not in kept
+    assert "events_dropped" in cut and len(cut) < len(kept)
+    assert bounded.dropped > 0 and unbounded.dropped == 0
+    await session.aclose()
