@@ -175,12 +175,12 @@ class Subscription:
 
     async def _next(self) -> Event[Any] | Record | None:
         while not self._items:
-            if self._closed:
-                return None
-            if self._unreported:
+            if self._unreported:  # also at the end: the reader learns what it missed
                 record: Record = {"type": "events_dropped", "count": self._unreported}
                 self._unreported = 0
                 return record
+            if self._closed:
+                return None
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
