@@ -22,6 +22,7 @@ from skillkit.errors import describe_exception
 from skillkit.events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from skillkit.models import AgentMessage, UserMessage
 from skillkit.permissions.events import ApprovalNeeded
+from skillkit.permissions.install import confinement_for
 
 if TYPE_CHECKING:
     from skillkit.events import EventBus
@@ -84,6 +85,7 @@ async def run_user_command(
     if tool is None:
         raise ValueError("this agent has no bash tool (started with --no-tools?)")
     args: dict[str, Any] = {"command": command}
+    confinement = None
     if permissions is not None:
         outcome = await permissions.gate.check(
             "bash",
@@ -96,6 +98,9 @@ async def run_user_command(
         )
         if not outcome.allowed:
             return ShellOutcome(ran=False, reason=outcome.message)
+        # held to the verdict as the model's commands are: read-only when judged so,
+        # protected paths writable only when the approved command names them
+        confinement = confinement_for(permissions.gate, args, outcome)
     try:
         validated = tool.args_model.model_validate(args)
     except Exception as exc:
@@ -106,7 +111,7 @@ async def run_user_command(
         bus.emit_nowait(ToolExecutionUpdate(tool_call_id=call_id, tool_name="bash", output=text))
 
     try:
-        context = ToolContext(call_id, "bash", abort, update, bus.agent_id)
+        context = ToolContext(call_id, "bash", abort, update, bus.agent_id, confinement=confinement)
         result = await tool.execute(validated, context)
     except Exception as exc:
         result = ToolResult.error(describe_exception(exc))
