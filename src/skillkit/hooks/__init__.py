@@ -13,6 +13,7 @@ from skillkit.hooks.config import (
     parse_hooks,
 )
 from skillkit.hooks.contributor import AskUser, ShellHooks
+from skillkit.hooks.events import HookMessage
 from skillkit.hooks.names import claude_name, from_claude, to_claude
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "AskUser",
     "HookCommand",
     "HookConfig",
+    "HookMessage",
     "ShellHooks",
     "claude_name",
     "from_claude",

@@ -46,6 +46,7 @@ from skillkit.events import (
 )
 from skillkit.hooks.config import HookCommand, HookConfig
 from skillkit.hooks.decisions import HookAnswer, read_answer
+from skillkit.hooks.events import HookMessage
 from skillkit.hooks.names import claude_name, from_claude, to_claude
 from skillkit.hooks.process import HookProcesses
 from skillkit.hooks.transcript import TranscriptFile
@@ -153,11 +154,13 @@ class ShellHooks(Contributor):
         answers = await self._run_all("UserPromptSubmit", hooks, {"prompt": prompt})
         for answer in answers:
             if answer.failure is not None:
-                self._tell(f"{answer.failure}; the message was not sent")
+                self._report("UserPromptSubmit", f"{answer.failure}; the message was not sent")
                 return InputResult(handled=True)
             if answer.blocked or answer.stop:
                 why = answer.reason or answer.stop_reason
-                self._tell(f"{answer.run.hook.label} blocked the message: {why}")
+                self._tell(
+                    f"{answer.run.hook.label} blocked the message: {why}", event="UserPromptSubmit"
+                )
                 return InputResult(handled=True)
         context = "\n\n".join(a.context for a in answers if a.context)
         if not context:
@@ -258,6 +261,8 @@ class ShellHooks(Contributor):
                         self._report("SessionEnd", answer.failure)
         finally:
             self.processes.close()
+            if self.processes.sandbox is not None and self._started:
+                self.processes.sandbox.close()  # its private /tmp, made again by a late hook
 
     # ------------------------------------------------------------------ events
 
@@ -318,7 +323,7 @@ class ShellHooks(Contributor):
         answers = [read_answer(event, run) for run in runs]
         for answer in answers:
             if answer.message:
-                self._tell(answer.message)
+                self._tell(answer.message, event=event)
             if answer.stop and event not in ("PreToolUse", "Stop"):
                 self._stop_run(answer)
         return answers
@@ -358,17 +363,22 @@ class ShellHooks(Contributor):
 
     def _stop_run(self, answer: HookAnswer) -> None:
         reason = answer.stop_reason or f"stopped by {answer.run.hook.label}"
-        self._tell(reason)
+        self._tell(reason, event=answer.run.hook.event)
         abort = getattr(self._agent, "abort", None)
         if callable(abort):
             abort(reason)
 
     def _report(self, event: str, line: str) -> None:
+        """A failure: an ``error`` event of stage ``hooks:<event>`` and a line."""
         if self._agent is not None:
             self._agent.events.emit_nowait(ErrorInfo(stage=f"hooks:{event}", message=line))
-        self._tell(line)
+        if self.notify is not None:
+            self.notify(line)
 
-    def _tell(self, line: str) -> None:
+    def _tell(self, line: str, *, event: str) -> None:
+        """A line for the user: a ``hook_message`` event and ``notify``."""
+        if self._agent is not None:
+            self._agent.events.emit_nowait(HookMessage(event=event, message=line))
         if self.notify is not None:
             self.notify(line)
 
