@@ -37,8 +37,8 @@ OUTPUT_LIMIT = 64 * 1024
 """Bytes of stdout and of stderr kept from one hook; the rest is dropped (and said)."""
 
 _SHELL = "/bin/sh"
-# The hook's own command line, with its stdin read from the input file ($2).
-_LAUNCH = 'exec /bin/sh -c "$1" <"$2"'
+# Before the hook's own command line: its stdin becomes the input file.
+_STDIN = 'exec <"$SKILLKIT_HOOK_INPUT"\n'
 
 Status = Literal["completed", "failed", "timeout", "aborted", "error"]
 
@@ -140,6 +140,7 @@ class HookProcesses:
             environ = dict(os.environ)
             environ["CLAUDE_PROJECT_DIR"] = str(self.cwd)
             environ["SKILLKIT_PROJECT_DIR"] = str(self.cwd)
+            environ["SKILLKIT_HOOK_INPUT"] = str(source)
             if hook.plugin_root is not None:
                 environ["CLAUDE_PLUGIN_ROOT"] = hook.plugin_root
                 if self.sandbox is not None:  # its scripts must be readable inside
@@ -148,7 +149,7 @@ class HookProcesses:
                 READ_ONLY if hook.sandbox == "read_only" else Confinement(writes="workspace")
             )
             outcome = await run_process(
-                [_SHELL, "-c", _LAUNCH, "sh", hook.command, str(source)],
+                [_SHELL, "-c", _STDIN + hook.command],
                 output,
                 cwd=self.cwd,
                 env=environ,
