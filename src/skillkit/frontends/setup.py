@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig, ReasoningLevel
     from skillkit.events import Event
+    from skillkit.extensions.claude_plugins import ClaudePlugin
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
     from skillkit.hooks import HookConfig
@@ -252,7 +253,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         home=options.home,
         frontends=builtin_frontends(),
     )
-    mcp_servers, mcp_config = _mcp_servers(options, workspace)
+    plugins = manager.claude_plugins
+    mcp_servers, mcp_config = _mcp_servers(options, workspace, plugins)
     choice, model_notes = choose_model_for(options, workspace)
     session_warnings: list[str] = []
     session = _open_session(options, workspace, session_warnings)
@@ -297,7 +299,9 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     masked, masked_names = deny_read_paths(gate)
     sandbox.mask(masked, names=masked_names)
     permissions: Permissions | None = None
-    hook_config = _shell_hooks(options, workspace, runner, sandbox, lambda: permissions)
+    hook_config = _shell_hooks(
+        options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
+    )
     permissions = install(runner, gate)  # after the hooks: the gate judges their edits
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
@@ -546,11 +550,14 @@ def agent_registry(cwd: str | None, *, home: Path | None = None) -> AgentRegistr
     return registry
 
 
-def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | None, McpConfig]:
+def _mcp_servers(
+    options: AgentOptions, workspace: Path, plugins: Sequence[ClaudePlugin] = ()
+) -> tuple[McpServers | None, McpConfig]:
     """The MCP servers of the settings files and ``.mcp.json`` (the project's only in a
     trusted project: the flag, ``SKILLKIT_TRUST_PROJECT`` or the trust store, which the
     plugin prompt may just have written), none started yet; None when none is set."""
     from skillkit.mcp import McpServers, load_mcp_config
+    from skillkit.mcp.config import parse_servers
     from skillkit.trust import settled_trust
 
     try:
@@ -560,6 +567,17 @@ def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | N
     except Exception:  # fail closed: an unreadable trust decision is no trust
         trusted = False
     config = load_mcp_config(workspace, trusted=trusted is True, home=options.home)
+    for plugin in plugins:  # a plugin's servers: its .mcp.json, once it is loaded
+        if plugin.mcp_servers:
+            found = parse_servers(
+                plugin.mcp_servers,
+                source="user" if plugin.scope == "user" else "project",
+                path=str(plugin.root / ".mcp.json"),
+                environ=os.environ,
+            )
+            config.problems.extend(found.problems)
+            for name, server in found.servers.items():
+                config.servers.setdefault(name, server)
     return (McpServers(config) if config.servers else None), config
 
 
@@ -569,6 +587,7 @@ def _shell_hooks(
     runner: AgentRunner,
     sandbox: Sandbox,
     permissions: Callable[[], Permissions | None],
+    plugin_hooks: Sequence[HookConfig] = (),
 ) -> HookConfig:
     """Add the settings files' shell hooks to ``runner`` (the project's only in a trusted
     project), run in the session's sandbox; a PreToolUse ``ask`` goes to the permission
@@ -583,6 +602,8 @@ def _shell_hooks(
     except Exception:  # fail closed: an unreadable trust decision is no trust
         trusted = False
     config = load_hook_config(workspace, trusted=trusted is True, home=options.home)
+    for hooks in plugin_hooks:  # reported with their plugin's line
+        config.hooks.extend(hooks.hooks)
     if not config.hooks:
         return config
 
