@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from skillkit.subagents import AgentRegistry
 
 __all__ = [
+    "LOCK_FILE",
+    "MANIFEST",
     "ClaudePlugin",
     "MarkdownCommand",
     "PluginAgent",
@@ -55,6 +57,8 @@ __all__ = [
 ]
 
 MANIFEST = Path(".claude-plugin") / "plugin.json"
+LOCK_FILE = "plugins.lock.json"
+"""The lock file of an install root (`skillkit.extensions.installer`)."""
 _ROOT = "${CLAUDE_PLUGIN_ROOT}"
 _MAX_DESCRIPTION = 1024
 _AGENT_NAME = re.compile(r"[^a-z0-9]+")
@@ -339,6 +343,7 @@ def find_plugins(
     for root, scope in plugin_roots(workspace, home):
         if not root.is_dir():
             continue
+        off_here = off | _disabled_in_lock(root)
         for folder in sorted(root.iterdir()):
             real = os.path.realpath(folder)
             if real in seen or not folder.is_dir() or not is_plugin(folder):
@@ -348,11 +353,21 @@ def find_plugins(
                 skipped.append(f"plugin {folder.name} (the project is not trusted)")
                 continue
             plugin = read_plugin(folder, scope=scope)
-            if plugin.name in off:
+            if plugin.name in off_here:
                 skipped.append(f"plugin {plugin.name} (disabled)")
                 continue
             found.append(plugin)
     return found, skipped
+
+
+def _disabled_in_lock(root: Path) -> set[str]:
+    """The plugins ``root``'s lock file marks disabled (none when it is unreadable)."""
+    try:
+        data = json.loads((root / LOCK_FILE).read_text(encoding="utf-8"))
+        entries = data["plugins"]
+        return {str(name) for name, entry in entries.items() if entry.get("enabled") is False}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
 
 
 # --------------------------------------------------------------------------- registering
