@@ -138,6 +138,15 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
     ("mcp",): [["mcp"]],
     ("mcp", "list"): [["mcp", "list"], ["mcp", "list", "--json"]],
+    ("install",): [["install", "npm:missing"]],
+    ("plugin",): [["plugin", "list"]],
+    ("plugin", "install"): [["plugin", "install", "npm:missing"]],
+    ("plugin", "list"): [["plugin", "list"]],
+    ("plugin", "update"): [["plugin", "update", "missing"]],
+    ("plugin", "remove"): [["plugin", "remove", "missing"]],
+    ("plugin", "enable"): [["plugin", "enable", "missing"]],
+    ("plugin", "disable"): [["plugin", "disable", "missing"]],
+    ("plugin", "marketplace"): [["plugin", "marketplace", "list"]],
 }
 
 
