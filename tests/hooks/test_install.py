@@ -226,3 +226,31 @@ def test_npm_and_pypi_sources_are_refused_in_one_line(env: dict[str, str], tmp_p
     assert result.stderr.strip() == (
         "skillkit: error: install: npm:some-plugin: npm and PyPI packages cannot be installed yet"
     )
+
+
+def test_skills_install_into_shared_agent_folders_and_list_says_who_sees_them(
+    env: dict[str, str], origin: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, bare = origin
+    project = tmp_path / "project"
+    source = f"file://{bare}#plugins/tidy-kit"
+    asked = skillkit(env, project, "skills", "install", source)
+    assert asked.returncode == 1
+    assert f"skill    tidy -> {project / '.agents' / 'skills' / 'tidy'}" in asked.stdout
+    assert not (project / ".agents").exists()
+
+    done = skillkit(env, project, "skills", "install", source, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".agents" / "skills" / "tidy" / "SKILL.md").is_file()
+    done = skillkit(env, project, "skills", "install", source, "--to", "claude", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".claude" / "skills" / "tidy" / "SKILL.md").is_file()
+
+    listed = skillkit(env, project, "skills", "list", "--json", "--all")
+    data = json.loads(listed.stdout)
+    (tidy,) = [s for s in data["skills"] if s["name"] == "tidy"]
+    assert tidy["visible_to"] == ["skillkit", "agents-folder"]
+    shadowed = {s["location"] for s in data["shadowed"] if s["name"] == "tidy"}
+    assert len(shadowed) == 1  # the same skill in the other shared folder
+    text = skillkit(env, project, "skills", "list").stdout
+    assert "also agents-folder" in text

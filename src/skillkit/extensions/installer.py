@@ -38,6 +38,7 @@ from skillkit.extensions.claude_plugins import LOCK_FILE, MANIFEST, ClaudePlugin
 __all__ = [
     "GIT_SAFETY",
     "LOCK_FILE",
+    "SKILL_FOLDERS",
     "InstallError",
     "LockEntry",
     "Marketplaces",
@@ -48,11 +49,13 @@ __all__ = [
     "disabled_names",
     "git",
     "install",
+    "install_skills",
     "parse_source",
     "read_lock",
     "remove",
     "set_enabled",
     "stage",
+    "stage_skills",
 ]
 
 GIT_SAFETY = (
@@ -534,3 +537,59 @@ class Marketplaces:
                 )
             raise InstallError(f"{text}: the entry has no source")
         raise InstallError(f"no plugin {plugin} in marketplace {market}")
+
+
+# --------------------------------------------------------------------------- skills alone
+
+SKILL_FOLDERS = {
+    "agents": ".agents/skills",
+    "claude": ".claude/skills",
+    "skillkit": ".skillkit/skills",
+}
+"""Where ``skillkit skills install --to`` puts skills, under the project or the home."""
+
+
+def stage_skills(source: Source) -> tuple[Path, list[Path], str, list[Path]]:
+    """Fetch ``source`` and find its skills: a folder with ``SKILL.md``, a folder of
+    such folders, or its ``skills/``. Returns (temporary root, skill folders, commit,
+    temporary paths to remove). Raises `InstallError`."""
+    temp = Path(tempfile.mkdtemp(prefix="skillkit-skills-"))
+    try:
+        commit = ""
+        if source.kind == "git":
+            checkout = temp / "repo"
+            git("clone", "--quiet", "--no-checkout", "--", source.location, str(checkout))
+            commit = git(
+                "rev-parse", "--verify", f"{source.ref or 'HEAD'}^{{commit}}", cwd=checkout
+            )
+            commit = commit.strip()
+            git("-c", "advice.detachedHead=false", "checkout", "--quiet", commit, cwd=checkout)
+            base = checkout / source.path if source.path else checkout
+        else:
+            base = Path(source.location) / source.path if source.path else Path(source.location)
+        if (base / "SKILL.md").is_file():
+            found = [base]
+        else:
+            where = base / "skills" if (base / "skills").is_dir() else base
+            found = sorted(p.parent for p in where.glob("*/SKILL.md"))
+        if not found:
+            raise InstallError(f"{source.text}: no SKILL.md found")
+        return base, found, commit, [temp]
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+
+
+def install_skills(found: list[Path], target: Path) -> list[Path]:
+    """Copy each skill folder into ``target/<folder name>`` (replacing one there)."""
+    target.mkdir(parents=True, exist_ok=True)
+    placed = []
+    for folder in found:
+        name = folder.name if folder.name != "." else "skill"
+        if not _NAME.fullmatch(name):
+            raise InstallError(f"skill folder {name!r} cannot be a folder name")
+        destination = target / name
+        shutil.rmtree(destination, ignore_errors=True)
+        shutil.copytree(folder, destination, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        placed.append(destination)
+    return placed

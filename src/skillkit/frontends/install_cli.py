@@ -51,10 +51,69 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         if name == "update":
             sub.add_argument("--yes", action="store_true", help="accept without asking")
         sub.set_defaults(handler=run_manage)
+    _register_skills_install(subparsers)
     market = actions.add_parser("marketplace", help="add, list, remove or update marketplaces")
     market.add_argument("verb", choices=("add", "list", "remove", "update"))
     market.add_argument("target", nargs="?", default="", help="SOURCE (add) or NAME")
     market.set_defaults(handler=run_marketplace)
+
+
+def _register_skills_install(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """Add ``install`` to the ``skills`` command (registered by `skillkit.skills.cli`,
+    which sits below the plugin layer this code needs)."""
+    skills = subparsers.choices.get("skills")
+    if skills is None:
+        return
+    for action in skills._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parser = action.add_parser(
+                "install",
+                help="install skills where other agents see them too (.agents/skills, "
+                ".claude/skills)",
+                description="Install the skills of SOURCE (a folder, git URL or "
+                "OWNER/REPO[/PATH][@REF]) into the project's (or, with --user, your) "
+                ".agents/skills (default), .claude/skills or .skillkit/skills.",
+            )
+            parser.add_argument("source")
+            parser.add_argument("--to", choices=("agents", "claude", "skillkit"), default="agents")
+            parser.add_argument("--user", action="store_true", help="under your home folder")
+            parser.add_argument("--yes", action="store_true", help="accept without asking")
+            parser.set_defaults(handler=run_skills_install)
+
+
+def run_skills_install(args: argparse.Namespace) -> int:
+    import shutil
+
+    from skillkit.extensions.installer import (
+        SKILL_FOLDERS,
+        InstallError,
+        install_skills,
+        parse_source,
+        stage_skills,
+    )
+
+    base = Path.home() if args.user else Path.cwd()
+    target = base / SKILL_FOLDERS[args.to]
+    try:
+        source = parse_source(args.source)
+        _, found, commit, temporary = stage_skills(source)
+    except InstallError as exc:
+        return _error(f"skills install: {exc}")
+    try:
+        lines = [f"skills from {source.text}" + (f" at {commit[:12]}" if commit else "")]
+        lines.extend(f"  skill    {folder.name} -> {target / folder.name}" for folder in found)
+        if not _accept(lines, args.yes, "install them"):
+            return 1
+        placed = install_skills(found, target)
+    except InstallError as exc:
+        return _error(f"skills install: {exc}")
+    finally:
+        for path in temporary:
+            shutil.rmtree(path, ignore_errors=True)
+    print(f"installed {len(placed)} skill(s) into {target}")
+    return 0
 
 
 def _install_options(parser: argparse.ArgumentParser) -> None:
