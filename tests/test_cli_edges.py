@@ -113,6 +113,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("skills", "list"): [["skills", "list"]],
     ("skills", "validate"): [["skills", "validate", ".skillkit/skills"]],
     ("skills", "show"): [["skills", "show", "word-stats"]],
+    ("skills", "install"): [["skills", "install", "npm:missing"]],
     ("skills", "run"): [
         ["skills", "run", "word-stats", "count", "notes.txt"],
         ["skills", "run", "word-stats", "count", "notes.txt", "--json"],
