@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from skillkit import AgentRunner
+from skillkit import AgentConfig, AgentRunner
+from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.events import CompactionStart
 from skillkit.models import UserMessage
 from skillkit.permissions.events import ApprovalNeeded
-from tests.hooks.conftest import Harness, one, read_json
+from tests.hooks.conftest import Harness, one, read_json, results
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -157,3 +158,52 @@ async def test_with_no_hooks_no_part_is_offered(harness: Harness) -> None:
         "transform_context",
     ):
         assert hook_parts([shell], part) == []
+
+
+async def test_a_child_agent_meets_the_hooks_and_subagentstop_makes_it_go_on(
+    harness: Harness,
+) -> None:
+    from skillkit.hooks import ShellHooks, parse_hooks
+    from skillkit.subagents import AgentRegistry, Subagents
+    from skillkit.tools.builtin import builtin_tools
+
+    guard = harness.script("guard.sh", "echo 'no files from children' >&2\nexit 2\n")
+    once = harness.script(
+        "once.sh",
+        'cat >> "$CLAUDE_PROJECT_DIR/sub.jsonl"; echo >> "$CLAUDE_PROJECT_DIR/sub.jsonl"\n'
+        'grep -q \'"stop_hook_active": true\' "$CLAUDE_PROJECT_DIR/sub.jsonl" && exit 0\n'
+        'echo "say which file you checked" >&2\nexit 2\n',
+    )
+    config = parse_hooks(
+        {**one("PreToolUse", guard, "Bash"), **one("SubagentStop", once)},
+        source="user",
+        path="settings.json",
+    )
+    shell = ShellHooks(config, cwd=harness.workspace, sandbox=harness.sandbox, session_id="s")
+    task = {"agent": "general-purpose", "description": "check", "prompt": "check a.py"}
+    adapter = ScriptedAdapter(
+        [
+            Reply(tool_calls=[("task", task)]),
+            Reply(tool_calls=[("bash", {"command": "touch child-made"})]),  # the child
+            "checked",  # the child would end: SubagentStop blocks once
+            "checked a.py",  # the child again
+            "all done",  # the parent
+        ]
+    )
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=adapter,
+        tools=builtin_tools(harness.workspace, allow_writes=True),
+        contributors=[shell, Subagents(AgentRegistry(cwd=harness.workspace))],
+    )
+    harness.agents.append((runner, shell))
+    response = await runner.chat("delegate")
+    assert response.text == "all done"
+    assert not (harness.workspace / "child-made").exists()
+    task_result = results(runner)[0]
+    assert "checked a.py" in task_result
+    lines = (harness.workspace / "sub.jsonl").read_text().splitlines()
+    assert [json.loads(line)["hook_event_name"] for line in lines if line.strip()] == [
+        "SubagentStop",
+        "SubagentStop",
+    ]

@@ -13,8 +13,9 @@ table of answers is in ``docs/hooks.md``:
 - ``Stop``: when a run would end; a block makes the run go on with the reason as the next
   user message (``stop_hook_active`` is true at the next stop). A failing hook is
   reported and the run ends.
-- ``SubagentStop``: when a child agent's result comes back (the ``task`` tool); a block
-  reason is added to the result the parent model reads.
+- ``SubagentStop``: when a child agent would end (`for_child`); a block makes the child
+  go on with the reason. A child's tool calls meet the ``PreToolUse`` and
+  ``PostToolUse`` hooks too.
 - ``SessionStart`` (``startup`` / ``resume``): before the agent's first message; its
   stdout / ``additionalContext`` becomes a system-prompt section.
 - ``SessionEnd`` (when the agent closes), ``PreCompact`` (``auto``), ``Notification``
@@ -60,8 +61,6 @@ AskUser = Callable[[str, dict[str, Any], str], Awaitable[bool]]
 """Asks the user whether a tool call may run: (SkillKit tool name, arguments, the hook's
 reason) → allowed. Used for a PreToolUse ``ask``."""
 
-_SUBAGENT_TOOL = "task"
-
 
 class ShellHooks(Contributor):
     """The hooks of ``config`` for one agent (see the module docs). ``cwd`` is the
@@ -101,6 +100,9 @@ class ShellHooks(Contributor):
         self._stop_active = False
         self._closed = False
         self._events = {hook.event for hook in config.hooks}
+        self._stop_event = "Stop"
+        self._child = False
+        self._transcript_name = "transcript.jsonl"
 
     # ------------------------------------------------------------------ the seam
 
@@ -110,13 +112,13 @@ class ShellHooks(Contributor):
             case "before_tool_call":
                 return "PreToolUse" in events
             case "after_tool_result":
-                return bool({"PostToolUse", "SubagentStop"} & events)
+                return "PostToolUse" in events
             case "transform_input":
                 return bool({"UserPromptSubmit", "SessionStart"} & events)
             case "system_prompt":
                 return "SessionStart" in events
             case "stop_check":
-                return "Stop" in events
+                return self._stop_event in events
             case "transform_context":
                 return bool(events)
             case _:
@@ -214,13 +216,6 @@ class ShellHooks(Contributor):
                 "tool_use_id": event.tool_call_id,
             }
             notes += self._notes("PostToolUse", await self._run_all("PostToolUse", hooks, payload))
-        if event.tool_name == _SUBAGENT_TOOL:
-            hooks = self.config.for_event("SubagentStop")
-            if hooks:
-                payload = {"stop_hook_active": False}
-                notes += self._notes(
-                    "SubagentStop", await self._run_all("SubagentStop", hooks, payload)
-                )
         if not notes:
             return None
         result = event.result
@@ -232,13 +227,14 @@ class ShellHooks(Contributor):
 
     async def stop_check(self, messages: list[AgentMessage]) -> str | None:
         self._messages = messages
-        hooks = self.config.for_event("Stop")
+        event = self._stop_event
+        hooks = self.config.for_event(event)
         active, self._stop_active = self._stop_active, False
-        answers = await self._run_all("Stop", hooks, {"stop_hook_active": active})
+        answers = await self._run_all(event, hooks, {"stop_hook_active": active})
         reasons: list[str] = []
         for answer in answers:
             if answer.failure is not None:
-                self._report("Stop", answer.failure)
+                self._report(event, answer.failure)
             elif answer.stop:
                 return None  # "continue": false wins: the run ends
             elif answer.blocked:
@@ -246,10 +242,34 @@ class ShellHooks(Contributor):
         if not reasons:
             return None
         self._stop_active = True
-        return "Stop hook feedback:\n" + "\n".join(reasons)
+        return f"{event} hook feedback:\n" + "\n".join(reasons)
+
+    def for_child(self) -> ShellHooks | None:
+        """The hooks of a child agent of this one (None: none apply): its tool calls
+        meet the same ``PreToolUse`` and ``PostToolUse`` hooks, and its end the
+        ``SubagentStop`` hooks, which can make the child go on. It shares this agent's
+        session id, sandbox and private folder; closing it runs nothing."""
+        wanted = {"PreToolUse", "PostToolUse", "SubagentStop"}
+        hooks = [hook for hook in self.config.hooks if hook.event in wanted]
+        if not hooks:
+            return None
+        child = ShellHooks(
+            HookConfig(hooks=hooks),
+            cwd=self.cwd,
+            session_id=self.session_id,
+            ask=self.ask,
+            notify=self.notify,
+            permission_mode=self.permission_mode,
+        )
+        child.processes = self.processes
+        child._stop_event = "SubagentStop"
+        child._child = True
+        child._transcript_name = f"subagent-{uuid.uuid4().hex[:12]}.jsonl"
+        child._started = True
+        return child
 
     async def aclose(self) -> None:
-        if self._closed:
+        if self._closed or self._child:
             return
         self._closed = True
         try:
@@ -331,7 +351,9 @@ class ShellHooks(Contributor):
     def _transcript_path(self) -> str:
         if self._transcript is None:
             self._transcript = TranscriptFile(
-                self.processes.folder / "transcript.jsonl", session_id=self.session_id, cwd=self.cwd
+                self.processes.folder / self._transcript_name,
+                session_id=self.session_id,
+                cwd=self.cwd,
             )
         messages = self._messages
         if not messages and self._agent is not None:
