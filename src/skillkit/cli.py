@@ -73,6 +73,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.model_cli",
     "skillkit.skills.cli",
     "skillkit.frontends.plugins_cli",
+    "skillkit.frontends.install_cli",
     "skillkit.local.cli",
     "skillkit.doctor",
     "skillkit.session.cli",

@@ -12,6 +12,9 @@ do nothing and are skipped):
 - ``after_tool_result(event)`` — replace a tool's result;
 - ``boundary_messages()`` — messages to fold in before each model call (background
   results, monitor lines);
+- ``stop_check(messages)`` — asked with the transcript when a run is about to end with
+  ``stop`` (no follow-up waiting); a text answer is sent to the model as the next user
+  message and the run goes on (None: the run may end);
 - ``offers(part)`` — whether a part it defines is offered now (default: yes); asked
   when a run's `Hooks` are built;
 - ``attach(agent)`` — called once when the runner is built (subscribe to its bus...);
@@ -110,6 +113,9 @@ class Contributor:
 
     def boundary_messages(self) -> list[AgentMessage]:
         return []
+
+    async def stop_check(self, messages: list[AgentMessage]) -> str | None:
+        return None
 
     def attach(self, agent: AgentHandle) -> None:
         return None

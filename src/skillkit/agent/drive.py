@@ -108,10 +108,13 @@ async def drive(
 async def _loops(
     runner: AgentRunner, hooks: Hooks, pending: list[UserMessage], prompt: str
 ) -> None:
-    """The loop, then again for each follow-up while the run ends with ``stop``."""
+    """The loop, then again for each follow-up while the run ends with ``stop``, and
+    again when a ``stop`` hook asks the run to go on (at most ``max_iterations`` times
+    per run)."""
     state = runner._loop_state
     config = settings(runner)
     total = TokenUsage()
+    continuations = 0
     while True:
         messages = [*runner._messages, *pending]
         try:
@@ -125,6 +128,12 @@ async def _loops(
         runner._messages = result.messages
         total = total + result.outcome.usage
         runner._outcome = result.outcome
+        if result.outcome.stop_reason == "stop" and not runner._inbox.follow_ups and hooks.stop:
+            continuations += 1
+            reason = await _stop_check(runner, hooks, continuations)
+            if reason is not None:
+                pending, prompt = [UserMessage(content=reason)], reason
+                continue
         if result.outcome.stop_reason != "stop" or not runner._inbox.follow_ups:
             break
         hooks = hooks_of(runner)
@@ -138,6 +147,23 @@ async def _loops(
         first = pending[0].content
         prompt = first if isinstance(first, str) else ""
     runner._outcome.usage = total
+
+
+async def _stop_check(runner: AgentRunner, hooks: Hooks, continuations: int) -> str | None:
+    """The ``stop`` hooks' request to go on (None: the run ends). A hook that raises is
+    reported and the run ends; so does one more request than ``max_iterations``."""
+    try:
+        reason = await hooks.check_stop(runner._messages)
+    except HookFailed as failed:
+        redactor = runner.redactor
+        text = redactor.redact(failed.message) if redactor else failed.message
+        runner.events.emit_nowait(ErrorInfo(stage=failed.stage, message=text))
+        return None
+    if reason is not None and continuations > runner.config.max_iterations:
+        message = f"a stop hook asked to go on more than {runner.config.max_iterations} times"
+        runner.events.emit_nowait(ErrorInfo(stage="stop", message=message))
+        return None
+    return reason
 
 
 async def checked_input(

@@ -10,13 +10,16 @@ loop has one way in. The parts:
 - ``convert_to_llm`` — the conversion to the provider's form (None: the default);
 - ``before_tool_call`` / ``after_tool_result`` — judge a call, review its result;
 - ``boundary`` — messages folded in before each model call;
+- ``stop`` — asked when a run is about to end with ``stop``: a text answer is sent to
+  the model as the next user message and the run goes on;
 - ``output`` — the run's structured-output check (None: free text).
 
 Every hook fails closed, the same way whoever wrote it: a ``before_tool_call`` that
 raises blocks the call; an ``after_tool_result`` that raises withholds the result (the
 model reads an error); a ``transform_input`` that raises refuses the message; a
 ``transform_context`` or ``convert_to_llm`` that raises stops the model call, and the
-run ends with ``stop_reason="error"`` — an unchecked context is never sent.
+run ends with ``stop_reason="error"`` — an unchecked context is never sent. A ``stop``
+hook that raises lets the run end (it is reported; a broken hook never keeps a run going).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "Hooks",
     "InputHook",
     "Named",
+    "StopCheck",
     "TransformHook",
 ]
 
@@ -50,6 +54,7 @@ InputHook = Callable[[Content], Awaitable["InputResult | Content | None"]]
 TransformHook = Callable[[list[AgentMessage]], Awaitable[list[AgentMessage]]]
 BeforeToolCall = Callable[[ToolCallEvent], Awaitable[ToolCallEventResult | None]]
 AfterToolResult = Callable[[ToolResultEvent], Awaitable[ToolResult | None]]
+StopCheck = Callable[[list[AgentMessage]], Awaitable[str | None]]
 
 
 class HookFailed(Exception):
@@ -99,6 +104,7 @@ class Hooks:
     after_tool_result: tuple[Named, ...] = ()
     boundary: Callable[[], list[AgentMessage]] | None = None
     output: OutputRun | None = None
+    stop: tuple[Named, ...] = ()
 
     async def check_input(self, content: Content, turn: int | None = None) -> Content | None:
         """The message after every ``transform_input`` hook, each seeing the last; None
@@ -219,6 +225,23 @@ class Hooks:
             if replaced is not None:
                 result = replaced
         return result
+
+    async def check_stop(self, messages: list[AgentMessage], turn: int | None = None) -> str | None:
+        """The first ``stop`` hook's text answer (the run continues with it as the next
+        user message), or None: the run may end. Each hook gets a copy of the transcript.
+        Raises `HookFailed` when one raised or answered something other than text."""
+        for named in self.stop:
+            try:
+                answer = await named(list(messages), turn)
+            except Exception as exc:
+                raise HookFailed(f"stop:{named.source}", describe_exception(exc)) from exc
+            if answer is None:
+                continue
+            if not isinstance(answer, str):
+                raise HookFailed(f"stop:{named.source}", _wrong(answer, "str"))
+            if answer.strip():
+                return answer
+        return None
 
 
 NO_HOOKS = Hooks()

@@ -113,6 +113,7 @@ def build_hooks(
         ),
         boundary=boundary,
         output=output,
+        stop=_named(contributors, "stop_check"),
     )
 
 

@@ -49,8 +49,10 @@ if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig, ReasoningLevel
     from skillkit.events import Event
+    from skillkit.extensions.claude_plugins import ClaudePlugin
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
+    from skillkit.hooks import HookConfig
     from skillkit.mcp import McpConfig, McpServers
     from skillkit.model_registry.choice import ModelChoice, ModelSettings
     from skillkit.permissions import PermissionGate, Permissions
@@ -158,12 +160,13 @@ class CliAgent:
     def report_plugin_errors(self, notify: Callable[[str], None]) -> Callable[[], None]:
         """Call ``notify`` with one line the first time each plugin hook fails during a
         run (the agent goes on without its answer), and each time an MCP server fails
-        to start or stops. Returns a function that stops it."""
+        to start or stops, and each time a shell hook fails or has a line for the user.
+        Returns a function that stops it."""
         seen: set[str] = set()
 
         def on_error(event: Event) -> None:
             stage = str(getattr(event.payload, "stage", ""))
-            if stage.startswith("mcp:"):  # an MCP server failed or stopped: its own line
+            if stage.startswith(("mcp:", "hooks:")):  # a server or a shell hook: its line
                 notify(_one_line(str(getattr(event.payload, "message", ""))))
                 return
             if not stage.startswith("plugin:") or stage in seen:
@@ -173,7 +176,16 @@ class CliAgent:
             message = _one_line(str(getattr(event.payload, "message", "")))
             notify(f"plugin '{plugin}' failed in {hook}: {message}")
 
-        return self.runner.events.on("error", on_error)
+        stop_errors = self.runner.events.on("error", on_error)
+        stop_hooks = self.runner.events.on(
+            "hook_message", lambda event: notify(_one_line(str(event.payload.message)))
+        )
+
+        def stop() -> None:
+            stop_errors()
+            stop_hooks()
+
+        return stop
 
     def frontend(
         self, name: str, options: dict[str, Any], *, warn: Callable[[str], None]
@@ -252,7 +264,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         home=options.home,
         frontends=builtin_frontends(),
     )
-    mcp_servers, mcp_config = _mcp_servers(options, workspace)
+    plugins = manager.claude_plugins
+    mcp_servers, mcp_config = _mcp_servers(options, workspace, plugins)
     choice, model_notes = choose_model_for(options, workspace)
     session_warnings: list[str] = []
     session = _open_session(options, workspace, session_warnings)
@@ -297,7 +310,11 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
     masked, masked_names = deny_read_paths(gate)
     sandbox.mask(masked, names=masked_names)
-    permissions = install(runner, gate)
+    permissions: Permissions | None = None
+    hook_config = _shell_hooks(
+        options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
+    )
+    permissions = install(runner, gate)  # after the hooks: the gate judges their edits
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
     warnings.extend(agent_warnings)
@@ -306,7 +323,13 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     warnings.extend(_unknown_tool_warnings(gate, runner))
     warnings.extend(model_notes.problems)
     warnings.extend(f"MCP settings: {_one_line(problem)}" for problem in mcp_config.problems)
+    warnings.extend(f"hook settings: {_one_line(problem)}" for problem in hook_config.problems)
     notices = [_one_line(notice) for notice in manager.notices]
+    notices.extend(_one_line(line) for line in hook_config.unsupported)
+    if hook_config.refused:
+        notices.append(
+            f"project hooks not run (the project is not trusted): {', '.join(hook_config.refused)}"
+        )
     notices.extend(model_notes.ignored)
     if choice.notice:
         notices.insert(0, _one_line(choice.notice.removeprefix("skillkit: ")))
@@ -555,11 +578,14 @@ def agent_registry(cwd: str | None, *, home: Path | None = None) -> AgentRegistr
     return registry
 
 
-def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | None, McpConfig]:
+def _mcp_servers(
+    options: AgentOptions, workspace: Path, plugins: Sequence[ClaudePlugin] = ()
+) -> tuple[McpServers | None, McpConfig]:
     """The MCP servers of the settings files and ``.mcp.json`` (the project's only in a
     trusted project: the flag, ``SKILLKIT_TRUST_PROJECT`` or the trust store, which the
     plugin prompt may just have written), none started yet; None when none is set."""
     from skillkit.mcp import McpServers, load_mcp_config
+    from skillkit.mcp.config import parse_servers
     from skillkit.trust import settled_trust
 
     try:
@@ -569,7 +595,77 @@ def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | N
     except Exception:  # fail closed: an unreadable trust decision is no trust
         trusted = False
     config = load_mcp_config(workspace, trusted=trusted is True, home=options.home)
+    for plugin in plugins:  # a plugin's servers: its .mcp.json, once it is loaded
+        if plugin.mcp_servers:
+            found = parse_servers(
+                plugin.mcp_servers,
+                source="user" if plugin.scope == "user" else "project",
+                path=str(plugin.root / ".mcp.json"),
+                environ=os.environ,
+            )
+            config.problems.extend(found.problems)
+            for name, server in found.servers.items():
+                config.servers.setdefault(name, server)
     return (McpServers(config) if config.servers else None), config
+
+
+def _shell_hooks(
+    options: AgentOptions,
+    workspace: Path,
+    runner: AgentRunner,
+    sandbox: Sandbox,
+    permissions: Callable[[], Permissions | None],
+    plugin_hooks: Sequence[HookConfig] = (),
+) -> HookConfig:
+    """Add the settings files' shell hooks to ``runner`` (the project's only in a trusted
+    project), run in the session's sandbox; a PreToolUse ``ask`` goes to the permission
+    layer's approvals (print mode: denied). The hook configuration, for its notes."""
+    from skillkit.hooks import ShellHooks, load_hook_config
+    from skillkit.trust import settled_trust
+
+    try:
+        trusted, _ = settled_trust(
+            workspace, trusted=options.trust_project, store=_trust_store(options.home)
+        )
+    except Exception:  # fail closed: an unreadable trust decision is no trust
+        trusted = False
+    config = load_hook_config(workspace, trusted=trusted is True, home=options.home)
+    for hooks in plugin_hooks:  # reported with their plugin's line
+        config.hooks.extend(hooks.hooks)
+    if not config.hooks:
+        return config
+
+    async def ask(tool_name: str, args: dict[str, Any], reason: str) -> bool:
+        from skillkit.permissions.broker import ApprovalRequest
+        from skillkit.permissions.events import ApprovalNeeded
+
+        layer = permissions()
+        if layer is None:
+            return False
+
+        async def announce(request: ApprovalRequest) -> None:
+            await runner.events.emit("approval_needed", ApprovalNeeded.of(request))
+
+        request = ApprovalRequest(tool_name=tool_name, tool_input=args, reason=reason)
+        _, decision = await layer.approvals.request(request, announce=announce)
+        return decision.allowed
+
+    def mode() -> str:
+        layer = permissions()
+        return str(layer.mode) if layer is not None else "default"
+
+    runner.add_contributor(
+        ShellHooks(
+            config,
+            cwd=workspace,
+            sandbox=sandbox,
+            redactor=runner.redactor or None,
+            session_id=runner.conversation_id,
+            ask=ask,
+            permission_mode=mode,
+        )
+    )
+    return config
 
 
 def _register_mcp_command(manager: PluginManager) -> None:

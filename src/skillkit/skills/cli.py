@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import PurePath
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
 from skillkit.text import neutralize
@@ -148,6 +149,23 @@ _LEVELS = {
 }
 
 
+_SHARED_FOLDERS = ((".claude", "skills", "claude-code"), (".agents", "skills", "agents-folder"))
+
+
+def visible_to(location: object) -> list[str]:
+    """Which agents see a skill at ``location`` besides SkillKit: one in a
+    ``.claude/skills`` folder is Claude Code's too; one in ``.agents/skills`` every agent
+    reading that shared folder's (``agents-folder``)."""
+    parts = PurePath(str(location)).parts
+    seen = ["skillkit"]
+    for top, inner, agent in _SHARED_FOLDERS:
+        for index in range(len(parts) - 1):
+            if parts[index] == top and parts[index + 1] == inner:
+                seen.append(agent)
+                break
+    return seen
+
+
 def _list(args: argparse.Namespace) -> int:
     registry = _registry(args)
     if args.window is not None:
@@ -174,6 +192,7 @@ def _list(args: argparse.Namespace) -> int:
                     "model_visible": e.model_visible,
                     "offered": registry.offered(e.skill.name),
                     "actions": [a.name for a in e.skill.actions],
+                    "visible_to": visible_to(e.skill.location),
                 }
                 for e in entries
             ],
@@ -206,6 +225,9 @@ def _list(args: argparse.Namespace) -> int:
             marks.append(f"{len(skill.actions)} action{'s' if len(skill.actions) > 1 else ''}")
         if skill.disable_model_invocation:
             marks.append("user only")
+        shared = [agent for agent in visible_to(skill.location) if agent != "skillkit"]
+        if shared:
+            marks.append(f"also {', '.join(shared)}")
         note = f" [{', '.join(marks)}]" if marks else ""
         if entry.eligible:
             summary = _short(skill.description)
