@@ -28,17 +28,26 @@ from typing import Any, NamedTuple
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import MessageBuilder
+from skillkit.agent import approvals
+from skillkit.agent.approvals import ApprovalScope
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, HookFailed, Hooks
 from skillkit.agent.loop_context import CostFunction, LoopContext, RunOutcome
 from skillkit.agent.request import (
     ContextTransformer,
     ConvertToLLM,
+    Draft,
     LoopState,
     build_request,
     draft_request,
     recover_overflow,
 )
-from skillkit.agent.tool_calls import ABORTED, NOT_RUN, redact_result, run_tool_calls
+from skillkit.agent.tool_calls import (
+    ABORTED,
+    NOT_RUN,
+    ApprovalsPending,
+    redact_result,
+    run_tool_calls,
+)
 from skillkit.errors import describe_exception
 from skillkit.events import (
     STREAM_KINDS,
@@ -114,21 +123,36 @@ async def run_loop(
     *,
     prompt: str = "",
     state: LoopState | None = None,
+    resume_at: int = 0,
 ) -> LoopResult:
     """Run turns after ``messages`` (which already end with the user's message) until
     the run ends; every event goes to ``events``, ``abort`` stops the run, ``hooks`` are
     its seams and ``config`` its settings. ``state`` carries cumulative usage and the
     conversion cache from earlier runs (a new one when None); while the run is in
-    flight, ``state.transcript`` is its transcript so far."""
+    flight, ``state.transcript`` is its transcript so far.
+
+    A run may pause on approvals (``stop_reason="approval_pending"``, the waiting calls
+    in ``outcome.pending``): ``messages`` then ends with the assistant turn whose calls
+    wait, none of them run. ``resume_at`` (the paused run's turn count) resumes such a
+    run: that turn's calls run first — with ``config.approval_answers`` — and the run
+    goes on as if it had never paused."""
     state = state if state is not None else LoopState()
     ctx = _with_seams(config, hooks, events, abort)
     transcript = list(messages)
     state.transcript = transcript
-    outcome = RunOutcome()
+    outcome = RunOutcome(iterations=resume_at)
+    restore = approvals.enter(
+        ApprovalScope(
+            answers=ctx.approval_answers,
+            defer=ctx.defer_approvals,
+            timeout=ctx.approval_timeout,
+            listening=lambda: events.wants("approval_needed"),
+        )
+    )
     if events.wants("agent_start"):
         await events.emit(AgentStart(prompt=prompt, model=ctx.model))
     try:
-        await _turns(transcript, ctx, state, outcome)
+        await _turns(transcript, ctx, state, outcome, resume=resume_at > 0)
     except asyncio.CancelledError:
         abort.abort(abort.reason or "cancelled")
         close_open_calls(transcript, ABORTED)
@@ -144,6 +168,8 @@ async def run_loop(
         if ctx.redactor:
             outcome.error = ctx.redactor.redact(outcome.error)
         await events.emit(ErrorInfo(stage="loop", message=outcome.error))
+    finally:
+        restore()
     await _end(ctx, outcome)
     return LoopResult(transcript, outcome)
 
@@ -170,7 +196,12 @@ async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
 
 
 async def _turns(
-    transcript: list[AgentMessage], ctx: LoopContext, state: LoopState, outcome: RunOutcome
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: LoopState,
+    outcome: RunOutcome,
+    *,
+    resume: bool = False,
 ) -> None:
     """The turn loop; fills in ``outcome`` as it goes."""
     bus = ctx.bus
@@ -179,6 +210,14 @@ async def _turns(
     repeats = _Repeats()
     last: AssistantMessage | None = None
     try:
+        waiting = transcript[-1] if resume and transcript else None
+        if isinstance(waiting, AssistantMessage) and waiting.tool_calls:
+            last = waiting  # the paused turn: its calls run now, as if it had not paused
+            ended = await _after_reply(
+                transcript, ctx, outcome, waiting, hooks.tools(), outcome.iterations, repeats
+            )
+            if ended:
+                return
         while True:
             if ctx.abort.aborted:
                 outcome.stop_reason = "aborted"
@@ -198,6 +237,10 @@ async def _turns(
             extra: list[TokenUsage] = []
             try:
                 draft = draft_request(transcript, ctx, state, tools)
+                if ctx.budget is not None and await _over_budget(
+                    transcript, ctx, state, outcome, draft, turn
+                ):
+                    return
                 request = draft.request or await build_request(
                     transcript, ctx, state, draft, turn, extra
                 )
@@ -225,26 +268,77 @@ async def _turns(
                 await _failed_reply(transcript, ctx, outcome, message, turn)
                 return
 
-            calls = message.tool_calls
-            results: list[ToolResultMessage]
-            if hooks.output is None:  # the common turn
-                results = []
-                if calls:
-                    await run_tool_calls(calls, tools, ctx, turn, results, transcript)
-            else:
-                results = await _run_calls(transcript, ctx, calls, tools, turn)
-            if bus.wants("turn_end"):
-                await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
-            output = hooks.output
-            if output is not None and output.accepted and not ctx.abort.aborted:
-                outcome.stop_reason = "stop"  # the final tool was called with a valid answer
-                return
-
-            if await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn):
+            if await _after_reply(transcript, ctx, outcome, message, tools, turn, repeats):
                 return
     finally:  # the run's text is its last reply's
         if last is not None:
             outcome.text, outcome.thinking = last.text, last.thinking
+
+
+async def _after_reply(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    outcome: RunOutcome,
+    message: AssistantMessage,
+    tools: Sequence[Tool],
+    turn: int,
+    repeats: _Repeats,
+) -> bool:
+    """Run the reply's tool calls and end the turn; whether the run ends here (a pause
+    on approvals included: the reply's calls then stay unanswered, none has run)."""
+    bus = ctx.bus
+    hooks = ctx.hooks
+    calls = message.tool_calls
+    results: list[ToolResultMessage]
+    try:
+        if hooks.output is None:  # the common turn
+            results = []
+            if calls:
+                await run_tool_calls(calls, tools, ctx, turn, results, transcript)
+        else:
+            results = await _run_calls(transcript, ctx, calls, tools, turn)
+    except ApprovalsPending as paused:
+        outcome.stop_reason = "approval_pending"
+        outcome.pending = paused.pending
+        return True
+    if bus.wants("turn_end"):
+        await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+    output = hooks.output
+    if output is not None and output.accepted and not ctx.abort.aborted:
+        outcome.stop_reason = "stop"  # the final tool was called with a valid answer
+        return True
+    return await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn)
+
+
+async def _over_budget(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: LoopState,
+    outcome: RunOutcome,
+    draft: Draft,
+    turn: int,
+) -> bool:
+    """Whether the run's budget refuses this turn's model call (the run then ends with
+    ``stop_reason="budget"`` and the turn is not counted)."""
+    budget = ctx.budget
+    assert budget is not None
+    reserve = ctx.options.get("max_tokens")
+    refusal = budget.refusal(
+        turns=turn,
+        spent=state.cumulative_usage,
+        cost=state.cumulative_cost or 0.0,
+        transcript=transcript,
+        model=ctx.model,
+        system_prompt=draft.system_prompt,
+        tools=draft.schemas,
+        output_reserve=reserve if isinstance(reserve, int) else 0,
+    )
+    if refusal is None:
+        return False
+    outcome.iterations -= 1
+    outcome.stop_reason, outcome.error = "budget", f"the run stopped: {refusal}"
+    await ctx.bus.emit(ErrorInfo(stage="budget", message=outcome.error), turn=turn)
+    return True
 
 
 async def _run_ends(
@@ -543,6 +637,10 @@ def _account(
     outcome.usage = outcome.usage + usage
     state.cumulative_usage = state.cumulative_usage + usage
     if not ctx.bus.wants("usage"):
+        if ctx.budget is not None and ctx.budget.needs_cost:
+            turn_cost = ctx.cost(usage) if ctx.cost is not None else None
+            if turn_cost is not None:
+                state.cumulative_cost = (state.cumulative_cost or 0.0) + turn_cost
         return None
     turn_cost = ctx.cost(usage) if ctx.cost is not None else None
     if turn_cost is not None:

@@ -8,10 +8,12 @@ from typing import Any
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
+from skillkit.agent.approvals import DEFAULT_APPROVAL_TIMEOUT, Approval, Approver
+from skillkit.agent.budget import RunBudget
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, Hooks
 from skillkit.context import ContextBudget, RendererRegistry
 from skillkit.events import EventBus
-from skillkit.models import StopReason, TokenUsage, ToolSchema, UserMessage
+from skillkit.models import PendingApproval, StopReason, TokenUsage, ToolSchema, UserMessage
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool
 
@@ -38,6 +40,12 @@ class LoopContext:
     ``compaction`` keeps the context within the model's window (None: never compact) and
     cuts a tool result the window cannot hold. ``max_repeats`` stops a run whose turns
     make the same tool calls with the same results that many times in a row (0: never).
+
+    Approvals (`skillkit.agent.approvals`): ``approver`` answers a tool's own approval in
+    process; ``defer_approvals`` pauses the run instead when nobody answers;
+    ``approval_answers`` are the answers a resumed run was given, by call id;
+    ``approval_timeout`` bounds an in-process wait with nothing subscribed. ``budget``
+    holds the run's spending limits (None: none).
     """
 
     adapter: LLMAdapter
@@ -56,12 +64,18 @@ class LoopContext:
     hooks: Hooks = field(default_factory=Hooks)
     bus: EventBus = field(default_factory=EventBus)
     abort: AbortSignal = field(default_factory=AbortSignal)
+    approver: Approver | None = None
+    defer_approvals: bool = False
+    approval_answers: dict[str, Approval] = field(default_factory=dict)
+    approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
+    budget: RunBudget | None = None
 
 
 @dataclass
 class RunOutcome:
-    """How a run ended (the same facts ``agent_end`` carries, and the validated
-    structured ``output`` of a run that has an output type)."""
+    """How a run ended (the same facts ``agent_end`` carries, the validated structured
+    ``output`` of a run that has an output type, the calls a paused run waits for, and
+    the result of a guardrail that tripped)."""
 
     stop_reason: StopReason = "stop"
     iterations: int = 0
@@ -70,3 +84,5 @@ class RunOutcome:
     usage: TokenUsage = field(default_factory=TokenUsage)
     error: str | None = None
     output: Any = None
+    pending: list[PendingApproval] = field(default_factory=list)
+    guardrail: Any = None
