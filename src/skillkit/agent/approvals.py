@@ -109,14 +109,10 @@ class ApprovalScope:
         timeout: float = DEFAULT_APPROVAL_TIMEOUT,
         listening: Callable[[], bool] | None = None,
     ) -> None:
-        self.answers: dict[str, Approval] = dict(answers or {})
+        self.answers: Mapping[str, Approval] = answers if answers is not None else {}
         self.defer = defer
         self.timeout = timeout
         self.listening = listening
-
-    def answer(self, call_id: str) -> Approval | None:
-        """The answer given for ``call_id`` (taken: it applies once)."""
-        return self.answers.pop(call_id, None) if self.answers else None
 
     def unanswered_timeout(self) -> float | None:
         """How long an in-process approval may wait: None (as long as it takes) while a

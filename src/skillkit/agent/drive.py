@@ -191,7 +191,7 @@ async def _loops(
         total = total + result.outcome.usage
         runner._outcome = result.outcome
         resume_at = 0
-        config.approval_answers = {}
+        config.approval_answers = None
         if result.outcome.stop_reason != "stop" or not runner._inbox.follow_ups:
             break
         hooks = hooks_of(runner)

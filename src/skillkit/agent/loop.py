@@ -141,13 +141,17 @@ async def run_loop(
     transcript = list(messages)
     state.transcript = transcript
     outcome = RunOutcome(iterations=resume_at)
-    restore = approvals.enter(
-        ApprovalScope(
-            answers=ctx.approval_answers,
-            defer=ctx.defer_approvals,
-            timeout=ctx.approval_timeout,
-            listening=lambda: events.wants("approval_needed"),
+    restore = (  # only a before_tool_call hook (the permission gate) reads the scope
+        approvals.enter(
+            ApprovalScope(
+                answers=ctx.approval_answers,
+                defer=ctx.defer_approvals,
+                timeout=ctx.approval_timeout,
+                listening=lambda: events.wants("approval_needed"),
+            )
         )
+        if hooks.before_tool_call
+        else None
     )
     if events.wants("agent_start"):
         await events.emit(AgentStart(prompt=prompt, model=ctx.model))
@@ -169,7 +173,8 @@ async def run_loop(
             outcome.error = ctx.redactor.redact(outcome.error)
         await events.emit(ErrorInfo(stage="loop", message=outcome.error))
     finally:
-        restore()
+        if restore is not None:
+            restore()
     await _end(ctx, outcome)
     return LoopResult(transcript, outcome)
 
@@ -268,7 +273,25 @@ async def _turns(
                 await _failed_reply(transcript, ctx, outcome, message, turn)
                 return
 
-            if await _after_reply(transcript, ctx, outcome, message, tools, turn, repeats):
+            calls = message.tool_calls
+            results: list[ToolResultMessage]
+            try:
+                if hooks.output is None:  # the common turn
+                    results = []
+                    if calls:
+                        await run_tool_calls(calls, tools, ctx, turn, results, transcript)
+                else:
+                    results = await _run_calls(transcript, ctx, calls, tools, turn)
+            except ApprovalsPending as paused:
+                outcome.stop_reason, outcome.pending = "approval_pending", paused.pending
+                return
+            if bus.wants("turn_end"):
+                await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+            output = hooks.output
+            if output is not None and output.accepted and not ctx.abort.aborted:
+                outcome.stop_reason = "stop"  # the final tool was called with a valid answer
+                return
+            if await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn):
                 return
     finally:  # the run's text is its last reply's
         if last is not None:
@@ -285,7 +308,9 @@ async def _after_reply(
     repeats: _Repeats,
 ) -> bool:
     """Run the reply's tool calls and end the turn; whether the run ends here (a pause
-    on approvals included: the reply's calls then stay unanswered, none has run)."""
+    on approvals included: the reply's calls then stay unanswered, none has run). The
+    resumed turn of a paused run goes through here; `_turns` inlines the same steps for
+    the common turn."""
     bus = ctx.bus
     hooks = ctx.hooks
     calls = message.tool_calls

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ class LoopContext:
     abort: AbortSignal = field(default_factory=AbortSignal)
     approver: Approver | None = None
     defer_approvals: bool = False
-    approval_answers: dict[str, Approval] = field(default_factory=dict)
+    approval_answers: dict[str, Approval] | None = None
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     budget: RunBudget | None = None
 
@@ -84,5 +84,5 @@ class RunOutcome:
     usage: TokenUsage = field(default_factory=TokenUsage)
     error: str | None = None
     output: Any = None
-    pending: list[PendingApproval] = field(default_factory=list)
+    pending: Sequence[PendingApproval] = ()
     guardrail: Any = None

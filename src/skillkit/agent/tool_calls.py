@@ -112,7 +112,7 @@ async def run_tool_calls(
             await _prepare(item, by_name, ctx, turn)
         else:
             _validate(item, by_name)
-            if item.tool is not None and item.result is None:
+            if item.tool is not None and item.result is None and _asks(item, ctx):
                 await _approve(item, ctx)
         if item.deferred is not None:
             raise ApprovalsPending([item.deferred])
@@ -193,7 +193,7 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
             turn=turn,
         )
     _validate(item, by_name)
-    if item.tool is not None and item.result is None:
+    if item.tool is not None and item.result is None and _asks(item, ctx):
         await _approve(item, ctx)
     if item.result is None and item.deferred is None and _gated(ctx):
         try:
@@ -230,13 +230,21 @@ def _validate(item: _Pending, by_name: dict[str, Tool]) -> None:
         item.result = ToolResult.error(format_validation_error(call.name, exc))
 
 
+def _asks(item: _Pending, ctx: LoopContext) -> bool:
+    """Whether the call may need an approval step: its tool has an approval policy, or
+    the resumed run was given answers."""
+    return ctx.approval_answers is not None or (
+        getattr(item.tool, "needs_approval", False) is not False
+    )
+
+
 async def _approve(item: _Pending, ctx: LoopContext) -> None:
     """Apply the answer given for this call (a resumed run), else ask for the tool's own
     approval if it needs one: in process (``ctx.approver``), or — when the run defers —
     mark the call as waiting. Sets ``item.result`` when the call must not run."""
     call = item.call
-    scope = approvals.current()
-    given = scope.answers.get(call.id) if scope is not None and scope.answers else None
+    answers = ctx.approval_answers
+    given = answers.get(call.id) if answers is not None else None
     if given is None:
         if not approval_needed(item.tool, item.raw_args):
             return
