@@ -59,7 +59,10 @@ class AgentConfig(msgspec.Struct, frozen=True):
     that would pass one (None: no limit). ``max_repeats`` stops a run whose model makes
     the same tool calls with the same results that many turns in a row (0: never).
     ``input_guardrails`` / ``output_guardrails`` check the user's message and the final
-    answer (see ``docs/sdk.md``).
+    answer (see ``docs/sdk.md``). ``fallback_models`` are the models (model strings, or
+    names in the runner's adapter registry) that continue a run, in order, when its model
+    fails in a way another may not (rate limits and server errors that outlast the
+    retries, a refusal, a context overflow: see `skillkit.agent.fallback`).
     """
 
     model: str = ""
@@ -84,6 +87,7 @@ class AgentConfig(msgspec.Struct, frozen=True):
     max_repeats: int = 3
     input_guardrails: list[Any] = msgspec.field(default_factory=list)
     output_guardrails: list[Any] = msgspec.field(default_factory=list)
+    fallback_models: list[str] = msgspec.field(default_factory=list)
 
     if TYPE_CHECKING:  # what the constructor accepts: ``model`` may be a definition
 
@@ -111,6 +115,7 @@ class AgentConfig(msgspec.Struct, frozen=True):
             max_repeats: int = 3,
             input_guardrails: list[Any] = ...,
             output_guardrails: list[Any] = ...,
+            fallback_models: list[str] = ...,
         ) -> None: ...
 
     def __post_init__(self) -> None:

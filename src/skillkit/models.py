@@ -330,7 +330,9 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
       ``stop_reason`` and ``usage``.
     - ``error``: the stream failed; ``error`` is a one-line message and ``stop_reason``
       is ``"error"``, ``"aborted"`` or ``"context_overflow"`` (from `AgentRunner`, also
-      ``"output_invalid"``).
+      ``"output_invalid"``); ``error_kind`` says what failed when the adapter knows
+      (``rate_limit``, ``overloaded``, ``server``, ``timeout``, ``connection``,
+      ``context_overflow``, ``refusal``, ``auth``, ...).
     """
 
     type: StreamEventType
@@ -345,6 +347,7 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     stop_reason: StopReason | None = None
     usage: TokenUsage | None = None
     output: Any = None
+    error_kind: str | None = None
 
 
 # --------------------------------------------------------------------------- responses

@@ -15,10 +15,13 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from skillkit.abort import AbortSignal
 from skillkit.agent import parts
 from skillkit.agent.approvals import Approval, Approver
 from skillkit.agent.budget import RunBudget
+from skillkit.agent.fallback import Fallbacks
 from skillkit.agent.hooks import NO_HOOKS, HookFailed, Hooks
 from skillkit.agent.loop import run_loop
 from skillkit.agent.loop_context import LoopContext, RunOutcome
@@ -43,6 +46,7 @@ from skillkit.tools.base import tool_schema
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
+    from skillkit.adapters.registry import AdapterRegistry
     from skillkit.agent.contributors import Contributor
     from skillkit.agent.loop_context import CostFunction
     from skillkit.agent.request import LoopState
@@ -269,6 +273,12 @@ class AgentRunner(Protocol):
 
     def _report(self, stage: str, exc: Exception) -> None: ...
 
+    def _catalog_cost(self, usage: TokenUsage) -> float | None: ...
+
+    def _retrying(self, info: Any) -> None: ...
+
+    adapters: AdapterRegistry
+
 
 # --------------------------------------------------------------------------- starting, reading
 
@@ -433,6 +443,7 @@ def settings(runner: AgentRunner) -> LoopContext:
         defer_approvals=config.approvals == "defer",
         approval_timeout=config.approval_timeout,
         budget=_run_budget(runner),
+        fallback=_fallbacks(runner),
         hooks=NO_HOOKS,  # run_loop is given the run's seams; nothing is built for these
         bus=runner.events,
         abort=runner._abort,
@@ -452,6 +463,43 @@ def _run_budget(runner: AgentRunner) -> RunBudget | None:
         tokens_before=state.cumulative_usage.total,
         cost_before=state.cumulative_cost or 0.0,
         price=runner.cost,
+    )
+
+
+def _fallbacks(runner: AgentRunner) -> Fallbacks | None:
+    """The fallback models of the runner's next run (None: none configured)."""
+    config = runner.config
+    if not config.fallback_models:
+        return None
+    own_prices = runner.cost == runner._catalog_cost  # not a caller's cost function
+
+    def config_for(name: str) -> AgentConfig:
+        return msgspec.structs.replace(
+            config, model=name, model_definition=None, base_url=None, api_key=None
+        )
+
+    def make(name: str) -> tuple[LLMAdapter, str]:
+        if name in runner.adapters:
+            adapter = runner.adapters.get(name)
+        else:
+            from skillkit.adapters.factory import create_adapter
+
+            adapter = create_adapter(config_for(name), on_retry=runner._retrying)
+        return runner.tracing.adapter(adapter), parts.model_name(adapter, config_for(name))
+
+    def price_of(name: str) -> CostFunction:
+        if not own_prices:
+            return runner.cost
+        adapter = runner.adapters.get(name) if name in runner.adapters else runner.adapter
+        model_config = config_for(name)
+        return lambda usage: parts.catalog_cost(model_config, adapter, usage)
+
+    return Fallbacks(
+        config.fallback_models,
+        make,
+        window_of=parts.catalog_window,
+        price_of=price_of,
+        on_skip=lambda name, exc: runner._report(f"fallback:{name}", exc),
     )
 
 

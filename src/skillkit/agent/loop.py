@@ -30,6 +30,7 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import MessageBuilder
 from skillkit.agent import approvals
 from skillkit.agent.approvals import ApprovalScope
+from skillkit.agent.fallback import ModelFallback
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, HookFailed, Hooks
 from skillkit.agent.loop_context import CostFunction, LoopContext, RunOutcome
 from skillkit.agent.request import (
@@ -255,6 +256,14 @@ async def _turns(
             if extra:
                 _add_usage(outcome, state, extra)
             message = await _stream_reply(ctx, request, turn)
+            if (
+                ctx.fallback is not None
+                and message.stop_reason in ("error", "context_overflow")
+                and not ctx.abort.aborted
+                and await _fall_back(ctx, state, outcome, message, turn)
+            ):
+                outcome.iterations -= 1  # the turn is made again, by the next model
+                continue
             if message.stop_reason == "context_overflow" and turn != recovered:
                 extra = []
                 retry = await recover_overflow(transcript, ctx, state, request, turn, extra)
@@ -333,6 +342,37 @@ async def _after_reply(
         outcome.stop_reason = "stop"  # the final tool was called with a valid answer
         return True
     return await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn)
+
+
+async def _fall_back(
+    ctx: LoopContext, state: LoopState, outcome: RunOutcome, message: AssistantMessage, turn: int
+) -> bool:
+    """Switch to the next fallback model after ``message`` failed, if its failure calls
+    for one (`skillkit.agent.fallback`): the failed call's usage is counted at the old
+    model's price, ``model_fallback`` is emitted, and ``ctx`` calls the new model from
+    now on. Whether it switched."""
+    fallback = ctx.fallback
+    assert fallback is not None
+    kind = fallback.kind
+    if kind is None and message.stop_reason == "context_overflow":
+        kind = "context_overflow"
+    found = fallback.next(kind, ctx.model)
+    fallback.kind = None
+    if found is None:
+        return False
+    name, adapter, sent_as, cost = found
+    counted = _account(ctx, state, outcome, message)
+    if counted is not None:
+        await ctx.bus.emit(counted, turn=turn)
+    previous = ctx.model
+    ctx.adapter, ctx.model, ctx.cost = adapter, sent_as, cost
+    await ctx.bus.emit(
+        ModelFallback(
+            from_model=previous, to_model=name, error_kind=kind or "", error=message.error or ""
+        ),
+        turn=turn,
+    )
+    return True
 
 
 async def _over_budget(
@@ -533,6 +573,8 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
     except Exception as exc:  # an adapter broke its contract: still end cleanly
         add(StreamEvent("error", error=describe_exception(exc), stop_reason="error"))
     message = builder.message()
+    if ctx.fallback is not None:
+        ctx.fallback.kind = builder.error_kind
     if ctx.abort.aborted and message.stop_reason != "aborted":
         message = AssistantMessage(
             content=message.content,

@@ -10,6 +10,7 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.agent.approvals import DEFAULT_APPROVAL_TIMEOUT, Approval, Approver
 from skillkit.agent.budget import RunBudget
+from skillkit.agent.fallback import Fallbacks
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, Hooks
 from skillkit.context import ContextBudget, RendererRegistry
 from skillkit.events import EventBus
@@ -45,7 +46,8 @@ class LoopContext:
     process; ``defer_approvals`` pauses the run instead when nobody answers;
     ``approval_answers`` are the answers a resumed run was given, by call id;
     ``approval_timeout`` bounds an in-process wait with nothing subscribed. ``budget``
-    holds the run's spending limits (None: none).
+    holds the run's spending limits (None: none); ``fallback`` the models that take
+    over when the model fails (`skillkit.agent.fallback`; None: none).
     """
 
     adapter: LLMAdapter
@@ -69,6 +71,7 @@ class LoopContext:
     approval_answers: dict[str, Approval] | None = None
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     budget: RunBudget | None = None
+    fallback: Fallbacks | None = None
 
 
 @dataclass
