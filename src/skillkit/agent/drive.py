@@ -22,6 +22,7 @@ from skillkit.agent import parts
 from skillkit.agent.approvals import Approval, Approver
 from skillkit.agent.budget import RunBudget
 from skillkit.agent.fallback import Fallbacks
+from skillkit.agent.guardrails import check_all
 from skillkit.agent.hooks import NO_HOOKS, HookFailed, Hooks
 from skillkit.agent.loop import run_loop
 from skillkit.agent.loop_context import LoopContext, RunOutcome
@@ -176,6 +177,14 @@ async def _loops(
             config.budget.cost_before -= resume.cost or 0.0
     while True:
         messages = [*runner._messages, *pending]
+        guards = runner.config.input_guardrails
+        if guards and pending:  # runs beside the first model call (see guardrails)
+            config.input_check = asyncio.ensure_future(
+                check_all(
+                    guards,
+                    pending[0].content if len(pending) == 1 else [m.content for m in pending],
+                )
+            )
         try:
             result = await run_loop(
                 messages,
@@ -444,6 +453,7 @@ def settings(runner: AgentRunner) -> LoopContext:
         approval_timeout=config.approval_timeout,
         budget=_run_budget(runner),
         fallback=_fallbacks(runner),
+        output_guardrails=config.output_guardrails,
         hooks=NO_HOOKS,  # run_loop is given the run's seams; nothing is built for these
         bus=runner.events,
         abort=runner._abort,

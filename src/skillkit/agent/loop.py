@@ -31,6 +31,7 @@ from skillkit.adapters.base import MessageBuilder
 from skillkit.agent import approvals
 from skillkit.agent.approvals import ApprovalScope
 from skillkit.agent.fallback import ModelFallback
+from skillkit.agent.guardrails import GuardrailResult, check_all
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, HookFailed, Hooks
 from skillkit.agent.loop_context import CostFunction, LoopContext, RunOutcome
 from skillkit.agent.request import (
@@ -158,6 +159,10 @@ async def run_loop(
         await events.emit(AgentStart(prompt=prompt, model=ctx.model))
     try:
         await _turns(transcript, ctx, state, outcome, resume=resume_at > 0)
+        if ctx.input_check is not None:  # the run ended before a reply was used
+            await _input_tripped(ctx, outcome, outcome.iterations)
+        if ctx.output_guardrails and outcome.stop_reason == "stop":
+            await _check_output(ctx, outcome)
     except asyncio.CancelledError:
         abort.abort(abort.reason or "cancelled")
         close_open_calls(transcript, ABORTED)
@@ -176,6 +181,8 @@ async def run_loop(
     finally:
         if restore is not None:
             restore()
+        if ctx.input_check is not None:  # never awaited: the run ended first
+            ctx.input_check.cancel()
     await _end(ctx, outcome)
     return LoopResult(transcript, outcome)
 
@@ -183,7 +190,7 @@ async def run_loop(
 async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
     bus = ctx.bus
     output = ctx.hooks.output
-    if output is not None:
+    if output is not None and outcome.stop_reason != "guardrail":
         await _report_output(ctx, outcome, output)
     if outcome.stop_reason == "aborted":
         await bus.emit(RunCancelled(reason=ctx.abort.reason or "aborted"))
@@ -256,6 +263,8 @@ async def _turns(
             if extra:
                 _add_usage(outcome, state, extra)
             message = await _stream_reply(ctx, request, turn)
+            if ctx.input_check is not None and await _input_tripped(ctx, outcome, turn):
+                return
             if (
                 ctx.fallback is not None
                 and message.stop_reason in ("error", "context_overflow")
@@ -342,6 +351,41 @@ async def _after_reply(
         outcome.stop_reason = "stop"  # the final tool was called with a valid answer
         return True
     return await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn)
+
+
+async def _input_tripped(ctx: LoopContext, outcome: RunOutcome, turn: int) -> bool:
+    """Wait for the input guardrails' verdict (once per run); whether one tripped (the
+    run then ends with ``stop_reason="guardrail"``)."""
+    check = ctx.input_check
+    assert check is not None
+    ctx.input_check = None
+    tripped = await check
+    if tripped is None:
+        return False
+    await _tripped(ctx, outcome, tripped, "input", turn)
+    return True
+
+
+async def _check_output(ctx: LoopContext, outcome: RunOutcome) -> None:
+    """Run the output guardrails on the final answer; a trip ends the run with
+    ``stop_reason="guardrail"`` and an empty answer."""
+    output = ctx.hooks.output
+    value = output.value if output is not None and output.accepted else outcome.text
+    tripped = await check_all(ctx.output_guardrails, value)
+    if tripped is not None:
+        outcome.text = outcome.thinking = ""
+        await _tripped(ctx, outcome, tripped, "output", outcome.iterations)
+
+
+async def _tripped(
+    ctx: LoopContext, outcome: RunOutcome, result: GuardrailResult, side: str, turn: int
+) -> None:
+    outcome.stop_reason, outcome.guardrail = "guardrail", result
+    detail = f": {result.info}" if isinstance(result.info, str) and result.info else ""
+    outcome.error = f"the {side} guardrail {result.name!r} tripped{detail}"
+    if ctx.redactor:
+        outcome.error = ctx.redactor.redact(outcome.error)
+    await ctx.bus.emit(ErrorInfo(stage="guardrail", message=outcome.error), turn=turn or None)
 
 
 async def _fall_back(

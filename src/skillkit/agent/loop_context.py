@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.agent.approvals import DEFAULT_APPROVAL_TIMEOUT, Approval, Approver
 from skillkit.agent.budget import RunBudget
 from skillkit.agent.fallback import Fallbacks
+from skillkit.agent.guardrails import Guardrail, GuardrailResult
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, Hooks
 from skillkit.context import ContextBudget, RendererRegistry
 from skillkit.events import EventBus
@@ -47,7 +49,10 @@ class LoopContext:
     ``approval_answers`` are the answers a resumed run was given, by call id;
     ``approval_timeout`` bounds an in-process wait with nothing subscribed. ``budget``
     holds the run's spending limits (None: none); ``fallback`` the models that take
-    over when the model fails (`skillkit.agent.fallback`; None: none).
+    over when the model fails (`skillkit.agent.fallback`; None: none). ``input_check``
+    is the input guardrails' verdict on the run's message, awaited before the first
+    reply is used; ``output_guardrails`` check the final answer
+    (`skillkit.agent.guardrails`).
     """
 
     adapter: LLMAdapter
@@ -72,6 +77,8 @@ class LoopContext:
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     budget: RunBudget | None = None
     fallback: Fallbacks | None = None
+    input_check: asyncio.Future[GuardrailResult | None] | None = None
+    output_guardrails: Sequence[Guardrail] = ()
 
 
 @dataclass
