@@ -201,8 +201,10 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     from skillkit.extensions.manager import PluginManager
     from skillkit.frontends.builtin import builtin_frontends
     from skillkit.permissions import build_gate, install
+    from skillkit.permissions.install import deny_read_paths
 
     workspace = Path(os.path.abspath(options.workspace))
+    sandboxed = True  # until the sandbox is known: then whether it is active
 
     def make_gate() -> tuple[PermissionGate, PermissionSettings]:
         try:
@@ -215,6 +217,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
                 home=options.home,
                 trusted=options.trust_project,
                 store=_trust_store(options.home),
+                sandboxed=sandboxed,
             )
         except ValueError as exc:
             raise SetupError(_one_line(exc)) from None
@@ -222,6 +225,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     gate, settings = make_gate()
 
     sandbox, sandbox_settings = _sandbox(options, workspace, trusted=settings.trusted is True)
+    sandboxed = gate.sandboxed = sandbox.active
     background = None
     if options.tools:
         from skillkit.runtime.background import BackgroundTasks
@@ -279,6 +283,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         runner.add_contributor(subagents)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
+    masked, masked_names = deny_read_paths(gate)
+    sandbox.mask(masked, names=masked_names)
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
@@ -294,6 +300,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         notices.insert(0, _one_line(choice.notice.removeprefix("skillkit: ")))
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
+    if not sandboxed:
+        notices.insert(0, _unsandboxed_notice(sandbox))
     if mcp_config.refusal_notice():
         notices.append(str(mcp_config.refusal_notice()))
     skills = manager.registries.skills
@@ -387,6 +395,15 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
     except OSError as exc:
         warnings.append(f"the session is not saved: {_one_line(exc)}")
         return None
+
+
+def _unsandboxed_notice(sandbox: Sandbox) -> str:
+    """The one line that says commands run without a sandbox, and what that means."""
+    return (
+        f"commands are NOT sandboxed ({sandbox.describe()}): only ls, pwd, cat, git status "
+        "and a few more, with no options and no paths outside the workspace, run without "
+        "asking"
+    )
 
 
 def _sandbox(
