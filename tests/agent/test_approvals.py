@@ -323,3 +323,23 @@ async def test_chat_sync_works_inside_a_running_event_loop() -> None:
 def test_chat_sync_works_without_an_event_loop() -> None:
     agent = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["hello"]))
     assert agent.chat_sync("hi").text == "hello"
+
+
+def test_consecutive_sync_calls_share_one_loop_and_keep_the_transcript() -> None:
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["one", "two"]))
+    assert agent.chat_sync("first").text == "one"
+    assert agent.chat_sync("second").text == "two"
+    assert len(agent.messages) == 4
+
+
+def test_run_sync_refuses_to_deadlock_on_its_own_loop() -> None:
+    from skillkit.agent import run_sync
+
+    async def inner() -> None:
+        async def nothing() -> None:
+            return None
+
+        run_sync(nothing())
+
+    with pytest.raises(RuntimeError, match="its own event loop"):
+        run_sync(inner())

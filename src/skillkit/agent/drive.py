@@ -104,6 +104,7 @@ async def drive(
         pending: list[UserMessage] = []
         prompt = ""
         if resume is not None:
+            await bus.emit(RunResume(from_message_index=runner._run_start))
             await _loops(runner, hooks, [], "", resume)
             return
         if message is None:

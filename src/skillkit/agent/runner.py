@@ -358,6 +358,8 @@ class AgentRunner:
         self,
         state: RunState | str | bytes,
         approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+        *,
+        output_type: Any = None,
     ) -> AgentResponse:
         """Continue a run paused on approvals from its ``state`` (a `RunState`, or its
         JSON) — in this runner or a new one, in any process. ``approvals`` answers the
@@ -365,7 +367,8 @@ class AgentRunner:
         arguments instead), or `Deny(reason)` (the model reads why). The paused turn's
         calls run first — no model call is made for them, and the transcript is the
         one an uninterrupted run would have; a call left unanswered may pause the run
-        again. The runner's transcript becomes the state's."""
+        again. The runner's transcript becomes the state's. A run started with an
+        ``output_type`` is resumed with the same one."""
         if isinstance(state, str | bytes):
             state = RunState.from_json(state)
         if not isinstance(state, RunState):
@@ -381,7 +384,7 @@ class AgentRunner:
         self._loop_state.forget_conversion()
         self._run_start = state.run_start
         resume = runs.Resume(state.iterations, state.usage, state.cost, answers)
-        run = await runs.start(self, None, output=None, resume=resume)
+        run = await runs.start(self, None, output=runs.output_spec(output_type), resume=resume)
         await runs.join(self, run)
         return runs.response(self)
 
@@ -389,17 +392,20 @@ class AgentRunner:
         self, message: str | list[UserContent], *, output_type: Any = None
     ) -> AgentResponse:
         """`chat` for code that is not async: a script, or a notebook whose event loop is
-        already running (the run then goes on in a thread of its own, with its own
-        loop; the caller blocks until it ends)."""
+        already running. Every synchronous call runs on one event loop SkillKit keeps in
+        a thread of its own (`run_sync`); the caller blocks until the run ends. Drive a
+        runner with either `chat_sync` or ``await chat``, not both."""
         return run_sync(self.chat(message, output_type=output_type))
 
     def resume_sync(
         self,
         state: RunState | str | bytes,
         approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+        *,
+        output_type: Any = None,
     ) -> AgentResponse:
         """`resume` for code that is not async (see `chat_sync`)."""
-        return run_sync(self.resume(state, approvals))
+        return run_sync(self.resume(state, approvals, output_type=output_type))
 
     async def continue_(self) -> AgentResponse:
         """Resume a run paused by ``max_iterations``, with a fresh iteration budget."""
