@@ -116,9 +116,7 @@ def test_the_ssh_key_reads_empty_and_printenv_shows_no_key(
     model = script(project, "cat ~/.ssh/id_rsa", "printenv")
     # a bare printenv asks (it could show secrets): the user's rule lets it run here, so
     # what is checked is the environment the command really gets
-    texts, _ = run(
-        capsys, model, "--allow", "bash(cat ~/.ssh/id_rsa)", "--allow", "bash(printenv)"
-    )
+    texts, _ = run(capsys, model, "--allow", "bash(cat ~/.ssh/id_rsa)", "--allow", "bash(printenv)")
     assert len(texts) == 2
     assert not texts[0].startswith("Permission denied")  # the rule let it run: it read
     assert "No such file" in texts[0]  # an empty folder where the keys were

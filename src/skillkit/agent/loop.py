@@ -264,6 +264,9 @@ async def _turns(
                 _add_usage(outcome, state, extra)
             message = await _stream_reply(ctx, request, turn)
             if ctx.input_check is not None and await _input_tripped(ctx, outcome, turn):
+                counted = _account(ctx, state, outcome, message)  # held back, but paid for
+                if counted is not None:
+                    await bus.emit(counted, turn=turn)
                 return
             if (
                 ctx.fallback is not None
