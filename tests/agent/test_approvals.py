@@ -343,3 +343,15 @@ def test_run_sync_refuses_to_deadlock_on_its_own_loop() -> None:
 
     with pytest.raises(RuntimeError, match="its own event loop"):
         run_sync(inner())
+
+
+async def test_a_state_that_is_not_a_paused_run_is_refused() -> None:
+    paused = await runner(ScriptedAdapter(script()), approvals="defer").chat("ship it")
+    assert paused.state is not None
+    import msgspec
+
+    cut = msgspec.structs.replace(paused.state, messages=paused.state.messages[:-1])
+    with pytest.raises(ValueError, match="not a paused run"):
+        await runner(ScriptedAdapter([])).resume(cut, {"c1": Approve()})
+    with pytest.raises(msgspec.DecodeError):
+        RunState.from_json("{not json")

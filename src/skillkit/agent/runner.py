@@ -34,6 +34,7 @@ from skillkit.events import ErrorInfo, EventBus, Sink
 from skillkit.models import (
     AgentMessage,
     AgentResponse,
+    AssistantMessage,
     PendingApproval,
     RunState,
     StreamEvent,
@@ -373,8 +374,15 @@ class AgentRunner:
             state = RunState.from_json(state)
         if not isinstance(state, RunState):
             raise TypeError(f"state must be a RunState or its JSON, got {type(state).__name__}")
-        answers = {key: parse_approval(value) for key, value in (approvals or {}).items()}
+        last = state.messages[-1] if state.messages else None
+        waiting = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set()
         known = {p.call_id for p in state.pending}
+        if not known or not known <= waiting:
+            raise ValueError(
+                "not a paused run: its transcript must end with the assistant turn whose "
+                "calls wait for approval"
+            )
+        answers = {key: parse_approval(value) for key, value in (approvals or {}).items()}
         unknown = sorted(set(answers) - known)
         if unknown:
             raise ValueError(f"no pending call with id {', '.join(unknown)} in this state")
