@@ -28,11 +28,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from skillkit.skills.diagnostics import Diagnostic, Findings, SkillError
 from skillkit.skills.frontmatter import decode_text, kind, load_frontmatter, split_frontmatter
-from skillkit.tools.base import Tool
+
+if TYPE_CHECKING:  # the CLI reads definitions without loading the tool layer
+    from skillkit.tools.base import Tool
 
 __all__ = [
     "AGENT_FIELDS",
