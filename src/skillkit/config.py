@@ -48,6 +48,21 @@ class AgentConfig(msgspec.Struct, frozen=True):
     ``repr()`` (and rich's pretty printing) never shows ``api_key`` — only whether one is
     set — nor the value of any ``options`` entry (at any depth, such as a ``headers``
     mapping) whose key names a credential (``Authorization``, ``x-api-key``, ``*_token``).
+
+    ``approvals`` says what a run does at an approval nobody answers in process:
+    ``"ask"`` (the default) waits for an answer — for at most ``approval_timeout``
+    seconds when nothing is subscribed to ``approval_needed``, then refuses the call with
+    an error saying so — and ``"defer"`` pauses the run instead
+    (``stop_reason="approval_pending"``, resumed by `AgentRunner.resume`).
+    ``max_cost_usd`` / ``max_tokens`` / ``max_turns`` limit one run (its child agents'
+    spending included): the run ends with ``stop_reason="budget"`` before a model call
+    that would pass one (None: no limit). ``max_repeats`` stops a run whose model makes
+    the same tool calls with the same results that many turns in a row (0: never).
+    ``input_guardrails`` / ``output_guardrails`` check the user's message and the final
+    answer (see ``docs/sdk.md``). ``fallback_models`` are the models (model strings, or
+    names in the runner's adapter registry) that continue a run, in order, when its model
+    fails in a way another may not (rate limits and server errors that outlast the
+    retries, a refusal, a context overflow: see `skillkit.agent.fallback`).
     """
 
     model: str = ""
@@ -64,6 +79,15 @@ class AgentConfig(msgspec.Struct, frozen=True):
     prompt_caching: bool = True
     prompt_cache_key: str | None = None
     reasoning: ReasoningLevel | None = None
+    approvals: Literal["ask", "defer"] = "ask"
+    approval_timeout: float = 60.0
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    max_turns: int | None = None
+    max_repeats: int = 3
+    input_guardrails: list[Any] = msgspec.field(default_factory=list)
+    output_guardrails: list[Any] = msgspec.field(default_factory=list)
+    fallback_models: list[str] = msgspec.field(default_factory=list)
 
     if TYPE_CHECKING:  # what the constructor accepts: ``model`` may be a definition
 
@@ -83,6 +107,15 @@ class AgentConfig(msgspec.Struct, frozen=True):
             prompt_caching: bool = True,
             prompt_cache_key: str | None = None,
             reasoning: ReasoningLevel | None = None,
+            approvals: Literal["ask", "defer"] = "ask",
+            approval_timeout: float = 60.0,
+            max_cost_usd: float | None = None,
+            max_tokens: int | None = None,
+            max_turns: int | None = None,
+            max_repeats: int = 3,
+            input_guardrails: list[Any] = ...,
+            output_guardrails: list[Any] = ...,
+            fallback_models: list[str] = ...,
         ) -> None: ...
 
     def __post_init__(self) -> None:
@@ -107,6 +140,16 @@ class AgentConfig(msgspec.Struct, frozen=True):
             raise ValueError(
                 f"reasoning must be one of {', '.join(REASONING_LEVELS)}, got {self.reasoning!r}"
             )
+        if self.approvals not in ("ask", "defer"):
+            raise ValueError(f"approvals must be 'ask' or 'defer', got {self.approvals!r}")
+        if not self.approval_timeout > 0:
+            raise ValueError(f"approval_timeout must be positive, got {self.approval_timeout}")
+        for name in ("max_cost_usd", "max_tokens", "max_turns"):
+            limit = getattr(self, name)
+            if limit is not None and not limit > 0:
+                raise ValueError(f"{name} must be positive (or None for no limit), got {limit}")
+        if self.max_repeats < 0:
+            raise ValueError(f"max_repeats must be 0 (off) or more, got {self.max_repeats}")
         if self.tool_execution not in ("parallel", "sequential"):
             raise ValueError(
                 f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"

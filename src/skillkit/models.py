@@ -27,6 +27,8 @@ __all__ = [
     "LLMMessage",
     "LLMRequest",
     "OutputSchema",
+    "PendingApproval",
+    "RunState",
     "StopReason",
     "StreamEvent",
     "StreamEventType",
@@ -131,6 +133,9 @@ StopReason: TypeAlias = Literal[
     "aborted",  # the caller aborted
     "max_iterations",  # the agent loop reached its iteration limit
     "output_invalid",  # the structured output stayed invalid after its retries
+    "approval_pending",  # the run paused: tool calls wait for approvals (see RunState)
+    "budget",  # the next model call would have exceeded the run's budget
+    "guardrail",  # an input or output guardrail tripped
 ]
 
 
@@ -325,7 +330,9 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
       ``stop_reason`` and ``usage``.
     - ``error``: the stream failed; ``error`` is a one-line message and ``stop_reason``
       is ``"error"``, ``"aborted"`` or ``"context_overflow"`` (from `AgentRunner`, also
-      ``"output_invalid"``).
+      ``"output_invalid"``); ``error_kind`` says what failed when the adapter knows
+      (``rate_limit``, ``overloaded``, ``server``, ``timeout``, ``connection``,
+      ``context_overflow``, ``refusal``, ``auth``, ...).
     """
 
     type: StreamEventType
@@ -340,9 +347,48 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     stop_reason: StopReason | None = None
     usage: TokenUsage | None = None
     output: Any = None
+    error_kind: str | None = None
 
 
 # --------------------------------------------------------------------------- responses
+
+
+class PendingApproval(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool call waiting for an approval: its id, tool, arguments and why it was asked
+    (the gate's reason, or "the tool needs approval")."""
+
+    call_id: str
+    tool: str
+    args: dict[str, Any] = msgspec.field(default_factory=dict)
+    reason: str = ""
+
+
+class RunState(msgspec.Struct, frozen=True, kw_only=True):
+    """A run paused on approvals, as plain data any process can resume
+    (`AgentRunner.resume`).
+
+    ``messages`` is the whole transcript; its last message is the assistant turn whose
+    calls wait (none of them has run). ``run_start`` is where the paused run's own
+    messages begin; ``iterations`` and ``usage`` what it has used so far.
+    """
+
+    messages: list[AgentMessage]
+    pending: list[PendingApproval]
+    run_start: int = 0
+    iterations: int = 0
+    usage: TokenUsage = msgspec.field(default_factory=TokenUsage)
+    cost: float | None = None
+    agent_id: str = "main"
+    version: int = 1
+
+    def to_json(self) -> str:
+        """The state as a JSON string (`from_json` reads it back)."""
+        return _encoder.encode(self).decode()
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> RunState:
+        """A state saved by `to_json`; raises `msgspec.ValidationError` for anything else."""
+        return msgspec.json.decode(data, type=cls)
 
 
 class AgentResponse(msgspec.Struct, frozen=True):
@@ -352,7 +398,10 @@ class AgentResponse(msgspec.Struct, frozen=True):
     the transcript (user message included); ``usage`` the sum over the run's model calls.
     ``output`` is the validated structured output of a run given an ``output_type``
     (None otherwise, and when it stayed invalid: ``stop_reason`` is then
-    ``"output_invalid"`` and ``error`` says why).
+    ``"output_invalid"`` and ``error`` says why). A run that paused on approvals
+    (``stop_reason="approval_pending"``) lists the waiting calls in ``pending`` and its
+    resumable ``state``. A run a guardrail stopped (``"guardrail"``) carries the
+    guardrail's ``guardrail`` result.
     """
 
     text: str
@@ -362,6 +411,9 @@ class AgentResponse(msgspec.Struct, frozen=True):
     error: str | None = None
     iterations: int = 0
     output: Any = None
+    pending: list[PendingApproval] = msgspec.field(default_factory=list)
+    state: RunState | None = None
+    guardrail: Any = None
 
 
 # --------------------------------------------------------------------------- JSON

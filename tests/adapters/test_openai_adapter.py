@@ -342,6 +342,7 @@ async def test_missing_key_fails_without_a_request(monkeypatch: object) -> None:
             type="error",
             error="No API key for OpenAI: set OPENAI_API_KEY or pass api_key=",
             stop_reason="error",
+            error_kind="auth",
         )
     ]
 

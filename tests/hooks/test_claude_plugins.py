@@ -101,7 +101,7 @@ def test_a_plugin_is_read_as_claude_code_writes_it(home: Path) -> None:
     assert plugin.skills == plugin.root / "skills"
     (agent,) = plugin.agents
     assert agent.name == "reviewer"
-    assert agent.tools == ("read", "grep", "find", "NotebookRead")
+    assert agent.tools == ("read", "grep", "find")
     assert len(agent.description) == 1024
     assert agent.prompt == "You review code. Answer with findings."
     (command,) = plugin.commands

@@ -45,6 +45,14 @@ async def test_a_failed_model_call_marks_the_chat_and_the_run_as_errors(traces: 
     assert traces.open_spans.open == {}
 
 
+async def test_a_failed_model_call_says_what_kind_of_failure_it_was(traces: Traces) -> None:
+    agent = runner(
+        traces, ScriptedAdapter([Reply(error="429 too many requests", error_kind="rate_limit")])
+    )
+    await agent.chat("go")
+    assert error_type(traces, "chat scripted") == "rate_limit"
+
+
 async def test_an_adapter_that_raises_marks_the_chat_span_with_the_exception_class(
     traces: Traces,
 ) -> None:

@@ -442,6 +442,7 @@ class _MessagesTranslator:
                     error="The model refused to continue (stop_reason: refusal)",
                     stop_reason="error",
                     usage=usage,
+                    error_kind="refusal",
                 )
             )
         elif reason == "model_context_window_exceeded" or (

@@ -78,6 +78,7 @@ class MessageBuilder:
         "_call",
         "_parts",
         "error",
+        "error_kind",
         "model",
         "provider",
         "stop_reason",
@@ -94,6 +95,7 @@ class MessageBuilder:
         self.stop_reason: StopReason | None = None
         self.usage = TokenUsage()
         self.error: str | None = None
+        self.error_kind: str | None = None
 
     def add(self, event: StreamEvent) -> None:
         kind = event.type
@@ -130,6 +132,7 @@ class MessageBuilder:
         elif kind == "error":
             self.stop_reason = event.stop_reason or "error"
             self.error = event.error or "model call failed"
+            self.error_kind = event.error_kind
             if event.usage is not None:
                 self.usage = event.usage
 

@@ -542,6 +542,7 @@ class _ChatTranslator:
                     error="The provider's content filter stopped the reply",
                     stop_reason="error",
                     usage=usage,
+                    error_kind="refusal",
                 )
             )
         elif self.context_window and usage.prompt_tokens > self.context_window:

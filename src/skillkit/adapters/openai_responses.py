@@ -396,6 +396,7 @@ class _ResponsesTranslator:
                     error="The provider's content filter stopped the reply",
                     stop_reason="error",
                     usage=self.usage,
+                    error_kind="refusal",
                 )
             )
         elif self.context_window and self.usage.prompt_tokens > self.context_window:

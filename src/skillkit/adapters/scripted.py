@@ -58,7 +58,9 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     made up as ``call_<n>`` when not given). ``error`` ends the reply with an ``error``
     event after whatever text was given (``stop_reason`` defaults to ``"error"``).
     ``usage`` defaults to an estimate (4 characters a token). ``delay`` sleeps before
-    each delta, to simulate a slow model.
+    each delta, to simulate a slow model. ``error_kind`` is the failure's kind on the
+    ``error`` event (``rate_limit``, ``server``, ``refusal``, ...), as a provider adapter
+    reports it (fallback models switch on it).
 
     ``output`` is a structured answer (JSON data, in the shape the request's
     ``output.schema`` describes): played as JSON text after ``text`` when the request
@@ -75,6 +77,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True):
     usage: TokenUsage | None = None
     delay: float = 0.0
     output: Any = None
+    error_kind: str | None = None
 
 
 ReplyFunction = Callable[[LLMRequest], "Reply | str | Awaitable[Reply | str]"]
@@ -156,6 +159,7 @@ class _ScriptedBase(LLMAdapter):
                 error=reply.error,
                 stop_reason=reply.stop_reason or "error",
                 usage=reply.usage or _estimate(request, output_chars, self._sizes),
+                error_kind=reply.error_kind,
             )
             return
         for item in reply.tool_calls:
@@ -211,6 +215,10 @@ class ScriptedAdapter(_ScriptedBase):
 
     With ``cycle=True`` the script starts over when it ends; otherwise a call past the
     end gets an ``error`` event naming how many replies were played.
+
+    ``strict=True`` makes a script that does not match its run an error of the test:
+    `verify` (and `aclose`, so ``await runner.aclose()`` too) raises `ScriptError` when
+    a request ran past the end of the script or a reply was left unused.
     """
 
     def __init__(
@@ -220,11 +228,31 @@ class ScriptedAdapter(_ScriptedBase):
         chunk_size: int = 8,
         cycle: bool = False,
         model: str = "scripted",
+        strict: bool = False,
     ) -> None:
         super().__init__(chunk_size=chunk_size, model=model)
         self.replies = [Reply(text=r) if isinstance(r, str) else r for r in replies]
         self.cycle = cycle
+        self.strict = strict
         self._next = 0
+        self._overrun: str | None = None
+
+    def verify(self) -> None:
+        """Raise `ScriptError` if a request found no reply or (without ``cycle``) a
+        reply was never played; does nothing otherwise."""
+        if self._overrun is not None:
+            raise ScriptError(self._overrun)
+        unused = len(self.replies) - self._next
+        if unused > 0 and not self.cycle:
+            raise ScriptError(
+                f"{unused} of {len(self.replies)} scripted replies were never played "
+                f"(the run made {len(self.requests)} model calls)"
+            )
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self.strict:
+            self.verify()
 
     @classmethod
     def from_file(cls, path: str | Path, *, chunk_size: int = 8) -> ScriptedAdapter:
@@ -237,10 +265,13 @@ class ScriptedAdapter(_ScriptedBase):
             if self.cycle and self.replies:
                 self._next = 0
             else:
-                raise _ScriptExhausted(
+                text = (
                     f"script exhausted: all {len(self.replies)} scripted replies were played; "
                     f"request #{len(self.requests)} has no reply"
                 )
+                if self._overrun is None:
+                    self._overrun = text
+                raise _ScriptExhausted(text)
         reply = self.replies[self._next]
         self._next += 1
         return reply

@@ -178,4 +178,9 @@ class SDKAdapter(LLMAdapter, Generic[ClientT]):
 
 
 async def _single_error(failure: ProviderFailure) -> AsyncIterator[StreamEvent]:
-    yield StreamEvent(type="error", error=failure.message, stop_reason=failure.stop_reason)
+    yield StreamEvent(
+        type="error",
+        error=failure.message,
+        stop_reason=failure.stop_reason,
+        error_kind=failure.kind,
+    )

@@ -174,6 +174,7 @@ async def drive_stream(
                         error=failure.message + _give_up_note(failure, attempt, emitted, policy),
                         stop_reason=failure.stop_reason,
                         usage=translator.usage,
+                        error_kind=failure.kind,
                     )
                     return
                 if on_retry is not None:

@@ -15,8 +15,14 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from skillkit.abort import AbortSignal
 from skillkit.agent import parts
+from skillkit.agent.approvals import Approval, Approver
+from skillkit.agent.budget import RunBudget
+from skillkit.agent.fallback import Fallbacks
+from skillkit.agent.guardrails import check_all
 from skillkit.agent.hooks import NO_HOOKS, HookFailed, Hooks
 from skillkit.agent.loop import run_loop
 from skillkit.agent.loop_context import LoopContext, RunOutcome
@@ -26,12 +32,22 @@ from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult
 from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, Idle, InputEvent, RunResume
-from skillkit.models import AgentResponse, StreamEvent, TokenUsage, UserContent, UserMessage
+from skillkit.models import (
+    AgentResponse,
+    PendingApproval,
+    RunState,
+    StreamEvent,
+    TokenUsage,
+    UserContent,
+    UserMessage,
+)
 from skillkit.output import OutputSpec
+from skillkit.tool_pairing import close_open_calls
 from skillkit.tools.base import tool_schema
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
+    from skillkit.adapters.registry import AdapterRegistry
     from skillkit.agent.contributors import Contributor
     from skillkit.agent.loop_context import CostFunction
     from skillkit.agent.request import LoopState
@@ -44,7 +60,9 @@ if TYPE_CHECKING:
     from skillkit.tracing import AgentTracer
 
 __all__ = [
+    "NOT_APPROVED",
     "Inbox",
+    "Resume",
     "RunInProgressError",
     "checked_input",
     "compact_now",
@@ -61,14 +79,21 @@ __all__ = [
 
 
 async def drive(
-    runner: AgentRunner, run: RunHandle, message: str | list[UserContent] | None
+    runner: AgentRunner,
+    run: RunHandle,
+    message: str | list[UserContent] | None,
+    resume: Resume | None = None,
 ) -> None:
-    """Run ``message`` (None: resume after the iteration limit) to its end on ``runner``;
-    the outcome lands on ``runner._outcome``. Never raises for a runtime failure (a
-    strict bus re-raises)."""
+    """Run ``message`` (None: resume after the iteration limit, or — with ``resume`` —
+    a run paused on approvals) to its end on ``runner``; the outcome lands on
+    ``runner._outcome``. Never raises for a runtime failure (a strict bus re-raises)."""
     bus = runner.events
     state = runner._loop_state
-    runner._run_start = len(runner._messages)
+    if resume is None:
+        if runner._pending:  # a paused run not resumed: its waiting calls are refused
+            close_open_calls(runner._messages, NOT_APPROVED)
+        runner._run_start = len(runner._messages)
+    runner._pending = []
     runner._outcome = RunOutcome()
     state.forget_conversion()  # renderers may have changed between runs
     tracing = runner.tracing.start_run(
@@ -78,6 +103,10 @@ async def drive(
         hooks = hooks_of(runner)
         pending: list[UserMessage] = []
         prompt = ""
+        if resume is not None:
+            await bus.emit(RunResume(from_message_index=runner._run_start))
+            await _loops(runner, hooks, [], "", resume)
+            return
         if message is None:
             await bus.emit(RunResume(from_message_index=runner._run_start))
         else:
@@ -97,6 +126,7 @@ async def drive(
     finally:
         runner._usage = state.cumulative_usage
         runner._paused = runner._outcome.stop_reason == "max_iterations"
+        runner._pending = list(runner._outcome.pending)
         runner._run = None
         for stream in run.streams:
             stream.release_producer()
@@ -105,8 +135,34 @@ async def drive(
             await bus.emit(Idle())
 
 
+class Resume:
+    """What a resumed run starts from: the paused run's turn count, usage so far and
+    the answers for its waiting calls."""
+
+    __slots__ = ("answers", "cost", "iterations", "usage")
+
+    def __init__(
+        self,
+        iterations: int,
+        usage: TokenUsage,
+        cost: float | None,
+        answers: dict[str, Approval],
+    ) -> None:
+        self.iterations = iterations
+        self.usage = usage
+        self.cost = cost
+        self.answers = answers
+
+
+NOT_APPROVED = "Not run: the run moved on before this call was approved."
+
+
 async def _loops(
-    runner: AgentRunner, hooks: Hooks, pending: list[UserMessage], prompt: str
+    runner: AgentRunner,
+    hooks: Hooks,
+    pending: list[UserMessage],
+    prompt: str,
+    resume: Resume | None = None,
 ) -> None:
     """The loop, then again for each follow-up while the run ends with ``stop``, and
     again when a ``stop`` hook asks the run to go on (at most ``max_iterations`` times
@@ -115,11 +171,34 @@ async def _loops(
     config = settings(runner)
     total = TokenUsage()
     continuations = 0
+    resume_at = 0
+    if resume is not None:
+        config.approval_answers = resume.answers
+        resume_at = max(resume.iterations, 1)
+        total = resume.usage
+        if config.budget is not None:  # what the paused half spent counts too
+            config.budget.tokens_before -= resume.usage.total
+            config.budget.cost_before -= resume.cost or 0.0
     while True:
         messages = [*runner._messages, *pending]
+        guards = runner.config.input_guardrails
+        if guards and pending:  # runs beside the first model call (see guardrails)
+            config.input_check = asyncio.ensure_future(
+                check_all(
+                    guards,
+                    pending[0].content if len(pending) == 1 else [m.content for m in pending],
+                )
+            )
         try:
             result = await run_loop(
-                messages, hooks, runner.events, runner._abort, config, prompt=prompt, state=state
+                messages,
+                hooks,
+                runner.events,
+                runner._abort,
+                config,
+                prompt=prompt,
+                state=state,
+                resume_at=resume_at,
             )
         finally:
             if state.transcript is not None:  # also when cancelled: every call is answered
@@ -128,6 +207,8 @@ async def _loops(
         runner._messages = result.messages
         total = total + result.outcome.usage
         runner._outcome = result.outcome
+        resume_at = 0
+        config.approval_answers = None
         if result.outcome.stop_reason == "stop" and not runner._inbox.follow_ups and hooks.stop:
             continuations += 1
             reason = await _stop_check(runner, hooks, continuations)
@@ -211,6 +292,8 @@ class AgentRunner(Protocol):
     _outcome: RunOutcome
     _output: OutputSpec | None
     _paused: bool
+    _pending: list[PendingApproval]
+    approver: Approver | None
     _run: RunHandle | None
     _run_start: int
     _usage: TokenUsage
@@ -225,6 +308,12 @@ class AgentRunner(Protocol):
     def system_prompt(self) -> str: ...
 
     def _report(self, stage: str, exc: Exception) -> None: ...
+
+    def _catalog_cost(self, usage: TokenUsage) -> float | None: ...
+
+    def _retrying(self, info: Any) -> None: ...
+
+    adapters: AdapterRegistry
 
 
 # --------------------------------------------------------------------------- starting, reading
@@ -282,7 +371,10 @@ class RunInProgressError(RuntimeError):
 
 
 async def start(
-    runner: AgentRunner, message: str | list[UserContent] | None, output: OutputSpec | None
+    runner: AgentRunner,
+    message: str | list[UserContent] | None,
+    output: OutputSpec | None,
+    resume: Resume | None = None,
 ) -> RunHandle:
     """Start a run of ``runner`` in its own task. A run whose stream reader went away is
     waited for first (its reader's clean-up may still be pending); any other run in
@@ -304,7 +396,7 @@ async def start(
     run = RunHandle(runner._abort)
     runner._run = run
     runner._output = output
-    run.task = asyncio.create_task(drive(runner, run, message), name="skillkit-run")
+    run.task = asyncio.create_task(drive(runner, run, message, resume), name="skillkit-run")
     return run
 
 
@@ -335,8 +427,20 @@ def stream(
 
 
 def response(runner: AgentRunner) -> AgentResponse:
-    """The `AgentResponse` of the runner's last run."""
+    """The `AgentResponse` of the runner's last run (with its resumable state when it
+    paused on approvals)."""
     outcome = runner._outcome
+    state = None
+    if outcome.stop_reason == "approval_pending":
+        state = RunState(
+            messages=list(runner._messages),
+            pending=list(outcome.pending),
+            run_start=runner._run_start,
+            iterations=outcome.iterations,
+            usage=outcome.usage,
+            cost=runner.cost(outcome.usage),
+            agent_id=runner.config.agent_id,
+        )
     return AgentResponse(
         text=outcome.text,
         messages=runner._messages[runner._run_start :],
@@ -345,6 +449,9 @@ def response(runner: AgentRunner) -> AgentResponse:
         error=outcome.error,
         iterations=outcome.iterations,
         output=outcome.output,
+        pending=list(outcome.pending),
+        state=state,
+        guardrail=outcome.guardrail,
     )
 
 
@@ -367,9 +474,69 @@ def settings(runner: AgentRunner) -> LoopContext:
         schema_of=tool_schema,
         compaction=runner._budget,
         redactor=runner.redactor or None,
+        max_repeats=config.max_repeats,
+        approver=runner.approver,
+        defer_approvals=config.approvals == "defer",
+        approval_timeout=config.approval_timeout,
+        budget=_run_budget(runner),
+        fallback=_fallbacks(runner),
+        output_guardrails=config.output_guardrails,
         hooks=NO_HOOKS,  # run_loop is given the run's seams; nothing is built for these
         bus=runner.events,
         abort=runner._abort,
+    )
+
+
+def _run_budget(runner: AgentRunner) -> RunBudget | None:
+    """The limits of the runner's next run (None: no limit is set)."""
+    config = runner.config
+    if config.max_cost_usd is None and config.max_tokens is None and config.max_turns is None:
+        return None
+    state = runner._loop_state
+    return RunBudget(
+        max_cost_usd=config.max_cost_usd,
+        max_tokens=config.max_tokens,
+        max_turns=config.max_turns,
+        tokens_before=state.cumulative_usage.total,
+        cost_before=state.cumulative_cost or 0.0,
+        price=runner.cost,
+    )
+
+
+def _fallbacks(runner: AgentRunner) -> Fallbacks | None:
+    """The fallback models of the runner's next run (None: none configured)."""
+    config = runner.config
+    if not config.fallback_models:
+        return None
+    own_prices = runner.cost == runner._catalog_cost  # not a caller's cost function
+
+    def config_for(name: str) -> AgentConfig:
+        return msgspec.structs.replace(
+            config, model=name, model_definition=None, base_url=None, api_key=None
+        )
+
+    def make(name: str) -> tuple[LLMAdapter, str]:
+        if name in runner.adapters:
+            adapter = runner.adapters.get(name)
+        else:
+            from skillkit.adapters.factory import create_adapter
+
+            adapter = create_adapter(config_for(name), on_retry=runner._retrying)
+        return runner.tracing.adapter(adapter), parts.model_name(adapter, config_for(name))
+
+    def price_of(name: str) -> CostFunction:
+        if not own_prices:
+            return runner.cost
+        adapter = runner.adapters.get(name) if name in runner.adapters else runner.adapter
+        model_config = config_for(name)
+        return lambda usage: parts.catalog_cost(model_config, adapter, usage)
+
+    return Fallbacks(
+        config.fallback_models,
+        make,
+        window_of=parts.catalog_window,
+        price_of=price_of,
+        on_skip=lambda name, exc: runner._report(f"fallback:{name}", exc),
     )
 
 

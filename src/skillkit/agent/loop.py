@@ -28,17 +28,28 @@ from typing import Any, NamedTuple
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import MessageBuilder
+from skillkit.agent import approvals
+from skillkit.agent.approvals import ApprovalScope
+from skillkit.agent.fallback import ModelFallback
+from skillkit.agent.guardrails import GuardrailResult, check_all
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, HookFailed, Hooks
 from skillkit.agent.loop_context import CostFunction, LoopContext, RunOutcome
 from skillkit.agent.request import (
     ContextTransformer,
     ConvertToLLM,
+    Draft,
     LoopState,
     build_request,
     draft_request,
     recover_overflow,
 )
-from skillkit.agent.tool_calls import ABORTED, NOT_RUN, redact_result, run_tool_calls
+from skillkit.agent.tool_calls import (
+    ABORTED,
+    NOT_RUN,
+    ApprovalsPending,
+    redact_result,
+    run_tool_calls,
+)
 from skillkit.errors import describe_exception
 from skillkit.events import (
     STREAM_KINDS,
@@ -114,21 +125,44 @@ async def run_loop(
     *,
     prompt: str = "",
     state: LoopState | None = None,
+    resume_at: int = 0,
 ) -> LoopResult:
     """Run turns after ``messages`` (which already end with the user's message) until
     the run ends; every event goes to ``events``, ``abort`` stops the run, ``hooks`` are
     its seams and ``config`` its settings. ``state`` carries cumulative usage and the
     conversion cache from earlier runs (a new one when None); while the run is in
-    flight, ``state.transcript`` is its transcript so far."""
+    flight, ``state.transcript`` is its transcript so far.
+
+    A run may pause on approvals (``stop_reason="approval_pending"``, the waiting calls
+    in ``outcome.pending``): ``messages`` then ends with the assistant turn whose calls
+    wait, none of them run. ``resume_at`` (the paused run's turn count) resumes such a
+    run: that turn's calls run first — with ``config.approval_answers`` — and the run
+    goes on as if it had never paused."""
     state = state if state is not None else LoopState()
     ctx = _with_seams(config, hooks, events, abort)
     transcript = list(messages)
     state.transcript = transcript
-    outcome = RunOutcome()
+    outcome = RunOutcome(iterations=resume_at)
+    restore = (  # only a before_tool_call hook (the permission gate) reads the scope
+        approvals.enter(
+            ApprovalScope(
+                answers=ctx.approval_answers,
+                defer=ctx.defer_approvals,
+                timeout=ctx.approval_timeout,
+                listening=lambda: events.wants("approval_needed"),
+            )
+        )
+        if hooks.before_tool_call
+        else None
+    )
     if events.wants("agent_start"):
         await events.emit(AgentStart(prompt=prompt, model=ctx.model))
     try:
-        await _turns(transcript, ctx, state, outcome)
+        await _turns(transcript, ctx, state, outcome, resume=resume_at > 0)
+        if ctx.input_check is not None:  # the run ended before a reply was used
+            await _input_tripped(ctx, outcome, outcome.iterations)
+        if ctx.output_guardrails and outcome.stop_reason == "stop":
+            await _check_output(ctx, outcome)
     except asyncio.CancelledError:
         abort.abort(abort.reason or "cancelled")
         close_open_calls(transcript, ABORTED)
@@ -144,6 +178,11 @@ async def run_loop(
         if ctx.redactor:
             outcome.error = ctx.redactor.redact(outcome.error)
         await events.emit(ErrorInfo(stage="loop", message=outcome.error))
+    finally:
+        if restore is not None:
+            restore()
+        if ctx.input_check is not None:  # never awaited: the run ended first
+            ctx.input_check.cancel()
     await _end(ctx, outcome)
     return LoopResult(transcript, outcome)
 
@@ -151,7 +190,7 @@ async def run_loop(
 async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
     bus = ctx.bus
     output = ctx.hooks.output
-    if output is not None:
+    if output is not None and outcome.stop_reason != "guardrail":
         await _report_output(ctx, outcome, output)
     if outcome.stop_reason == "aborted":
         await bus.emit(RunCancelled(reason=ctx.abort.reason or "aborted"))
@@ -170,7 +209,12 @@ async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
 
 
 async def _turns(
-    transcript: list[AgentMessage], ctx: LoopContext, state: LoopState, outcome: RunOutcome
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: LoopState,
+    outcome: RunOutcome,
+    *,
+    resume: bool = False,
 ) -> None:
     """The turn loop; fills in ``outcome`` as it goes."""
     bus = ctx.bus
@@ -179,6 +223,14 @@ async def _turns(
     repeats = _Repeats()
     last: AssistantMessage | None = None
     try:
+        waiting = transcript[-1] if resume and transcript else None
+        if isinstance(waiting, AssistantMessage) and waiting.tool_calls:
+            last = waiting  # the paused turn: its calls run now, as if it had not paused
+            ended = await _after_reply(
+                transcript, ctx, outcome, waiting, hooks.tools(), outcome.iterations, repeats
+            )
+            if ended:
+                return
         while True:
             if ctx.abort.aborted:
                 outcome.stop_reason = "aborted"
@@ -198,6 +250,10 @@ async def _turns(
             extra: list[TokenUsage] = []
             try:
                 draft = draft_request(transcript, ctx, state, tools)
+                if ctx.budget is not None and await _over_budget(
+                    transcript, ctx, state, outcome, draft, turn
+                ):
+                    return
                 request = draft.request or await build_request(
                     transcript, ctx, state, draft, turn, extra
                 )
@@ -207,6 +263,19 @@ async def _turns(
             if extra:
                 _add_usage(outcome, state, extra)
             message = await _stream_reply(ctx, request, turn)
+            if ctx.input_check is not None and await _input_tripped(ctx, outcome, turn):
+                counted = _account(ctx, state, outcome, message)  # held back, but paid for
+                if counted is not None:
+                    await bus.emit(counted, turn=turn)
+                return
+            if (
+                ctx.fallback is not None
+                and message.stop_reason in ("error", "context_overflow")
+                and not ctx.abort.aborted
+                and await _fall_back(ctx, state, outcome, message, turn)
+            ):
+                outcome.iterations -= 1  # the turn is made again, by the next model
+                continue
             if message.stop_reason == "context_overflow" and turn != recovered:
                 extra = []
                 retry = await recover_overflow(transcript, ctx, state, request, turn, extra)
@@ -227,24 +296,161 @@ async def _turns(
 
             calls = message.tool_calls
             results: list[ToolResultMessage]
-            if hooks.output is None:  # the common turn
-                results = []
-                if calls:
-                    await run_tool_calls(calls, tools, ctx, turn, results, transcript)
-            else:
-                results = await _run_calls(transcript, ctx, calls, tools, turn)
+            try:
+                if hooks.output is None:  # the common turn
+                    results = []
+                    if calls:
+                        await run_tool_calls(calls, tools, ctx, turn, results, transcript)
+                else:
+                    results = await _run_calls(transcript, ctx, calls, tools, turn)
+            except ApprovalsPending as paused:
+                outcome.stop_reason, outcome.pending = "approval_pending", paused.pending
+                return
             if bus.wants("turn_end"):
                 await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
             output = hooks.output
             if output is not None and output.accepted and not ctx.abort.aborted:
                 outcome.stop_reason = "stop"  # the final tool was called with a valid answer
                 return
-
             if await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn):
                 return
     finally:  # the run's text is its last reply's
         if last is not None:
             outcome.text, outcome.thinking = last.text, last.thinking
+
+
+async def _after_reply(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    outcome: RunOutcome,
+    message: AssistantMessage,
+    tools: Sequence[Tool],
+    turn: int,
+    repeats: _Repeats,
+) -> bool:
+    """Run the reply's tool calls and end the turn; whether the run ends here (a pause
+    on approvals included: the reply's calls then stay unanswered, none has run). The
+    resumed turn of a paused run goes through here; `_turns` inlines the same steps for
+    the common turn."""
+    bus = ctx.bus
+    hooks = ctx.hooks
+    calls = message.tool_calls
+    results: list[ToolResultMessage]
+    try:
+        if hooks.output is None:  # the common turn
+            results = []
+            if calls:
+                await run_tool_calls(calls, tools, ctx, turn, results, transcript)
+        else:
+            results = await _run_calls(transcript, ctx, calls, tools, turn)
+    except ApprovalsPending as paused:
+        outcome.stop_reason = "approval_pending"
+        outcome.pending = paused.pending
+        return True
+    if bus.wants("turn_end"):
+        await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
+    output = hooks.output
+    if output is not None and output.accepted and not ctx.abort.aborted:
+        outcome.stop_reason = "stop"  # the final tool was called with a valid answer
+        return True
+    return await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn)
+
+
+async def _input_tripped(ctx: LoopContext, outcome: RunOutcome, turn: int) -> bool:
+    """Wait for the input guardrails' verdict (once per run); whether one tripped (the
+    run then ends with ``stop_reason="guardrail"``)."""
+    check = ctx.input_check
+    assert check is not None
+    ctx.input_check = None
+    tripped = await check
+    if tripped is None:
+        return False
+    await _tripped(ctx, outcome, tripped, "input", turn)
+    return True
+
+
+async def _check_output(ctx: LoopContext, outcome: RunOutcome) -> None:
+    """Run the output guardrails on the final answer; a trip ends the run with
+    ``stop_reason="guardrail"`` and an empty answer."""
+    output = ctx.hooks.output
+    value = output.value if output is not None and output.accepted else outcome.text
+    tripped = await check_all(ctx.output_guardrails, value)
+    if tripped is not None:
+        outcome.text = outcome.thinking = ""
+        await _tripped(ctx, outcome, tripped, "output", outcome.iterations)
+
+
+async def _tripped(
+    ctx: LoopContext, outcome: RunOutcome, result: GuardrailResult, side: str, turn: int
+) -> None:
+    outcome.stop_reason, outcome.guardrail = "guardrail", result
+    detail = f": {result.info}" if isinstance(result.info, str) and result.info else ""
+    outcome.error = f"the {side} guardrail {result.name!r} tripped{detail}"
+    if ctx.redactor:
+        outcome.error = ctx.redactor.redact(outcome.error)
+    await ctx.bus.emit(ErrorInfo(stage="guardrail", message=outcome.error), turn=turn or None)
+
+
+async def _fall_back(
+    ctx: LoopContext, state: LoopState, outcome: RunOutcome, message: AssistantMessage, turn: int
+) -> bool:
+    """Switch to the next fallback model after ``message`` failed, if its failure calls
+    for one (`skillkit.agent.fallback`): the failed call's usage is counted at the old
+    model's price, ``model_fallback`` is emitted, and ``ctx`` calls the new model from
+    now on. Whether it switched."""
+    fallback = ctx.fallback
+    assert fallback is not None
+    kind = fallback.kind
+    if kind is None and message.stop_reason == "context_overflow":
+        kind = "context_overflow"
+    found = fallback.next(kind, ctx.model)
+    fallback.kind = None
+    if found is None:
+        return False
+    name, adapter, sent_as, cost = found
+    counted = _account(ctx, state, outcome, message)
+    if counted is not None:
+        await ctx.bus.emit(counted, turn=turn)
+    previous = ctx.model
+    ctx.adapter, ctx.model, ctx.cost = adapter, sent_as, cost
+    await ctx.bus.emit(
+        ModelFallback(
+            from_model=previous, to_model=name, error_kind=kind or "", error=message.error or ""
+        ),
+        turn=turn,
+    )
+    return True
+
+
+async def _over_budget(
+    transcript: list[AgentMessage],
+    ctx: LoopContext,
+    state: LoopState,
+    outcome: RunOutcome,
+    draft: Draft,
+    turn: int,
+) -> bool:
+    """Whether the run's budget refuses this turn's model call (the run then ends with
+    ``stop_reason="budget"`` and the turn is not counted)."""
+    budget = ctx.budget
+    assert budget is not None
+    reserve = ctx.options.get("max_tokens")
+    refusal = budget.refusal(
+        turns=turn,
+        spent=state.cumulative_usage,
+        cost=state.cumulative_cost or 0.0,
+        transcript=transcript,
+        model=ctx.model,
+        system_prompt=draft.system_prompt,
+        tools=draft.schemas,
+        output_reserve=reserve if isinstance(reserve, int) else 0,
+    )
+    if refusal is None:
+        return False
+    outcome.iterations -= 1
+    outcome.stop_reason, outcome.error = "budget", f"the run stopped: {refusal}"
+    await ctx.bus.emit(ErrorInfo(stage="budget", message=outcome.error), turn=turn)
+    return True
 
 
 async def _run_ends(
@@ -414,6 +620,8 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
     except Exception as exc:  # an adapter broke its contract: still end cleanly
         add(StreamEvent("error", error=describe_exception(exc), stop_reason="error"))
     message = builder.message()
+    if ctx.fallback is not None:
+        ctx.fallback.kind = builder.error_kind
     if ctx.abort.aborted and message.stop_reason != "aborted":
         message = AssistantMessage(
             content=message.content,
@@ -543,6 +751,10 @@ def _account(
     outcome.usage = outcome.usage + usage
     state.cumulative_usage = state.cumulative_usage + usage
     if not ctx.bus.wants("usage"):
+        if ctx.budget is not None and ctx.budget.needs_cost:
+            turn_cost = ctx.cost(usage) if ctx.cost is not None else None
+            if turn_cost is not None:
+                state.cumulative_cost = (state.cumulative_cost or 0.0) + turn_cost
         return None
     turn_cost = ctx.cost(usage) if ctx.cost is not None else None
     if turn_cost is not None:

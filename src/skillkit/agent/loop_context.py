@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
+from skillkit.agent.approvals import DEFAULT_APPROVAL_TIMEOUT, Approval, Approver
+from skillkit.agent.budget import RunBudget
+from skillkit.agent.fallback import Fallbacks
+from skillkit.agent.guardrails import Guardrail, GuardrailResult
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, Hooks
 from skillkit.context import ContextBudget, RendererRegistry
 from skillkit.events import EventBus
-from skillkit.models import StopReason, TokenUsage, ToolSchema, UserMessage
+from skillkit.models import PendingApproval, StopReason, TokenUsage, ToolSchema, UserMessage
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool
 
@@ -38,6 +43,16 @@ class LoopContext:
     ``compaction`` keeps the context within the model's window (None: never compact) and
     cuts a tool result the window cannot hold. ``max_repeats`` stops a run whose turns
     make the same tool calls with the same results that many times in a row (0: never).
+
+    Approvals (`skillkit.agent.approvals`): ``approver`` answers a tool's own approval in
+    process; ``defer_approvals`` pauses the run instead when nobody answers;
+    ``approval_answers`` are the answers a resumed run was given, by call id;
+    ``approval_timeout`` bounds an in-process wait with nothing subscribed. ``budget``
+    holds the run's spending limits (None: none); ``fallback`` the models that take
+    over when the model fails (`skillkit.agent.fallback`; None: none). ``input_check``
+    is the input guardrails' verdict on the run's message, awaited before the first
+    reply is used; ``output_guardrails`` check the final answer
+    (`skillkit.agent.guardrails`).
     """
 
     adapter: LLMAdapter
@@ -56,12 +71,21 @@ class LoopContext:
     hooks: Hooks = field(default_factory=Hooks)
     bus: EventBus = field(default_factory=EventBus)
     abort: AbortSignal = field(default_factory=AbortSignal)
+    approver: Approver | None = None
+    defer_approvals: bool = False
+    approval_answers: dict[str, Approval] | None = None
+    approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
+    budget: RunBudget | None = None
+    fallback: Fallbacks | None = None
+    input_check: asyncio.Future[GuardrailResult | None] | None = None
+    output_guardrails: Sequence[Guardrail] = ()
 
 
 @dataclass
 class RunOutcome:
-    """How a run ended (the same facts ``agent_end`` carries, and the validated
-    structured ``output`` of a run that has an output type)."""
+    """How a run ended (the same facts ``agent_end`` carries, the validated structured
+    ``output`` of a run that has an output type, the calls a paused run waits for, and
+    the result of a guardrail that tripped)."""
 
     stop_reason: StopReason = "stop"
     iterations: int = 0
@@ -70,3 +94,5 @@ class RunOutcome:
     usage: TokenUsage = field(default_factory=TokenUsage)
     error: str | None = None
     output: Any = None
+    pending: Sequence[PendingApproval] = ()
+    guardrail: Any = None

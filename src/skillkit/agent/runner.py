@@ -10,7 +10,7 @@ instead of leaving it half done: each tool call is answered, ``run_cancelled`` a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from skillkit.abort import AbortSignal
@@ -18,6 +18,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.registry import AdapterRegistry
 from skillkit.agent import drive as runs
 from skillkit.agent import parts
+from skillkit.agent.approvals import Approval, Approver, parse_approval
 from skillkit.agent.contributors import Contributor, PromptSection, ToolProvider, contributes
 from skillkit.agent.drive import Inbox, RunInProgressError
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
@@ -25,6 +26,7 @@ from skillkit.agent.loop_context import RunOutcome
 from skillkit.agent.roles import ApprovalResponder, ChildSpawner, ChildUsage, ModeControl, Roles
 from skillkit.agent.seam import hook_parts
 from skillkit.agent.streams import RunHandle
+from skillkit.agent.sync import run_sync
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
 from skillkit.errors import describe_exception
@@ -32,6 +34,9 @@ from skillkit.events import ErrorInfo, EventBus, Sink
 from skillkit.models import (
     AgentMessage,
     AgentResponse,
+    AssistantMessage,
+    PendingApproval,
+    RunState,
     StreamEvent,
     TokenUsage,
     UserContent,
@@ -70,6 +75,11 @@ class AgentRunner:
     given or a global provider is set; ``trace_content=True`` also records messages,
     arguments and results, redacted (None: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_
     CONTENT`` decides). ``conversation_id`` is recorded as ``gen_ai.conversation.id``.
+
+    ``approver`` answers, in process, the calls of tools that need approval
+    (``@tool(needs_approval=...)``): it gets a `PendingApproval` and returns `Approve`,
+    `Deny` or None (cannot say). With ``AgentConfig(approvals="defer")`` a call nobody
+    answers pauses the run instead; `resume` continues it, in this or another process.
     """
 
     def __init__(
@@ -94,6 +104,7 @@ class AgentRunner:
         conversation_id: str | None = None,
         permissions: ModeControl | None = None,
         children: ChildSpawner | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.config = config = config if config is not None else AgentConfig()
         self.redactor = (
@@ -128,6 +139,8 @@ class AgentRunner:
         self._abort = AbortSignal()
         self._run: RunHandle | None = None
         self._paused = False
+        self._pending: list[PendingApproval] = []
+        self.approver = approver
         self._loop_state = LoopState()
         self._outcome = RunOutcome()
         self._usage = TokenUsage()
@@ -335,6 +348,72 @@ class AgentRunner:
         and one final ``done``; with ``output_type``, ``output_partial`` and ``output``).
         Closing the iterator early, or cancelling its reader, aborts the run."""
         return runs.stream(self, message, runs.output_spec(output_type))
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """The calls the last run paused on (empty unless it ended with
+        ``stop_reason="approval_pending"``)."""
+        return list(self._pending)
+
+    async def resume(
+        self,
+        state: RunState | str | bytes,
+        approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> AgentResponse:
+        """Continue a run paused on approvals from its ``state`` (a `RunState`, or its
+        JSON) — in this runner or a new one, in any process. ``approvals`` answers the
+        waiting calls by call id: `Approve()`, `Approve(args={...})` (run with these
+        arguments instead), or `Deny(reason)` (the model reads why). The paused turn's
+        calls run first — no model call is made for them, and the transcript is the
+        one an uninterrupted run would have; a call left unanswered may pause the run
+        again. The runner's transcript becomes the state's. A run started with an
+        ``output_type`` is resumed with the same one."""
+        if isinstance(state, str | bytes):
+            state = RunState.from_json(state)
+        if not isinstance(state, RunState):
+            raise TypeError(f"state must be a RunState or its JSON, got {type(state).__name__}")
+        last = state.messages[-1] if state.messages else None
+        waiting = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set()
+        known = {p.call_id for p in state.pending}
+        if not known or not known <= waiting:
+            raise ValueError(
+                "not a paused run: its transcript must end with the assistant turn whose "
+                "calls wait for approval"
+            )
+        answers = {key: parse_approval(value) for key, value in (approvals or {}).items()}
+        unknown = sorted(set(answers) - known)
+        if unknown:
+            raise ValueError(f"no pending call with id {', '.join(unknown)} in this state")
+        if self.is_running:
+            raise RunInProgressError("cannot resume while a run is in progress")
+        self._messages = list(state.messages)
+        self._loop_state.forget_conversion()
+        self._run_start = state.run_start
+        resume = runs.Resume(state.iterations, state.usage, state.cost, answers)
+        run = await runs.start(self, None, output=runs.output_spec(output_type), resume=resume)
+        await runs.join(self, run)
+        return runs.response(self)
+
+    def chat_sync(
+        self, message: str | list[UserContent], *, output_type: Any = None
+    ) -> AgentResponse:
+        """`chat` for code that is not async: a script, or a notebook whose event loop is
+        already running. Every synchronous call runs on one event loop SkillKit keeps in
+        a thread of its own (`run_sync`); the caller blocks until the run ends. Drive a
+        runner with either `chat_sync` or ``await chat``, not both."""
+        return run_sync(self.chat(message, output_type=output_type))
+
+    def resume_sync(
+        self,
+        state: RunState | str | bytes,
+        approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> AgentResponse:
+        """`resume` for code that is not async (see `chat_sync`)."""
+        return run_sync(self.resume(state, approvals, output_type=output_type))
 
     async def continue_(self) -> AgentResponse:
         """Resume a run paused by ``max_iterations``, with a fresh iteration budget."""

@@ -15,6 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from skillkit.agent import approvals
+from skillkit.agent.approvals import ApprovalDeferred, Approve, Deny
 from skillkit.confinement import Confinement
 from skillkit.errors import describe_exception
 from skillkit.events import (
@@ -24,27 +26,67 @@ from skillkit.events import (
     ToolExecutionUpdate,
     ToolResultEvent,
 )
-from skillkit.models import AgentMessage, TextPart, ToolCall, ToolResultMessage, UserContent
+from skillkit.models import (
+    AgentMessage,
+    PendingApproval,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserContent,
+)
 from skillkit.secrets import Redactor
-from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format_validation_error
+from skillkit.tools.base import (
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    approval_needed,
+    format_validation_error,
+)
 from skillkit.tracing import tool_execution
 from skillkit.tracing.scope import active_run
 
 if TYPE_CHECKING:
     from skillkit.agent.loop_context import LoopContext
 
-__all__ = ["ABORTED", "NOT_RUN", "SKIPPED", "redact_result", "run_tool_calls"]
+__all__ = [
+    "ABORTED",
+    "NOT_RUN",
+    "SKIPPED",
+    "ApprovalsPending",
+    "redact_result",
+    "run_tool_calls",
+]
 
 SKIPPED = "Skipped: the user sent a new message before this tool ran."
 ABORTED = "Aborted: the run was cancelled before this tool finished."
 NOT_RUN = "Not run: the model call failed before this tool could run."
 
 
+class ApprovalsPending(Exception):
+    """Raised by `run_tool_calls` when calls of the turn wait for approvals nobody
+    answers in process and the run defers: no call of the turn has run."""
+
+    def __init__(self, pending: list[PendingApproval]) -> None:
+        super().__init__(f"{len(pending)} tool call(s) wait for approval")
+        self.pending = pending
+
+
 class _Pending:
-    __slots__ = ("args", "call", "confinement", "raw_args", "result", "started", "tool")
+    __slots__ = (
+        "args",
+        "call",
+        "confinement",
+        "deferred",
+        "raw_args",
+        "result",
+        "started",
+        "tool",
+    )
 
     def __init__(self, call: ToolCall) -> None:
         self.call = call
+        self.deferred: PendingApproval | None = None
         self.confinement: Confinement | None = None
         self.tool: Tool | None = None
         self.args: Any = None
@@ -70,6 +112,10 @@ async def run_tool_calls(
             await _prepare(item, by_name, ctx, turn)
         else:
             _validate(item, by_name)
+            if item.tool is not None and item.result is None and _asks(item, ctx):
+                await _approve(item, ctx)
+        if item.deferred is not None:
+            raise ApprovalsPending([item.deferred])
         if item.result is None:
             item.result = await _execute(item, ctx, turn)
         quiet = _quiet_finish(item, ctx)
@@ -87,6 +133,9 @@ async def run_tool_calls(
     else:
         for item in pending:
             await _prepare(item, by_name, ctx, turn)
+    deferred = [p.deferred for p in pending if p.deferred is not None]
+    if deferred:  # nothing of this turn runs until they are answered
+        raise ApprovalsPending(deferred)
 
     runnable = [p for p in pending if p.result is None]
     if (
@@ -144,8 +193,15 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
             turn=turn,
         )
     _validate(item, by_name)
-    if item.result is None and _gated(ctx):
-        await _gate(item, ctx, turn)
+    if item.tool is not None and item.result is None and _asks(item, ctx):
+        await _approve(item, ctx)
+    if item.result is None and item.deferred is None and _gated(ctx):
+        try:
+            await _gate(item, ctx, turn)
+        except ApprovalDeferred as deferred:  # the gate asked; nobody answers in process
+            item.deferred = PendingApproval(
+                call_id=call.id, tool=call.name, args=dict(item.raw_args), reason=deferred.reason
+            )
 
 
 def _gated(ctx: LoopContext) -> bool:
@@ -174,12 +230,63 @@ def _validate(item: _Pending, by_name: dict[str, Tool]) -> None:
         item.result = ToolResult.error(format_validation_error(call.name, exc))
 
 
+def _asks(item: _Pending, ctx: LoopContext) -> bool:
+    """Whether the call may need an approval step: its tool has an approval policy, or
+    the resumed run was given answers."""
+    return ctx.approval_answers is not None or (
+        getattr(item.tool, "needs_approval", False) is not False
+    )
+
+
+async def _approve(item: _Pending, ctx: LoopContext) -> None:
+    """Apply the answer given for this call (a resumed run), else ask for the tool's own
+    approval if it needs one: in process (``ctx.approver``), or — when the run defers —
+    mark the call as waiting. Sets ``item.result`` when the call must not run."""
+    call = item.call
+    answers = ctx.approval_answers
+    given = answers.get(call.id) if answers is not None else None
+    if given is None:
+        if not approval_needed(item.tool, item.raw_args):
+            return
+        pending = PendingApproval(
+            call_id=call.id,
+            tool=call.name,
+            args=dict(item.raw_args),
+            reason="the tool needs approval",
+        )
+        given = await approvals.ask(ctx.approver, pending)
+        if given is None and ctx.defer_approvals:
+            item.deferred = pending
+            return
+        if given is None:
+            item.result = ToolResult.error(
+                f"Tool '{call.name}' was not run: it needs approval and nothing in this "
+                "process answered (give AgentRunner(approver=...), or run with "
+                'AgentConfig(approvals="defer") and answer with AgentRunner.resume)'
+            )
+            return
+    match given:
+        case Deny(reason=reason):
+            item.result = ToolResult.error(
+                f"Tool '{call.name}' was not run: the user denied it"
+                + (f" ({reason})" if reason else "")
+            )
+        case Approve(args=args) if args is not None and item.tool is not None:
+            item.raw_args = dict(args)
+            try:
+                item.args = item.tool.args_model.model_validate(args)
+            except Exception as exc:
+                item.result = ToolResult.error(format_validation_error(call.name, exc))
+        case _:
+            pass
+
+
 async def _gate(item: _Pending, ctx: LoopContext, turn: int) -> None:
     """``before_tool_call``: published to listeners, then judged by the hooks (a block
     sets ``item.result``; replaced arguments are validated again)."""
     bus = ctx.bus
     call = item.call
-    event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(call.arguments))
+    event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(item.raw_args))
     if bus.wants("before_tool_call"):
         await bus.emit(event, turn=turn)
     if not ctx.hooks.before_tool_call:

@@ -206,7 +206,9 @@ def _read_agent(path: Path, plugin: ClaudePlugin) -> PluginAgent | None:
         for tool in _tool_list(fields["tools"]):
             own = skillkit_name(tool)
             if tool not in _CLAUDE_TOOL_NAMES and not tool.startswith("mcp__"):
-                plugin.notes.append(f"{where}: tool {tool!r} is not a SkillKit tool")
+                # said, and left out: a child asking for a tool nobody has would not start
+                plugin.notes.append(f"{where}: tool {tool!r} is not a SkillKit tool; left out")
+                continue
             names.append(own)
         tools = tuple(names)
     model = _text(fields.get("model"))

@@ -153,7 +153,14 @@ def report_outcome(
                 f"({response.iterations} model calls)\n"
             )
             return EXIT_FAILED
-        case "error" | "context_overflow" | "output_invalid":
+        case (
+            "error"
+            | "context_overflow"
+            | "output_invalid"
+            | "budget"
+            | "guardrail"
+            | "approval_pending"
+        ):
             redactor = redactor if redactor is not None else Redactor.from_environment()
             message = redactor.redact(response.error or "the run failed")
             err.write(f"skillkit: error: {neutralize(' '.join(message.split()))}\n")

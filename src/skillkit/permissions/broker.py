@@ -6,6 +6,13 @@ its listeners (the runner turns that into an ``approval_needed`` event), asks it
 an abort ends the wait as a deny. Any number of requests may wait at once; each is
 answered by its own id, in any order. `respond` may be called from any thread.
 
+Inside a run (`skillkit.agent.approvals.current`): an answer given when a paused run
+was resumed is taken at once; a run that defers pauses (`ApprovalDeferred`) instead of
+waiting when no answerer answers; and a request with no wait limit and nothing
+subscribed (no broker listener, no ``approval_needed`` listener on the run's bus) waits
+``AgentConfig.approval_timeout`` seconds at most, then is denied with an error that
+says so.
+
 `PendingAnswers` is the same waiting pattern without approval semantics; the question
 broker uses it too.
 """
@@ -23,6 +30,8 @@ from typing import Any, Generic, Literal, TypeVar
 import msgspec
 
 from skillkit.abort import AbortSignal
+from skillkit.agent import approvals
+from skillkit.agent.approvals import ApprovalDeferred, Approve, Deny
 
 __all__ = [
     "ApprovalAnswerer",
@@ -324,6 +333,12 @@ class ApprovalBroker:
         if not request.request_id:
             request = msgspec.structs.replace(request, request_id=self._pending.new_id())
         rid = request.request_id
+        scope = approvals.current()
+        given = scope.answers.get(request.tool_call_id) if scope and request.tool_call_id else None
+        if given is not None:  # answered when the paused run was resumed
+            return request, _decision_of(given)
+        if scope is not None and scope.defer and self.answerer is None:
+            raise ApprovalDeferred(request.reason)
         future = self._pending.open(rid, request)
         wait_for = self.timeout if timeout is _UNSET else timeout
         if abort is not None and abort.aborted:
@@ -334,13 +349,21 @@ class ApprovalBroker:
                 answer = await self._ask_answerer(request)
                 if answer is not None:
                     self._pending.resolve(rid, answer)
+                elif scope is not None and scope.defer:
+                    self._pending.close(rid)
+                    raise ApprovalDeferred(request.reason)
+        unanswered = False
+        if wait_for is None and scope is not None and not self._listeners:
+            wait_for = scope.unanswered_timeout()  # nothing subscribed: a finite wait
+            unanswered = wait_for is not None
         decision = await self._pending.wait(
             rid,
             future,
             timeout=wait_for,
             abort=abort,
             on_timeout=lambda: ApprovalDecision.deny(
-                f"no answer within {wait_for:g} seconds", by="timeout"
+                f"no answer within {wait_for:g} seconds" + (_NOBODY if unanswered else ""),
+                by="timeout",
             ),
             on_abort=_aborted,
         )
@@ -360,6 +383,20 @@ class ApprovalBroker:
             return decision
         except Exception as exc:
             return ApprovalDecision.deny(f"the approval callback failed: {exc}", by="callback")
+
+
+_NOBODY = (
+    ": nothing is subscribed to approval requests (answer them through an "
+    "approval_needed listener or an answerer, or run with AgentConfig(approvals='defer') "
+    "and resume the run)"
+)
+
+
+def _decision_of(answer: Approve | Deny) -> ApprovalDecision:
+    """The broker's decision for an answer given to a resumed run."""
+    if isinstance(answer, Deny):
+        return ApprovalDecision.deny(answer.reason, by="resume")
+    return ApprovalDecision.allow_once(by="resume")
 
 
 def _aborted(reason: str) -> ApprovalDecision:

@@ -72,7 +72,7 @@ def main(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | No
         return 1 if errors else 0
     width = max((len(d.name) for d in definitions), default=0)
     for definition in definitions:
-        tools = ", ".join(definition.tools) if definition.tools is not None else "all tools"
+        tools = ", ".join(definition.tool_names) if definition.tools is not None else "all tools"
         model = definition.model or "the session's model"
         mode = " (read-only)" if definition.mode == "plan" else ""
         out.write(

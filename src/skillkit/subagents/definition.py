@@ -28,10 +28,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from skillkit.skills.diagnostics import Diagnostic, Findings, SkillError
 from skillkit.skills.frontmatter import decode_text, kind, load_frontmatter, split_frontmatter
+
+if TYPE_CHECKING:  # the CLI reads definitions without loading the tool layer
+    from skillkit.tools.base import Tool
 
 __all__ = [
     "AGENT_FIELDS",
@@ -67,22 +70,23 @@ class AgentDefinitionError(SkillError):
 class AgentDefinition:
     """One child agent.
 
-    ``tools`` are the names of the tools the child may use (None: every tool of the
-    parent except ``task``; a child never gets ``task``). ``model`` None means the
-    parent's model. ``mode`` ``plan`` makes the child read-only (every call the
+    ``tools`` are the tools the child may use (None: every tool of the parent except
+    ``task``; a child never gets ``task``): names (of the parent's tools, or of the tools
+    `Subagents` was given for children) and, from code, `Tool` objects of the child's own,
+    which the parent's model is never offered. A list becomes a tuple. ``model`` None means
+    the parent's model. ``mode`` ``plan`` makes the child read-only (every call the
     permission gate does not count as a read is refused); ``inherit`` judges the child's
-    calls exactly as the parent's. ``skills`` are skill names whose instructions open
-    the child's system prompt. ``max_turns`` bounds the model calls of one child run
-    (None: the parent's limit). ``prompt`` is the file's body, the child's system
-    prompt. ``location`` is the file (None for built-in and programmatic definitions);
-    ``source`` says where it came from: ``builtin``, ``project``, ``user``, ``plugin``
-    or ``code``.
+    calls exactly as the parent's. ``skills`` are skill names whose instructions open the
+    child's system prompt. ``max_turns`` bounds the model calls of one child run (None: the
+    parent's limit). ``prompt`` is the file's body, the child's system prompt. ``location``
+    is the file (None for built-in and programmatic definitions); ``source`` says where it
+    came from: ``builtin``, ``project``, ``user``, ``plugin`` or ``code``.
     """
 
     name: str
     description: str
     prompt: str = ""
-    tools: tuple[str, ...] | None = None
+    tools: tuple[str | Tool, ...] | None = None
     model: str | None = None
     mode: AgentMode = "inherit"
     skills: tuple[str, ...] = ()
@@ -92,6 +96,11 @@ class AgentDefinition:
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
+        if self.tools is not None and not isinstance(self.tools, tuple):
+            object.__setattr__(self, "tools", tuple(self.tools))
+        for item in self.tools or ():
+            if not isinstance(item, str) and not isinstance(getattr(item, "name", None), str):
+                raise TypeError(f"agent tools must be names or tools, got {item!r}")
         if not _NAME.fullmatch(self.name) or len(self.name) > _MAX_NAME:
             raise ValueError(
                 f"agent name must be lowercase letters, digits and single hyphens "
@@ -108,14 +117,24 @@ class AgentDefinition:
         """Whether the child may be offered the tool ``tool_name`` (never ``task``)."""
         if tool_name == "task":
             return False
-        return self.tools is None or tool_name in self.tools
+        return self.tools is None or tool_name in self.tool_names
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of ``tools`` (empty when None)."""
+        return tuple(t if isinstance(t, str) else t.name for t in self.tools or ())
+
+    @property
+    def own_tools(self) -> tuple[Tool, ...]:
+        """The `Tool` objects among ``tools`` (the child's own)."""
+        return tuple(t for t in self.tools or () if not isinstance(t, str))
 
     def summary(self) -> dict[str, Any]:
         """The definition as JSON data (for ``skillkit agents list --json``)."""
         return {
             "name": self.name,
             "description": self.description,
-            "tools": list(self.tools) if self.tools is not None else None,
+            "tools": list(self.tool_names) if self.tools is not None else None,
             "model": self.model,
             "mode": self.mode,
             "skills": list(self.skills),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent.contributors import AgentHandle, Contributor
@@ -43,6 +43,7 @@ from skillkit.subagents.registry import AgentRegistry
 from skillkit.subagents.skills import fork_target
 from skillkit.subagents.task_tool import TASK_TOOL_NAME, TaskTool
 from skillkit.tools.base import Tool, ToolResult
+from skillkit.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
@@ -70,7 +71,9 @@ class Subagents(Contributor):
     ``registry`` holds the definitions (default: the project's and the user's agent
     folders plus the built-in ``general-purpose`` agent). ``skills`` is the parent's
     skill registry: definitions' ``skills`` are read from it, and its skills that
-    declare a child context run in a child when loaded. ``transcripts`` keeps each
+    declare a child context run in a child when loaded. ``tools`` (`child_tools`) are
+    tools for children only: a definition that names one gets it, the parent's model
+    is never offered it. ``transcripts`` keeps each
     finished child's transcript. Attach it to one runner only
     (``AgentRunner(contributors=[..., Subagents()])``).
     """
@@ -83,8 +86,10 @@ class Subagents(Contributor):
         *,
         skills: SkillRegistry | None = None,
         transcripts: TranscriptKeeper | None = None,
+        tools: Iterable[Tool] = (),
     ) -> None:
         self.registry = registry if registry is not None else AgentRegistry()
+        self.child_tools = ToolRegistry(tools)
         self.skills = skills
         self.transcripts = transcripts
         self._parent: AgentRunner | None = None
@@ -249,7 +254,9 @@ class Subagents(Contributor):
         from skillkit.agent.runner import AgentRunner
         from skillkit.config import AgentConfig
 
-        base = parent.config
+        base = msgspec.structs.replace(  # a child answers its parent, not the user
+            parent.config, approvals="ask", input_guardrails=[], output_guardrails=[]
+        )
         system_prompt = self._system_prompt(definition, parent)
         turns = definition.max_turns or base.max_iterations
         adapter: LLMAdapter | None
@@ -271,7 +278,7 @@ class Subagents(Contributor):
                 max_iterations=turns,
                 tool_execution=base.tool_execution,
             )
-        tools = [t for t in parent.offered_tools() if _offered_to_child(definition, t.name)]
+        tools = self._tools_of(parent, definition)
         permissions = _permissions_of(parent)
         gate = getattr(permissions, "gate", None)
         bind = getattr(permissions, "bind_path_policy", None)  # the parent's file policy
@@ -293,6 +300,31 @@ class Subagents(Contributor):
             redactor=parent.redactor,
             compaction=parent.compaction,
         )
+
+    def _tools_of(self, parent: AgentRunner, definition: AgentDefinition) -> list[Tool]:
+        """The child's tools: its own, then the named ones from the parent's offered
+        tools or the children's registry (all the parent's but ``task`` when its
+        definition names none). Raises `LookupError` for a name found in neither."""
+        offered = [t for t in parent.offered_tools() if _offered_to_child(definition, t.name)]
+        if definition.tools is None:
+            return offered
+        tools: dict[str, Tool] = {t.name: t for t in definition.own_tools}
+        by_name = {t.name: t for t in offered}
+        missing = []
+        for name in definition.tool_names:
+            if name in tools or name in _NEVER_OFFERED:
+                continue
+            found = by_name.get(name) or self.child_tools.get(name)
+            if found is None:
+                missing.append(name)
+            else:
+                tools[name] = found
+        if missing:
+            raise LookupError(
+                f"agent {definition.name!r} names tools that neither the parent nor the "
+                f"child tool registry has: {', '.join(missing)}"
+            )
+        return list(tools.values())
 
     def _system_prompt(self, definition: AgentDefinition, parent: AgentRunner) -> str:
         parts = [_CHILD_PREAMBLE]

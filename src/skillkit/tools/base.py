@@ -25,11 +25,13 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = [
+    "ApprovalPolicy",
     "FunctionTool",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolResult",
+    "approval_needed",
     "format_validation_error",
     "tool",
     "tool_schema",
@@ -74,13 +76,36 @@ class ToolContext:
             self._on_update(partial)
 
 
+ApprovalPolicy = bool | Callable[[dict[str, Any]], bool]
+"""Whether a tool's call must be approved before it runs: always (True), never (False),
+or as a predicate over the call's arguments says."""
+
+
+def approval_needed(t: object, arguments: dict[str, Any]) -> bool:
+    """Whether this call of ``t`` must be approved before it runs (its ``needs_approval``
+    attribute; a tool without one never needs it). A predicate that raises counts as
+    "needs approval" (fail closed)."""
+    policy = getattr(t, "needs_approval", False)
+    if policy is False or policy is None:
+        return False
+    if policy is True:
+        return True
+    if not callable(policy):
+        return bool(policy)
+    try:
+        return bool(policy(dict(arguments)))
+    except Exception:
+        return True
+
+
 @runtime_checkable
 class Tool(Protocol):
     """Anything with these attributes is a tool.
 
     ``execute`` receives validated arguments (an instance of ``args_model``). It may raise
     `ToolError` or any exception; the agent turns either into an error result the model
-    can read. A tool may set ``sequential = True`` to never run beside other tools.
+    can read. A tool may set ``sequential = True`` to never run beside other tools, and
+    ``needs_approval`` (`ApprovalPolicy`) to have its calls approved first.
     """
 
     name: str
@@ -151,8 +176,10 @@ class FunctionTool:
         context_param: str | None,
         thread: bool,
         sequential: bool,
+        needs_approval: ApprovalPolicy = False,
     ) -> None:
         self.fn = fn
+        self.needs_approval = needs_approval
         self.name = name
         self.description = description
         self.args_model = args_model
@@ -243,6 +270,7 @@ def _build(
     description: str | None,
     thread: bool,
     sequential: bool,
+    needs_approval: ApprovalPolicy = False,
 ) -> FunctionTool:
     from pydantic import ConfigDict, Field, create_model
 
@@ -273,6 +301,7 @@ def _build(
         context_param=context_param,
         thread=thread,
         sequential=sequential,
+        needs_approval=needs_approval,
     )
 
 
@@ -287,6 +316,7 @@ def tool(
     description: str | None = None,
     thread: bool = True,
     sequential: bool = False,
+    needs_approval: ApprovalPolicy = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -298,6 +328,7 @@ def tool(
     description: str | None = None,
     thread: bool = True,
     sequential: bool = False,
+    needs_approval: ApprovalPolicy = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a `Tool` from a typed function (sync or async).
 
@@ -305,11 +336,14 @@ def tool(
     an ``Args:`` section, and each argument's description comes from that section. A
     parameter annotated `ToolContext` receives the context and is hidden from the model.
     The function may return a string, a `ToolResult`, content parts, or any JSON-able value.
+    ``needs_approval`` (True, or a predicate over the call's argument dict) makes every
+    call (or those the predicate picks) wait for an approval before it runs (see
+    `approval_needed` and ``docs/sdk.md``).
     """
     if fn is not None:
-        return _build(fn, name, description, thread, sequential)
+        return _build(fn, name, description, thread, sequential, needs_approval)
 
     def decorate(f: Callable[..., Any]) -> FunctionTool:
-        return _build(f, name, description, thread, sequential)
+        return _build(f, name, description, thread, sequential, needs_approval)
 
     return decorate

@@ -492,8 +492,8 @@ class _TracedStream:
                 )
             if stop == "aborted":
                 _fail(span, _ABORTED, run._redact(event.error))
-            elif event.type == "error" or stop not in _NOT_ERRORS:
-                _fail(span, stop, run._redact(event.error))
+            elif event.type == "error" or stop not in _NOT_ERRORS:  # the failure's kind
+                _fail(span, event.error_kind or stop, run._redact(event.error))
             run.end_chat(span)
             return
         span.end()
