@@ -152,8 +152,7 @@ class Walker(Findings):
                 self.danger("runs downloaded code", f"'{text}' runs what it downloads")
             self.unknown(f"'{text}' runs a computed command")
             return cwds
-        path_trusted = self.program(head, args, cwds, text, appended)
-        name = os.path.basename(head.text)
+        name, path_trusted = self.program(head, args, cwds, text, appended)
         if piped_from and _c.is_interpreter(name) and _c.reads_code_from_stdin(name, args):
             self.danger(
                 "download piped to a shell", f"pipes the output of {piped_from} into {name}"
@@ -167,9 +166,12 @@ class Walker(Findings):
             return after
         return self.program_use(name, head, args, cwds, text, path_trusted)
 
-    def program(self, head: Word, args: list[Word], cwds: Cwds, text: str, appended: bool) -> bool:
-        """Judge where the program ``head`` comes from; whether it is trusted (named by
-        path, or found on ``PATH`` outside the workspace)."""
+    def program(
+        self, head: Word, args: list[Word], cwds: Cwds, text: str, appended: bool
+    ) -> tuple[str, bool]:
+        """Judge where the program ``head`` comes from; its name without the folder and
+        whether it is trusted (named by path, or found on ``PATH`` outside the
+        workspace)."""
         if head.glob:
             # bash expands the program's name against the folder: `r? x` may run `rm x`
             self.unknown(f"'{text}': the program's name is a pattern")
@@ -190,7 +192,7 @@ class Walker(Findings):
                 "runs a program the workspace provides",
                 f"'{text}': PATH lets the workspace provide {name}",
             )
-        return path_trusted
+        return name, path_trusted
 
     def runs_commands(
         self,
