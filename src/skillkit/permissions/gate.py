@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -36,16 +35,17 @@ from skillkit.permissions.broker import (
     RequestListener,
 )
 from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
+from skillkit.permissions.gate_messages import denial_message, plan_refusal
+from skillkit.permissions.gate_paths import GatePaths
 from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
 from skillkit.permissions.rules import (
-    FILE_FAMILIES,
-    Evaluation,
     Rule,
     RuleAction,
     RuleSet,
     Subject,
     parse_rule,
 )
+from skillkit.permissions.shell_paths import realpath
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
 from skillkit.protected import protected_reason
@@ -164,7 +164,7 @@ class GateOutcome:
         return self.decision.grant
 
 
-class PermissionGate:
+class PermissionGate(GatePaths):
     """Decides for tool calls. See the module docs for the order of the rules.
 
     ``workspace`` is the project folder (edits inside it are "in the workspace");
@@ -258,19 +258,8 @@ class PermissionGate:
         if kind is ToolKind.PLAN_EXIT:
             return self._decide_plan_exit(tool_input, mode)
         subjects, risk, verdict = self._inspect(tool_name, kind, tool_input, tool)
-        found = self.rules.evaluate(tool_name, subjects)
-        target = _target_path(tool, tool_input) if tool is not None else ""
-        if kind in (ToolKind.READ, ToolKind.EDIT) and target:
-            # a tool that reads or writes a file it names: the file rules apply to it
-            family = "read" if kind is ToolKind.READ else "edit"
-            only = (RuleAction.DENY, RuleAction.ASK)
-            subject = self._path_subject(target)
-            _merge_file_rules(found, [self.rules.evaluate(family, [subject], actions=only)])
-        if verdict is not None:
-            if not found.allowed:
-                self._allow_whole_command(tool_name, tool_input, found)
-            _merge_file_rules(found, [*self._command_forms(tool_name, verdict)])
-            _merge_file_rules(found, self._file_rules(verdict))
+        family = "read" if kind is ToolKind.READ else "edit" if kind is ToolKind.EDIT else ""
+        found = self._matching_rules(tool_name, subjects, tool_input, tool, family, verdict)
         hint = risk.hint if kind is ToolKind.SHELL else ""
         suggested = suggest_rule(
             tool_name, kind.value, tool_input, risk.level, self, verdict=verdict
@@ -304,7 +293,7 @@ class PermissionGate:
             return make(GateAction.RUN, "bypass mode")
         changes_state = risk.level > RiskLevel.SAFE
         if mode is PermissionMode.PLAN and changes_state:
-            return make(GateAction.REFUSE, _plan_refusal(tool_name, risk.reason))
+            return make(GateAction.REFUSE, plan_refusal(tool_name, risk.reason))
         if found.ask is not None:
             return make(GateAction.ASK, f"rule `{found.ask}` asks before {tool_name}", found.ask)
         hidden = self._hidden_paths(verdict) if verdict is not None else ""
@@ -336,53 +325,6 @@ class PermissionGate:
         ):
             return make(GateAction.RUN, "accept_edits mode: edit inside the workspace")
         return make(GateAction.ASK, risk.reason)
-
-    def _allow_whole_command(
-        self, tool_name: str, tool_input: Mapping[str, Any], found: Evaluation
-    ) -> None:
-        """An exact allow rule naming the whole command line (what "allow always" adds
-        for a compound command or one with redirections) allows it, although its parts
-        are judged one by one; deny and ask rules for the parts still win."""
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return
-        whole = self.rules.evaluate(
-            tool_name, [Subject.command(command)], actions=(RuleAction.ALLOW,)
-        )
-        if whole.allowed and whole.exact:
-            found.allow, found.allowed, found.exact = whole.allow, True, True
-            found.unmatched.clear()
-
-    def _command_forms(self, tool_name: str, verdict: ShellVerdict) -> list[Evaluation]:
-        """Deny and ask rules matched against each command as it runs: quotes removed,
-        wrappers unwrapped, the program without its folder (``\\rm``, ``"rm"``,
-        ``/bin/rm``, ``env rm``, ``timeout 5 rm`` are all ``rm``); a command that gets
-        further arguments when it runs (``xargs rm``) matches every rule it could."""
-        only = (RuleAction.DENY, RuleAction.ASK)
-        out: list[Evaluation] = []
-        # every tool that runs shell commands (``monitor`` too) meets bash's deny and ask
-        # rules: a command refused as ``bash`` is not run another way
-        names = [
-            name
-            for name in dict.fromkeys((tool_name, "bash"))
-            if any(r.action is not RuleAction.ALLOW for r in self.rules.for_tool(name))
-        ]
-        if not names:
-            return out  # no deny or ask rule to match: the common case, fast
-        forms = [Subject.command(form) for form in verdict.forms]
-        written = [Subject.command(text) for text in verdict.commands]
-        for name in names:
-            # the commands as written were matched for the tool itself already
-            subjects = forms if name == tool_name else [*written, *forms]
-            if subjects:
-                out.append(self.rules.evaluate(name, subjects, actions=only))
-            if verdict.open_forms:
-                found = Evaluation()
-                for action in only:
-                    rule = self.rules.first_open_match(name, verdict.open_forms, action)
-                    setattr(found, action.value, rule)
-                out.append(found)
-        return out
 
     def _decide_plan_exit(
         self, tool_input: Mapping[str, Any], mode: PermissionMode
@@ -453,26 +395,6 @@ class PermissionGate:
                 risk = extra
         return subjects, risk, verdict
 
-    def path_of(self, tool_input: Mapping[str, Any]) -> str:
-        """The absolute, normalised path a file tool's input names (the workspace when the
-        tool was given none)."""
-        return os.path.normpath(self._joined(tool_input))
-
-    def _joined(self, tool_input: Mapping[str, Any]) -> str:
-        """The absolute path a file tool's input names, ``~`` and ``~user`` expanded as
-        the file tools expand them, not normalised: a ``..`` after a symbolic link is
-        left for the physical resolution (`_path_subject`)."""
-        raw = tool_input.get("path", tool_input.get("file_path"))
-        text = raw if isinstance(raw, str) and raw else "."
-        if text == "~" or text.startswith("~/"):
-            text = self.home + text[1:]
-        elif text.startswith("~") and "\0" not in text:
-            text = os.path.expanduser(text)
-        return os.path.join(self.workspace, text)
-
-    def inside(self, path: str) -> bool:
-        return any(path == d or path.startswith(d.rstrip("/") + "/") for d in self.directories)
-
     def can_read(
         self, path: str | os.PathLike[str], searched: str | os.PathLike[str] | None = None
     ) -> bool:
@@ -517,22 +439,9 @@ class PermissionGate:
             return False
         return found.deny is None
 
-    def _absolute(self, path: str | os.PathLike[str]) -> str:
-        text = os.fspath(path)
-        if "\0" in text:
-            raise ValueError("NUL in path")
-        return os.path.join(self.workspace, text)
-
-    def _path_subject(self, path: str) -> Subject:
-        """Every absolute spelling of ``path``: normalised as written, and resolved the
-        way the kernel resolves it (symbolic links followed, ``..`` after them too)."""
-        normal = os.path.normpath(path)
-        real = _realpath(path)
-        return Subject("path", (normal,) if real == normal else (normal, real))
-
     def _edit_risk(self, tool_name: str, path: str) -> RiskVerdict:
         normal = os.path.normpath(path)
-        real = _realpath(path)
+        real = realpath(path)
         shown = self.display_path(normal)
         if not (self.inside(normal) and self.inside(real)):
             return RiskVerdict(
@@ -556,13 +465,6 @@ class PermissionGate:
                 )
         return RiskVerdict(RiskLevel.NORMAL, "", f"{tool_name} {shown}")
 
-    def display_path(self, path: str) -> str:
-        if self.inside(path) and path.startswith(self.workspace):
-            return os.path.relpath(path, self.workspace)
-        if path.startswith(self.home + "/"):
-            return "~" + path[len(self.home) :]
-        return path
-
     def _generic_subjects(self, tool_input: Mapping[str, Any]) -> list[Subject]:
         if isinstance(tool_input.get("path", tool_input.get("file_path")), str):
             return [self._path_subject(self.path_of(tool_input))]
@@ -570,44 +472,6 @@ class PermissionGate:
         if isinstance(command, str):
             return [Subject.command(command)]
         return [Subject.text(_input_text(tool_input))]
-
-    def _hidden_paths(self, verdict: ShellVerdict) -> str:
-        """Why a shell command must ask because file deny rules exist and it reads or
-        writes paths the classifier cannot see, or reads whole directories a deny rule
-        reaches into; "" when neither."""
-        denies = [
-            r
-            for name in ("read", "edit", "write")
-            for r in self.rules.for_tool(name)
-            if r.action is RuleAction.DENY
-        ]
-        if not denies:
-            return ""
-        if verdict.unresolved:
-            return (
-                "the command reads or writes a path known only when it runs, "
-                "so file deny rules cannot be checked"
-            )
-        for root in verdict.recursive_reads:
-            for rule in denies:
-                if rule.tool != "read" and not any(ch in rule.tool for ch in "*?["):
-                    continue
-                if _reaches_into(rule.pattern, root, self.workspace, self.home):
-                    return f"the command reads everything below {root}, which `{rule}` protects"
-        return ""
-
-    def _file_rules(self, verdict: ShellVerdict) -> list[Evaluation]:
-        """File deny/ask rules applied to the paths a shell command reads and writes."""
-        only = (RuleAction.DENY, RuleAction.ASK)
-        out = []
-        reads = [self._path_subject(p) for p in verdict.reads if p is not None]
-        writes = [self._path_subject(p) for p in verdict.writes if p is not None]
-        if reads:
-            out.append(self.rules.evaluate("read", reads, actions=only))
-        for tool_name in ("write", "edit"):
-            if writes:
-                out.append(self.rules.evaluate(tool_name, writes, actions=only))
-        return out
 
     # ----- asking
 
@@ -651,7 +515,7 @@ class PermissionGate:
         if not answer.allowed:
             return GateOutcome(
                 False,
-                _denial_message(tool_name, decision, answer),
+                denial_message(tool_name, decision.kind is ToolKind.PLAN_EXIT, answer),
                 decision,
                 answer,
                 request.request_id,
@@ -694,83 +558,11 @@ class PermissionGate:
         return self.mode
 
 
-def _realpath(path: str) -> str:
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return path
-
-
-def _reaches_into(pattern: str | None, root: str, workspace: str, home: str) -> bool:
-    """Whether a path rule's pattern may match something below directory ``root``."""
-    if pattern is None or "/" not in pattern.rstrip("/"):
-        return True  # no pattern, or a file name matched in any directory
-    if pattern == "~" or pattern.startswith("~/"):
-        absolute = home + pattern[1:]
-    elif pattern.startswith("/"):
-        absolute = pattern
-    else:
-        absolute = os.path.join(workspace, pattern[2:] if pattern.startswith("./") else pattern)
-    literal = re.split(r"[*?\[]", absolute, maxsplit=1)[0].replace("\\", "")
-    root = os.path.normpath(root)
-    return (
-        os.path.normpath(literal or "/") == root
-        or literal.startswith(root.rstrip("/") + "/")
-        or root.startswith(literal)
-    )
-
-
-def _merge_file_rules(into: Evaluation, others: list[Evaluation]) -> None:
-    for other in others:
-        if into.deny is None and other.deny is not None:
-            into.deny = other.deny
-        if into.ask is None and other.ask is not None:
-            into.ask = other.ask
-
-
 def _input_text(tool_input: Mapping[str, Any]) -> str:
     try:
         return json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(tool_input)
-
-
-def _plan_refusal(tool_name: str, why: str) -> str:
-    return (
-        f"Plan mode is active, so {tool_name} was not run ({why}). In plan mode only "
-        "read-only tools run: investigate, then call exit_plan_mode with your plan so the "
-        "user can approve it before anything is changed."
-    )
-
-
-def _denial_message(tool_name: str, decision: GateDecision, answer: ApprovalDecision) -> str:
-    if decision.kind is ToolKind.PLAN_EXIT:
-        base = "The user did not approve the plan; plan mode stays active."
-        if answer.by == "user":
-            tail = f" Their feedback: {answer.message}" if answer.message else ""
-            return base + tail + " Revise the plan and call exit_plan_mode again."
-        return f"{base} ({answer.message})" if answer.message else base
-    if answer.by == "user":
-        base = f"The user denied this {tool_name} call; it was not run."
-        return base + (f" Their message: {answer.message}" if answer.message else "")
-    if answer.by == "timeout":
-        return f"Approval for {tool_name} timed out ({answer.message}); the call was not run."
-    if answer.by == "abort":
-        return f"The call was not run: {answer.message}."
-    return answer.message or f"Permission for {tool_name} was denied; the call was not run."
-
-
-def _target_path(tool: object, tool_input: Mapping[str, Any]) -> str:
-    """The file a tool (not one of the built-in file tools) says a call touches
-    (``tool.target_path(input)``); "" when it says none or fails."""
-    target = getattr(tool, "target_path", None)
-    if not callable(target) or getattr(tool, "name", "") in FILE_FAMILIES:
-        return ""
-    try:
-        found = target(tool_input)
-    except Exception:
-        return ""
-    return found if isinstance(found, str) else ""
 
 
 def _invocation(tool: object, tool_input: Mapping[str, Any]) -> tuple[list[str], str]:

@@ -12,15 +12,24 @@ Internal to `skillkit.permissions.classifier`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
 
+from skillkit.permissions.readonly_scripts import (
+    AWK_UNSAFE,
+    awk_use,
+    find_use,
+    sed_script_ok,
+    sed_use,
+)
+from skillkit.permissions.readonly_spec import Operands, Program, ReadOnlyUse
+from skillkit.permissions.readonly_spec import spec as _spec
+from skillkit.permissions.readonly_spec import words as _w
 from skillkit.permissions.shell import Word
 
 __all__ = [
     "AWK_UNSAFE",
     "PROGRAMS",
+    "Operands",
+    "Program",
     "ReadOnlyUse",
     "awk_use",
     "find_use",
@@ -28,70 +37,6 @@ __all__ = [
     "sed_script_ok",
     "sed_use",
 ]
-
-Operands = Literal["paths", "pattern", "text", "none", "format"]
-
-
-@dataclass
-class ReadOnlyUse:
-    """What an accepted invocation reads: ``paths`` (files or directories named),
-    ``recursive`` (directories whose whole content it reads), ``cwd`` (True when it
-    reads the working directory because no path was given; ``cwd_recursive`` when that
-    read goes into every file below)."""
-
-    paths: list[Word] = field(default_factory=list)
-    recursive: list[Word] = field(default_factory=list)
-    cwd: bool = False
-    cwd_recursive: bool = False
-    files_only: bool = False  # a directory operand would be read through its symlinks
-
-
-@dataclass(frozen=True)
-class Program:
-    """How one program may be invoked read-only (see the module docs).
-
-    ``valued`` options always take the next word as their value; an option whose value
-    is optional (``od -w[N]``, ``--color[=WHEN]``) must be in ``optional`` instead, so
-    the next word is never mistaken for a value and left unchecked.
-    """
-
-    flags: frozenset[str] = frozenset()
-    valued: frozenset[str] = frozenset()
-    path_valued: frozenset[str] = frozenset()
-    optional: frozenset[str] = frozenset()  # long options taking an optional `=value`
-    operands: Operands = "paths"
-    numeric: bool = False  # `-20` is accepted (head, tail, grep context)
-    max_operands: int | None = None
-    recursive: frozenset[str] = frozenset()  # options that make it read directories whole
-    always_recursive: bool = False
-    default_cwd: bool = False  # without a path operand it reads the working directory
-    pattern_ok: Callable[[str], bool] | None = None
-    files_only: bool = False  # directory operands are read file by file, following links
-    # options whose value is the pattern (grep -e): then every operand is a file
-    pattern_options: frozenset[str] = frozenset({"-e", "--regexp", "-f", "--file"})
-    options_first: bool = False  # options end at the first operand (xxd)
-    operand_ok: Callable[[str], bool] | None = None  # refuses operands it cannot judge
-
-
-def _w(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-def _spec(
-    flags: str = "",
-    valued: str = "",
-    path_valued: str = "",
-    optional: str = "",
-    **kwargs: object,
-) -> Program:
-    return Program(
-        flags=_w(flags),
-        valued=_w(valued) | _w(path_valued),
-        path_valued=_w(path_valued),
-        optional=_w(optional),
-        **kwargs,  # type: ignore[arg-type]
-    )
-
 
 _GREP_FLAGS = (
     "-i -y -v -w -x -c -l -L -n -h -H -o -q -s -b -E -F -G -P -z -Z -a -I -T -U -r "
@@ -398,49 +343,10 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
         if text == "--":
             options_done = True
             continue
-        found: list[tuple[str, str | None]] = []  # (option, value)
-        if text.startswith("--"):
-            option, eq, value = text.partition("=")
-            if eq:
-                if option not in spec.valued and option not in spec.optional:
-                    return f"{name} option {option} is not known to be read-only"
-                found.append((option, value))
-            elif option in spec.flags or option in spec.optional:
-                found.append((option, None))
-            elif option in spec.valued:
-                if i >= len(args) or args[i].dynamic or args[i].glob:
-                    return f"{name} option {option} needs a static value"
-                found.append((option, args[i].text))
-                i += 1
-            else:
-                return f"{name} option {option} is not known to be read-only"
-        elif text in spec.flags:
-            found.append((text, None))
-        elif text in spec.valued:
-            if i >= len(args) or args[i].dynamic or args[i].glob:
-                return f"{name} option {text} needs a static value"
-            found.append((text, args[i].text))
-            i += 1
-        elif spec.numeric and text[1:].isdigit():
-            continue
-        else:
-            letters = text[1:]
-            for index, letter in enumerate(letters):
-                option = "-" + letter
-                if option in spec.flags:
-                    found.append((option, None))
-                    continue
-                if option in spec.valued:
-                    rest = letters[index + 1 :]
-                    if rest:
-                        found.append((option, rest))
-                    elif i < len(args) and not args[i].dynamic and not args[i].glob:
-                        found.append((option, args[i].text))
-                        i += 1
-                    else:
-                        return f"{name} option {option} needs a static value"
-                    break
-                return f"{name} option {option} is not known to be read-only"
+        parsed = _options(name, spec, text, args, i)
+        if isinstance(parsed, str):
+            return parsed
+        found, i = parsed
         for opt, given in found:
             if opt in spec.recursive:
                 recursive = True
@@ -452,6 +358,70 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
                 pattern_given = True
             if opt in spec.path_valued and given is not None:
                 use.paths.append(Word(given, given))
+    return _operands(name, spec, use, operands, pattern_given, recursive)
+
+
+def _options(
+    name: str, spec: Program, text: str, args: list[Word], i: int
+) -> tuple[list[tuple[str, str | None]], int] | str:
+    """The options (with their values) that the argument ``text`` gives, and the index of
+    the argument after them (an option's value may be the next argument ``args[i]``); or
+    why they are not known to be read-only."""
+    found: list[tuple[str, str | None]] = []  # (option, value)
+    if text.startswith("--"):
+        option, eq, value = text.partition("=")
+        if eq:
+            if option not in spec.valued and option not in spec.optional:
+                return f"{name} option {option} is not known to be read-only"
+            found.append((option, value))
+        elif option in spec.flags or option in spec.optional:
+            found.append((option, None))
+        elif option in spec.valued:
+            if i >= len(args) or args[i].dynamic or args[i].glob:
+                return f"{name} option {option} needs a static value"
+            found.append((option, args[i].text))
+            i += 1
+        else:
+            return f"{name} option {option} is not known to be read-only"
+    elif text in spec.flags:
+        found.append((text, None))
+    elif text in spec.valued:
+        if i >= len(args) or args[i].dynamic or args[i].glob:
+            return f"{name} option {text} needs a static value"
+        found.append((text, args[i].text))
+        i += 1
+    elif spec.numeric and text[1:].isdigit():
+        pass
+    else:
+        letters = text[1:]
+        for index, letter in enumerate(letters):
+            option = "-" + letter
+            if option in spec.flags:
+                found.append((option, None))
+                continue
+            if option in spec.valued:
+                rest = letters[index + 1 :]
+                if rest:
+                    found.append((option, rest))
+                elif i < len(args) and not args[i].dynamic and not args[i].glob:
+                    found.append((option, args[i].text))
+                    i += 1
+                else:
+                    return f"{name} option {option} needs a static value"
+                break
+            return f"{name} option {option} is not known to be read-only"
+    return found, i
+
+
+def _operands(
+    name: str,
+    spec: Program,
+    use: ReadOnlyUse,
+    operands: list[Word],
+    pattern_given: bool,
+    recursive: bool,
+) -> ReadOnlyUse | str:
+    """``use`` completed with what the operands read, or why they are not read-only."""
     if spec.operands == "pattern" and not pattern_given:
         if not operands:
             return f"{name} needs a pattern"
@@ -479,231 +449,4 @@ def _check(name: str, spec: Program, args: list[Word]) -> ReadOnlyUse | str:
     if not paths and (spec.default_cwd or recursive):
         use.cwd = True
         use.cwd_recursive = recursive
-    return use
-
-
-# --------------------------------------------------------------------------- find, sed, awk
-
-_FIND_GLOBAL = _w("-P")
-_FIND_ZERO = _w(
-    "-print -print0 -prune -empty -readable -writable -executable -true -false -not ! -a -o "
-    "-and -or ( ) , -depth -d -nowarn -warn -xdev -mount -daystart -quit -ls -noleaf -nouser "
-    "-nogroup -ignore_readdir_race -noignore_readdir_race"
-)
-_FIND_ONE = _w(
-    "-name -iname -path -ipath -wholename -iwholename -type -xtype -maxdepth -mindepth -mtime "
-    "-mmin -atime -amin -ctime -cmin -size -perm -user -group -uid -gid -links -regex -iregex "
-    "-regextype -printf -inum -used -fstype -lname -ilname"
-)
-_FIND_PATH = _w("-newer -anewer -cnewer -samefile")
-
-
-def find_use(args: list[Word]) -> ReadOnlyUse | str:
-    """``find`` with an allowlisted expression: names and tests only; no ``-exec``,
-    ``-delete``, ``-fprint``... and no symlink following (``-L``, ``-H``, ``-follow``)."""
-    use = ReadOnlyUse()
-    i = 0
-    while i < len(args) and args[i].text in _FIND_GLOBAL and not args[i].dynamic:
-        i += 1
-    while i < len(args) and not args[i].text.startswith(("-", "(", "!", ")")):
-        if args[i].dynamic:
-            return f"argument {args[i].raw!r} is known only when it runs"
-        use.paths.append(args[i])
-        i += 1
-    if not use.paths:
-        use.cwd = True
-    while i < len(args):
-        word = args[i]
-        text = word.text
-        i += 1
-        if word.dynamic or word.glob:
-            return f"find expression word {word.raw!r} is not static"
-        if text in _FIND_ZERO:
-            continue
-        if text in _FIND_ONE or text in _FIND_PATH or re.fullmatch(r"-newer[aBcmt][aBcmt]", text):
-            if i >= len(args) or args[i].dynamic or args[i].glob:
-                return f"find {text} needs a static value"
-            if text in _FIND_PATH:
-                use.paths.append(args[i])
-            i += 1
-            continue
-        return f"find {text} is not known to be read-only"
-    return use
-
-
-_SED_SIMPLE = frozenset("pdDnNgGhHxlPz=}")
-
-
-def sed_script_ok(script: str) -> bool:
-    """Accept only scripts made of addresses and the commands that print, delete, hold
-    or substitute (without the ``e`` and ``w`` flags). Anything else is refused."""
-    n = len(script)
-    i = 0
-
-    def regex_end(start: int, delim: str) -> int:
-        j = start
-        while j < n:
-            if script[j] == "\\":
-                j += 2
-                continue
-            if script[j] == delim:
-                return j
-            if script[j] == "\n":
-                return -1
-            j += 1
-        return -1
-
-    def address(j: int) -> int:
-        if j < n and script[j].isdigit():
-            while j < n and (script[j].isdigit() or script[j] == "~"):
-                j += 1
-            return j
-        if j < n and script[j] == "$":
-            return j + 1
-        if j < n and script[j] == "/":
-            end = regex_end(j + 1, "/")
-            if end < 0:
-                return -1
-            j = end + 1
-            while j < n and script[j] in "IM":
-                j += 1
-            return j
-        return j
-
-    while i < n:
-        ch = script[i]
-        if ch in " \t\n;":
-            i += 1
-            continue
-        if ch == "#":
-            end = script.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        j = address(i)
-        if j < 0:
-            return False
-        if j < n and script[j] == ",":
-            if j + 1 < n and script[j + 1] in "+~":
-                j += 2
-                while j < n and script[j].isdigit():
-                    j += 1
-            else:
-                j = address(j + 1)
-                if j < 0:
-                    return False
-        while j < n and script[j] in " \t!":
-            j += 1
-        if j >= n:
-            return False
-        cmd = script[j]
-        j += 1
-        if cmd in _SED_SIMPLE or cmd == "{":
-            i = j
-            continue
-        if cmd in "qQ":
-            while j < n and script[j].isdigit():
-                j += 1
-            i = j
-            continue
-        if cmd in "sy":
-            if j >= n or script[j] in "\\\n":
-                return False
-            delim = script[j]
-            first = regex_end(j + 1, delim)
-            if first < 0:
-                return False
-            second = regex_end(first + 1, delim)
-            if second < 0:
-                return False
-            j = second + 1
-            if cmd == "s":
-                while j < n and (script[j] in "gpiImM" or script[j].isdigit()):
-                    j += 1
-            if j < n and script[j] not in " \t\n;}":
-                return False
-            i = j
-            continue
-        return False
-    return True
-
-
-def sed_use(args: list[Word]) -> ReadOnlyUse | str:
-    """``sed`` printing only: ``-n``/``-E``/``-e``, no ``-i``, no script file, and every
-    script accepted by a small grammar (no ``w``, ``e``, ``r`` commands or flags)."""
-    use = ReadOnlyUse()
-    scripts: list[str] = []
-    operands: list[Word] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        i += 1
-        if word.dynamic:
-            return f"argument {word.raw!r} is known only when it runs"
-        text = word.text
-        if text in ("-n", "-E", "-r", "-s", "-u", "-z", "--quiet", "--silent", "--posix"):
-            continue
-        if text in ("--regexp-extended", "--separate", "--unbuffered", "--null-data"):
-            continue
-        if text in ("-e", "--expression"):
-            if i >= len(args) or args[i].dynamic:
-                return "sed -e needs a static script"
-            scripts.append(args[i].text)
-            i += 1
-            continue
-        if text.startswith("--expression="):
-            scripts.append(text.partition("=")[2])
-            continue
-        if text.startswith("-") and text != "-":
-            if re.fullmatch(r"-[nErsuz]+", text):
-                continue
-            return f"sed option {text} is not known to be read-only"
-        operands.append(word)
-    if not scripts:
-        if not operands:
-            return "sed needs a script"
-        scripts.append(operands[0].text)
-        operands = operands[1:]
-    for script in scripts:
-        if not sed_script_ok(script):
-            return "the sed script may write files or run commands"
-    use.paths.extend(w for w in operands if w.text != "-")
-    return use
-
-
-AWK_UNSAFE = re.compile(r"system|getline|ARGV|ARGC|ENVIRON|PROCINFO|[|>@`]")
-
-
-def awk_use(args: list[Word]) -> ReadOnlyUse | str:
-    """``awk`` with an inline program that cannot run commands, write files or choose
-    other input files (no ``system``, ``getline``, ``|``, ``>``, ``ARGV``, ``@``...)."""
-    use = ReadOnlyUse()
-    program: str | None = None
-    i = 0
-    while i < len(args):
-        word = args[i]
-        i += 1
-        if word.dynamic:
-            return f"argument {word.raw!r} is known only when it runs"
-        text = word.text
-        if program is None and text in ("-F", "-v"):
-            if i >= len(args) or args[i].dynamic:
-                return f"awk {text} needs a static value"
-            i += 1
-            continue
-        if program is None and re.fullmatch(r"-[Fv].+", text):
-            continue
-        if program is None and text == "--":
-            continue
-        if program is None:
-            if text.startswith("-"):
-                return f"awk option {text} is not known to be read-only"
-            program = text
-            continue
-        if re.fullmatch(r"[A-Za-z_]\w*=.*", text) or text == "-":
-            continue
-        use.paths.append(word)
-    if program is None:
-        return "awk needs a program"
-    if AWK_UNSAFE.search(program):
-        return "the awk program may run commands, write files or read other files"
     return use

@@ -14,18 +14,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from skillkit.permissions.classifier import RiskLevel, ShellVerdict
 from skillkit.permissions.shell import iter_commands, parse_script
-
-if TYPE_CHECKING:
-    from skillkit.permissions.gate import PermissionGate
 
 __all__ = ["escape_pattern", "suggest_rule"]
 
 _RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun", "cargo", "go", "make"})
 _RUNNER_STEPS = frozenset({"test", "build", "check", "lint", "vet", "run", "all"})
+
+
+class Workspace(Protocol):
+    """What a suggestion needs to know of the workspace (the permission gate is one):
+    where it is, the path a tool input names, and how a path is shown."""
+
+    workspace: str
+
+    def path_of(self, tool_input: Mapping[str, Any]) -> str: ...
+
+    def inside(self, path: str) -> bool: ...
+
+    def display_path(self, path: str) -> str: ...
 
 
 def escape_pattern(text: str) -> str:
@@ -38,7 +48,7 @@ def suggest_rule(
     kind: str,
     tool_input: Mapping[str, Any],
     risk: RiskLevel,
-    gate: PermissionGate,
+    gate: Workspace,
     *,
     verdict: ShellVerdict | None = None,
 ) -> str:
