@@ -28,7 +28,7 @@ from skillkit.session.store_protocol import (
     StoreURLError,
     open_store,
 )
-from tests.session.helpers import ROOT, resendable
+from tests.session.helpers import ROOT, resendable, run_cli
 
 SECRET = "sk-live-0123456789abcdefSECRET"
 KINDS = ["jsonl", "sqlite"]
@@ -284,3 +284,25 @@ def test_sqlite_keeps_the_file_store_lines_and_a_schema_version(tmp_path: Path) 
     newer.close()
     with pytest.raises(RuntimeError, match="schema"):
         SqliteSessionStore(tmp_path / "s.db")
+
+
+def test_the_command_line_keeps_sessions_in_the_store_it_is_given(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    cwd.mkdir()
+    url = f"sqlite://{tmp_path}/shared.db"
+    hello = f"scripted:{ROOT / 'examples' / 'scripts' / 'hello.yaml'}"
+    first = run_cli("-p", "first", "--session-store", url, "--model", hello, home=home, cwd=cwd)
+    assert first.returncode == 0, first.stderr
+    again = run_cli(
+        "-p", "second", "-c", "--session-store", url, "--model", hello, home=home, cwd=cwd
+    )
+    assert again.returncode == 0, again.stderr
+    assert not (home / ".skillkit" / "sessions").exists()
+    (info,) = open_store(url).list(cwd)
+    assert info.title == "first"
+    context = open_store(url).open(info.id, write=False).context()
+    assert [m.content for m in context if isinstance(m, UserMessage)] == ["first", "second"]
+    bad = run_cli("-p", "x", "--session-store", "redis://h/0", "--model", hello, home=home, cwd=cwd)
+    assert bad.returncode != 0
+    assert "no session store for 'redis'" in bad.stderr
