@@ -306,3 +306,18 @@ def test_the_command_line_keeps_sessions_in_the_store_it_is_given(tmp_path: Path
     bad = run_cli("-p", "x", "--session-store", "redis://h/0", "--model", hello, home=home, cwd=cwd)
     assert bad.returncode != 0
     assert "no session store for 'redis'" in bad.stderr
+
+
+def test_list_sees_what_an_open_writer_appended(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    session = store.create(tmp_path)
+    session.append_message(UserMessage(content="still running"))
+    session.append_message(UserMessage(content="more"))
+    (info,) = store.list(tmp_path)  # the writer has not synced yet
+    assert (info.entries, info.messages, info.title) == (2, 2, "still running")
+    assert info.leaf_id == session.leaf_id
+    session.set_name("late name")
+    session.close()
+    (info,) = store.list(tmp_path)
+    assert (info.entries, info.title) == (3, "late name")

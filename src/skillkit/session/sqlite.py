@@ -3,10 +3,12 @@
 The database runs in WAL mode, so readers (listing, resuming elsewhere) never wait for
 a writer. Each session is a row of ``sessions`` (its header line and the index's fields:
 title, counts, leaf, times) and its entries are rows of ``entries`` holding exactly the
-line the JSONL store would write, in append order. An append is one transaction that
-inserts the entry and updates the session's row, so a crash loses at most the entry in
-flight and listing never reads entries. The schema carries a version in
-``schema_version``; SkillKit creates and migrates it.
+line the JSONL store would write, in append order. An append is one transaction (one
+``INSERT``), so a crash loses at most the entry in flight. The session's row is brought
+up to date when a run ends and when the session closes, like the file store's index;
+listing reads the rows and folds in only the entries appended since a row was written
+(and writes the row back). The schema carries a version in ``schema_version``; SkillKit
+creates and migrates it.
 
 One writer per session, by the file store's rule: a session opened for writing holds an
 advisory lock on ``<database>.locks/<id>.jsonl.lock`` (`WriteLock`), which the kernel
@@ -31,7 +33,7 @@ import msgspec
 
 from skillkit.secrets import Redactor
 from skillkit.session.file import WriteLock, parse_session
-from skillkit.session.format import Entry, SessionHeader, encode_line
+from skillkit.session.format import Entry, FormatError, SessionHeader, decode_entry, encode_line
 from skillkit.session.index import SessionInfo, _fold
 from skillkit.session.session import FsyncPolicy, Session
 from skillkit.session.store import SessionNotFoundError
@@ -199,15 +201,29 @@ class SqliteSessionStore:
             info.size = len(head) + sum(len(line) for line in lines)
             with self._transaction() as db:
                 db.execute(
-                    "INSERT INTO sessions (id, header, cwd, created, modified, parent_session)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (header.id, head, header.cwd, header.created, header.created, parent_session),
+                    "INSERT INTO sessions (id, header, cwd, created, modified, parent_session,"
+                    " size, entries, messages, title, name, first_message, leaf_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        header.id,
+                        head,
+                        header.cwd,
+                        header.created,
+                        info.modified,
+                        parent_session,
+                        info.size,
+                        info.entries,
+                        info.messages,
+                        info.title,
+                        info.name,
+                        info.first_message,
+                        info.leaf_id,
+                    ),
                 )
                 db.executemany(
                     "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
                     [(header.id, seq, line) for seq, line in enumerate(lines)],
                 )
-                _store_info(db, info)
             return self._session(header, list(entries), info, lock)
         except BaseException:
             lock.release()
@@ -255,13 +271,8 @@ class SqliteSessionStore:
 
     def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
         """The most recently changed session of ``cwd`` (default: the current directory)."""
-        where = str(Path(cwd if cwd is not None else Path.cwd()).absolute())
-        with self._guard:
-            row = self._db.execute(
-                f"SELECT {_INFO_FIELDS} FROM sessions WHERE cwd = ? ORDER BY modified DESC LIMIT 1",
-                (where,),
-            ).fetchone()
-        return _info(row, self.url) if row is not None else None
+        infos = self.list(cwd if cwd is not None else Path.cwd())
+        return infos[0] if infos else None
 
     def continue_latest(self, cwd: str | Path | None = None) -> Session:
         """The latest session of ``cwd`` open for writing, or a new one if there is none."""
@@ -272,15 +283,54 @@ class SqliteSessionStore:
 
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None."""
-        query = f"SELECT {_INFO_FIELDS} FROM sessions"
+        query = (
+            f"SELECT {_INFO_FIELDS}, (SELECT COALESCE(MAX(seq) + 1, 0) FROM entries"
+            " WHERE session_id = sessions.id) FROM sessions"
+        )
         params: tuple[str, ...] = ()
         if cwd is not None:
             query += " WHERE cwd = ?"
             params = (str(Path(cwd).absolute()),)
         with self._guard:
-            rows = self._db.execute(query + " ORDER BY modified DESC", params).fetchall()
+            rows = self._db.execute(query, params).fetchall()
         url = self.url
-        return [_info(row, url) for row in rows]
+        infos = []
+        stale = []
+        for row in rows:
+            info = _info(row[:-1], url)
+            if int(row[-1]) > info.entries:  # appended to since its row was written
+                stale.append(info)
+            infos.append(info)
+        if stale:
+            self._catch_up(stale)
+        infos.sort(key=lambda info: info.modified, reverse=True)
+        return infos
+
+    def _catch_up(self, infos: builtins.list[SessionInfo]) -> None:
+        """Fold into each row the entries appended since it was written, and keep it."""
+        with self._guard:
+            db = self._db
+            for info in infos:
+                lines = db.execute(
+                    "SELECT line FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
+                    (info.id, info.entries),
+                ).fetchall()
+                for (line,) in lines:
+                    try:
+                        entry = decode_entry(bytes(line))
+                    except FormatError:
+                        info.entries += 1  # counted, so the row is not read again
+                        continue
+                    _fold(info, entry)
+                    info.size += len(line)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for info in infos:
+                    _store_info(db, info)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
 
     def fork(
         self,
@@ -368,9 +418,10 @@ def _next_seq(db: sqlite3.Connection, guard: threading.Lock, session_id: str) ->
 
 
 def _store_info(db: sqlite3.Connection, info: SessionInfo) -> None:
+    """Write a session's row, unless it already holds as many entries (or more)."""
     db.execute(
         "UPDATE sessions SET modified = ?, size = ?, entries = ?, messages = ?, title = ?,"
-        " name = ?, first_message = ?, leaf_id = ? WHERE id = ?",
+        " name = ?, first_message = ?, leaf_id = ? WHERE id = ? AND entries < ?",
         (
             info.modified,
             info.size,
@@ -381,52 +432,47 @@ def _store_info(db: sqlite3.Connection, info: SessionInfo) -> None:
             info.first_message,
             info.leaf_id,
             info.id,
+            info.entries,
         ),
     )
 
 
 class _Sink:
     """The writing side of one session open for writing: its own connection, the
-    session's write lock, and its index row kept current in every append."""
+    session's write lock, and its row's fields folded as entries are appended (the row
+    is written by `sync`)."""
 
     def __init__(self, path: Path, fsync: FsyncPolicy, info: SessionInfo, lock: WriteLock) -> None:
         self._db = _connect(path, fsync)
         self._info = msgspec.structs.replace(info)
         self._lock = lock
         self._guard = threading.Lock()
+        self._checkpoint = fsync != "never"
         self.next_seq = 0
 
     def write(self, entry: Entry, line: bytes) -> None:
-        info = self._info
         with self._guard:
-            before = (info.entries, info.messages, info.leaf_id, info.modified, info.size)
-            before_text = (info.title, info.name, info.first_message)
-            _fold(info, entry)
-            info.size += len(line)
-            db = self._db
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    db.execute(
-                        "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
-                        (info.id, self.next_seq, line),
-                    )
-                    _store_info(db, info)
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                db.execute("COMMIT")
-            except BaseException:
-                info.entries, info.messages, info.leaf_id, info.modified, info.size = before
-                info.title, info.name, info.first_message = before_text
-                raise
+            self._db.execute(  # one statement: its own transaction
+                "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
+                (self._info.id, self.next_seq, line),
+            )
             self.next_seq += 1
+            _fold(self._info, entry)
+            self._info.size += len(line)
 
     def sync(self) -> None:
         with self._guard:
+            self._store()
+
+    def _store(self) -> None:
+        _store_info(self._db, self._info)
+        if self._checkpoint:
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def close(self) -> None:
-        with self._guard:
-            self._db.close()
-        self._lock.release()
+        try:
+            with self._guard:
+                self._store()
+                self._db.close()
+        finally:
+            self._lock.release()
