@@ -321,3 +321,28 @@ def test_list_sees_what_an_open_writer_appended(
     session.close()
     (info,) = store.list(tmp_path)
     assert (info.entries, info.title) == (3, "late name")
+
+
+def test_the_sessions_command_reads_the_store_it_is_given(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    cwd.mkdir()
+    url = f"sqlite://{tmp_path}/shared.db"
+    session = open_store(url).create(cwd)
+    session.append_message(UserMessage(content="kept in sqlite"))
+    session.close()
+    listed = run_cli("sessions", "list", "--session-store", url, home=home, cwd=cwd)
+    assert listed.returncode == 0, listed.stderr
+    assert session.id[:12] in listed.stdout and "kept in sqlite" in listed.stdout
+    assert "no sessions" in run_cli("sessions", "list", home=home, cwd=cwd).stdout
+    shown = run_cli(
+        "sessions", "export", session.id[:6], "--session-store", url, home=home, cwd=cwd
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "kept in sqlite" in shown.stdout
+    removed = run_cli("sessions", "rm", session.id, "--session-store", url, home=home, cwd=cwd)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.strip() == f"deleted {session.id}"
+    assert open_store(url).list() == []
+    bad = run_cli("sessions", "list", "--session-store", "redis://x", home=home, cwd=cwd)
+    assert bad.returncode != 0 and "redis" in bad.stderr
