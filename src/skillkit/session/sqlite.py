@@ -20,6 +20,7 @@ checkpoints the log when a run ends and when the session closes.
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import secrets
 import sqlite3
@@ -39,6 +40,8 @@ from skillkit.session.session import FsyncPolicy, Session
 from skillkit.session.store import SessionNotFoundError
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
+
+log = logging.getLogger("skillkit.session")
 
 SCHEMA_VERSION = 1
 """The schema this SkillKit writes; older databases are migrated when opened."""
@@ -323,14 +326,17 @@ class SqliteSessionStore:
                         continue
                     _fold(info, entry)
                     info.size += len(line)
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for info in infos:
-                    _store_info(db, info)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+            try:  # the rows are a cache: a database this process cannot write still lists
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    for info in infos:
+                        _store_info(db, info)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                log.warning("session rows not updated in %s: %s", self.path, exc)
 
     def fork(
         self,
