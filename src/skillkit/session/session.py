@@ -2,7 +2,9 @@
 
 A `Session` read with ``write=False`` is a snapshot. Opened for writing (the store does
 this), it holds the session's `WriteLock` and appends each entry as one ``write`` to the
-file, so the file is the log: a crash loses at most the entry being written.
+file, so the file is the log: a crash loses at most the entry being written. A session
+kept by a database store writes each entry through that store's `EntrySink` instead (one
+transaction per entry); everything else here is the same for every store.
 
 Durability (``fsync``): every entry reaches the operating system when its append returns
 (it survives the process being killed). ``fsync="run"`` (the default) also forces the
