@@ -229,7 +229,8 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="with -p: the answer must be JSON valid under the JSON schema in FILE; "
         "printed as one JSON line (--mode json: an 'output' event)",
     )
-    saving = parser.add_argument_group("sessions").add_mutually_exclusive_group()
+    sessions = parser.add_argument_group("sessions")
+    saving = sessions.add_mutually_exclusive_group()
     saving.add_argument(
         "-c",
         "--continue",
@@ -245,6 +246,12 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     )
     saving.add_argument("--session", metavar="ID|PATH", help="go on with this session")
     saving.add_argument("--no-session", action="store_true", help="save no session")
+    sessions.add_argument(
+        "--session-store",
+        metavar="URL",
+        help="keep sessions in this store: sqlite:///path/to/sessions.db "
+        "(default: the JSONL files under ~/.skillkit/sessions)",
+    )
     gate = parser.add_argument_group("tools and permissions")
     modes = gate.add_mutually_exclusive_group()
     modes.add_argument(

@@ -53,6 +53,7 @@ def agent_options(args: argparse.Namespace, **overrides: Any) -> AgentOptions:
         "sandbox": flag("sandbox"),
         "session": session,
         "session_ref": flag("session"),
+        "session_store": flag("session_store"),
         "reasoning": flag("reasoning"),
         "system_prompt": flag("system_prompt"),
         "append_system_prompt": flag("append_system_prompt"),

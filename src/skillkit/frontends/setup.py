@@ -98,7 +98,9 @@ class AgentOptions:
     (None: `AgentConfig`'s default). ``session`` says
     what is recorded (`skillkit.session`): nothing (``off``), a new session of the
     workspace, the latest one (``continue``, a new one if none) or ``session_ref``
-    (``open``: an id, id prefix or path). ``reasoning`` is the ``--reasoning`` level
+    (``open``: an id, id prefix or path), kept in the store ``session_store`` names
+    (a URL, `skillkit.session.open_store`; None: the JSONL files under ``home``).
+    ``reasoning`` is the ``--reasoning`` level
     (None: the provider's default). ``system_prompt`` replaces SkillKit's default system
     prompt (``--system-prompt``); ``append_system_prompt`` is added after the project
     instructions (``--append-system-prompt``); ``instructions=False`` reads no
@@ -120,6 +122,7 @@ class AgentOptions:
     max_turns: int | None = None
     session: Literal["off", "new", "continue", "open"] = "off"
     session_ref: str | None = None
+    session_store: str | None = None
     reasoning: ReasoningLevel | None = None
     system_prompt: str | None = None
     append_system_prompt: str | None = None
@@ -430,10 +433,28 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
     in ``warnings``, and the agent runs without one."""
     if options.session == "off":
         return None
-    from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
+    import sqlite3
+
+    from skillkit.session import (
+        SessionLockedError,
+        SessionNotFoundError,
+        SessionStore,
+        StoreURLError,
+        open_store,
+    )
     from skillkit.session.format import FormatError
 
-    store = SessionStore(options.home)
+    try:
+        store = (
+            open_store(options.session_store)
+            if options.session_store
+            else SessionStore(options.home)
+        )
+    except StoreURLError as exc:
+        raise SetupError(_one_line(exc)) from None
+    except (OSError, sqlite3.Error) as exc:
+        warnings.append(f"the session is not saved: {_one_line(exc)}")
+        return None
     try:
         if options.session == "continue":
             return store.continue_latest(workspace)
@@ -442,7 +463,7 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
         return store.create(workspace)
     except (SessionLockedError, SessionNotFoundError, FormatError) as exc:
         raise SetupError(_one_line(exc)) from None
-    except OSError as exc:
+    except (OSError, sqlite3.Error) as exc:
         warnings.append(f"the session is not saved: {_one_line(exc)}")
         return None
 

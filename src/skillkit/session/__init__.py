@@ -2,7 +2,9 @@
 
 One append-only JSONL file per session (`skillkit.session.format`), a `Session` that
 appends to it and records an `AgentRunner` as a contributor, a `SessionStore` that
-creates, finds, lists (through a sidecar index), forks and deletes sessions, and
+creates, finds, lists (through a sidecar index), forks and deletes sessions (a
+`SqliteSessionStore` keeps many in one database; both satisfy `SessionStoreProtocol`,
+and `open_store` opens one by URL: ``sqlite:///path.db``), and
 `navigate` / `fork_into_new_session` (`skillkit.session.branching`) to go back to an
 earlier entry or go on in a copy.
 
@@ -42,7 +44,9 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
     )
     from skillkit.session.index import SessionInfo
     from skillkit.session.session import BRANCH_SUMMARY_PREFIX, INTERRUPTED, Session
+    from skillkit.session.sqlite import SqliteSessionStore
     from skillkit.session.store import SessionNotFoundError, SessionStore, project_folder_name
+    from skillkit.session.store_protocol import SessionStoreProtocol, StoreURLError, open_store
 
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
@@ -65,8 +69,12 @@ __all__ = [
     "SessionLockedError",
     "SessionNotFoundError",
     "SessionStore",
+    "SessionStoreProtocol",
+    "SqliteSessionStore",
+    "StoreURLError",
     "fork_into_new_session",
     "navigate",
+    "open_store",
     "project_folder_name",
     "read_session",
     "tree_lines",
@@ -86,6 +94,10 @@ _HOMES = {
     "SessionNotFoundError": "store",
     "SessionStore": "store",
     "project_folder_name": "store",
+    "SqliteSessionStore": "sqlite",
+    "SessionStoreProtocol": "store_protocol",
+    "StoreURLError": "store_protocol",
+    "open_store": "store_protocol",
 }
 
 

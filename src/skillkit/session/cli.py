@@ -9,6 +9,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skillkit.session.store_protocol import SessionStoreProtocol
 
 __all__ = ["register"]
 
@@ -37,7 +41,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     remove = commands.add_parser("rm", help="delete a session")
     remove.add_argument("id", metavar="ID")
     remove.set_defaults(handler=run_rm)
-    parser.set_defaults(handler=run_list, all=False, json=False)
+    for command in (listing, show, export, remove):
+        command.add_argument(
+            "--session-store",
+            metavar="URL",
+            help="the store to read: sqlite:///path/to/sessions.db (default: the JSONL "
+            "files under ~/.skillkit/sessions)",
+        )
+    parser.set_defaults(handler=run_list, all=False, json=False, session_store=None)
+
+
+def _store(args: argparse.Namespace) -> SessionStoreProtocol:
+    """The store ``--session-store`` names (`StoreURLError` for a bad URL)."""
+    from skillkit.session import open_store
+
+    return open_store(getattr(args, "session_store", None))
 
 
 _ROLES = {
@@ -74,9 +92,12 @@ def run_list(args: argparse.Namespace) -> int:
     """Print the sessions (exit 0 even when there are none)."""
     import msgspec
 
-    from skillkit.session import SessionStore
+    from skillkit.session import StoreURLError
 
-    store = SessionStore()
+    try:
+        store = _store(args)
+    except StoreURLError as exc:
+        return _fail(str(exc))
     infos = store.list(None if args.all else Path.cwd())
     if args.json:
         out = sys.stdout.buffer
@@ -103,16 +124,12 @@ def run_list(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     """Print a session's header and the entries of its current branch."""
     from skillkit.models import message_text
-    from skillkit.session import (
-        MessageEntry,
-        SessionNotFoundError,
-        SessionStore,
-    )
+    from skillkit.session import MessageEntry, SessionNotFoundError, StoreURLError
     from skillkit.session.format import FormatError
 
     try:
-        session = SessionStore().open(args.id, write=False)
-    except (SessionNotFoundError, FormatError, OSError) as exc:
+        session = _store(args).open(args.id, write=False)
+    except (SessionNotFoundError, StoreURLError, FormatError, OSError) as exc:
         return _fail(str(exc))
     header = session.header
     print(f"session   {session.id}")
@@ -175,13 +192,13 @@ def _describe(entry: object) -> tuple[str, str]:
 
 def run_export(args: argparse.Namespace) -> int:
     """Write the session's current branch as Markdown or HTML."""
-    from skillkit.session import SessionNotFoundError, SessionStore
+    from skillkit.session import SessionNotFoundError, StoreURLError
     from skillkit.session.export import export_session
     from skillkit.session.format import FormatError
 
     try:
-        session = SessionStore().open(args.id, write=False)
-    except (SessionNotFoundError, FormatError, OSError) as exc:
+        session = _store(args).open(args.id, write=False)
+    except (SessionNotFoundError, StoreURLError, FormatError, OSError) as exc:
         return _fail(str(exc))
     text = export_session(session, args.format)
     if args.output:
@@ -195,11 +212,11 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_rm(args: argparse.Namespace) -> int:
     """Delete a session; refused while another process writes it."""
-    from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
+    from skillkit.session import SessionLockedError, SessionNotFoundError, StoreURLError
 
     try:
-        path = SessionStore().delete(args.id)
-    except (SessionNotFoundError, SessionLockedError, OSError) as exc:
+        deleted = _store(args).delete(args.id)
+    except (SessionNotFoundError, SessionLockedError, StoreURLError, OSError) as exc:
         return _fail(str(exc))
-    print(f"deleted {path.name}")
+    print(f"deleted {deleted.name if isinstance(deleted, Path) else deleted}")
     return 0

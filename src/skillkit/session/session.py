@@ -2,7 +2,9 @@
 
 A `Session` read with ``write=False`` is a snapshot. Opened for writing (the store does
 this), it holds the session's `WriteLock` and appends each entry as one ``write`` to the
-file, so the file is the log: a crash loses at most the entry being written.
+file, so the file is the log: a crash loses at most the entry being written. A session
+kept by a database store writes each entry through that store's `EntrySink` instead (one
+transaction per entry); everything else here is the same for every store.
 
 Durability (``fsync``): every entry reaches the operating system when its append returns
 (it survives the process being killed). ``fsync="run"`` (the default) also forces the
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
     "INTERRUPTED",
+    "EntrySink",
     "FsyncPolicy",
     "Session",
     "SessionOwner",
@@ -78,6 +81,24 @@ SYNC_DELAY = 0.2
 
 ContextItem = tuple[str, int, AgentMessage]
 """A message of the context with the entry it came from and its offset in that entry."""
+
+
+class EntrySink(Protocol):
+    """Where a session kept outside a file writes its entries (a database store gives
+    one to each session it opens for writing)."""
+
+    def write(self, entry: Entry, line: bytes) -> None:
+        """Keep ``entry`` (``line`` is its encoded, redacted form) durably before
+        returning, as one transaction: after a crash it is there whole or not at all."""
+        ...
+
+    def sync(self) -> None:
+        """Force what was written to stable storage (the policy's "run" point)."""
+        ...
+
+    def close(self) -> None:
+        """Release the session's write lock and connection. Called once."""
+        ...
 
 
 class SessionOwner(Protocol):
@@ -119,6 +140,7 @@ class Session(Contributor):
         redactor: Redactor | None = None,
         fsync: FsyncPolicy = "run",
         on_change: Callable[[Session], None] | None = None,
+        sink: EntrySink | None = None,
     ) -> None:
         self.path = path
         self.header = header
@@ -135,6 +157,7 @@ class Session(Contributor):
         self._on_change = on_change
         self._lock = lock
         self._fd: int | None = None
+        self._sink = sink
         self._leaf: str | None = None
         self._recorder: SessionRecorder | None = None
         self._pending_context: list[CustomMessage] = []
@@ -167,7 +190,7 @@ class Session(Contributor):
 
     @property
     def writable(self) -> bool:
-        return self._fd is not None
+        return self._fd is not None or self._sink is not None
 
     @property
     def leaf_id(self) -> str | None:
@@ -386,8 +409,8 @@ class Session(Contributor):
         """Append one entry of class ``entry_type`` (its id, parent and time are filled in);
         returns it as written (secrets redacted). Raises `RuntimeError` when the session
         is not open for writing."""
-        fd = self._fd
-        if fd is None:
+        fd, sink = self._fd, self._sink
+        if fd is None and sink is None:
             raise RuntimeError(f"session {self.id} is not open for writing")
         if parent_id is Session._ROOT or (parent_id is None and entry_type is not BranchEntry):
             parent_id = self._leaf
@@ -407,11 +430,14 @@ class Session(Contributor):
                     value = redactor.redact_json(msgspec.to_builtins(entry))
                     entry = msgspec.convert(value, type(entry))
                     line = encode_line(entry)
-        written = os.write(fd, line)
-        while written < len(line):  # a short write (rare): finish the line
-            written += os.write(fd, line[written:])
-        if self.fsync == "entry":
-            os.fsync(fd)
+        if fd is not None:
+            written = os.write(fd, line)
+            while written < len(line):  # a short write (rare): finish the line
+                written += os.write(fd, line[written:])
+            if self.fsync == "entry":
+                os.fsync(fd)
+        elif sink is not None:
+            sink.write(entry, line)
         self.size += len(line)
         self.entries.append(entry)
         self.by_id[entry.id] = entry
@@ -425,6 +451,8 @@ class Session(Contributor):
         store's index up to date."""
         if self._fd is not None and self.fsync != "never":
             os.fsync(self._fd)
+        if self._sink is not None and self.fsync != "never":
+            self._sink.sync()
         if self._on_change is not None:
             try:
                 self._on_change(self)
@@ -435,7 +463,7 @@ class Session(Contributor):
         """`sync` in a worker thread within `SYNC_DELAY` seconds, so the end of a run
         never waits for the disk; calls made while one is pending are folded into it.
         `close` does it at once."""
-        if self._fd is None:
+        if not self.writable:
             return
         with self._sync_guard:
             if self._sync_pending:
@@ -449,7 +477,7 @@ class Session(Contributor):
         self._closing.wait(SYNC_DELAY)  # runs ending close together share one sync
         with self._sync_guard:
             self._sync_pending = False
-        if self._fd is None:
+        if not self.writable:
             return
         try:
             self.sync()
@@ -462,14 +490,18 @@ class Session(Contributor):
         syncer, self._syncer = self._syncer, None
         if syncer is not None:
             syncer.shutdown(wait=True)
-        fd = self._fd
-        if fd is None:
+        fd, sink = self._fd, self._sink
+        if fd is None and sink is None:
             return
         try:
             self.sync()
         finally:
             self._fd = None
-            os.close(fd)
+            self._sink = None
+            if fd is not None:
+                os.close(fd)
+            if sink is not None:
+                sink.close()
             if self._lock is not None:
                 self._lock.release()
 
@@ -480,7 +512,7 @@ class Session(Contributor):
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
+        if getattr(self, "_fd", None) is not None or getattr(self, "_sink", None) is not None:
             try:
                 self.close()
             except Exception:

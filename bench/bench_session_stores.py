@@ -1,0 +1,188 @@
+"""Session store benchmark: append, resume and list on each store (JSONL files,
+SQLite), each against a floor measured in the same run with the same driver.
+
+Run: python bench/bench_session_stores.py [--appends 2000] [--entries 10000]
+     [--sessions 10000] [--stores jsonl,sqlite]
+
+- append: `Session.append_message` of one ~300-byte message (redaction on, as in a
+  recorded run); floor: the bare write of the same line with the same driver: an
+  ``os.write`` (JSONL) or one ``INSERT`` in its own transaction (SQLite, same pragmas,
+  into a table without keys).
+  Target: <= 2x the floor.
+- resume: open a session of ``--entries`` entries and build its context
+  (`open(write=False)` + `Session.context`); floor: read the same lines (the file, or a
+  ``SELECT`` of them) and ``json.loads`` each.
+- list: ``store.list(cwd)`` over ``--sessions`` sessions of one project (the JSONL
+  index warm); floor: ``os.scandir`` + ``stat`` of the files (JSONL), a bare ``SELECT``
+  of the same columns (SQLite). Target: <= 300 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from skillkit.models import UserMessage
+from skillkit.secrets import Redactor
+from skillkit.session import SessionHeader, SessionStore, SqliteSessionStore
+from skillkit.session.format import MessageEntry, encode_line
+from skillkit.session.sqlite import _connect
+from skillkit.session.store_protocol import SessionStoreProtocol
+
+TEXT = ("please look at the handler and tell me why it fails on empty input " * 5)[:300]
+
+
+def best(run: Callable[[], object], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def make_store(kind: str, where: Path) -> SessionStoreProtocol:
+    redactor = Redactor({"OPENAI_API_KEY": "sk-bench-not-a-real-key-000000"})
+    if kind == "jsonl":
+        return SessionStore(where, redactor=redactor)
+    return SqliteSessionStore(where / "sessions.db", redactor=redactor)
+
+
+def bench_append(kind: str, where: Path, count: int, rounds: int = 5) -> dict[str, float]:
+    """Rounds of the store and of its floor alternate, so a busy machine slows both."""
+    store = make_store(kind, where)
+    session = store.create(where / "project")
+    message = UserMessage(content=TEXT)
+    line = encode_line(MessageEntry(id="00000000", parent_id="ffffffff", message=message))
+    if kind == "jsonl":
+        fd = os.open(where / "floor.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+        def floor_round() -> None:
+            for _ in range(count):
+                os.write(fd, line)
+    else:
+        db = _connect(where / "floor.db", "run")
+        db.execute("CREATE TABLE t (session_id TEXT, seq INTEGER, line BLOB)")
+        seq = iter(range(10**9))
+
+        def floor_round() -> None:
+            for _ in range(count):
+                db.execute("INSERT INTO t VALUES (?, ?, ?)", ("s", next(seq), line))
+
+    def store_round() -> None:
+        for _ in range(count):
+            session.append_message(message)
+
+    per = []
+    floors = []
+    for _ in range(rounds):
+        per.append(best(store_round, 1) / count)
+        floors.append(best(floor_round, 1) / count)
+    session.close()
+    if kind == "jsonl":
+        os.close(fd)
+    else:
+        db.close()
+    return {"append_us": min(per) * 1e6, "floor_us": min(floors) * 1e6}
+
+
+def bench_resume(kind: str, where: Path, entries: int) -> dict[str, float]:
+    store = make_store(kind, where)
+    session = store.create(where / "project")
+    message = UserMessage(content=TEXT)
+    for _ in range(entries):
+        session.append_message(message)
+    session.close()
+
+    def resume() -> None:
+        assert len(store.open(session.id, write=False).context()) == entries
+
+    if kind == "jsonl":
+        path = session.path
+
+        def floor() -> None:
+            [json.loads(line) for line in path.read_bytes().splitlines()]
+    else:
+        db = _connect(where / "sessions.db", "run")
+
+        def floor() -> None:
+            rows = db.execute(
+                "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session.id,)
+            ).fetchall()
+            [json.loads(line) for (line,) in rows]
+
+    return {"resume_ms": best(resume) * 1e3, "floor_ms": best(floor) * 1e3}
+
+
+def bench_list(kind: str, where: Path, count: int) -> dict[str, float]:
+    project = where / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    store = make_store(kind, where)
+    message = MessageEntry(id="00000001", message=UserMessage(content="a question"), time=1.0)
+    if isinstance(store, SessionStore):
+        folder = store.folder(project)
+        folder.mkdir(parents=True, exist_ok=True)
+        for number in range(count):
+            sid = secrets.token_hex(8)
+            header = SessionHeader(id=sid, cwd=str(project), created=float(number))
+            (folder / f"20260101T000000_{sid}.jsonl").write_bytes(
+                encode_line(header) + encode_line(message)
+            )
+        store.list(project)  # builds the index, as the first listing does
+
+        def floor() -> None:
+            [item.stat() for item in os.scandir(folder)]
+    else:
+        assert isinstance(store, SqliteSessionStore)
+        for _ in range(count):
+            store.create(project, entries=[message]).close()
+        db = sqlite3.connect(store.path)
+
+        def floor() -> None:
+            db.execute(
+                "SELECT id, cwd, created, modified, parent_session, size, entries, messages,"
+                " title, name, first_message, leaf_id FROM sessions WHERE cwd = ?"
+                " ORDER BY modified DESC",
+                (str(project.absolute()),),
+            ).fetchall()
+
+    def listing() -> None:
+        assert len(store.list(project)) == count
+
+    return {"list_ms": best(listing) * 1e3, "floor_ms": best(floor) * 1e3}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--stores", default="jsonl,sqlite")
+    args = parser.parse_args()
+    for kind in args.stores.split(","):
+        with tempfile.TemporaryDirectory() as temp:
+            root = Path(temp)
+            results = {
+                "append": bench_append(kind, root / "append", args.appends),
+                "resume": bench_resume(kind, root / "resume", args.entries),
+                "list": bench_list(kind, root / "list", args.sessions),
+            }
+        a, r, li = results["append"], results["resume"], results["list"]
+        print(
+            f"{kind:6}  append {a['append_us']:7.1f} µs (floor {a['floor_us']:6.1f}, "
+            f"x{a['append_us'] / a['floor_us']:.2f})   "
+            f"resume {r['resume_ms']:7.1f} ms (floor {r['floor_ms']:6.1f})   "
+            f"list {li['list_ms']:6.1f} ms (floor {li['floor_ms']:6.1f})"
+        )
+        print(json.dumps({"store": kind, **{k: v for k, v in results.items()}}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,484 @@
+"""`SqliteSessionStore`: many sessions in one SQLite database (standard library).
+
+The database runs in WAL mode, so readers (listing, resuming elsewhere) never wait for
+a writer. Each session is a row of ``sessions`` (its header line and the index's fields:
+title, counts, leaf, times) and its entries are rows of ``entries`` holding exactly the
+line the JSONL store would write, in append order. An append is one transaction (one
+``INSERT``), so a crash loses at most the entry in flight. The session's row is brought
+up to date when a run ends and when the session closes, like the file store's index;
+listing reads the rows and folds in only the entries appended since a row was written
+(and writes the row back). The schema carries a version in ``schema_version``; SkillKit
+creates and migrates it.
+
+One writer per session, by the file store's rule: a session opened for writing holds an
+advisory lock on ``<database>.locks/<id>.jsonl.lock`` (`WriteLock`), which the kernel
+drops when its process dies. Durability follows `FsyncPolicy`: every committed entry
+survives the process being killed; ``"entry"`` also syncs each commit to disk, ``"run"``
+checkpoints the log when a run ends and when the session closes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+
+from skillkit.secrets import Redactor
+from skillkit.session.file import WriteLock, parse_session
+from skillkit.session.format import Entry, FormatError, SessionHeader, decode_entry, encode_line
+from skillkit.session.index import SessionInfo, _fold
+from skillkit.session.session import FsyncPolicy, Session
+from skillkit.session.store import SessionNotFoundError
+
+__all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
+
+log = logging.getLogger("skillkit.session")
+
+SCHEMA_VERSION = 1
+"""The schema this SkillKit writes; older databases are migrated when opened."""
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY,
+        header BLOB NOT NULL,
+        cwd TEXT NOT NULL,
+        created REAL NOT NULL,
+        modified REAL NOT NULL,
+        parent_session TEXT,
+        size INTEGER NOT NULL DEFAULT 0,
+        entries INTEGER NOT NULL DEFAULT 0,
+        messages INTEGER NOT NULL DEFAULT 0,
+        title TEXT NOT NULL DEFAULT '',
+        name TEXT,
+        first_message TEXT NOT NULL DEFAULT '',
+        leaf_id TEXT
+    )""",
+    "CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, modified)",
+    """CREATE TABLE IF NOT EXISTS entries (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        line BLOB NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID""",
+)
+
+_MIGRATIONS: dict[int, tuple[str, ...]] = {}
+"""Statements that take a database from version N to N + 1."""
+
+_INFO_FIELDS = (
+    "id, cwd, created, modified, parent_session, size, entries, messages, title, name, "
+    "first_message, leaf_id"
+)
+
+
+def _connect(path: Path, fsync: FsyncPolicy) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'entry' else 'NORMAL'}")
+    connection.execute("PRAGMA foreign_keys=ON")
+    return connection
+
+
+def _info(row: tuple[object, ...], url: str) -> SessionInfo:
+    (sid, cwd, created, modified, parent, size, entries, messages, title, name, first, leaf) = row
+    assert isinstance(sid, str)
+    return SessionInfo(
+        id=sid,
+        path=f"{url}#{sid}",
+        cwd=str(cwd),
+        created=float(created),  # type: ignore[arg-type]
+        modified=float(modified),  # type: ignore[arg-type]
+        size=int(size),  # type: ignore[call-overload]
+        entries=int(entries),  # type: ignore[call-overload]
+        messages=int(messages),  # type: ignore[call-overload]
+        title=str(title),
+        name=name if isinstance(name, str) else None,
+        first_message=str(first),
+        leaf_id=leaf if isinstance(leaf, str) else None,
+        parent_session=parent if isinstance(parent, str) else None,
+    )
+
+
+class SqliteSessionStore:
+    """Sessions kept in the SQLite database at ``path`` (created, with its folder,
+    readable by its owner only). ``redactor`` and ``fsync`` as for `SessionStore`."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        redactor: Redactor | None = None,
+        fsync: FsyncPolicy = "run",
+    ) -> None:
+        self.path = Path(path).expanduser().absolute()
+        self.redactor = redactor
+        self.fsync: FsyncPolicy = fsync
+        self.url = f"sqlite://{self.path}"
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.locks = self.path.with_name(self.path.name + ".locks")
+        self.locks.mkdir(exist_ok=True, mode=0o700)
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        self._guard = threading.Lock()
+        self._db = _connect(self.path, fsync)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self._transaction() as db:
+            for statement in _SCHEMA:
+                db.execute(statement)
+            row = db.execute("SELECT version FROM schema_version").fetchone()
+            version = SCHEMA_VERSION if row is None else int(row[0])
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path}: session database of schema {version}; this SkillKit "
+                    f"reads up to {SCHEMA_VERSION}"
+                )
+            while version < SCHEMA_VERSION:
+                for statement in _MIGRATIONS[version]:
+                    db.execute(statement)
+                version += 1
+            db.execute("DELETE FROM schema_version")
+            db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._guard:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the store's own connection (sessions it opened keep theirs)."""
+        with self._guard:
+            self._db.close()
+
+    # ----- creating and opening
+
+    def create(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        parent_session: str | None = None,
+        entries: Sequence[Entry] = (),
+    ) -> Session:
+        """A new session of ``cwd`` (default: the current directory), open for writing."""
+        where = Path(cwd).absolute() if cwd is not None else Path.cwd()
+        header = SessionHeader(
+            id=secrets.token_hex(8),
+            cwd=str(where),
+            created=time.time(),
+            parent_session=parent_session,
+        )
+        lock = self._lock(header.id)
+        lock.acquire()
+        try:
+            info = SessionInfo(
+                id=header.id,
+                path="",
+                cwd=header.cwd,
+                created=header.created,
+                modified=header.created,
+                size=0,
+                parent_session=parent_session,
+            )
+            head = encode_line(header)
+            lines = [encode_line(entry) for entry in entries]
+            for entry in entries:
+                _fold(info, entry)
+            info.size = len(head) + sum(len(line) for line in lines)
+            with self._transaction() as db:
+                db.execute(
+                    "INSERT INTO sessions (id, header, cwd, created, modified, parent_session,"
+                    " size, entries, messages, title, name, first_message, leaf_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        header.id,
+                        head,
+                        header.cwd,
+                        header.created,
+                        info.modified,
+                        parent_session,
+                        info.size,
+                        info.entries,
+                        info.messages,
+                        info.title,
+                        info.name,
+                        info.first_message,
+                        info.leaf_id,
+                    ),
+                )
+                db.executemany(
+                    "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
+                    [(header.id, seq, line) for seq, line in enumerate(lines)],
+                )
+            return self._session(header, list(entries), info, lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    def open(self, ref: str | Path, *, write: bool = True) -> Session:
+        """The session with an id, a unique id prefix, or this store's
+        ``sqlite:///…#id``. Opened for writing it holds the session's lock
+        (`SessionLockedError` when another process writes it)."""
+        session_id = self.resolve(ref)
+        lock = self._lock(session_id) if write else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            return self._load(session_id, lock)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+
+    def resolve(self, ref: str | Path) -> str:
+        """The id of the session ``ref`` names; `SessionNotFoundError` if none or
+        several match."""
+        text = os.fspath(ref)
+        if "#" in text:
+            where, _, text = text.rpartition("#")
+            if where not in (self.url, str(self.path)):
+                raise SessionNotFoundError(f"{os.fspath(ref)} is not in {self.url}")
+        if not text:
+            raise SessionNotFoundError("no session id given")
+        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._guard:
+            rows = self._db.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
+                (pattern,),
+            ).fetchall()
+        ids = [str(row[0]) for row in rows]
+        if text in ids:
+            return text
+        if not ids:
+            raise SessionNotFoundError(f"no session {text!r}")
+        if len(ids) > 1:
+            raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
+        return ids[0]
+
+    def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
+        """The most recently changed session of ``cwd`` (default: the current directory)."""
+        infos = self.list(cwd if cwd is not None else Path.cwd())
+        return infos[0] if infos else None
+
+    def continue_latest(self, cwd: str | Path | None = None) -> Session:
+        """The latest session of ``cwd`` open for writing, or a new one if there is none."""
+        info = self.latest(cwd)
+        if info is None:
+            return self.create(cwd)
+        return self.open(info.id, write=True)
+
+    def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
+        """Sessions, most recently changed first: those of ``cwd``, or all when None."""
+        query = (
+            f"SELECT {_INFO_FIELDS}, (SELECT COALESCE(MAX(seq) + 1, 0) FROM entries"
+            " WHERE session_id = sessions.id) FROM sessions"
+        )
+        params: tuple[str, ...] = ()
+        if cwd is not None:
+            query += " WHERE cwd = ?"
+            params = (str(Path(cwd).absolute()),)
+        with self._guard:
+            rows = self._db.execute(query, params).fetchall()
+        url = self.url
+        infos = []
+        stale = []
+        for row in rows:
+            info = _info(row[:-1], url)
+            if int(row[-1]) > info.entries:  # appended to since its row was written
+                stale.append(info)
+            infos.append(info)
+        if stale:
+            self._catch_up(stale)
+        infos.sort(key=lambda info: info.modified, reverse=True)
+        return infos
+
+    def _catch_up(self, infos: builtins.list[SessionInfo]) -> None:
+        """Fold into each row the entries appended since it was written, and keep it."""
+        with self._guard:
+            db = self._db
+            for info in infos:
+                lines = db.execute(
+                    "SELECT line FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
+                    (info.id, info.entries),
+                ).fetchall()
+                for (line,) in lines:
+                    try:
+                        entry = decode_entry(bytes(line))
+                    except FormatError:
+                        info.entries += 1  # counted, so the row is not read again
+                        continue
+                    _fold(info, entry)
+                    info.size += len(line)
+            try:  # the rows are a cache: a database this process cannot write still lists
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    for info in infos:
+                        _store_info(db, info)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                log.warning("session rows not updated in %s: %s", self.path, exc)
+
+    def fork(
+        self,
+        ref: str | Path | Session,
+        entry_id: str | None = None,
+        *,
+        cwd: str | Path | None = None,
+    ) -> Session:
+        """A new session holding the branch of ``ref`` up to ``entry_id`` (default: its
+        leaf), open for writing, whose header names ``ref`` as its parent session."""
+        source = ref if isinstance(ref, Session) else self.open(ref, write=False)
+        if entry_id is not None and entry_id not in source.by_id:
+            raise KeyError(f"no entry {entry_id!r} in session {source.id}")
+        branch = source.branch(entry_id)
+        return self.create(
+            cwd if cwd is not None else source.cwd, parent_session=source.id, entries=branch
+        )
+
+    def delete(self, ref: str | Path) -> str:
+        """Delete a session (refused with `SessionLockedError` while it is written);
+        returns its id."""
+        session_id = self.resolve(ref)
+        lock = self._lock(session_id)
+        lock.acquire()
+        try:
+            with self._transaction() as db:
+                db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+                db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        finally:
+            lock.release()
+        return session_id
+
+    # ----- internals
+
+    def _lock(self, session_id: str) -> WriteLock:
+        return WriteLock(self.locks / f"{session_id}.jsonl")
+
+    def _load(self, session_id: str, lock: WriteLock | None) -> Session:
+        with self._guard:
+            row = self._db.execute(
+                f"SELECT header, {_INFO_FIELDS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise SessionNotFoundError(f"no session {session_id!r}")
+            lines = self._db.execute(
+                "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+            ).fetchall()
+        data = parse_session(
+            bytes(row[0]) + b"".join(line for (line,) in lines), f"{self.url}#{session_id}"
+        )
+        return self._session(data.header, data.entries, _info(row[1:], self.url), lock, data)
+
+    def _session(
+        self,
+        header: SessionHeader,
+        entries: builtins.list[Entry],
+        info: SessionInfo,
+        lock: WriteLock | None,
+        data: object = None,
+    ) -> Session:
+        warnings = getattr(data, "warnings", ())
+        sink = _Sink(self.path, self.fsync, info, lock) if lock is not None else None
+        session = Session(
+            self.path,
+            header,
+            entries,
+            warnings=warnings,
+            size=info.size,
+            redactor=self.redactor,
+            fsync=self.fsync,
+            sink=sink,
+        )
+        if sink is not None:
+            sink.next_seq = _next_seq(self._db, self._guard, header.id)
+        session.store = self
+        return session
+
+
+def _next_seq(db: sqlite3.Connection, guard: threading.Lock, session_id: str) -> int:
+    with guard:
+        row = db.execute(
+            "SELECT COALESCE(MAX(seq) + 1, 0) FROM entries WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    return int(row[0])
+
+
+def _store_info(db: sqlite3.Connection, info: SessionInfo) -> None:
+    """Write a session's row, unless it already holds as many entries (or more)."""
+    db.execute(
+        "UPDATE sessions SET modified = ?, size = ?, entries = ?, messages = ?, title = ?,"
+        " name = ?, first_message = ?, leaf_id = ? WHERE id = ? AND entries < ?",
+        (
+            info.modified,
+            info.size,
+            info.entries,
+            info.messages,
+            info.title,
+            info.name,
+            info.first_message,
+            info.leaf_id,
+            info.id,
+            info.entries,
+        ),
+    )
+
+
+class _Sink:
+    """The writing side of one session open for writing: its own connection, the
+    session's write lock, and its row's fields folded as entries are appended (the row
+    is written by `sync`)."""
+
+    def __init__(self, path: Path, fsync: FsyncPolicy, info: SessionInfo, lock: WriteLock) -> None:
+        self._db = _connect(path, fsync)
+        self._info = msgspec.structs.replace(info)
+        self._lock = lock
+        self._guard = threading.Lock()
+        self._checkpoint = fsync != "never"
+        self.next_seq = 0
+
+    def write(self, entry: Entry, line: bytes) -> None:
+        with self._guard:
+            self._db.execute(  # one statement: its own transaction
+                "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
+                (self._info.id, self.next_seq, line),
+            )
+            self.next_seq += 1
+            _fold(self._info, entry)
+            self._info.size += len(line)
+
+    def sync(self) -> None:
+        with self._guard:
+            self._store()
+
+    def _store(self) -> None:
+        _store_info(self._db, self._info)
+        if self._checkpoint:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def close(self) -> None:
+        try:
+            with self._guard:
+                self._store()
+                self._db.close()
+        finally:
+            self._lock.release()

@@ -1,0 +1,348 @@
+"""The same session behaviour on every store: JSONL files and SQLite."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skillkit import AgentConfig, AgentRunner, tool
+from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit.models import UserMessage
+from skillkit.secrets import Redactor
+from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
+from skillkit.session.export import export_session
+from skillkit.session.format import encode_line
+from skillkit.session.sqlite import SCHEMA_VERSION, SqliteSessionStore
+from skillkit.session.store_protocol import (
+    STORE_METHODS,
+    SessionStoreProtocol,
+    StoreURLError,
+    open_store,
+)
+from tests.session.helpers import ROOT, resendable, run_cli
+
+SECRET = "sk-live-0123456789abcdefSECRET"
+KINDS = ["jsonl", "sqlite"]
+
+
+def make_store(kind: str, where: Path) -> SessionStoreProtocol:
+    if kind == "jsonl":
+        return open_store(f"file://{where}")
+    return open_store(f"sqlite://{where}/sessions.db")
+
+
+@pytest.fixture(params=KINDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStoreProtocol]:
+    yield make_store(request.param, tmp_path)
+
+
+@tool
+def leak() -> str:
+    """Print the environment."""
+    return f"OPENAI_API_KEY={SECRET}"
+
+
+def test_the_jsonl_store_and_the_sqlite_store_satisfy_the_protocol(tmp_path: Path) -> None:
+    jsonl: SessionStoreProtocol = SessionStore(tmp_path)  # checked by mypy
+    sqlite: SessionStoreProtocol = SqliteSessionStore(tmp_path / "s.db")
+    protocol_methods = {
+        name
+        for name, value in vars(SessionStoreProtocol).items()
+        if inspect.isfunction(value) and not name.startswith("_")
+    }
+    assert protocol_methods == set(STORE_METHODS)
+    for candidate in (jsonl, sqlite):
+        assert isinstance(candidate, SessionStoreProtocol)
+        for name in STORE_METHODS:
+            wanted = inspect.signature(getattr(SessionStoreProtocol, name)).parameters
+            given = inspect.signature(getattr(candidate, name)).parameters
+            assert list(given) == [p for p in wanted if p != "self"], (candidate, name)
+
+
+def test_store_urls(tmp_path: Path) -> None:
+    assert isinstance(open_store(str(tmp_path)), SessionStore)
+    assert isinstance(open_store(f"file://{tmp_path}"), SessionStore)
+    sqlite = open_store(f"sqlite://{tmp_path}/a/b.db")
+    assert isinstance(sqlite, SqliteSessionStore)
+    assert sqlite.path == tmp_path / "a" / "b.db"
+    assert open_store(f"sqlite:///{tmp_path}/c.db").path == tmp_path / "c.db"  # type: ignore[attr-defined]
+    for bad in ("sqlite://", "sqlite://relative.db", "redis://host/0", "file://"):
+        with pytest.raises(StoreURLError):
+            open_store(bad)
+
+
+def test_append_close_and_resume(store: SessionStoreProtocol, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    first = session.append_message(UserMessage(content="hello"))
+    session.append_model_change("m2", "p")
+    session.close()
+    again = store.open(session.id)
+    assert [e.id for e in again.entries] == [e.id for e in session.entries]
+    assert again.entries == session.entries
+    assert again.leaf_id == session.leaf_id
+    again.append_message(UserMessage(content="more"), parent_id=first.id)
+    again.close()
+    third = store.open(session.id[:6], write=False)
+    assert third.context() == [UserMessage(content="hello"), UserMessage(content="more")]
+    with pytest.raises(RuntimeError, match="not open for writing"):
+        third.append_message(UserMessage(content="no"))
+
+
+async def test_a_recorded_run_resumes_with_the_same_context(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    session = store.create(tmp_path)
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("leak", {})]), "done"]),
+        tools=[leak],
+        contributors=[session],
+    )
+    await agent.chat("go")
+    await agent.aclose()
+    resumed = store.continue_latest(tmp_path)
+    assert resumed.id == session.id
+    assert resumed.context() == session.context()
+    assert not resendable(resumed.context())
+    resumed.close()
+
+
+def test_list_has_the_index_fields_newest_first(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    old = store.create(tmp_path)
+    old.append_message(UserMessage(content="the   first\nquestion"))
+    old.close()
+    time.sleep(0.01)
+    new = store.create(tmp_path)
+    new.append_message(UserMessage(content="second"))
+    new.set_name("named")
+    new.close()
+    elsewhere = store.create(other)
+    elsewhere.close()
+    infos = store.list(tmp_path)
+    assert [info.id for info in infos] == [new.id, old.id]
+    assert infos[0].title == "named" and infos[0].name == "named"
+    assert infos[0].entries == 2 and infos[0].messages == 1
+    assert infos[0].leaf_id == new.leaf_id
+    assert infos[1].title == infos[1].first_message == "the first question"
+    assert infos[1].cwd == str(tmp_path)
+    assert {info.id for info in store.list()} == {old.id, new.id, elsewhere.id}
+    latest = store.latest(tmp_path)
+    assert latest is not None and latest.id == new.id
+    assert store.open(infos[0].path, write=False).id == new.id
+
+
+def test_fork_label_name_branch_and_move(store: SessionStoreProtocol, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    a = session.append_message(UserMessage(content="a"))
+    b = session.append_message(UserMessage(content="b"))
+    session.label(a.id, "start")
+    session.move_to(a.id, summary="b was wrong")
+    c = session.append_message(UserMessage(content="c"))
+    session.set_name("tree")
+    session.close()
+    again = store.open(session.id, write=False)
+    assert again.labels() == {a.id: "start"}
+    assert again.session_name == "tree"
+    assert again.resolve_entry("start") == a.id
+    assert [e.id for e in again.branch(b.id)] == [a.id, b.id]
+    assert again.leaf_id == session.leaf_id
+    assert again.branch()[-2].id == c.id
+    fork = store.fork(session.id, b.id)
+    assert fork.header.parent_session == session.id
+    assert [e.id for e in fork.entries] == [a.id, b.id]
+    fork.append_message(UserMessage(content="in the fork"))
+    fork.close()
+    reread = store.open(fork.id, write=False)
+    assert [m.content for m in reread.context()] == ["a", "b", "in the fork"]  # type: ignore[union-attr]
+    assert export_session(reread, "md") == export_session(fork, "md")
+
+
+def test_delete(store: SessionStoreProtocol, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    with pytest.raises(SessionLockedError):
+        store.delete(session.id)
+    session.close()
+    store.delete(session.id)
+    assert store.list(tmp_path) == []
+    with pytest.raises(SessionNotFoundError):
+        store.open(session.id)
+
+
+def test_a_second_writer_in_the_same_process_is_refused(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    session = store.create(tmp_path)
+    with pytest.raises(SessionLockedError):
+        store.open(session.id)
+    session.close()
+    store.open(session.id).close()
+
+
+async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_path: Path) -> None:
+    session = store.create(tmp_path)
+    agent = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("leak", {})]), f"the key is {SECRET}"]),
+        tools=[leak],
+        contributors=[session],
+        redactor=Redactor({"OPENAI_API_KEY": SECRET}),
+    )
+    await agent.chat(f"my key is {SECRET}, keep it safe")
+    session.append_custom("plugin", {"token": SECRET})
+    session.set_name(f"about {SECRET}")
+    await agent.aclose()
+    stored = everything_under(tmp_path)
+    assert SECRET.encode() not in stored
+    assert b"[REDACTED:OPENAI_API_KEY]" in stored
+    assert store.open(session.id, write=False).entries == session.entries
+
+
+def everything_under(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
+
+HOLDER = """
+import sys, time
+from skillkit.session.store_protocol import open_store
+from skillkit.models import UserMessage
+session = open_store(sys.argv[1]).open(sys.argv[2])
+print("held", flush=True)
+count = 0
+while True:
+    session.append_message(UserMessage(content=f"entry {count}"))
+    count += 1
+    if count == 50:
+        print("written", flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_second_process_is_refused_and_a_writer_killed_mid_append_loses_nothing_committed(
+    kind: str, tmp_path: Path
+) -> None:
+    url = f"file://{tmp_path}" if kind == "jsonl" else f"sqlite://{tmp_path}/sessions.db"
+    store = open_store(url)
+    session = store.create(tmp_path)
+    session.close()
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, url, session.id], stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == b"held\n"
+        with pytest.raises(SessionLockedError, match=f"pid {holder.pid}"):
+            store.open(session.id)
+        assert holder.stdout.readline() == b"written\n"
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    reopened = None
+    while reopened is None:  # the kernel drops the lock with the process
+        try:
+            reopened = store.open(session.id)
+        except SessionLockedError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    texts = [m.content for m in reopened.context()]
+    assert len(texts) >= 50
+    assert texts == [f"entry {n}" for n in range(len(texts))]  # a prefix: no gap, no damage
+    reopened.append_message(UserMessage(content="after the crash"))
+    reopened.close()
+    infos = store.list(tmp_path)
+    assert infos[0].entries == len(texts) + 1
+
+
+def test_sqlite_keeps_the_file_store_lines_and_a_schema_version(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "s.db")
+    session = store.create(tmp_path)
+    entry = session.append_message(UserMessage(content="hi"))
+    session.close()
+    db = sqlite3.connect(tmp_path / "s.db")
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert db.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    assert db.execute("SELECT line FROM entries").fetchall() == [(encode_line(entry),)]
+    db.close()
+    assert (tmp_path / "s.db").stat().st_mode & 0o077 == 0
+    newer = sqlite3.connect(tmp_path / "s.db")
+    newer.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    newer.commit()
+    newer.close()
+    with pytest.raises(RuntimeError, match="schema"):
+        SqliteSessionStore(tmp_path / "s.db")
+
+
+def test_the_command_line_keeps_sessions_in_the_store_it_is_given(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    cwd.mkdir()
+    url = f"sqlite://{tmp_path}/shared.db"
+    hello = f"scripted:{ROOT / 'examples' / 'scripts' / 'hello.yaml'}"
+    first = run_cli("-p", "first", "--session-store", url, "--model", hello, home=home, cwd=cwd)
+    assert first.returncode == 0, first.stderr
+    again = run_cli(
+        "-p", "second", "-c", "--session-store", url, "--model", hello, home=home, cwd=cwd
+    )
+    assert again.returncode == 0, again.stderr
+    assert not (home / ".skillkit" / "sessions").exists()
+    (info,) = open_store(url).list(cwd)
+    assert info.title == "first"
+    context = open_store(url).open(info.id, write=False).context()
+    assert [m.content for m in context if isinstance(m, UserMessage)] == ["first", "second"]
+    bad = run_cli("-p", "x", "--session-store", "redis://h/0", "--model", hello, home=home, cwd=cwd)
+    assert bad.returncode != 0
+    assert "no session store for 'redis'" in bad.stderr
+
+
+def test_list_sees_what_an_open_writer_appended(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    session = store.create(tmp_path)
+    session.append_message(UserMessage(content="still running"))
+    session.append_message(UserMessage(content="more"))
+    (info,) = store.list(tmp_path)  # the writer has not synced yet
+    assert (info.entries, info.messages, info.title) == (2, 2, "still running")
+    assert info.leaf_id == session.leaf_id
+    session.set_name("late name")
+    session.close()
+    (info,) = store.list(tmp_path)
+    assert (info.entries, info.title) == (3, "late name")
+
+
+def test_the_sessions_command_reads_the_store_it_is_given(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    cwd.mkdir()
+    url = f"sqlite://{tmp_path}/shared.db"
+    session = open_store(url).create(cwd)
+    session.append_message(UserMessage(content="kept in sqlite"))
+    session.close()
+    listed = run_cli("sessions", "list", "--session-store", url, home=home, cwd=cwd)
+    assert listed.returncode == 0, listed.stderr
+    assert session.id[:12] in listed.stdout and "kept in sqlite" in listed.stdout
+    assert "no sessions" in run_cli("sessions", "list", home=home, cwd=cwd).stdout
+    shown = run_cli(
+        "sessions", "export", session.id[:6], "--session-store", url, home=home, cwd=cwd
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "kept in sqlite" in shown.stdout
+    removed = run_cli("sessions", "rm", session.id, "--session-store", url, home=home, cwd=cwd)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.strip() == f"deleted {session.id}"
+    assert open_store(url).list() == []
+    bad = run_cli("sessions", "list", "--session-store", "redis://x", home=home, cwd=cwd)
+    assert bad.returncode != 0 and "redis" in bad.stderr
