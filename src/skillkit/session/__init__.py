@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
     from skillkit.session.format import (
         FORMAT_VERSION,
         BranchEntry,
+        CheckpointEntry,
         CompactionEntry,
         CustomEntry,
         Entry,
@@ -50,6 +51,7 @@ __all__ = [
     "INTERRUPTED",
     "BranchEntry",
     "BranchMove",
+    "CheckpointEntry",
     "CompactionEntry",
     "CustomEntry",
     "Entry",

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_ENTRY_DEPTH",
     "MIGRATIONS",
     "BranchEntry",
+    "CheckpointEntry",
     "CompactionEntry",
     "CustomEntry",
     "Entry",
@@ -147,6 +148,22 @@ class BranchEntry(_Base, frozen=True, kw_only=True, tag="branch"):
     summary: str | None = None
 
 
+class CheckpointEntry(_Base, frozen=True, kw_only=True, tag="checkpoint"):
+    """A turn's workspace checkpoint (`skillkit.checkpoints`): the workspace was
+    snapshot ``before`` when the turn began changing it and ``after`` when it ended
+    (snapshot ids in the session's checkpoint store). ``target_id`` is the conversation
+    entry it belongs to: the turn's user message, or for a ``kind="rewind"`` the leaf
+    before the rewind. Readers that predate this kind skip it; it is never part of the
+    context."""
+
+    turn: int
+    before: str
+    after: str
+    target_id: str | None = None
+    kind: str = "turn"
+    prompt: str = ""
+
+
 Entry: TypeAlias = (
     MessageEntry
     | ModelChangeEntry
@@ -156,6 +173,7 @@ Entry: TypeAlias = (
     | LabelEntry
     | NameEntry
     | BranchEntry
+    | CheckpointEntry
 )
 
 _random = random.Random()  # ids need to be unique in one file, not unpredictable
