@@ -57,7 +57,9 @@ _CONFIG = (
     "core.attributesFile=/dev/null",
     "core.excludesFile=",
     "core.sparseCheckout=false",
-    "core.splitIndex=false",
+    "core.splitIndex=true",
+    "splitIndex.maxPercentChange=50",
+    "index.version=4",
     "safe.bareRepository=explicit",
     "gc.auto=0",
     "maintenance.auto=false",
@@ -143,6 +145,9 @@ class SnapshotStore:
         self._meta = self.folder / "snapshots.jsonl"
         self._lock = threading.RLock()
         self._memo = _Memo()
+        self._folders: dict[str, int] | None = None
+        self._scanned: tuple[tuple[str, ...], list[LeftOut]] | None = None
+        self._walked: set[str] = set()
         self._ready = False
         self._env = _clean_environment(self._git_dir, self._index, self.workspace)
 
@@ -255,37 +260,39 @@ class SnapshotStore:
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
+        snapshot = self._take()
+        if self._folders is None:
+            self._folders = self._folder_times(snapshot.id, snapshot.empty_dirs)
+        return snapshot
+
+    def _take(self) -> Snapshot:
         status = self._git(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
         )
         left_out: list[LeftOut] = []
         to_add: list[str] = []
         to_drop: list[str] = []
-        fields = status.split(b"\0")
-        for raw in fields:
+        for raw in status.split(b"\0"):
             if len(raw) < 4:
                 continue
             code, path = raw[:2].decode(), os.fsdecode(raw[3:])
             if path.endswith("/"):
                 left_out.append(LeftOut(path.rstrip("/"), "nested git repository"))
                 continue
-            if "D" not in code and self._too_big(path):
+            if "D" in code or not os.path.lexists(self.workspace / path):
+                to_drop.append(path)
+                continue
+            if self._too_big(path):
                 left_out.append(LeftOut(path, "over the size cap"))
                 if code != "??":
                     to_drop.append(path)
                 continue
             to_add.append(path)
         if to_drop:
-            self._git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *to_drop)
+            self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
         if to_add:
-            self._git(
-                "add",
-                "--all",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-                stdin=b"\0".join(os.fsencode(p) for p in to_add),
-            )
-        empty_dirs, more = self._empty_dirs()
+            self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
+        empty_dirs, more = self._scan_folders()
         left_out.extend(more)
         last = self._memo.last
         if not to_add and not to_drop and last is not None and last.empty_dirs == empty_dirs:
@@ -294,15 +301,49 @@ class SnapshotStore:
                 self._keep(snapshot)
                 return snapshot
             return last
-        tree = self._git("write-tree").decode().strip()
+        tree = self._git("write-tree", "--missing-ok").decode().strip()
         parent = ["-p", last.id] if last is not None else []
         commit = (
             self._git("commit-tree", tree, *parent, "-m", "checkpoint", stdin=b"").decode().strip()
         )
-        self._git("update-ref", "refs/heads/checkpoints", commit)
+        self._git("update-ref", "HEAD", commit)
         snapshot = Snapshot(commit, time.time(), empty_dirs, tuple(left_out))
         self._keep(snapshot)
         return snapshot
+
+    def _scan_folders(self) -> tuple[tuple[str, ...], list[LeftOut]]:
+        """The empty folders and the files left out inside untracked folders. Finding
+        them takes a walk of the workspace; it is skipped when no folder's modification
+        time changed since the last walk (a folder's entries cannot change without
+        it)."""
+        folders = self._folders
+        if folders is not None and self._scanned is not None:
+            for folder, stamp in folders.items():
+                try:
+                    if os.stat(self.workspace / folder).st_mtime_ns != stamp:
+                        break
+                except OSError:
+                    break
+            else:
+                return self._scanned
+        self._folders = None  # measured again after the commit
+        self._scanned = self._empty_dirs()
+        return self._scanned
+
+    def _folder_times(self, commit: str, empty_dirs: Sequence[str]) -> dict[str, int] | None:
+        """The modification time of every folder a snapshot knows of."""
+        listed = self._git("ls-tree", "-r", "-d", "-z", "--name-only", commit)
+        names = {"."} | set(empty_dirs) | {os.fsdecode(n) for n in listed.split(b"\0") if n}
+        names |= (
+            {str(Path(item.path).parent) for item in self._scanned[1]} if self._scanned else set()
+        )
+        out: dict[str, int] = {}
+        for name in names:
+            try:
+                out[name] = os.stat(self.workspace / name).st_mtime_ns
+            except OSError:
+                return None
+        return out
 
     def _too_big(self, path: str) -> bool:
         try:
@@ -316,6 +357,7 @@ class SnapshotStore:
         listed = self._git("ls-files", "--others", "--directory", "--exclude-standard", "-z")
         empty: list[str] = []
         left_out: list[LeftOut] = []
+        self._walked = set()
         for raw in listed.split(b"\0"):
             if not raw.endswith(b"/"):
                 continue  # a file left out (listed by status already)
@@ -324,27 +366,35 @@ class SnapshotStore:
                 continue  # a nested repository (listed by status already)
             for folder, dirs, files in os.walk(self.workspace / top):
                 relative = Path(folder).relative_to(self.workspace).as_posix()
+                self._walked.add(relative)
                 if not dirs and not files:
                     empty.append(relative)
+                for name in [d for d in dirs if os.path.lexists(os.path.join(folder, d, ".git"))]:
+                    dirs.remove(name)  # a nested repository (listed by status already)
                 for name in files:
-                    left_out.append(LeftOut(f"{relative}/{name}", "over the size cap"))
+                    if self._too_big(f"{relative}/{name}"):
+                        left_out.append(LeftOut(f"{relative}/{name}", "over the size cap"))
         return tuple(sorted(empty)), left_out
 
     # ----- reading
 
-    def changes(self, old: str, new: str) -> list[FileChange]:
+    def changes(self, old: str, new: str, *, lines: bool = True) -> list[FileChange]:
         """The paths that differ from snapshot ``old`` to snapshot ``new`` (either may
         be ``""``: the empty workspace), with their line counts."""
         with self._lock:
             self._ensure()
-            numstat = self._git(
-                "diff-tree",
-                "-r",
-                "-z",
-                "--no-renames",
-                "--numstat",
-                old or _EMPTY_TREE,
-                new or _EMPTY_TREE,
+            numstat = (
+                b""
+                if not lines
+                else self._git(
+                    "diff-tree",
+                    "-r",
+                    "-z",
+                    "--no-renames",
+                    "--numstat",
+                    old or _EMPTY_TREE,
+                    new or _EMPTY_TREE,
+                )
             )
             raw = self._git(
                 "diff-tree", "-r", "-z", "--no-renames", old or _EMPTY_TREE, new or _EMPTY_TREE
@@ -404,7 +454,7 @@ class SnapshotStore:
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
             now = current if current is not None else self._snapshot()
-            changes = self.changes(now.id, target.id)
+            changes = self.changes(now.id, target.id, lines=False)
             deleted = [c.path for c in changes if c.status in ("deleted", "type_changed")]
             written = [c.path for c in changes if c.status != "deleted"]
             root = self.workspace
@@ -473,6 +523,15 @@ class SnapshotStore:
                 return
             folder = folder.parent
 
+    def compact(self) -> None:
+        """Pack the store's objects with deltas between versions (a small edit of a big
+        file then costs about the edit). Takes seconds on a big workspace; snapshots wait
+        for it."""
+        with self._lock:
+            self._ensure()
+            self._git("repack", "-a", "-d", "-q", "--window=10")
+            self._git("prune-packed", "-q")
+
     def size(self) -> int:
         """Bytes the store takes on disk."""
         total = 0
@@ -483,6 +542,10 @@ class SnapshotStore:
                 except OSError:
                     pass
         return total
+
+
+def _paths(paths: Iterable[str]) -> bytes:
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
 
 
 def _clean_environment(git_dir: Path, index: Path, workspace: Path) -> dict[str, str]:

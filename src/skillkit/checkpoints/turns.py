@@ -73,6 +73,11 @@ READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind
 """The built-in tools that never change the workspace (no snapshot around them)."""
 
 
+COMPACT_EVERY = 20
+"""The store is packed (`SnapshotStore.compact`) when the runner closes and at least this
+many turns changed files since it was last packed."""
+
+
 class ChangedOutsideError(RuntimeError):
     """A rewind would overwrite files changed outside SkillKit since its last snapshot
     (``paths``); pass ``force=True`` to overwrite them."""
@@ -151,6 +156,7 @@ class Checkpoints(Contributor):
         self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
         self._lock = threading.Lock()
         self._load()
+        self._packed_at = 0
 
     @classmethod
     def for_session(
@@ -345,6 +351,16 @@ class Checkpoints(Contributor):
             if self._open is not None:
                 self._open = replace(self._open, after=snapshot.id)
         return None
+
+    async def aclose(self) -> None:
+        """Pack the store when many turns changed files since it was last packed."""
+        changed = sum(1 for turn in self._turns if turn.changed)
+        if changed - self._packed_at >= COMPACT_EVERY:
+            self._packed_at = changed
+            try:
+                await asyncio.to_thread(self.store.compact)
+            except SnapshotError as exc:
+                log.warning("the checkpoint store was not packed: %s", exc)
 
     def _report(self, message: str) -> None:
         log.error("%s", message)
