@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -442,19 +442,28 @@ class SnapshotStore:
 
     # ----- writing the workspace
 
-    def restore(self, snapshot_id: str, *, current: Snapshot | None = None) -> list[FileChange]:
+    def restore(
+        self,
+        snapshot_id: str,
+        *,
+        current: Snapshot | None = None,
+        keep: Collection[str] = (),
+    ) -> list[FileChange]:
         """Make the workspace what snapshot ``snapshot_id`` recorded: files it holds are
         written (content, symbolic links, executable bit), files it does not hold but the
         workspace's state ``current`` (default: a snapshot taken now) holds are deleted,
-        empty folders made or removed. Ignored and left-out paths are not touched.
-        Returns what changed (from ``current`` to the target)."""
+        empty folders made or removed. Ignored and left-out paths, and the paths in
+        ``keep``, are not touched. Returns what changed (from ``current`` to the
+        target)."""
         with self._lock:
             self._ensure()
             target = self._memo.snapshots.get(snapshot_id)
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
             now = current if current is not None else self._snapshot()
-            changes = self.changes(now.id, target.id, lines=False)
+            changes = [
+                c for c in self.changes(now.id, target.id, lines=False) if c.path not in keep
+            ]
             deleted = [c.path for c in changes if c.status in ("deleted", "type_changed")]
             written = [c.path for c in changes if c.status != "deleted"]
             root = self.workspace

@@ -94,7 +94,8 @@ class Turn:
     snapshot of the workspace before the turn's first change, ``after`` the state it
     left (equal when it changed nothing); ``entry_id`` is the conversation entry it
     belongs to (its user message; for a rewind, the leaf before the rewind);
-    ``transcript_length`` the number of messages before its prompt (None unknown)."""
+    ``transcript_length`` the number of messages before its prompt (None unknown);
+    ``target`` what a rewind rewound (code, conversation or both)."""
 
     number: int
     prompt: str
@@ -104,6 +105,7 @@ class Turn:
     kind: Literal["turn", "rewind"] = "turn"
     entry_id: str | None = None
     transcript_length: int | None = None
+    target: str = ""
 
     @property
     def changed(self) -> bool:
@@ -394,7 +396,11 @@ class Checkpoints(Contributor):
         turns = self.list()
         if not turns:
             raise KeyError("there is no turn to undo")
-        return self._rewind(turns[-1], "both", force, undo=True)
+        last = turns[-1]
+        target: RewindTarget = "both"
+        if last.kind == "rewind" and last.target in ("code", "conversation"):
+            target = "code" if last.target == "code" else "conversation"
+        return self._rewind(last, target, force, undo=True)
 
     def _rewind(
         self, turn: Turn, target: RewindTarget, force: bool, *, undo: bool
@@ -408,14 +414,17 @@ class Checkpoints(Contributor):
         files: builtins.list[FileChange] = []
         before = self._state_before(turn)
         if target in ("code", "both") and before:
-            if not force and self._known and self._known != now.id:
-                outside = {c.path for c in self.store.changes(self._known, now.id)}
-                overwritten = [
-                    c.path for c in self.store.changes(now.id, before) if c.path in outside
-                ]
-                if overwritten:
-                    raise ChangedOutsideError(sorted(overwritten))
-            files = self.store.restore(before, current=now)
+            keep: set[str] = set()
+            if self._known and self._known != now.id:
+                # changed outside SkillKit since its last snapshot: a path SkillKit also
+                # changed is a conflict; any other is the user's and stays as it is
+                outside = {c.path for c in self.store.changes(self._known, now.id, lines=False)}
+                ours = {c.path for c in self.store.changes(self._known, before, lines=False)}
+                conflicts = sorted(outside & ours)
+                if conflicts and not force:
+                    raise ChangedOutsideError(conflicts)
+                keep = outside - ours
+            files = self.store.restore(before, current=now, keep=keep)
         if target in ("conversation", "both"):
             self._rewind_conversation(turn, undo=undo)
         after = self.store.snapshot().id if files else now.id
@@ -430,6 +439,7 @@ class Checkpoints(Contributor):
                 kind="rewind",
                 entry_id=leaf,
                 transcript_length=length,
+                target=target,
             )
             self._turns.append(record)
             self._known = after

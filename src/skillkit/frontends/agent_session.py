@@ -45,6 +45,7 @@ from skillkit.models import AgentMessage, AgentResponse, TokenUsage
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
+    from skillkit.checkpoints import Checkpoints
     from skillkit.commands.dispatch import CommandHost
     from skillkit.permissions import Permissions
     from skillkit.session import Session, SessionStore
@@ -74,6 +75,8 @@ COMMANDS: tuple[str, ...] = (
     "fork",
     "bash",
     "respond",
+    "rewind",
+    "diff",
 )
 """The commands `AgentSession.handle` understands."""
 
@@ -186,6 +189,8 @@ class AgentSession:
             "fork": self._cmd_fork,
             "bash": self._cmd_bash,
             "respond": self._cmd_respond,
+            "rewind": self._cmd_rewind,
+            "diff": self._cmd_diff,
         }
 
     @classmethod
@@ -492,6 +497,72 @@ class AgentSession:
         finally:
             forked.close()
 
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        """The runner's checkpoints (`skillkit.checkpoints.Checkpoints`: ``list``,
+        ``diff``, ``restore``, ``undo``), or None when it keeps none."""
+        from skillkit.checkpoints import Checkpoints
+
+        for contributor in reversed(self.runner.contributors):
+            if isinstance(contributor, Checkpoints):
+                return contributor
+        return None
+
+    def rewind(
+        self, turn: int | None = None, target: str = "both", *, force: bool = False
+    ) -> Record:
+        """Go back to before ``turn`` (None: undo the last turn or rewind): its
+        ``code``, ``conversation`` or ``both``. Idle only. A file changed outside
+        SkillKit since the last checkpoint is not overwritten unless ``force``: the
+        command fails naming them. Returns the ``files`` restored and the rewind's own
+        ``turn`` number (undo it with ``rewind`` and no turn)."""
+        from skillkit.checkpoints import ChangedOutsideError
+        from skillkit.checkpoints.view import change_record
+
+        checkpoints = self._require_checkpoints()
+        self._require_idle("rewind")
+        if target not in ("code", "conversation", "both"):
+            raise SessionCommandError("'target' must be code, conversation or both")
+        try:
+            if turn is None:
+                result = checkpoints.undo(force=force)
+            else:
+                result = checkpoints.restore(turn, target, force=force)  # type: ignore[arg-type]
+        except ChangedOutsideError as exc:
+            raise SessionCommandError(f"{exc}; nothing was rewound (force overwrites)") from None
+        except (KeyError, RuntimeError, ValueError) as exc:
+            raise SessionCommandError(_one_line(exc.args[0] if exc.args else exc)) from None
+        return {
+            "target": result.target,
+            "files": [change_record(c) for c in result.files],
+            "turn": result.turn.number,
+        }
+
+    def diff(self, turn: int | None = None) -> Record:
+        """The turns with their changed files (``turn`` None), or what ``turn``
+        changed: its files with +/- lines and the unified ``patch``."""
+        from skillkit.checkpoints.view import turn_record
+
+        checkpoints = self._require_checkpoints()
+        try:
+            if turn is None:
+                return {
+                    "turns": [
+                        turn_record(t, checkpoints.diff(t.number)) for t in checkpoints.list()
+                    ]
+                }
+            record = turn_record(checkpoints.turn(turn), checkpoints.diff(turn))
+            record["patch"] = checkpoints.patch(turn)
+            return record
+        except KeyError as exc:
+            raise SessionCommandError(_one_line(exc.args[0] if exc.args else exc)) from None
+
+    def _require_checkpoints(self) -> Checkpoints:
+        checkpoints = self.checkpoints
+        if checkpoints is None:
+            raise SessionCommandError("this session keeps no checkpoints")
+        return checkpoints
+
     async def bash(self, command: str) -> Record:
         """Run shell ``command`` as the user's own ``!command``: judged by the permission
         gate like a model's call (it may raise a ``ui_request``), run by the agent's
@@ -608,6 +679,16 @@ class AgentSession:
     async def _cmd_bash(self, command: Mapping[str, object]) -> Record:
         return await self.bash(_text(command, "command"))
 
+    async def _cmd_rewind(self, command: Mapping[str, object]) -> Record:
+        force = command.get("force", False)
+        if not isinstance(force, bool):
+            raise SessionCommandError("'force' must be true or false")
+        target = command.get("target", "both")
+        return self.rewind(_optional_turn(command), str(target), force=force)
+
+    async def _cmd_diff(self, command: Mapping[str, object]) -> Record:
+        return self.diff(_optional_turn(command))
+
     async def _cmd_respond(self, command: Mapping[str, object]) -> Record:
         request_id = _text(command, "request_id")
         request = self._ui.get(request_id)
@@ -693,6 +774,15 @@ def _text(command: Mapping[str, object], name: str) -> str:
     value = command.get(name)
     if not isinstance(value, str) or not value.strip():
         raise SessionCommandError(f"'{name}' must be a non-empty string")
+    return value
+
+
+def _optional_turn(command: Mapping[str, object]) -> int | None:
+    value = command.get("turn")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SessionCommandError("'turn' must be a turn number")
     return value
 
 
