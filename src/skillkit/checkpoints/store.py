@@ -62,6 +62,7 @@ _CONFIG = (
     "index.version=4",
     "safe.bareRepository=explicit",
     "gc.auto=0",
+    "core.logAllRefUpdates=false",
     "maintenance.auto=false",
     "advice.addEmbeddedRepo=false",
     "user.name=SkillKit",
@@ -226,14 +227,13 @@ class SnapshotStore:
             self._memo.last = snapshot
 
     def _keep(self, snapshot: Snapshot) -> None:
-        record = {
-            "id": snapshot.id,
-            "time": snapshot.time,
-            "empty_dirs": list(snapshot.empty_dirs),
-            "left_out": [[item.path, item.reason] for item in snapshot.left_out],
-        }
+        record: dict[str, object] = {"id": snapshot.id, "time": round(snapshot.time, 3)}
+        if snapshot.empty_dirs:
+            record["empty_dirs"] = list(snapshot.empty_dirs)
+        if snapshot.left_out:
+            record["left_out"] = [[item.path, item.reason] for item in snapshot.left_out]
         with open(self._meta, "ab") as out:
-            out.write(json.dumps(record).encode() + b"\n")
+            out.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
         self._memo.snapshots[snapshot.id] = snapshot
         self._memo.last = snapshot
 

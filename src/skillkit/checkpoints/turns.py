@@ -324,8 +324,8 @@ class Checkpoints(Contributor):
         return fallback
 
     async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
-        if self._read_only(call.tool_name):
-            return None
+        if self._read_only(call.tool_name) or self._open is None or self._begun:
+            return None  # read-only, outside a run, or the turn has its checkpoint
         try:
             snapshot = await asyncio.to_thread(self.store.snapshot)
         except SnapshotError as exc:
