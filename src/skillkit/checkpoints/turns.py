@@ -7,8 +7,8 @@ it left. Shell commands are covered the same way: what they changed is found by
 comparing the workspace before and after, not by trusting the tool's report. Read-only
 tools (``read``, ``grep``, ``find``, ``ls``... or any tool ``read_only`` says is) take no
 snapshot. A child agent's changes are made inside the parent's tool call that ran it, so
-they belong to the parent's turn; a background task's changes are found by the next
-snapshot (the end of the run, or the next call).
+they belong to the parent's turn; a background task's changes are recorded when it
+ends (``bg_result``).
 
 Each turn is kept in the store's folder (``turns.jsonl``) and, when a session is
 recorded, as a `skillkit.session.CheckpointEntry` linking it to the turn's user message.
@@ -295,14 +295,9 @@ class Checkpoints(Contributor):
     def _end_turn(self) -> None:
         with self._lock:
             turn, self._open = self._open, None
-            begun, self._begun = self._begun, False
+            self._begun = False
         if turn is None:
             return
-        if begun:  # the run may have changed something: catch what it left running too
-            try:
-                turn = replace(turn, after=self.store.snapshot().id)
-            except SnapshotError as exc:
-                self._report(f"the workspace checkpoint failed: {exc}")
         turn = replace(turn, entry_id=self._entry_of(self._user))
         with self._lock:
             self._turns.append(turn)
