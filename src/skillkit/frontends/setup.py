@@ -279,9 +279,9 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         runner.add_contributor(subagents)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
-    if session is not None and options.tools:
-        runner.add_contributor(_checkpoints(session, workspace, gate))
     permissions = install(runner, gate)
+    if session is not None and options.tools:  # after the gate: a refused call changes nothing
+        runner.add_contributor(_checkpoints(session, workspace, gate))
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
     warnings.extend(agent_warnings)
