@@ -15,6 +15,7 @@ from skillkit.commands.checkpoints import diff_command, rewind_command, undo_com
 from skillkit.commands.dispatch import CommandContext, CommandError
 from skillkit.frontends.agent_session import AgentSession
 from skillkit.session import CheckpointEntry, MessageEntry, SessionStore
+from skillkit.session.export import export_session
 from tests.checkpoints.helpers import make_agent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,6 +92,10 @@ async def _recorded(tmp_path: Path) -> tuple[Path, str, Path]:
     linked = [e for e in session.entries if isinstance(e, CheckpointEntry)]
     assert [(e.turn, e.prompt) for e in linked] == [(1, "one"), (2, "two")]
     assert all(isinstance(session.by_id[e.target_id or ""], MessageEntry) for e in linked)
+    assert [(f.path, f.added) for f in linked[1].files] == [("a.txt", 1), ("out/b.txt", 1)]
+    page = export_session(session, "html")
+    assert "turn 2 changed 2 files" in page and "+two" in page
+    assert "- `out/b.txt` added +1 -0" in export_session(session, "md")
     session.close()
     return workspace, session.id, tmp_path / "home"
 

@@ -52,7 +52,12 @@ from skillkit.events import (
 )
 from skillkit.models import UserMessage
 from skillkit.permissions.gate import BUILTIN_KINDS, ToolKind
-from skillkit.session.format import CheckpointEntry, MessageEntry
+from skillkit.session.format import (
+    MAX_CHECKPOINT_PATCH,
+    ChangedFile,
+    CheckpointEntry,
+    MessageEntry,
+)
 from skillkit.session.session import Session, replace_transcript
 from skillkit.tools.base import ToolResult
 
@@ -207,9 +212,26 @@ class Checkpoints(Contributor):
         session = self.session
         if session is None or not session.writable:
             return
+        files: list[ChangedFile] = []
+        patch = ""
+        if turn.changed:
+            try:
+                changes = self.store.changes(turn.before, turn.after)
+                patch = self.store.patch(turn.before, turn.after)
+            except SnapshotError as exc:
+                log.warning("turn %d: its changes are not known: %s", turn.number, exc)
+                changes = []
+            files = [
+                ChangedFile(path=c.path, status=c.status, added=c.added, removed=c.removed)
+                for c in changes
+            ]
+            if len(patch) > MAX_CHECKPOINT_PATCH:
+                patch = patch[:MAX_CHECKPOINT_PATCH] + "\n… (cut; /diff shows it whole)\n"
         try:
             session.append(
                 CheckpointEntry,
+                files=files,
+                patch=patch,
                 turn=turn.number,
                 before=turn.before,
                 after=turn.after,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
     from skillkit.session.format import (
         FORMAT_VERSION,
         BranchEntry,
+        ChangedFile,
         CheckpointEntry,
         CompactionEntry,
         CustomEntry,
@@ -51,6 +52,7 @@ __all__ = [
     "INTERRUPTED",
     "BranchEntry",
     "BranchMove",
+    "ChangedFile",
     "CheckpointEntry",
     "CompactionEntry",
     "CustomEntry",
