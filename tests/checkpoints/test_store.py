@@ -154,3 +154,14 @@ def test_an_unknown_snapshot_is_a_key_error(tmp_path: Path) -> None:
     _, store = _store(tmp_path)
     with pytest.raises(KeyError):
         store.restore("0" * 40)
+
+
+def test_a_folder_made_within_the_same_clock_tick_is_still_seen(tmp_path: Path) -> None:
+    workspace, store = _store(tmp_path)
+    (workspace / "a.txt").write_text("a")
+    store.snapshot()
+    store.snapshot()  # the folder times are measured here
+    before = os.stat(workspace)
+    (workspace / "empty").mkdir()
+    os.utime(workspace, ns=(before.st_atime_ns, before.st_mtime_ns))  # same tick: same time
+    assert store.snapshot().empty_dirs == ("empty",)

@@ -43,6 +43,9 @@ __all__ = [
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 """Files larger than this (bytes) are left out of snapshots unless told otherwise."""
 
+_RACY_NS = 2_000_000_000
+"""Folder times this recent (ns) are not trusted to show the next change (file-system
+clocks tick coarsely; some keep whole seconds)."""
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding -export-subst\n"
 _CONFIG = (
@@ -337,12 +340,18 @@ class SnapshotStore:
         names |= (
             {str(Path(item.path).parent) for item in self._scanned[1]} if self._scanned else set()
         )
+        # a folder changed moments ago may change again within the same clock tick of
+        # its file system without a new time: trust no time that recent (walk again)
+        recent = time.time_ns() - _RACY_NS
         out: dict[str, int] = {}
         for name in names:
             try:
-                out[name] = os.stat(self.workspace / name).st_mtime_ns
+                stamp = os.stat(self.workspace / name).st_mtime_ns
             except OSError:
                 return None
+            if stamp >= recent:
+                return None
+            out[name] = stamp
         return out
 
     def _too_big(self, path: str) -> bool:

@@ -287,9 +287,12 @@ class Checkpoints(Contributor):
             self._report(f"the workspace checkpoint failed: {exc}")
             return
         with self._lock:
-            if self._open is not None and self._begun:
+            if self._open is None:
+                self._known = snapshot.id
+            elif self._begun:
                 self._open = replace(self._open, after=snapshot.id)
-            elif self._open is None:
+            else:  # the open turn has changed nothing yet: this is the state it starts from
+                self._open = replace(self._open, before=snapshot.id, after=snapshot.id)
                 self._known = snapshot.id
 
     def _on_event(self, event: Event[Any]) -> None:
