@@ -15,6 +15,7 @@ from skillkit.commands.checkpoints import diff_command, rewind_command, undo_com
 from skillkit.commands.dispatch import CommandContext, CommandError
 from skillkit.frontends.agent_session import AgentSession
 from skillkit.session import CheckpointEntry, MessageEntry, SessionStore
+from skillkit.session.branching import tree_lines
 from skillkit.session.export import export_session
 from tests.checkpoints.helpers import make_agent
 
@@ -96,6 +97,7 @@ async def _recorded(tmp_path: Path) -> tuple[Path, str, Path]:
     page = export_session(session, "html")
     assert "turn 2 changed 2 files" in page and "+two" in page
     assert "- `out/b.txt` added +1 -0" in export_session(session, "md")
+    assert any("checkpoint: turn 2, 2 file(s) changed" in line for line in tree_lines(session))
     session.close()
     return workspace, session.id, tmp_path / "home"
 
