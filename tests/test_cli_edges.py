@@ -113,6 +113,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("skills", "list"): [["skills", "list"]],
     ("skills", "validate"): [["skills", "validate", ".skillkit/skills"]],
     ("skills", "show"): [["skills", "show", "word-stats"]],
+    ("skills", "install"): [["skills", "install", "npm:missing"]],
     ("skills", "run"): [
         ["skills", "run", "word-stats", "count", "notes.txt"],
         ["skills", "run", "word-stats", "count", "notes.txt", "--json"],
@@ -138,6 +139,15 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
     ("mcp",): [["mcp"]],
     ("mcp", "list"): [["mcp", "list"], ["mcp", "list", "--json"]],
+    ("install",): [["install", "npm:missing"]],
+    ("plugin",): [["plugin", "list"]],
+    ("plugin", "install"): [["plugin", "install", "npm:missing"]],
+    ("plugin", "list"): [["plugin", "list"]],
+    ("plugin", "update"): [["plugin", "update", "missing"]],
+    ("plugin", "remove"): [["plugin", "remove", "missing"]],
+    ("plugin", "enable"): [["plugin", "enable", "missing"]],
+    ("plugin", "disable"): [["plugin", "disable", "missing"]],
+    ("plugin", "marketplace"): [["plugin", "marketplace", "list"]],
 }
 
 

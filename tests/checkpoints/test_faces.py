@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillkit.checkpoints import ChangedOutsideError, Checkpoints, SnapshotStore
-from skillkit.commands.checkpoints import diff_command, rewind_command, undo_command
-from skillkit.commands.dispatch import CommandContext, CommandError
+from skillkit.commands.dispatch import CommandResult
 from skillkit.frontends.agent_session import AgentSession
 from skillkit.session import CheckpointEntry, MessageEntry, SessionStore
 from skillkit.session.branching import tree_lines
@@ -135,27 +134,30 @@ async def test_sessions_rewind_lists_and_rewinds_a_saved_session(tmp_path: Path)
     assert reopened.context() == []
 
 
-async def test_the_rpc_commands_diff_and_rewind(tmp_path: Path) -> None:
+async def test_the_rpc_commands_diff_rewind_and_undo(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     checkpoints = Checkpoints(SnapshotStore(workspace, tmp_path / "store"))
     agent = await _two_turns(workspace, [checkpoints])
     face = AgentSession(agent, owns_agent=True)  # type: ignore[arg-type]
     try:
-        listed = await face.handle({"type": "diff", "id": "1"})
+        assert face.checkpoints is checkpoints
+        listed = await face.handle({"type": "rewind", "id": "1"})
         assert listed["success"], listed
         assert [t["turn"] for t in listed["data"]["turns"]] == [1, 2]
         one = await face.handle({"type": "diff", "turn": 2})
         assert "+two" in one["data"]["patch"]
+        assert [f["path"] for f in one["data"]["files"]] == ["a.txt", "out/b.txt"]
         bad = await face.handle({"type": "rewind", "turn": "two"})
-        assert not bad["success"] and "turn number" in bad["error"]
+        assert not bad["success"] and "'turn' must be a whole number" in bad["error"]
         done = await face.handle({"type": "rewind", "turn": 2, "target": "code"})
         assert done["success"], done
         assert sorted(f["path"] for f in done["data"]["files"]) == ["a.txt", "out/b.txt"]
         assert (workspace / "a.txt").read_text() == "one\n"
-        undone = await face.handle({"type": "rewind"})
+        undone = await face.handle({"type": "undo"})
         assert undone["success"], undone
         assert (workspace / "out" / "b.txt").exists()
+        assert (await face.diff(2))["turn"] == 2
     finally:
         await face.aclose()
 
@@ -165,16 +167,21 @@ async def test_the_slash_commands(tmp_path: Path) -> None:
     workspace.mkdir()
     checkpoints = Checkpoints(SnapshotStore(workspace, tmp_path / "store"))
     agent = await _two_turns(workspace, [checkpoints])
-    ctx = CommandContext(runner=agent)  # type: ignore[arg-type]
+    face = AgentSession(agent, owns_agent=True)  # type: ignore[arg-type]
+
+    async def run(line: str) -> CommandResult:
+        result = await face.run_command(line)
+        assert result is not None
+        return result
+
     try:
-        listing = rewind_command(ctx, "")
-        assert "'two'  2 files +2 -0" in listing
-        assert "+two" in diff_command(ctx, "2")
+        assert "'two'  2 files +2 -0" in (await run("/rewind")).output
+        assert "+two" in (await run("/diff 2")).output
         (workspace / "a.txt").write_text("mine\n")
-        with pytest.raises(CommandError, match=r"a\.txt; nothing was rewound"):
-            rewind_command(ctx, "2 code")
-        assert "2 files restored" in rewind_command(ctx, "2 code force")
-        assert "rewound code" in undo_command(ctx, "")
+        refused = await run("/rewind 2 code")
+        assert refused.error is not None and "a.txt; nothing was rewound" in refused.error
+        assert "2 files restored" in (await run("/rewind 2 code yes")).output
+        assert "rewound code" in (await run("/undo")).output
         assert (workspace / "a.txt").read_text() == "mine\n"
     finally:
-        await agent.aclose()  # type: ignore[attr-defined]
+        await face.aclose()

@@ -70,7 +70,7 @@ def test_rewind_code_conversation_and_both_in_the_terminal(
     terminal.type("/rewind 1 both")
     terminal.wait_for("notes.txt; nothing was rewound")
     assert (project / "notes.txt").read_text() == "mine\n"
-    terminal.type("/rewind 1 both force")
+    terminal.type("/rewind 1 both yes")
     terminal.wait_for("rewound both: 1 file restored")
     assert (project / "notes.txt").read_text() == "v1\n"
     assert not (project / "made").exists()

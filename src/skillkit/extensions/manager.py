@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
     from skillkit.agent.runner import AgentRunner
     from skillkit.events import EventBus
+    from skillkit.extensions.claude_plugins import ClaudePlugin
     from skillkit.runtime.background import BackgroundTasks
 
 __all__ = [
@@ -86,6 +87,7 @@ class PluginManager:
         self._bindings: list[RunnerBinding] = []
         self._project: dict[str, Any] | None = None
         self._imports = 0
+        self.claude_plugins: list[ClaudePlugin] = []
 
     @property
     def hook(self) -> pluggy.HookRelay:
@@ -331,6 +333,35 @@ class PluginManager:
                 loaded.append(info)
         return loaded
 
+    def load_claude_plugins(
+        self,
+        project_dir: str | os.PathLike[str],
+        *,
+        trusted: bool | None = None,
+        store: TrustStore | None = None,
+        home: str | os.PathLike[str] | None = None,
+    ) -> list[ClaudePlugin]:
+        """Register the installed Claude Code plugins (`skillkit.extensions.claude_plugins`):
+        the user's, and the project's when the project is trusted (``trusted``, the
+        environment or ``store``; never asked here). Each is the plugin
+        ``claude:NAME``; what one leaves out is one line of `notices`. The plugins are
+        kept in `claude_plugins` (their hooks and MCP servers are the assembly's)."""
+        from skillkit.extensions.claude_plugins import find_plugins, register_plugins
+        from skillkit.trust import settled_trust
+
+        try:
+            allowed, _ = settled_trust(project_dir, trusted=trusted, store=store)
+        except Exception:  # fail closed: an unreadable trust decision is no trust
+            allowed = False
+        plugins, skipped = find_plugins(
+            project_dir, trusted=allowed is True, home=home, disabled=self.disabled
+        )
+        self.notices.extend(register_plugins(self, plugins))
+        if skipped:
+            self.notices.append("Claude Code plugins not loaded: " + ", ".join(skipped))
+        self.claude_plugins.extend(plugins)
+        return plugins
+
     def _import_file(self, path: Path) -> ModuleType:
         self._imports += 1
         digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
@@ -388,6 +419,7 @@ class PluginManager:
         if entry_points:
             manager.load_entry_points()
         manager.load_project_plugins(folder, trusted=trusted, ask=ask, store=store)
+        manager.load_claude_plugins(folder, trusted=trusted, store=store, home=home)
         if registries.skills is not None:
             registries.skills.load()
         return manager

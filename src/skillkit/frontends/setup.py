@@ -45,11 +45,14 @@ from skillkit.agent.contributors import Contributor
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
+    from skillkit.adapters.factory import Providers
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig, ReasoningLevel
     from skillkit.events import Event
+    from skillkit.extensions.claude_plugins import ClaudePlugin
     from skillkit.extensions.manager import PluginManager
     from skillkit.extensions.registries import Frontend
+    from skillkit.hooks import HookConfig
     from skillkit.mcp import McpConfig, McpServers
     from skillkit.model_registry.choice import ModelChoice, ModelSettings
     from skillkit.permissions import PermissionGate, Permissions
@@ -61,7 +64,14 @@ if TYPE_CHECKING:
     from skillkit.subagents import AgentRegistry, Subagents
     from skillkit.trust import AskTrust, TrustStore
 
-__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent", "choose_model_for"]
+__all__ = [
+    "AgentOptions",
+    "CliAgent",
+    "SetupError",
+    "batch_agent",
+    "build_agent",
+    "choose_model_for",
+]
 
 
 class SetupError(ValueError):
@@ -123,7 +133,8 @@ class CliAgent:
     settings file, a plugin that failed to load) — worth telling the user, not worth
     stopping for; ``notices`` are one-line notes (project plugins not loaded, and why;
     the model chosen when none was named). ``model`` is the model choice and its
-    source."""
+    source; ``providers`` the provider factories (and model registry) the adapter was
+    made with."""
 
     runner: AgentRunner
     permissions: Permissions
@@ -135,6 +146,7 @@ class CliAgent:
     model: ModelChoice | None = None
     session: Session | None = None
     subagents: Subagents | None = None
+    providers: Providers | None = None
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -148,12 +160,13 @@ class CliAgent:
     def report_plugin_errors(self, notify: Callable[[str], None]) -> Callable[[], None]:
         """Call ``notify`` with one line the first time each plugin hook fails during a
         run (the agent goes on without its answer), and each time an MCP server fails
-        to start or stops. Returns a function that stops it."""
+        to start or stops, and each time a shell hook fails or has a line for the user.
+        Returns a function that stops it."""
         seen: set[str] = set()
 
         def on_error(event: Event) -> None:
             stage = str(getattr(event.payload, "stage", ""))
-            if stage.startswith("mcp:"):  # an MCP server failed or stopped: its own line
+            if stage.startswith(("mcp:", "hooks:")):  # a server or a shell hook: its line
                 notify(_one_line(str(getattr(event.payload, "message", ""))))
                 return
             if not stage.startswith("plugin:") or stage in seen:
@@ -163,7 +176,16 @@ class CliAgent:
             message = _one_line(str(getattr(event.payload, "message", "")))
             notify(f"plugin '{plugin}' failed in {hook}: {message}")
 
-        return self.runner.events.on("error", on_error)
+        stop_errors = self.runner.events.on("error", on_error)
+        stop_hooks = self.runner.events.on(
+            "hook_message", lambda event: notify(_one_line(str(event.payload.message)))
+        )
+
+        def stop() -> None:
+            stop_errors()
+            stop_hooks()
+
+        return stop
 
     def frontend(
         self, name: str, options: dict[str, Any], *, warn: Callable[[str], None]
@@ -196,13 +218,16 @@ class CliAgent:
 def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAgent:
     """The agent for ``options``; ``ask`` is the trust prompt for project plugins
     (interactive sessions only). Raises `SetupError` with a one-line message."""
+    from skillkit.adapters.factory import default_providers
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig
     from skillkit.extensions.manager import PluginManager
     from skillkit.frontends.builtin import builtin_frontends
     from skillkit.permissions import build_gate, install
+    from skillkit.permissions.install import deny_read_paths
 
     workspace = Path(os.path.abspath(options.workspace))
+    sandboxed = True  # until the sandbox is known: then whether it is active
 
     def make_gate() -> tuple[PermissionGate, PermissionSettings]:
         try:
@@ -215,6 +240,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
                 home=options.home,
                 trusted=options.trust_project,
                 store=_trust_store(options.home),
+                sandboxed=sandboxed,
             )
         except ValueError as exc:
             raise SetupError(_one_line(exc)) from None
@@ -222,6 +248,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     gate, settings = make_gate()
 
     sandbox, sandbox_settings = _sandbox(options, workspace, trusted=settings.trusted is True)
+    sandboxed = gate.sandboxed = sandbox.active
     background = None
     if options.tools:
         from skillkit.runtime.background import BackgroundTasks
@@ -237,7 +264,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         home=options.home,
         frontends=builtin_frontends(),
     )
-    mcp_servers, mcp_config = _mcp_servers(options, workspace)
+    plugins = manager.claude_plugins
+    mcp_servers, mcp_config = _mcp_servers(options, workspace, plugins)
     choice, model_notes = choose_model_for(options, workspace)
     session_warnings: list[str] = []
     session = _open_session(options, workspace, session_warnings)
@@ -252,7 +280,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     )
     if options.max_turns is not None:
         config = msgspec.structs.replace(config, max_iterations=options.max_turns)
-    adapter = _adapter(config, manager)
+    providers = default_providers()  # the process's providers and model registry
+    adapter = _adapter(config, manager, providers)
     runner = AgentRunner(
         config,
         adapter=adapter,
@@ -279,7 +308,13 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         runner.add_contributor(subagents)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
-    permissions = install(runner, gate)
+    masked, masked_names = deny_read_paths(gate)
+    sandbox.mask(masked, names=masked_names)
+    permissions: Permissions | None = None
+    hook_config = _shell_hooks(
+        options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
+    )
+    permissions = install(runner, gate)  # after the hooks: the gate judges their edits
     if session is not None and options.tools:  # after the gate: a refused call changes nothing
         runner.add_contributor(_checkpoints(session, workspace, gate))
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
@@ -290,12 +325,20 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     warnings.extend(_unknown_tool_warnings(gate, runner))
     warnings.extend(model_notes.problems)
     warnings.extend(f"MCP settings: {_one_line(problem)}" for problem in mcp_config.problems)
+    warnings.extend(f"hook settings: {_one_line(problem)}" for problem in hook_config.problems)
     notices = [_one_line(notice) for notice in manager.notices]
+    notices.extend(_one_line(line) for line in hook_config.unsupported)
+    if hook_config.refused:
+        notices.append(
+            f"project hooks not run (the project is not trusted): {', '.join(hook_config.refused)}"
+        )
     notices.extend(model_notes.ignored)
     if choice.notice:
         notices.insert(0, _one_line(choice.notice.removeprefix("skillkit: ")))
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
+    if not sandboxed:
+        notices.insert(0, _unsandboxed_notice(sandbox))
     if mcp_config.refusal_notice():
         notices.append(str(mcp_config.refusal_notice()))
     skills = manager.registries.skills
@@ -310,7 +353,16 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         choice,
         session=session,
         subagents=subagents,
+        providers=providers,
     )
+
+
+def batch_agent(options: AgentOptions) -> AgentRunner:
+    """The runner of one row of ``skillkit batch``: `build_agent` with no user to ask
+    (`CliAgent.make_non_interactive`). The batch engine closes it."""
+    made = build_agent(options)
+    made.make_non_interactive()
+    return made.runner
 
 
 def choose_model_for(
@@ -320,7 +372,6 @@ def choose_model_for(
     settings entry read on the way (its ``ignored`` / ``problems`` lines). The project's
     ``model`` entry counts only when the project is trusted: ``options.trust_project``,
     else ``SKILLKIT_TRUST_PROJECT`` or the trust store — never a prompt."""
-    from skillkit.local import default_notice
     from skillkit.model_registry.choice import choose_model, load_model_settings
     from skillkit.trust import TrustStore, settled_trust
 
@@ -338,9 +389,16 @@ def choose_model_for(
         api_key_env=options.api_key_env,
         settings=settings,
         environ=environ,
-        local_notice=default_notice(),
+        local_notice=_local_notice,
     )
     return choice, settings
+
+
+def _local_notice() -> str:
+    """The line about the embedded local model (imported only when it is the choice)."""
+    from skillkit.local import default_notice
+
+    return default_notice()
 
 
 def _api_key(variable: str | None) -> str | None:
@@ -403,6 +461,15 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
         return None
 
 
+def _unsandboxed_notice(sandbox: Sandbox) -> str:
+    """The one line that says commands run without a sandbox, and what that means."""
+    return (
+        f"commands are NOT sandboxed ({sandbox.describe()}): only ls, pwd, cat, git status "
+        "and a few more, with no options and no paths outside the workspace, run without "
+        "asking"
+    )
+
+
 def _sandbox(
     options: AgentOptions, workspace: Path, *, trusted: bool
 ) -> tuple[Sandbox, SandboxSettings]:
@@ -435,9 +502,10 @@ def _instructions(options: AgentOptions, workspace: Path) -> Contributor:
     )
 
 
-def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
-    """The adapter a plugin registered as ``config.model``, else a new one for it."""
-    from skillkit.adapters.factory import UnknownModelError, create_adapter
+def _adapter(config: AgentConfig, manager: PluginManager, providers: Providers) -> LLMAdapter:
+    """The adapter a plugin registered as ``config.model``, else a new one for it, made
+    by ``providers``."""
+    from skillkit.adapters.factory import UnknownModelError
     from skillkit.adapters.reasoning import ReasoningNotSupportedError
     from skillkit.adapters.scripted import ScriptError
     from skillkit.local.errors import LocalModelError
@@ -447,7 +515,7 @@ def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
     if config.model is not None and config.model in adapters:
         return adapters.get(config.model)
     try:
-        return create_adapter(config)
+        return providers.create_adapter(config)
     except (
         UnknownModelError,
         ScriptError,
@@ -524,11 +592,14 @@ def agent_registry(cwd: str | None, *, home: Path | None = None) -> AgentRegistr
     return registry
 
 
-def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | None, McpConfig]:
+def _mcp_servers(
+    options: AgentOptions, workspace: Path, plugins: Sequence[ClaudePlugin] = ()
+) -> tuple[McpServers | None, McpConfig]:
     """The MCP servers of the settings files and ``.mcp.json`` (the project's only in a
     trusted project: the flag, ``SKILLKIT_TRUST_PROJECT`` or the trust store, which the
     plugin prompt may just have written), none started yet; None when none is set."""
     from skillkit.mcp import McpServers, load_mcp_config
+    from skillkit.mcp.config import parse_servers
     from skillkit.trust import settled_trust
 
     try:
@@ -538,7 +609,77 @@ def _mcp_servers(options: AgentOptions, workspace: Path) -> tuple[McpServers | N
     except Exception:  # fail closed: an unreadable trust decision is no trust
         trusted = False
     config = load_mcp_config(workspace, trusted=trusted is True, home=options.home)
+    for plugin in plugins:  # a plugin's servers: its .mcp.json, once it is loaded
+        if plugin.mcp_servers:
+            found = parse_servers(
+                plugin.mcp_servers,
+                source="user" if plugin.scope == "user" else "project",
+                path=str(plugin.root / ".mcp.json"),
+                environ=os.environ,
+            )
+            config.problems.extend(found.problems)
+            for name, server in found.servers.items():
+                config.servers.setdefault(name, server)
     return (McpServers(config) if config.servers else None), config
+
+
+def _shell_hooks(
+    options: AgentOptions,
+    workspace: Path,
+    runner: AgentRunner,
+    sandbox: Sandbox,
+    permissions: Callable[[], Permissions | None],
+    plugin_hooks: Sequence[HookConfig] = (),
+) -> HookConfig:
+    """Add the settings files' shell hooks to ``runner`` (the project's only in a trusted
+    project), run in the session's sandbox; a PreToolUse ``ask`` goes to the permission
+    layer's approvals (print mode: denied). The hook configuration, for its notes."""
+    from skillkit.hooks import ShellHooks, load_hook_config
+    from skillkit.trust import settled_trust
+
+    try:
+        trusted, _ = settled_trust(
+            workspace, trusted=options.trust_project, store=_trust_store(options.home)
+        )
+    except Exception:  # fail closed: an unreadable trust decision is no trust
+        trusted = False
+    config = load_hook_config(workspace, trusted=trusted is True, home=options.home)
+    for hooks in plugin_hooks:  # reported with their plugin's line
+        config.hooks.extend(hooks.hooks)
+    if not config.hooks:
+        return config
+
+    async def ask(tool_name: str, args: dict[str, Any], reason: str) -> bool:
+        from skillkit.permissions.broker import ApprovalRequest
+        from skillkit.permissions.events import ApprovalNeeded
+
+        layer = permissions()
+        if layer is None:
+            return False
+
+        async def announce(request: ApprovalRequest) -> None:
+            await runner.events.emit("approval_needed", ApprovalNeeded.of(request))
+
+        request = ApprovalRequest(tool_name=tool_name, tool_input=args, reason=reason)
+        _, decision = await layer.approvals.request(request, announce=announce)
+        return decision.allowed
+
+    def mode() -> str:
+        layer = permissions()
+        return str(layer.mode) if layer is not None else "default"
+
+    runner.add_contributor(
+        ShellHooks(
+            config,
+            cwd=workspace,
+            sandbox=sandbox,
+            redactor=runner.redactor or None,
+            session_id=runner.conversation_id,
+            ask=ask,
+            permission_mode=mode,
+        )
+    )
+    return config
 
 
 def _register_mcp_command(manager: PluginManager) -> None:

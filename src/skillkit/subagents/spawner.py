@@ -275,12 +275,21 @@ class Subagents(Contributor):
         permissions = _permissions_of(parent)
         gate = getattr(permissions, "gate", None)
         bind = getattr(permissions, "bind_path_policy", None)  # the parent's file policy
+        inherited = []  # the parent's guards a child must meet too (shell hooks)
+        for contributor in parent.contributors:
+            for_child = getattr(contributor, "for_child", None)
+            child = for_child() if callable(for_child) else None
+            if child is not None:
+                inherited.append(child)
         return AgentRunner(
             config,
             adapter=adapter,
             tools=tools,
             events=bus,
-            contributors=[ChildGate(definition, gate, bind_tool=bind if callable(bind) else None)],
+            contributors=[
+                *inherited,
+                ChildGate(definition, gate, bind_tool=bind if callable(bind) else None),
+            ],
             redactor=parent.redactor,
             compaction=parent.compaction,
         )

@@ -64,17 +64,19 @@ def builtin_tools(
     ``kill_task`` and ``monitor`` — the caller then owns the manager: it drains it at
     iteration boundaries and closes it. ``limits`` are the output limits every tool
     shares; ``runtime`` runs commands (a `BashRuntime` with those limits by default,
-    confined by ``background``'s sandbox when it has one).
+    confined by ``background``'s sandbox when it has one; that sandbox's protected paths
+    are refused to ``write`` and ``edit`` too).
     The tools share one `Workspace`; a permission gate installed on the runner becomes
     its path policy on the first call (see ``Workspace.add_policy``).
     """
     limits = limits or OutputLimits()
+    sandbox = background.sandbox if background is not None else None
     if runtime is None:
         from skillkit.runtime.bash import BashRuntime
 
-        sandbox = background.sandbox if background is not None else None
         runtime = BashRuntime(limits=limits, sandbox=sandbox)
-    space = Workspace(workspace, confine=confine)
+    protected = sandbox.protected_paths if sandbox is not None else ()
+    space = Workspace(workspace, confine=confine, protected_paths=protected)
     tools: list[Tool] = [
         ReadTool(space, limits),
         GrepTool(space, limits, runtime),

@@ -1,0 +1,256 @@
+"""``skillkit install`` / ``skillkit plugin …``: a bare git repository made here, a
+marketplace, pinning, update showing the diff, trust, uninstall."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SKILLKIT = Path(sys.executable).with_name("skillkit")
+
+pytestmark = pytest.mark.timeout(120)
+
+GIT = [
+    "git",
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@example.com",
+    "-c",
+    "init.defaultBranch=main",
+]
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        [*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def write_plugin(folder: Path, name: str, note: str = "v1") -> None:
+    (folder / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": name}))
+    skill = folder / "skills" / "tidy"
+    skill.mkdir(parents=True, exist_ok=True)
+    (skill / "SKILL.md").write_text(f"---\nname: tidy\ndescription: Tidy up ({note}).\n---\nGo.\n")
+    (folder / "hooks").mkdir(exist_ok=True)
+    (folder / "hooks" / "hooks.json").write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "Bash",
+                            "hooks": [
+                                {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/guard.sh"}
+                            ],
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    (folder / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"notes": {"command": "notes-mcp", "args": ["--stdio"]}}})
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "project").mkdir()
+    environment = {k: v for k, v in os.environ.items() if k != "SKILLKIT_TRUST_PROJECT"}
+    environment["HOME"] = str(home)
+    environment["GIT_CONFIG_GLOBAL"] = os.devnull
+    return environment
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> tuple[Path, Path]:
+    """A work repository with a plugin in plugins/tidy-kit, and its bare clone."""
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q")
+    write_plugin(work / "plugins" / "tidy-kit", "tidy-kit")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "first")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    git(work, "remote", "add", "origin", str(bare))
+    return work, bare
+
+
+def skillkit(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SKILLKIT), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def test_install_from_a_bare_repository_pins_the_commit_and_shows_what_it_adds(
+    env: dict[str, str], origin: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, bare = origin
+    project = tmp_path / "project"
+    source = f"file://{bare}#plugins/tidy-kit"
+
+    refused = skillkit(env, project, "install", source)  # no terminal, no --yes
+    assert refused.returncode == 1
+    assert "hook     PreToolUse [Bash]: " in refused.stdout and "/guard.sh" in refused.stdout
+    assert "MCP      notes: notes-mcp --stdio" in refused.stdout
+    assert "skills   tidy" in refused.stdout
+    assert "run again with --yes" in refused.stderr
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    assert not (plugins / "tidy-kit").exists()
+
+    done = skillkit(env, project, "install", source, "--yes")
+    assert done.returncode == 0, done.stderr
+    commit = git(work, "rev-parse", "HEAD")
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["tidy-kit"]
+    assert lock["commit"] == commit
+    assert lock["hash"].startswith("sha256:")
+    assert lock["location"] == f"file://{bare}" and lock["path"] == "plugins/tidy-kit"
+    assert (plugins / "tidy-kit" / "skills" / "tidy" / "SKILL.md").is_file()
+    assert not (plugins / "tidy-kit" / ".git").exists()
+    listed = skillkit(env, project, "plugin", "list")
+    assert f"tidy-kit [user] {source} @ {commit[:12]}" in listed.stdout
+
+    # a new commit upstream: update shows the commits and files, applies with --yes
+    write_plugin(work / "plugins" / "tidy-kit", "tidy-kit", note="v2")
+    git(work, "commit", "-q", "-am", "second")
+    git(work, "push", "-q", "origin", "HEAD")
+    shown = skillkit(env, project, "plugin", "update", "tidy-kit")
+    assert shown.returncode == 1
+    assert "second" in shown.stdout
+    assert "changed skills/tidy/SKILL.md" in shown.stdout
+    assert "v1" in (plugins / "tidy-kit" / "skills" / "tidy" / "SKILL.md").read_text()
+    applied = skillkit(env, project, "plugin", "update", "tidy-kit", "--yes")
+    assert applied.returncode == 0, applied.stderr
+    assert "v2" in (plugins / "tidy-kit" / "skills" / "tidy" / "SKILL.md").read_text()
+    new = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["tidy-kit"]
+    assert new["commit"] == git(work, "rev-parse", "HEAD")
+    assert "up to date" in skillkit(env, project, "plugin", "update", "tidy-kit").stdout
+
+    # disable keeps it installed and out of the session; remove leaves nothing
+    assert skillkit(env, project, "plugin", "disable", "tidy-kit").returncode == 0
+    listed = skillkit(env, project, "plugin", "list")
+    assert "(disabled)" in listed.stdout
+    removed = skillkit(env, project, "plugin", "remove", "tidy-kit")
+    assert removed.returncode == 0, removed.stderr
+    assert sorted(os.listdir(plugins)) == []
+
+
+def test_no_git_hook_runs_while_installing(
+    env: dict[str, str], origin: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # A git template whose post-checkout hook would run on every checkout of a clone.
+    _, bare = origin
+    marker = tmp_path / "ran"
+    template = tmp_path / "template"
+    (template / "hooks").mkdir(parents=True)
+    hook = template / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    with_template = {**env, "GIT_TEMPLATE_DIR": str(template)}
+    subprocess.run(  # git alone runs it
+        ["git", "clone", "-q", str(bare), str(tmp_path / "plain")], env=with_template, check=True
+    )
+    assert marker.exists()
+    marker.unlink()
+    source = f"file://{bare}#plugins/tidy-kit"
+    done = skillkit(with_template, tmp_path / "project", "install", source, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+
+
+def test_install_from_a_marketplace(env: dict[str, str], tmp_path: Path) -> None:
+    market = tmp_path / "market"
+    write_plugin(market / "plugins" / "fmt", "fmt")
+    (market / ".claude-plugin").mkdir(parents=True)
+    (market / ".claude-plugin" / "marketplace.json").write_text(
+        json.dumps(
+            {
+                "name": "house",
+                "owner": {"name": "t"},
+                "plugins": [
+                    {"name": "fmt", "source": "./plugins/fmt"},
+                    {"name": "evil", "source": "../../outside"},
+                ],
+            }
+        )
+    )
+    project = tmp_path / "project"
+    added = skillkit(env, project, "plugin", "marketplace", "add", str(market))
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.strip() == "added marketplace house: fmt, evil"
+    assert "house: fmt, evil" in skillkit(env, project, "plugin", "marketplace", "list").stdout
+    done = skillkit(env, project, "install", "fmt@house", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (Path(env["HOME"]) / ".skillkit" / "plugins" / "fmt" / ".mcp.json").is_file()
+    escaped = skillkit(env, project, "install", "evil@house", "--yes")
+    assert escaped.returncode == 1 and "leaves the marketplace" in escaped.stderr
+    assert skillkit(env, project, "plugin", "marketplace", "remove", "house").returncode == 0
+    assert not (Path(env["HOME"]) / ".skillkit" / "marketplaces" / "house").exists()
+
+
+def test_a_project_install_is_refused_in_an_untrusted_project(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    plugin = tmp_path / "local-plugin"
+    write_plugin(plugin, "local")
+    project = tmp_path / "project"
+    refused = skillkit(env, project, "install", str(plugin), "--project", "--yes")
+    assert refused.returncode == 1
+    assert "is not a trusted project" in refused.stderr
+    assert not (project / ".skillkit").exists()
+    trusted = {**env, "SKILLKIT_TRUST_PROJECT": "1"}
+    done = skillkit(trusted, project, "install", str(plugin), "--project", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".skillkit" / "plugins" / "local" / ".claude-plugin").is_dir()
+
+
+def test_npm_and_pypi_sources_are_refused_in_one_line(env: dict[str, str], tmp_path: Path) -> None:
+    result = skillkit(env, tmp_path / "project", "install", "npm:some-plugin")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "skillkit: error: install: npm:some-plugin: npm and PyPI packages cannot be installed yet"
+    )
+
+
+def test_skills_install_into_shared_agent_folders_and_list_says_who_sees_them(
+    env: dict[str, str], origin: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, bare = origin
+    project = tmp_path / "project"
+    source = f"file://{bare}#plugins/tidy-kit"
+    asked = skillkit(env, project, "skills", "install", source)
+    assert asked.returncode == 1
+    assert f"skill    tidy -> {project / '.agents' / 'skills' / 'tidy'}" in asked.stdout
+    assert not (project / ".agents").exists()
+
+    done = skillkit(env, project, "skills", "install", source, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".agents" / "skills" / "tidy" / "SKILL.md").is_file()
+    done = skillkit(env, project, "skills", "install", source, "--to", "claude", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".claude" / "skills" / "tidy" / "SKILL.md").is_file()
+
+    listed = skillkit(env, project, "skills", "list", "--json", "--all")
+    data = json.loads(listed.stdout)
+    (tidy,) = [s for s in data["skills"] if s["name"] == "tidy"]
+    assert tidy["visible_to"] == ["skillkit", "agents-folder"]
+    shadowed = {s["location"] for s in data["shadowed"] if s["name"] == "tidy"}
+    assert len(shadowed) == 1  # the same skill in the other shared folder
+    text = skillkit(env, project, "skills", "list").stdout
+    assert "also agents-folder" in text
