@@ -94,6 +94,14 @@ async def _play(root: Path, workspace: Path, turns: list[list[Any]], target: int
     checkpoints = Checkpoints.for_session(session, workspace)
     agent, played, background = make_agent(workspace, [session, checkpoints])
     git_before = git_files(workspace)
+    ended: list[object] = []
+    one_ended = asyncio.Event()
+
+    def on_end(event: object) -> None:  # runs after the checkpoints' own listener
+        ended.append(event)
+        one_ended.set()
+
+    agent.events.on("bg_result", on_end)
     pictures: list[dict[str, Any]] = []
     conversations: list[list[Any]] = []
     try:
@@ -105,6 +113,11 @@ async def _play(root: Path, workspace: Path, turns: list[list[Any]], target: int
             await asyncio.wait_for(agent.chat(prompt), 30)
             for task in background.running():
                 await background.wait(task.id, timeout=30)
+            # the bus may hand a task's end to its listeners after wait() returns
+            while len(ended) < len(background.tasks()):
+                one_ended.clear()
+                if len(ended) < len(background.tasks()):
+                    await asyncio.wait_for(one_ended.wait(), 30)
         listed = checkpoints.list()
         assert [t.number for t in listed] == list(range(1, len(turns) + 1))
         ignored = {p: v for p, v in picture(workspace).items() if p.endswith(".log")}

@@ -38,6 +38,7 @@ from skillkit.agent.contributors import AgentHandle
 from skillkit.checkpoints.store import (
     DEFAULT_MAX_FILE_SIZE,
     FileChange,
+    Snapshot,
     SnapshotError,
     SnapshotStore,
 )
@@ -160,6 +161,7 @@ class Checkpoints(Contributor):
         self._agent: AgentHandle | None = None
         self._user: UserMessage | None = None
         self._begun = False  # the open turn took its checkpoint
+        self._after_time = 0.0  # when the open turn's ``after`` snapshot was taken
         self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
         self._lock = threading.Lock()
         self._load()
@@ -210,8 +212,8 @@ class Checkpoints(Contributor):
 
     def _link(self, turn: Turn) -> None:
         session = self.session
-        if session is None or not session.writable:
-            return
+        if session is None or not session.writable or (turn.kind == "turn" and not turn.changed):
+            return  # a turn that changed nothing has no checkpoint to link
         files: list[ChangedFile] = []
         patch = ""
         if turn.changed:
@@ -290,9 +292,10 @@ class Checkpoints(Contributor):
             if self._open is None:
                 self._known = snapshot.id
             elif self._begun:
-                self._open = replace(self._open, after=snapshot.id)
+                self._advance(snapshot)
             else:  # the open turn has changed nothing yet: this is the state it starts from
                 self._open = replace(self._open, before=snapshot.id, after=snapshot.id)
+                self._after_time = snapshot.time
                 self._known = snapshot.id
 
     def _on_event(self, event: Event[Any]) -> None:
@@ -358,6 +361,7 @@ class Checkpoints(Contributor):
                 return None
             if not self._begun:  # the turn's first change comes next: its checkpoint
                 self._open = replace(turn, before=snapshot.id, after=snapshot.id)
+                self._after_time = snapshot.time
                 self._begun = True
         return None
 
@@ -371,8 +375,17 @@ class Checkpoints(Contributor):
             return None
         with self._lock:
             if self._open is not None:
-                self._open = replace(self._open, after=snapshot.id)
+                self._advance(snapshot)
         return None
+
+    def _advance(self, snapshot: Snapshot) -> None:
+        """The open turn's state is now ``snapshot``, unless a newer one was recorded
+        (snapshots taken in worker threads and background results may finish in any
+        order; the store takes them one at a time). Called with the lock held."""
+        if self._open is None or snapshot.time < self._after_time:
+            return
+        self._after_time = snapshot.time
+        self._open = replace(self._open, after=snapshot.id)
 
     async def aclose(self) -> None:
         """Pack the store when many turns changed files since it was last packed."""
