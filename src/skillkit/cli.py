@@ -77,6 +77,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.local.cli",
     "skillkit.doctor",
     "skillkit.session.cli",
+    "skillkit.checkpoints.cli",
     "skillkit.frontends.batch_cli",
     "skillkit.subagents.cli",
     "skillkit.serve.cli",

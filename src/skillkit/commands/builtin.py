@@ -2,7 +2,8 @@
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
 (also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, and the session commands
-``/tree``, ``/fork``, ``/name``, ``/label`` (`skillkit.commands.sessions`). Each is an
+``/tree``, ``/fork``, ``/name``, ``/label`` (`skillkit.commands.sessions`), the checkpoint
+commands ``/rewind``, ``/undo``, ``/diff`` (`skillkit.commands.checkpoints`). Each is an
 ordinary `Command`: a plugin replaces one by registering the same name with
 ``replace=True``. The commands about plugins (``/plugins``, ``/reload``) belong to the
 plugin layer:
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from skillkit.commands.checkpoints import checkpoint_commands
 from skillkit.commands.dispatch import (
     Argument,
     Command,
@@ -314,4 +316,5 @@ def builtin_commands() -> list[Command]:
         Command("init", "write a starter AGENTS.md for this project", init_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
         *session_commands(),
+        *checkpoint_commands(),
     ]

@@ -70,10 +70,10 @@ def _idle(ctx: CommandContext) -> tuple[AgentRunner, Session]:
 
 def _current_entry(session: Session) -> Entry | None:
     """The newest entry of the current branch that is not a label or a name."""
-    from skillkit.session import LabelEntry, NameEntry
+    from skillkit.session import CheckpointEntry, LabelEntry, NameEntry
 
     for entry in reversed(session.branch()):
-        if not isinstance(entry, LabelEntry | NameEntry):
+        if not isinstance(entry, LabelEntry | NameEntry | CheckpointEntry):
             return entry
     return None
 

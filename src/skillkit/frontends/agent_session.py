@@ -49,6 +49,7 @@ from skillkit.models import AgentMessage, AgentResponse, TokenUsage
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
+    from skillkit.checkpoints import Checkpoints
     from skillkit.commands.dispatch import CommandHost
     from skillkit.permissions import PermissionMode, Permissions
     from skillkit.secrets import Redactor
@@ -501,6 +502,31 @@ class AgentSession:
         left stays on disk as it was (open it with ``skillkit --session ID``). Needs
         sessions (not ``--no-session``). Runs the table's ``fork`` command."""
         return await self.call("fork", {"entry_id": entry_id})
+
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        """The runner's checkpoints (`skillkit.checkpoints.Checkpoints`: ``list``,
+        ``diff``, ``restore``, ``undo``), or None when it keeps none."""
+        from skillkit.checkpoints import Checkpoints
+
+        for contributor in reversed(self.runner.contributors):
+            if isinstance(contributor, Checkpoints):
+                return contributor
+        return None
+
+    async def rewind(
+        self, turn: int | None = None, target: str = "both", *, force: bool = False
+    ) -> Record:
+        """Go back to before ``turn``: its ``code``, ``conversation`` or ``both``
+        (``turn`` None: the ``turns`` with their files). Idle only. A file changed
+        outside SkillKit since the last checkpoint is not overwritten unless ``force``:
+        the command fails naming it. Runs the table's ``rewind`` command."""
+        return await self.call("rewind", {"turn": turn, "target": target, "force": force})
+
+    async def diff(self, turn: int | None = None) -> Record:
+        """What ``turn`` changed (default: the last): its ``files`` with +/- lines and
+        the unified ``patch``. Runs the table's ``diff`` command."""
+        return await self.call("diff", {"turn": turn})
 
     async def bash(self, command: str) -> Record:
         """Run shell ``command`` as the user's own ``!command``: judged by the permission

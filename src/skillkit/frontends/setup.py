@@ -318,6 +318,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
     )
     permissions = install(runner, gate)  # after the hooks: the gate judges their edits
+    if session is not None and options.tools:  # after the gate: a refused call changes nothing
+        runner.add_contributor(_checkpoints(session, workspace, gate))
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
     warnings.extend(agent_warnings)
@@ -424,6 +426,18 @@ def _unknown_tool_warnings(gate: PermissionGate, runner: AgentRunner) -> list[st
         f"tools: {', '.join(offered)}"
         for rule in unknown_tool_rules(gate.rules, offered)
     ]
+
+
+def _checkpoints(session: Session, workspace: Path, gate: PermissionGate) -> Contributor:
+    """A checkpoint per turn of the recorded session, kept beside its file; the tools
+    the gate treats as read-only take no snapshot."""
+    from skillkit.checkpoints import Checkpoints
+    from skillkit.permissions import ToolKind
+
+    def read_only(name: str) -> bool:
+        return gate.kind_of(name) == ToolKind.READ
+
+    return Checkpoints.for_session(session, workspace, read_only=read_only)
 
 
 def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -> Session | None:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
     from skillkit.session.format import (
         FORMAT_VERSION,
         BranchEntry,
+        ChangedFile,
+        CheckpointEntry,
         CompactionEntry,
         CustomEntry,
         Entry,
@@ -54,6 +56,8 @@ __all__ = [
     "INTERRUPTED",
     "BranchEntry",
     "BranchMove",
+    "ChangedFile",
+    "CheckpointEntry",
     "CompactionEntry",
     "CustomEntry",
     "Entry",

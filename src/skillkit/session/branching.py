@@ -38,6 +38,7 @@ from skillkit.models import (
 )
 from skillkit.session.format import (
     BranchEntry,
+    CheckpointEntry,
     CompactionEntry,
     CustomEntry,
     Entry,
@@ -273,6 +274,9 @@ def describe_entry(entry: Entry, width: int = 60) -> str:
             return f"named {_clip(name, width)}"
         case BranchEntry(summary=summary):
             return "branch: " + (_clip(summary, width) if summary else "(no summary)")
+        case CheckpointEntry(turn=turn, kind=kind, files=files):
+            what = "rewind" if kind == "rewind" else "turn"
+            return f"checkpoint: {what} {turn}, {len(files)} file(s) changed"
     return type(entry).__name__
 
 

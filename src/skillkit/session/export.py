@@ -26,6 +26,8 @@ from skillkit.models import (
 )
 from skillkit.session.format import (
     BranchEntry,
+    ChangedFile,
+    CheckpointEntry,
     CompactionEntry,
     CustomEntry,
     Entry,
@@ -141,6 +143,10 @@ def _markdown_entry(entry: Entry) -> Iterator[str]:
             yield f"*named: {name}*"
         case BranchEntry(summary=summary):
             yield "*went back to an earlier point*" + (f": {summary}" if summary else "")
+        case CheckpointEntry(files=files, patch=patch) if files:
+            yield f"*{_checkpoint_title(entry)}*"
+            yield "\n".join(f"- `{f.path}` {f.status} {_counts(f)}" for f in files)
+            yield _fence(patch, "diff") if patch else ""
         case CustomEntry() | LabelEntry():
             pass
         case _:
@@ -261,8 +267,29 @@ def _html_entry(entry: Entry, results: dict[str, ToolResultMessage], tag: str) -
         case BranchEntry(summary=summary):
             note = f": {esc(summary)}" if summary else ""
             return f'<p class="note">went back to an earlier point{note}</p>'
+        case CheckpointEntry(files=files, patch=patch) if files:
+            rows = "".join(
+                f"<li><code>{esc(f.path)}</code> {esc(f.status)} {esc(_counts(f))}</li>"
+                for f in files
+            )
+            return (
+                f'<details class="note checkpoint"><summary>{esc(_checkpoint_title(entry))}'
+                f"</summary><ul>{rows}</ul>{_pre(patch) if patch else ''}</details>"
+            )
         case _:
             return ""
+
+
+def _checkpoint_title(entry: CheckpointEntry) -> str:
+    count = len(entry.files)
+    what = "rewind" if entry.kind == "rewind" else "turn"
+    return f"{what} {entry.turn} changed {count} file{'s' if count != 1 else ''}"
+
+
+def _counts(changed: ChangedFile) -> str:
+    if changed.added is None:
+        return "binary"
+    return f"+{changed.added} -{changed.removed or 0}"
 
 
 def _html_call(call: ToolCall, result: ToolResultMessage | None) -> str:

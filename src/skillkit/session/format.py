@@ -31,9 +31,12 @@ from skillkit.safejson import nesting_depth
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_CHECKPOINT_PATCH",
     "MAX_ENTRY_DEPTH",
     "MIGRATIONS",
     "BranchEntry",
+    "ChangedFile",
+    "CheckpointEntry",
     "CompactionEntry",
     "CustomEntry",
     "Entry",
@@ -55,6 +58,9 @@ __all__ = [
 FORMAT_VERSION = 1
 """The version this SkillKit writes. Version 0 (no ``version`` field, no entry ids, ISO
 timestamps) is migrated on load."""
+
+MAX_CHECKPOINT_PATCH = 16_000
+"""The longest diff a `CheckpointEntry` keeps (characters); the store keeps it whole."""
 
 MAX_ENTRY_DEPTH = 128
 """The deepest JSON nesting a line may have; deeper lines are skipped as damaged."""
@@ -147,6 +153,35 @@ class BranchEntry(_Base, frozen=True, kw_only=True, tag="branch"):
     summary: str | None = None
 
 
+class ChangedFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A file a turn changed: ``status`` (added, modified, deleted, type_changed) and
+    the lines ``added`` / ``removed`` (None for a binary file)."""
+
+    path: str
+    status: str
+    added: int | None = None
+    removed: int | None = None
+
+
+class CheckpointEntry(_Base, frozen=True, kw_only=True, tag="checkpoint"):
+    """A turn's workspace checkpoint (`skillkit.checkpoints`): the workspace was
+    snapshot ``before`` when the turn began changing it and ``after`` when it ended
+    (snapshot ids in the session's checkpoint store). ``target_id`` is the conversation
+    entry it belongs to: the turn's user message, or for a ``kind="rewind"`` the leaf
+    before the rewind. ``files`` are the files it changed and ``patch`` their unified
+    diff (cut at `MAX_CHECKPOINT_PATCH` characters), for exports. Readers that predate
+    this kind skip it; it is never part of the context."""
+
+    turn: int
+    before: str
+    after: str
+    target_id: str | None = None
+    kind: str = "turn"
+    prompt: str = ""
+    files: list[ChangedFile] = msgspec.field(default_factory=list)
+    patch: str = ""
+
+
 Entry: TypeAlias = (
     MessageEntry
     | ModelChangeEntry
@@ -156,6 +191,7 @@ Entry: TypeAlias = (
     | LabelEntry
     | NameEntry
     | BranchEntry
+    | CheckpointEntry
 )
 
 _random = random.Random()  # ids need to be unique in one file, not unpredictable

@@ -1,0 +1,586 @@
+"""`SnapshotStore`: the workspace's states kept in a git object store of SkillKit's own.
+
+The store is a bare git repository in a folder outside the workspace (a session's
+``<file>.checkpoints/`` folder, or one the SDK names) with its own index. It never
+reads or writes the user's ``.git``: git runs with ``GIT_DIR`` and ``GIT_INDEX_FILE``
+pointing into the store and ``GIT_WORK_TREE`` at the workspace, in a clean environment
+(no system or global configuration, no hooks, no fsmonitor, no filters or end-of-line
+conversion: ``* -text -filter -ident -working-tree-encoding`` in the store's own
+attributes, which win over the project's).
+
+What a snapshot holds: every file, symbolic link and empty folder of the workspace that
+the project's ``.gitignore`` files do not ignore, with git's permission bits (executable
+or not). Left out, and said to be left out in `Snapshot.left_out`: files over the size
+cap (``max_file_size``, default 10 MB) and nested git repositories (a folder holding its
+own ``.git``, such as a submodule or a cloned dependency). Neither is touched by
+`SnapshotStore.restore`.
+
+Incremental snapshots are cheap because git keeps a stat cache in the store's index: a
+file whose size and times did not change is not read again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_MAX_FILE_SIZE",
+    "FileChange",
+    "LeftOut",
+    "Snapshot",
+    "SnapshotError",
+    "SnapshotStore",
+]
+
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+"""Files larger than this (bytes) are left out of snapshots unless told otherwise."""
+
+_RACY_NS = 2_000_000_000
+"""Folder times this recent (ns) are not trusted to show the next change (file-system
+clocks tick coarsely; some keep whole seconds)."""
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding -export-subst\n"
+_CONFIG = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=true",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.fileMode=true",
+    "core.quotePath=false",
+    "core.attributesFile=/dev/null",
+    "core.excludesFile=",
+    "core.sparseCheckout=false",
+    "core.splitIndex=true",
+    "splitIndex.maxPercentChange=50",
+    "index.version=4",
+    "safe.bareRepository=explicit",
+    "gc.auto=0",
+    "core.logAllRefUpdates=false",
+    "maintenance.auto=false",
+    "advice.addEmbeddedRepo=false",
+    "user.name=SkillKit",
+    "user.email=checkpoints@skillkit.invalid",
+    "commit.gpgSign=false",
+)
+
+
+class SnapshotError(RuntimeError):
+    """The store could not take or restore a snapshot (git failed, the folder is not
+    writable); the message is one line."""
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A path a snapshot does not hold, and why (``"over the size cap"`` or ``"nested
+    git repository"``)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One state of the workspace: ``id`` is the store's commit, ``empty_dirs`` the
+    empty folders (git keeps none), ``left_out`` what it does not hold."""
+
+    id: str
+    time: float
+    empty_dirs: tuple[str, ...] = ()
+    left_out: tuple[LeftOut, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One path that differs between two snapshots: ``status`` is ``added``,
+    ``modified``, ``deleted`` or ``type_changed``; ``added`` / ``removed`` count lines
+    (None for a binary file)."""
+
+    path: str
+    status: str
+    added: int | None = None
+    removed: int | None = None
+
+
+_STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "type_changed"}
+
+
+@dataclass
+class _Memo:
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    last: Snapshot | None = None
+
+
+class SnapshotStore:
+    """Snapshots of ``workspace`` kept in ``folder`` (created on first use).
+
+    Safe to use from several threads (one git command at a time). Every method raises
+    `SnapshotError` when git fails; none changes anything outside ``folder`` except
+    `restore`, which changes the workspace."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        folder: str | os.PathLike[str],
+        *,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.folder = Path(folder).resolve()
+        if self.folder == self.workspace or self.workspace in self.folder.parents:
+            # a store inside the workspace would snapshot itself: keep it out of them
+            self._inside = self.folder.relative_to(self.workspace).as_posix()
+        else:
+            self._inside = ""
+        if self.folder in self.workspace.parents:
+            raise ValueError("the checkpoint store cannot hold the workspace")
+        self.max_file_size = max_file_size
+        self._git_dir = self.folder / "git"
+        self._index = self.folder / "index"
+        self._meta = self.folder / "snapshots.jsonl"
+        self._lock = threading.RLock()
+        self._memo = _Memo()
+        self._folders: dict[str, int] | None = None
+        self._scanned: tuple[tuple[str, ...], list[LeftOut]] | None = None
+        self._walked: set[str] = set()
+        self._ready = False
+        self._env = _clean_environment(self._git_dir, self._index, self.workspace)
+
+    # ----- git
+
+    def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
+        command = ["git", "--literal-pathspecs"]
+        for item in _CONFIG:
+            command += ["-c", item]
+        command += args
+        try:
+            done = subprocess.run(
+                command,
+                input=stdin,
+                capture_output=True,
+                env=self._env,
+                cwd=self.workspace,
+                check=False,
+            )
+        except OSError as exc:
+            raise SnapshotError(f"git could not run: {exc}") from None
+        if check and done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else ''}")
+        return done.stdout
+
+    def _ensure(self) -> None:
+        if self._ready:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if not (self._git_dir / "HEAD").exists():
+                env = {k: v for k, v in self._env.items() if k != "GIT_WORK_TREE"}
+                done = subprocess.run(
+                    ["git", "init", "--quiet", "--bare", str(self._git_dir)],
+                    capture_output=True,
+                    env=env,
+                    check=False,
+                )
+                if done.returncode != 0:
+                    raise SnapshotError(f"git init failed: {done.stderr.decode().strip()}")
+            info = self._git_dir / "info"
+            info.mkdir(exist_ok=True)
+            (info / "attributes").write_text(_ATTRIBUTES)
+            exclude = f"/{self._inside}/\n" if self._inside else ""
+            (info / "exclude").write_text(exclude)
+            hooks = self._git_dir / "hooks"
+            if hooks.is_dir():
+                shutil.rmtree(hooks, ignore_errors=True)
+        except OSError as exc:
+            raise SnapshotError(f"the checkpoint store cannot be made: {exc}") from None
+        self._load()
+        self._ready = True
+
+    def _load(self) -> None:
+        try:
+            lines = self._meta.read_bytes().splitlines()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise SnapshotError(f"the checkpoint store cannot be read: {exc}") from None
+        for line in lines:
+            try:
+                raw = json.loads(line)
+                snapshot = Snapshot(
+                    id=str(raw["id"]),
+                    time=float(raw["time"]),
+                    empty_dirs=tuple(str(d) for d in raw.get("empty_dirs", ())),
+                    left_out=tuple(
+                        LeftOut(str(item[0]), str(item[1])) for item in raw.get("left_out", ())
+                    ),
+                )
+            except (ValueError, KeyError, TypeError, IndexError):
+                continue  # a line cut short by a crash
+            self._memo.snapshots[snapshot.id] = snapshot
+            self._memo.last = snapshot
+
+    def _keep(self, snapshot: Snapshot) -> None:
+        record: dict[str, object] = {"id": snapshot.id, "time": round(snapshot.time, 3)}
+        if snapshot.empty_dirs:
+            record["empty_dirs"] = list(snapshot.empty_dirs)
+        if snapshot.left_out:
+            record["left_out"] = [[item.path, item.reason] for item in snapshot.left_out]
+        with open(self._meta, "ab") as out:
+            out.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        self._memo.snapshots[snapshot.id] = snapshot
+        self._memo.last = snapshot
+
+    # ----- snapshots
+
+    @property
+    def last(self) -> Snapshot | None:
+        """The newest snapshot taken (None before the first)."""
+        with self._lock:
+            self._ensure()
+            return self._memo.last
+
+    def get(self, snapshot_id: str) -> Snapshot:
+        """The snapshot ``snapshot_id``; `KeyError` when the store has none such."""
+        with self._lock:
+            self._ensure()
+            return self._memo.snapshots[snapshot_id]
+
+    def snapshot(self) -> Snapshot:
+        """Record the workspace as it is now and return its snapshot. When nothing
+        changed since the last one, that one is returned (no new commit)."""
+        with self._lock:
+            self._ensure()
+            return self._snapshot()
+
+    def _snapshot(self) -> Snapshot:
+        snapshot = self._take()
+        if self._folders is None:
+            self._folders = self._folder_times(snapshot.id, snapshot.empty_dirs)
+        return snapshot
+
+    def _take(self) -> Snapshot:
+        status = self._git(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
+        )
+        left_out: list[LeftOut] = []
+        to_add: list[str] = []
+        to_drop: list[str] = []
+        for raw in status.split(b"\0"):
+            if len(raw) < 4:
+                continue
+            code, path = raw[:2].decode(), os.fsdecode(raw[3:])
+            if path.endswith("/"):
+                left_out.append(LeftOut(path.rstrip("/"), "nested git repository"))
+                continue
+            if "D" in code or not os.path.lexists(self.workspace / path):
+                to_drop.append(path)
+                continue
+            if self._too_big(path):
+                left_out.append(LeftOut(path, "over the size cap"))
+                if code != "??":
+                    to_drop.append(path)
+                continue
+            to_add.append(path)
+        if to_drop:
+            self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
+        if to_add:
+            self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
+        empty_dirs, more = self._scan_folders()
+        left_out.extend(more)
+        last = self._memo.last
+        if not to_add and not to_drop and last is not None and last.empty_dirs == empty_dirs:
+            if tuple(left_out) != last.left_out:
+                snapshot = Snapshot(last.id, time.time(), empty_dirs, tuple(left_out))
+                self._keep(snapshot)
+                return snapshot
+            return last
+        tree = self._git("write-tree", "--missing-ok").decode().strip()
+        parent = ["-p", last.id] if last is not None else []
+        commit = (
+            self._git("commit-tree", tree, *parent, "-m", "checkpoint", stdin=b"").decode().strip()
+        )
+        self._git("update-ref", "HEAD", commit)
+        snapshot = Snapshot(commit, time.time(), empty_dirs, tuple(left_out))
+        self._keep(snapshot)
+        return snapshot
+
+    def _scan_folders(self) -> tuple[tuple[str, ...], list[LeftOut]]:
+        """The empty folders and the files left out inside untracked folders. Finding
+        them takes a walk of the workspace; it is skipped when no folder's modification
+        time changed since the last walk (a folder's entries cannot change without
+        it)."""
+        folders = self._folders
+        if folders is not None and self._scanned is not None:
+            for folder, stamp in folders.items():
+                try:
+                    if os.stat(self.workspace / folder).st_mtime_ns != stamp:
+                        break
+                except OSError:
+                    break
+            else:
+                return self._scanned
+        self._folders = None  # measured again after the commit
+        self._scanned = self._empty_dirs()
+        return self._scanned
+
+    def _folder_times(self, commit: str, empty_dirs: Sequence[str]) -> dict[str, int] | None:
+        """The modification time of every folder a snapshot knows of."""
+        listed = self._git("ls-tree", "-r", "-d", "-z", "--name-only", commit)
+        names = {"."} | set(empty_dirs) | {os.fsdecode(n) for n in listed.split(b"\0") if n}
+        names |= (
+            {str(Path(item.path).parent) for item in self._scanned[1]} if self._scanned else set()
+        )
+        # a folder changed moments ago may change again within the same clock tick of
+        # its file system without a new time: trust no time that recent (walk again)
+        recent = time.time_ns() - _RACY_NS
+        out: dict[str, int] = {}
+        for name in names:
+            try:
+                stamp = os.stat(self.workspace / name).st_mtime_ns
+            except OSError:
+                return None
+            if stamp >= recent:
+                return None
+            out[name] = stamp
+        return out
+
+    def _too_big(self, path: str) -> bool:
+        try:
+            info = os.lstat(self.workspace / path)
+        except OSError:
+            return False
+        return info.st_size > self.max_file_size and not os.path.islink(self.workspace / path)
+
+    def _empty_dirs(self) -> tuple[tuple[str, ...], list[LeftOut]]:
+        """The empty folders, and files left out inside folders git lists whole."""
+        listed = self._git("ls-files", "--others", "--directory", "--exclude-standard", "-z")
+        empty: list[str] = []
+        left_out: list[LeftOut] = []
+        self._walked = set()
+        for raw in listed.split(b"\0"):
+            if not raw.endswith(b"/"):
+                continue  # a file left out (listed by status already)
+            top = os.fsdecode(raw).rstrip("/")
+            if (self.workspace / top / ".git").exists():
+                continue  # a nested repository (listed by status already)
+            for folder, dirs, files in os.walk(self.workspace / top):
+                relative = Path(folder).relative_to(self.workspace).as_posix()
+                self._walked.add(relative)
+                if not dirs and not files:
+                    empty.append(relative)
+                for name in [d for d in dirs if os.path.lexists(os.path.join(folder, d, ".git"))]:
+                    dirs.remove(name)  # a nested repository (listed by status already)
+                for name in files:
+                    if self._too_big(f"{relative}/{name}"):
+                        left_out.append(LeftOut(f"{relative}/{name}", "over the size cap"))
+        return tuple(sorted(empty)), left_out
+
+    # ----- reading
+
+    def changes(self, old: str, new: str, *, lines: bool = True) -> list[FileChange]:
+        """The paths that differ from snapshot ``old`` to snapshot ``new`` (either may
+        be ``""``: the empty workspace), with their line counts."""
+        with self._lock:
+            self._ensure()
+            numstat = (
+                b""
+                if not lines
+                else self._git(
+                    "diff-tree",
+                    "-r",
+                    "-z",
+                    "--no-renames",
+                    "--numstat",
+                    old or _EMPTY_TREE,
+                    new or _EMPTY_TREE,
+                )
+            )
+            raw = self._git(
+                "diff-tree", "-r", "-z", "--no-renames", old or _EMPTY_TREE, new or _EMPTY_TREE
+            )
+        counts: dict[str, tuple[int | None, int | None]] = {}
+        parts = numstat.split(b"\0")
+        for part in parts:
+            pieces = part.split(b"\t", 2)
+            if len(pieces) == 3:
+                plus, minus = pieces[0], pieces[1]
+                counts[os.fsdecode(pieces[2])] = (
+                    int(plus) if plus != b"-" else None,
+                    int(minus) if minus != b"-" else None,
+                )
+        out: list[FileChange] = []
+        items = raw.split(b"\0")
+        for index in range(0, len(items) - 1, 2):
+            header, path_bytes = items[index], items[index + 1]
+            if not header.startswith(b":"):
+                continue
+            status = _STATUS.get(header.split()[-1].decode()[:1], "modified")
+            path = os.fsdecode(path_bytes)
+            added, removed = counts.get(path, (None, None))
+            out.append(FileChange(path, status, added, removed))
+        return out
+
+    def patch(self, old: str, new: str, paths: Sequence[str] = ()) -> str:
+        """The unified diff from snapshot ``old`` to ``new`` (binary files named only)."""
+        with self._lock:
+            self._ensure()
+            out = self._git(
+                "diff-tree",
+                "-r",
+                "-p",
+                "--no-renames",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                old or _EMPTY_TREE,
+                new or _EMPTY_TREE,
+                "--",
+                *paths,
+            )
+        return out.decode("utf-8", "replace")
+
+    # ----- writing the workspace
+
+    def restore(
+        self,
+        snapshot_id: str,
+        *,
+        current: Snapshot | None = None,
+        keep: Collection[str] = (),
+    ) -> list[FileChange]:
+        """Make the workspace what snapshot ``snapshot_id`` recorded: files it holds are
+        written (content, symbolic links, executable bit), files it does not hold but the
+        workspace's state ``current`` (default: a snapshot taken now) holds are deleted,
+        empty folders made or removed. Ignored and left-out paths, and the paths in
+        ``keep``, are not touched. Returns what changed (from ``current`` to the
+        target)."""
+        with self._lock:
+            self._ensure()
+            target = self._memo.snapshots.get(snapshot_id)
+            if target is None:
+                raise KeyError(f"no snapshot {snapshot_id!r}")
+            now = current if current is not None else self._snapshot()
+            changes = [
+                c for c in self.changes(now.id, target.id, lines=False) if c.path not in keep
+            ]
+            deleted = [c.path for c in changes if c.status in ("deleted", "type_changed")]
+            written = [c.path for c in changes if c.status != "deleted"]
+            root = self.workspace
+            for path in sorted(deleted, key=lambda p: p.count("/"), reverse=True):
+                full = root / path
+                try:
+                    if full.is_dir() and not full.is_symlink():
+                        shutil.rmtree(full)
+                    else:
+                        full.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise SnapshotError(f"cannot remove {path}: {exc}") from None
+                self._prune(full.parent, keep=target.empty_dirs)
+            for folder in now.empty_dirs:
+                if folder not in target.empty_dirs:
+                    full = root / folder
+                    try:
+                        full.rmdir()
+                    except OSError:
+                        continue  # no longer empty: something else lives there
+                    self._prune(full.parent, keep=target.empty_dirs)
+            if written:
+                self._clear_way(written)
+                self._git(
+                    "checkout",
+                    target.id,
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                    stdin=b"\0".join(os.fsencode(p) for p in written),
+                )
+            for folder in target.empty_dirs:
+                try:
+                    (root / folder).mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise SnapshotError(f"cannot make {folder}: {exc}") from None
+            if deleted:
+                self._git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *deleted)
+            return changes
+
+    def _clear_way(self, paths: Iterable[str]) -> None:
+        """Remove what stands where a file is to be written (a folder or a file where
+        a folder is to be), so git can write it."""
+        root = self.workspace
+        for path in paths:
+            full = root / path
+            if full.is_dir() and not full.is_symlink():
+                shutil.rmtree(full, ignore_errors=True)
+            parent = full.parent
+            while parent != root and root in parent.parents:
+                if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+                    parent.unlink()
+                    break
+                parent = parent.parent
+
+    def _prune(self, folder: Path, *, keep: Sequence[str]) -> None:
+        """Remove ``folder`` and its parents while they are empty and not kept."""
+        root = self.workspace
+        while folder != root and root in folder.parents:
+            if folder.relative_to(root).as_posix() in keep:
+                return
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+    def compact(self) -> None:
+        """Pack the store's objects with deltas between versions (a small edit of a big
+        file then costs about the edit). Takes seconds on a big workspace; snapshots wait
+        for it."""
+        with self._lock:
+            self._ensure()
+            self._git("repack", "-a", "-d", "-q", "--window=10")
+            self._git("prune-packed", "-q")
+
+    def size(self) -> int:
+        """Bytes the store takes on disk."""
+        total = 0
+        for folder, _, files in os.walk(self.folder):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(folder, name)).st_size
+                except OSError:
+                    pass
+        return total
+
+
+def _paths(paths: Iterable[str]) -> bytes:
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _clean_environment(git_dir: Path, index: Path, workspace: Path) -> dict[str, str]:
+    """git's environment: nothing of the user's configuration, only the store."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(git_dir.parent),
+        "LC_ALL": "C",
+        "GIT_DIR": str(git_dir),
+        "GIT_INDEX_FILE": str(index),
+        "GIT_WORK_TREE": str(workspace),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_AUTHOR_DATE": "1970-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "1970-01-01T00:00:00Z",
+    }
+    return env

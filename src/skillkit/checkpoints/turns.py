@@ -1,0 +1,519 @@
+"""`Checkpoints`: a checkpoint per turn, and rewinding to one.
+
+As a contributor of a runner, `Checkpoints` snapshots the workspace (`SnapshotStore`)
+before each tool call that may change it and after its result: the first of these in a
+run is the turn's checkpoint (the state before its first change), the last is the state
+it left. Shell commands are covered the same way: what they changed is found by
+comparing the workspace before and after, not by trusting the tool's report. Read-only
+tools (``read``, ``grep``, ``find``, ``ls``... or any tool ``read_only`` says is) take no
+snapshot. A child agent's changes are made inside the parent's tool call that ran it, so
+they belong to the parent's turn; a background task's changes are recorded when it
+ends (``bg_result``).
+
+Each turn is kept in the store's folder (``turns.jsonl``) and, when a session is
+recorded, as a `skillkit.session.CheckpointEntry` linking it to the turn's user message.
+
+`restore` rewinds the code, the conversation or both to the state before a turn. It is
+itself a turn (``kind="rewind"``), so `undo` takes it back. A file changed outside
+SkillKit since its last snapshot is not overwritten unless ``force=True``
+(`ChangedOutsideError` names them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from skillkit.agent import Contributor
+from skillkit.agent.contributors import AgentHandle
+from skillkit.checkpoints.store import (
+    DEFAULT_MAX_FILE_SIZE,
+    FileChange,
+    Snapshot,
+    SnapshotError,
+    SnapshotStore,
+)
+from skillkit.events import (
+    AgentEnd,
+    AgentStart,
+    ErrorInfo,
+    Event,
+    ToolCallEvent,
+    ToolCallEventResult,
+    ToolResultEvent,
+)
+from skillkit.models import UserMessage
+from skillkit.permissions.gate import BUILTIN_KINDS, ToolKind
+from skillkit.session.format import (
+    MAX_CHECKPOINT_PATCH,
+    ChangedFile,
+    CheckpointEntry,
+    MessageEntry,
+)
+from skillkit.session.session import Session, replace_transcript
+from skillkit.tools.base import ToolResult
+
+__all__ = [
+    "ChangedOutsideError",
+    "Checkpoints",
+    "RestoreResult",
+    "RewindTarget",
+    "Turn",
+    "store_folder_of",
+]
+
+log = logging.getLogger("skillkit.checkpoints")
+
+RewindTarget = Literal["code", "conversation", "both"]
+
+READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind == ToolKind.READ)
+"""The built-in tools that never change the workspace (no snapshot around them)."""
+
+
+COMPACT_EVERY = 20
+"""The store is packed (`SnapshotStore.compact`) when the runner closes and at least this
+many turns changed files since it was last packed."""
+
+
+class ChangedOutsideError(RuntimeError):
+    """A rewind would overwrite files changed outside SkillKit since its last snapshot
+    (``paths``); pass ``force=True`` to overwrite them."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(f"changed outside SkillKit since the last checkpoint: {shown}")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn's checkpoint. ``number`` counts from 1 in this store; ``before`` is the
+    snapshot of the workspace before the turn's first change, ``after`` the state it
+    left (equal when it changed nothing); ``entry_id`` is the conversation entry it
+    belongs to (its user message; for a rewind, the leaf before the rewind);
+    ``transcript_length`` the number of messages before its prompt (None unknown);
+    ``target`` what a rewind rewound (code, conversation or both)."""
+
+    number: int
+    prompt: str
+    time: float
+    before: str
+    after: str
+    kind: Literal["turn", "rewind"] = "turn"
+    entry_id: str | None = None
+    transcript_length: int | None = None
+    target: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """What `Checkpoints.restore` did: ``files`` the paths it wrote or removed, ``turn``
+    the rewind's own record (undo it with `Checkpoints.undo`)."""
+
+    target: RewindTarget
+    files: list[FileChange]
+    turn: Turn
+
+
+def store_folder_of(session: Session) -> Path:
+    """Where the checkpoints of ``session`` live: beside its file, in
+    ``<file name>.checkpoints/``."""
+    return session.path.with_suffix(".checkpoints")
+
+
+class Checkpoints(Contributor):
+    """The checkpoints of one workspace (see the module docs).
+
+    ``store`` keeps the snapshots; ``session`` (optional) is the recorded session its
+    turns are linked to and whose conversation `restore` moves; ``read_only`` says
+    whether a tool never changes the workspace (default: the built-in read tools).
+    """
+
+    name = "checkpoints"
+
+    def __init__(
+        self,
+        store: SnapshotStore,
+        *,
+        session: Session | None = None,
+        read_only: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.store = store
+        self.session = session
+        self._read_only = read_only or READ_ONLY_TOOLS.__contains__
+        self._file = store.folder / "turns.jsonl"
+        self._turns: list[Turn] = []
+        self._open: Turn | None = None
+        self._known: str | None = None  # the last state SkillKit itself recorded
+        self._agent: AgentHandle | None = None
+        self._user: UserMessage | None = None
+        self._begun = False  # the open turn took its checkpoint
+        self._after_time = 0.0  # when the open turn's ``after`` snapshot was taken
+        self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
+        self._lock = threading.Lock()
+        self._load()
+        self._packed_at = 0
+
+    @classmethod
+    def for_session(
+        cls,
+        session: Session,
+        workspace: str | os.PathLike[str] | None = None,
+        *,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        read_only: Callable[[str], bool] | None = None,
+    ) -> Checkpoints:
+        """The checkpoints of ``session``, kept beside its file (`store_folder_of`);
+        its workspace is the session's ``cwd`` unless given."""
+        store = SnapshotStore(
+            workspace or session.cwd, store_folder_of(session), max_file_size=max_file_size
+        )
+        return cls(store, session=session, read_only=read_only)
+
+    # ----- the record
+
+    def _load(self) -> None:
+        try:
+            lines = self._file.read_bytes().splitlines()
+        except OSError:
+            return
+        by_number: dict[int, Turn] = {}
+        for line in lines:
+            try:
+                raw = json.loads(line)
+                turn = Turn(**raw)
+            except (ValueError, TypeError):
+                continue
+            by_number[turn.number] = turn
+        self._turns = [by_number[n] for n in sorted(by_number)]
+        if self._turns:
+            self._known = self._turns[-1].after
+
+    def _write(self, turn: Turn) -> None:
+        try:
+            self.store.folder.mkdir(parents=True, exist_ok=True)
+            with open(self._file, "ab") as out:
+                out.write(json.dumps(asdict(turn)).encode() + b"\n")
+        except OSError as exc:
+            log.warning("checkpoint of turn %d not kept: %s", turn.number, exc)
+
+    def _link(self, turn: Turn) -> None:
+        session = self.session
+        if session is None or not session.writable or (turn.kind == "turn" and not turn.changed):
+            return  # a turn that changed nothing has no checkpoint to link
+        files: list[ChangedFile] = []
+        patch = ""
+        if turn.changed:
+            try:
+                changes = self.store.changes(turn.before, turn.after)
+                patch = self.store.patch(turn.before, turn.after)
+            except SnapshotError as exc:
+                log.warning("turn %d: its changes are not known: %s", turn.number, exc)
+                changes = []
+            files = [
+                ChangedFile(path=c.path, status=c.status, added=c.added, removed=c.removed)
+                for c in changes
+            ]
+            if len(patch) > MAX_CHECKPOINT_PATCH:
+                patch = patch[:MAX_CHECKPOINT_PATCH] + "\n… (cut; /diff shows it whole)\n"
+        try:
+            session.append(
+                CheckpointEntry,
+                files=files,
+                patch=patch,
+                turn=turn.number,
+                before=turn.before,
+                after=turn.after,
+                target_id=turn.entry_id,
+                kind=turn.kind,
+                prompt=turn.prompt[:200],
+            )
+        except (OSError, RuntimeError) as exc:
+            log.warning("checkpoint of turn %d not linked in the session: %s", turn.number, exc)
+
+    def list(self) -> list[Turn]:
+        """Every turn recorded, oldest first (turns that changed nothing included)."""
+        with self._lock:
+            turns = list(self._turns)
+            if self._open is not None:
+                turns.append(self._open)
+            return turns
+
+    def turn(self, number: int) -> Turn:
+        """Turn ``number`` (negative: from the end, -1 the last); `KeyError` if none."""
+        turns = self.list()
+        if number < 0 and -number <= len(turns):
+            return turns[number]
+        for turn in turns:
+            if turn.number == number:
+                return turn
+        raise KeyError(f"no turn {number} in the checkpoints")
+
+    def diff(self, number: int = -1) -> builtins.list[FileChange]:
+        """What turn ``number`` changed, file by file, with +/- line counts."""
+        turn = self.turn(number)
+        return self.store.changes(turn.before, turn.after) if turn.changed else []
+
+    def patch(self, number: int = -1) -> str:
+        """What turn ``number`` changed, as a unified diff."""
+        turn = self.turn(number)
+        return self.store.patch(turn.before, turn.after) if turn.changed else ""
+
+    # ----- recording (contributor parts)
+
+    def attach(self, agent: AgentHandle) -> None:
+        self._agent = agent
+        agent.events.on("agent_start", self._on_event)
+        agent.events.on("agent_end", self._on_event)
+        agent.events.on("bg_result", self._on_background_result)
+
+    def _on_background_result(self, event: Event[Any]) -> None:
+        """A background task SkillKit started ended: what it changed is SkillKit's
+        (part of the open turn, or of the state the next turn starts from)."""
+        try:
+            snapshot = self.store.snapshot()
+        except SnapshotError as exc:
+            self._report(f"the workspace checkpoint failed: {exc}")
+            return
+        with self._lock:
+            if self._open is None:
+                self._known = snapshot.id
+            elif self._begun:
+                self._advance(snapshot)
+            else:  # the open turn has changed nothing yet: this is the state it starts from
+                self._open = replace(self._open, before=snapshot.id, after=snapshot.id)
+                self._after_time = snapshot.time
+                self._known = snapshot.id
+
+    def _on_event(self, event: Event[Any]) -> None:
+        payload = event.payload
+        if event.parent_id:
+            return  # a child agent's run is part of the parent's tool call
+        if isinstance(payload, AgentStart):
+            self._start_turn(payload.prompt)
+        elif isinstance(payload, AgentEnd):
+            self._end_turn()
+
+    def _start_turn(self, prompt: str) -> None:
+        with self._lock:
+            messages = getattr(self._agent, "messages", None)
+            length = None
+            user: UserMessage | None = None
+            if isinstance(messages, list) and messages and isinstance(messages[-1], UserMessage):
+                length, user = len(messages) - 1, messages[-1]
+            number = (self._turns[-1].number if self._turns else 0) + 1
+            state = self._known or ""
+            self._open = Turn(number, prompt, time.time(), state, state, transcript_length=length)
+            self._user = user
+            self._begun = False
+
+    def _end_turn(self) -> None:
+        with self._lock:
+            turn, self._open = self._open, None
+            self._begun = False
+        if turn is None:
+            return
+        turn = replace(turn, entry_id=self._entry_of(self._user))
+        with self._lock:
+            self._turns.append(turn)
+            if turn.after:
+                self._known = turn.after
+        self._write(turn)
+        self._link(turn)
+
+    def _entry_of(self, message: UserMessage | None) -> str | None:
+        session = self.session
+        if session is None or message is None:
+            return None
+        fallback = None
+        for entry in reversed(session.branch()):
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+                if entry.message is message:
+                    return entry.id
+                fallback = fallback or entry.id
+        return fallback
+
+    async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
+        if self._read_only(call.tool_name) or self._open is None or self._begun:
+            return None  # read-only, outside a run, or the turn has its checkpoint
+        try:
+            snapshot = await asyncio.to_thread(self.store.snapshot)
+        except SnapshotError as exc:
+            return ToolCallEventResult(
+                block=True, reason=f"the workspace checkpoint failed, so nothing was changed: {exc}"
+            )
+        with self._lock:
+            turn = self._open
+            if turn is None:  # a call outside a run (a face's direct call)
+                return None
+            if not self._begun:  # the turn's first change comes next: its checkpoint
+                self._open = replace(turn, before=snapshot.id, after=snapshot.id)
+                self._after_time = snapshot.time
+                self._begun = True
+        return None
+
+    async def after_tool_result(self, event: ToolResultEvent) -> ToolResult | None:
+        if self._read_only(event.tool_name):
+            return None
+        try:
+            snapshot = await asyncio.to_thread(self.store.snapshot)
+        except SnapshotError as exc:
+            self._report(f"the workspace checkpoint failed: {exc}")
+            return None
+        with self._lock:
+            if self._open is not None:
+                self._advance(snapshot)
+        return None
+
+    def _advance(self, snapshot: Snapshot) -> None:
+        """The open turn's state is now ``snapshot``, unless a newer one was recorded
+        (snapshots taken in worker threads and background results may finish in any
+        order; the store takes them one at a time). Called with the lock held."""
+        if self._open is None or snapshot.time < self._after_time:
+            return
+        self._after_time = snapshot.time
+        self._open = replace(self._open, after=snapshot.id)
+
+    async def aclose(self) -> None:
+        """Pack the store when many turns changed files since it was last packed."""
+        changed = sum(1 for turn in self._turns if turn.changed)
+        if changed - self._packed_at >= COMPACT_EVERY:
+            self._packed_at = changed
+            try:
+                await asyncio.to_thread(self.store.compact)
+            except SnapshotError as exc:
+                log.warning("the checkpoint store was not packed: %s", exc)
+
+    def _report(self, message: str) -> None:
+        log.error("%s", message)
+        agent = self._agent
+        if agent is not None:
+            agent.events.emit_nowait(ErrorInfo(stage="checkpoints", message=message))
+
+    # ----- rewinding
+
+    def restore(
+        self, number: int, target: RewindTarget = "both", *, force: bool = False
+    ) -> RestoreResult:
+        """Rewind to the state before turn ``number``: its ``code`` (the workspace),
+        its ``conversation`` (the transcript before its prompt) or ``both``.
+
+        Raises `ChangedOutsideError` (nothing changed) when the code rewind would
+        overwrite files changed outside SkillKit since its last snapshot, unless
+        ``force``; `RuntimeError` during a run; `KeyError` for an unknown turn."""
+        if target not in ("code", "conversation", "both"):
+            raise ValueError(f"target must be code, conversation or both, not {target!r}")
+        if getattr(self._agent, "is_running", False) or self._open is not None:
+            raise RuntimeError("a rewind cannot happen while a run is in progress")
+        turn = self.turn(number)
+        return self._rewind(turn, target, force, undo=False)
+
+    def undo(self, *, force: bool = False) -> RestoreResult:
+        """Take back the last turn (code and conversation); when the last turn is a
+        rewind, that rewind is taken back."""
+        if getattr(self._agent, "is_running", False) or self._open is not None:
+            raise RuntimeError("undo cannot happen while a run is in progress")
+        turns = self.list()
+        if not turns:
+            raise KeyError("there is no turn to undo")
+        last = turns[-1]
+        target: RewindTarget = "both"
+        if last.kind == "rewind" and last.target in ("code", "conversation"):
+            target = "code" if last.target == "code" else "conversation"
+        return self._rewind(last, target, force, undo=True)
+
+    def _rewind(
+        self, turn: Turn, target: RewindTarget, force: bool, *, undo: bool
+    ) -> RestoreResult:
+        leaf = self.session.leaf_id if self.session is not None else None
+        length = None
+        messages = getattr(self._agent, "messages", None)
+        if isinstance(messages, list):
+            length = len(messages)
+        now = self.store.snapshot()
+        files: builtins.list[FileChange] = []
+        before = self._state_before(turn)
+        if target in ("code", "both") and before:
+            keep: set[str] = set()
+            if self._known and self._known != now.id:
+                # changed outside SkillKit since its last snapshot: a path SkillKit also
+                # changed is a conflict; any other is the user's and stays as it is
+                outside = {c.path for c in self.store.changes(self._known, now.id, lines=False)}
+                ours = {c.path for c in self.store.changes(self._known, before, lines=False)}
+                conflicts = sorted(outside & ours)
+                if conflicts and not force:
+                    raise ChangedOutsideError(conflicts)
+                keep = outside - ours
+            files = self.store.restore(before, current=now, keep=keep)
+        if target in ("conversation", "both"):
+            self._rewind_conversation(turn, undo=undo)
+        after = self.store.snapshot().id if files else now.id
+        with self._lock:
+            number = (self._turns[-1].number if self._turns else 0) + 1
+            record = Turn(
+                number,
+                f"{'undo' if undo else 'rewind'} to before turn {turn.number} ({target})",
+                time.time(),
+                now.id,
+                after,
+                kind="rewind",
+                entry_id=leaf,
+                transcript_length=length,
+                target=target,
+            )
+            self._turns.append(record)
+            self._known = after
+            if target != "code" and isinstance(messages, list):
+                self._saved[record.number] = messages
+        self._write(record)
+        self._link(record)
+        return RestoreResult(target, files, record)
+
+    def _state_before(self, turn: Turn) -> str:
+        """The snapshot of the workspace before ``turn``: its own, or when it took none
+        (a first turn that changed nothing) the first one taken after it."""
+        if turn.before:
+            return turn.before
+        for later in self.list():
+            if later.number > turn.number and later.before:
+                return later.before
+        return ""
+
+    def _rewind_conversation(self, turn: Turn, *, undo: bool) -> None:
+        session = self.session
+        if session is not None:
+            if turn.kind == "rewind":  # back to where the conversation was before it
+                if turn.entry_id is not None or undo:
+                    session.move_to(turn.entry_id)
+                return
+            entry = session.by_id.get(turn.entry_id or "")
+            if entry is None:
+                raise KeyError(f"turn {turn.number} is linked to no conversation entry")
+            session.move_to(entry.parent_id)
+            return
+        agent = self._agent
+        messages = getattr(agent, "messages", None)
+        if agent is None or not isinstance(messages, list):
+            raise KeyError(f"turn {turn.number}'s conversation is not known here")
+        if turn.kind == "turn" and turn.transcript_length is None:
+            raise KeyError(f"turn {turn.number}'s conversation is not known here")
+        if turn.kind == "rewind":
+            saved = self._saved.get(turn.number)
+            if saved is None:
+                raise KeyError("this rewind's conversation is not known here")
+            replace_transcript(agent, saved)
+            return
+        replace_transcript(agent, messages[: turn.transcript_length])
