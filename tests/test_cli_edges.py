@@ -132,6 +132,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("sessions", "show"): [["sessions", "show", "latest-missing"]],
     ("sessions", "export"): [["sessions", "export", "latest-missing"]],
     ("sessions", "rm"): [["sessions", "rm", "latest-missing"]],
+    ("sessions", "rewind"): [["sessions", "rewind", "latest-missing"]],
     ("batch",): [
         ["batch", "missing.jsonl", "--prompt", "x", "--out", "out.jsonl"],
         ["batch", "notes.txt", "--prompt", "{x}", "--model", HELLO, "--out", "out.jsonl"],
