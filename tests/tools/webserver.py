@@ -47,10 +47,10 @@ def serve(routes: dict[str, Route], host: str = "127.0.0.2") -> Iterator[Server]
     seen: list[BaseHTTPRequestHandler] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+        def do_GET(self) -> None:
             self._route()
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self._route()
 
         def _route(self) -> None:
@@ -64,7 +64,7 @@ def serve(routes: dict[str, Route], host: str = "127.0.0.2") -> Iterator[Server]
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     httpd = ThreadingHTTPServer((host, 0), Handler)

@@ -6,12 +6,14 @@ any classifiers plugins add. The decision, in order:
 1. a matching **deny** rule refuses (in every mode, ``bypass`` included);
 2. ``bypass`` runs everything else;
 3. ``plan`` refuses whatever changes state (with a message telling the model to present
-   its plan with ``exit_plan_mode``);
+   its plan with ``exit_plan_mode``) — web tools excepted: they only read, so plan mode
+   lets them through to the steps below;
 4. a matching **ask** rule asks;
 5. a matching **allow** rule runs the call — unless the call is dangerous and the rule is
    broad (a wildcard), which asks;
 6. without a rule: reads (and read-only shell commands) run; in ``accept_edits`` edits
-   and writes inside the workspace run; everything else asks.
+   and writes inside the workspace run; everything else asks — a web tool too (a fetch
+   sends a request to a host no rule allowed yet; rules ``web_fetch(domain:HOST)``).
 
 `decide` is pure; `check` also waits for the user through the `ApprovalBroker` when the
 decision is to ask, and applies "allow always" by adding a session rule.
@@ -45,6 +47,7 @@ from skillkit.permissions.rules import (
     RuleSet,
     Subject,
     parse_rule,
+    url_host,
 )
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.protected import protected_reason
@@ -71,6 +74,7 @@ class ToolKind(StrEnum):
     SHELL = "shell"  # runs the shell command in its ``command`` argument
     SESSION = "session"  # only affects this session's own background work
     PLAN_EXIT = "plan_exit"  # exit_plan_mode
+    WEB = "web"  # reads the web: asks unless a rule allows it, also in plan mode
     OTHER = "other"  # anything else: treated as state-changing
 
 
@@ -86,6 +90,9 @@ BUILTIN_KINDS: dict[str, ToolKind] = {
     "bash": ToolKind.SHELL,
     "monitor": ToolKind.SHELL,
     "kill_task": ToolKind.SESSION,
+    "todo": ToolKind.SESSION,
+    "web_fetch": ToolKind.WEB,
+    "web_search": ToolKind.WEB,
     EXIT_PLAN_MODE: ToolKind.PLAN_EXIT,
 }
 
@@ -271,7 +278,7 @@ class PermissionGate:
         if mode is PermissionMode.BYPASS:
             return make(GateAction.RUN, "bypass mode")
         changes_state = risk.level > RiskLevel.SAFE
-        if mode is PermissionMode.PLAN and changes_state:
+        if mode is PermissionMode.PLAN and changes_state and kind is not ToolKind.WEB:
             return make(GateAction.REFUSE, _plan_refusal(tool_name, risk.reason))
         if found.ask is not None:
             return make(GateAction.ASK, f"rule `{found.ask}` asks before {tool_name}", found.ask)
@@ -405,6 +412,8 @@ class PermissionGate:
         elif kind is ToolKind.SESSION:
             subjects = [Subject.text(_input_text(tool_input))]
             risk = RiskVerdict(RiskLevel.SAFE, "", "affects only this session's own tasks")
+        elif kind is ToolKind.WEB:
+            subjects, risk = _web_subjects(tool_name, tool_input)
         else:
             subjects = self._generic_subjects(tool_input)
             risk = RiskVerdict(RiskLevel.NORMAL, "", f"{tool_name} may change state")
@@ -692,6 +701,25 @@ def _merge_file_rules(into: Evaluation, others: list[Evaluation]) -> None:
             into.deny = other.deny
         if into.ask is None and other.ask is not None:
             into.ask = other.ask
+
+
+def _web_subjects(
+    tool_name: str, tool_input: Mapping[str, Any]
+) -> tuple[list[Subject], RiskVerdict]:
+    """The host a ``web_fetch`` call reaches (parsed as the fetch parses it; "" when the
+    URL has none, which no rule allows), or a ``web_search`` query as text."""
+    url = tool_input.get("url")
+    if isinstance(url, str):
+        host = url_host(url)
+        shown = host or "an unparsable URL"
+        return [Subject.domain(host)], RiskVerdict(
+            RiskLevel.NORMAL, "web", f"{tool_name} fetches from {shown}"
+        )
+    query = tool_input.get("query")
+    text = query if isinstance(query, str) else _input_text(tool_input)
+    return [Subject.text(text)], RiskVerdict(
+        RiskLevel.NORMAL, "web", f"{tool_name} sends a query to a search service"
+    )
 
 
 def _input_text(tool_input: Mapping[str, Any]) -> str:

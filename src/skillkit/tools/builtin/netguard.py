@@ -153,4 +153,3 @@ async def resolve_checked(
             shown = why if address == bare else f"{bare} resolves to {why}"
             raise AddressRefused(f"{shown}; requests to it are refused")
     return addresses[0]
-

@@ -32,7 +32,7 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -247,7 +247,9 @@ async def _fetch(
             try:
                 response = await transport.handle_async_request(request)
             except httpx2.HTTPError as exc:
-                raise FetchError(f"request failed: {_one_line(exc) or type(exc).__name__}") from None
+                raise FetchError(
+                    f"request failed: {_one_line(exc) or type(exc).__name__}"
+                ) from None
             try:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
@@ -275,9 +277,7 @@ async def _fetch(
         await transport.aclose()
 
 
-async def _read(
-    url: httpx2.URL, response: httpx2.Response, settings: WebFetchSettings
-) -> WebPage:
+async def _read(url: httpx2.URL, response: httpx2.Response, settings: WebFetchSettings) -> WebPage:
     import httpx2
 
     content_type = response.headers.get("content-type", "")
@@ -310,6 +310,10 @@ async def _read(
     if kind == "html":
         title, text = await asyncio.to_thread(html_to_markdown, text)
     return WebPage(str(url), response.status_code, media, text, title, cut)
+
+
+def _cancel(task: asyncio.Future[Any]) -> None:
+    task.cancel()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -358,7 +362,7 @@ class WebFetchTool:
 
     async def execute(self, args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         task = asyncio.ensure_future(fetch_page(args.url, self.settings, self.redactor))
-        remove = ctx.abort.on_abort(task.cancel)
+        remove = ctx.abort.on_abort(lambda: _cancel(task))
         try:
             found = await task
         except asyncio.CancelledError:
@@ -383,7 +387,9 @@ class WebFetchTool:
         text = page.text
         notes: list[str] = []
         if page.bytes_cut:
-            notes.append(f"the page was longer than {self.settings.max_bytes} bytes; only the start was read")
+            notes.append(
+                f"the page was longer than {self.settings.max_bytes} bytes; only the start was read"
+            )
         if len(text) > limit:
             notes.append(f"the text was cut to its first {limit} of {len(text)} characters")
             text = text[:limit]
@@ -403,7 +409,9 @@ class WebFetchTool:
         if prompt:
             answered = await self._answer(prompt, body)
         if answered:
-            parts.append(untrusted_block(page.url, f"Answer from the page to: {prompt}\n\n{answered}"))
+            parts.append(
+                untrusted_block(page.url, f"Answer from the page to: {prompt}\n\n{answered}")
+            )
         else:
             parts.append(untrusted_block(page.url, body))
             if prompt:
