@@ -86,7 +86,7 @@ class AddressPolicy:
             return ""
         if self.allow_private:
             return ""
-        for candidate in _forms(ip):
+        for candidate in reversed(_forms(ip)):  # an embedded IPv4 address names it best
             why = _category(candidate)
             if why:
                 return f"{address} is {why}"
