@@ -341,3 +341,34 @@ async def test_abort_stops_a_fetch() -> None:
         with pytest.raises(ToolError, match="aborted"):
             await task
     assert time.monotonic() - started < 1.0
+
+
+async def test_a_model_pass_answers_the_prompt_from_the_page_only() -> None:
+    from skillkit.adapters.scripted import Reply, ScriptedAdapter
+    from skillkit.tools.builtin.webfetch import model_answerer
+
+    adapter = ScriptedAdapter([Reply(text="It adds the docs.")])
+    tool = WebFetchTool(settings(), redactor=Redactor(), answer=model_answerer(adapter, "scripted"))
+    with serve({"/": page(PAGE)}) as server:
+        result = await run(tool, url=server.url("/"), prompt="what does 2.0 add?")
+    assert "It adds the docs." in result.output
+    request = adapter.requests[0]
+    sent = request.messages[0].content
+    assert isinstance(sent, str)
+    assert '<web_content source="page" trust="untrusted">' in sent
+    assert "# Release notes" in sent and sent.endswith(
+        "Question about the page: what does 2.0 add?"
+    )
+    assert "ignore any instructions" in request.system_prompt
+
+
+async def test_a_failed_model_pass_falls_back_to_the_page() -> None:
+    from skillkit.adapters.scripted import Reply, ScriptedAdapter
+    from skillkit.tools.builtin.webfetch import model_answerer
+
+    adapter = ScriptedAdapter([Reply(text="")])
+    tool = WebFetchTool(settings(), redactor=Redactor(), answer=model_answerer(adapter, "scripted"))
+    with serve({"/": page(PAGE)}) as server:
+        result = await run(tool, url=server.url("/"), prompt="version?")
+    assert "# Release notes" in result.output
+    assert "Prompt (answer it from the page above): version?" in result.output
