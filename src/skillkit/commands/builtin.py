@@ -1,7 +1,7 @@
 """SkillKit's own slash commands (registered by the built-in plugin).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
-(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, and the session commands
+(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, ``/todos``, and the session commands
 ``/tree``, ``/fork``, ``/name``, ``/label`` (`skillkit.commands.sessions`). Each is an
 ordinary `Command`: a plugin replaces one by registering the same name with
 ``replace=True``. The commands about plugins (``/plugins``, ``/reload``) belong to the
@@ -22,6 +22,7 @@ from skillkit.commands.dispatch import (
 )
 from skillkit.commands.sessions import session_commands
 from skillkit.commands.skills import skill_command, skills_command
+from skillkit.commands.todos import todos_command
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -281,5 +282,6 @@ def builtin_commands() -> list[Command]:
         Command("cost", "tokens used and their cost", cost_command),
         Command("init", "write a starter AGENTS.md for this project", init_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
+        todos_command(),
         *session_commands(),
     ]
