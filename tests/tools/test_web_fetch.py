@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -112,6 +113,38 @@ async def test_gzip_bodies_are_decoded() -> None:
         found = await fetch_page(server.url("/"), settings())
     assert not isinstance(found, Redirected)
     assert found.text == "# Zipped"
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-15)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "pack"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", _raw_deflate)],
+)
+async def test_compressed_bodies_are_decoded(encoding: str, pack: object) -> None:
+    body = pack(b"<h1>Packed</h1>")  # type: ignore[operator]
+    with serve({"/": page(body, headers={"Content-Encoding": encoding})}) as server:
+        found = await fetch_page(server.url("/"), settings())
+    assert not isinstance(found, Redirected) and found.text == "# Packed"
+
+
+async def test_a_compressed_bomb_is_cut_without_being_expanded_whole() -> None:
+    bomb = gzip.compress(b"<p>" + b"a" * 200_000_000 + b"</p>", compresslevel=9)
+    assert len(bomb) < 300_000
+    route = page(bomb, headers={"Content-Encoding": "gzip"})
+    with serve({"/": route}) as server:
+        found = await fetch_page(server.url("/"), settings(max_bytes=100_000))
+    assert not isinstance(found, Redirected)
+    assert found.bytes_cut and len(found.text) <= 100_000
+
+
+async def test_an_encoding_not_asked_for_is_refused() -> None:
+    route = page(b"\x00\x01", headers={"Content-Encoding": "br"})
+    with serve({"/": route}) as server, pytest.raises(FetchError, match="not asked for: br"):
+        await fetch_page(server.url("/"), settings())
 
 
 async def test_a_huge_page_is_cut_with_a_note() -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -243,7 +244,7 @@ async def _fetch(
                     "Accept-Encoding": "gzip, deflate",
                 },
                 extensions={
-                    "sni_hostname": current.host,
+                    "sni_hostname": current.raw_host.decode("ascii"),
                     "timeout": timeout.as_dict(),
                 },
             )
@@ -288,19 +289,14 @@ async def _read(url: httpx2.URL, response: httpx2.Response, settings: WebFetchSe
     if media and _kind_of(content_type, b"") == "binary":
         note = " (no PDF reader is installed)" if media == "application/pdf" else ""
         raise FetchError(f"{media} content is not text; it was not fetched{note}")
-    chunks: list[bytes] = []
-    size = 0
-    cut = False
+    decoder = _Decoder(response.headers.get("content-encoding", ""), settings.max_bytes)
     try:
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= settings.max_bytes:
-                cut = True
+        async for chunk in response.aiter_raw():
+            if decoder.feed(chunk):
                 break
     except httpx2.HTTPError as exc:
         raise FetchError(f"reading the page failed: {_one_line(exc)}") from None
-    body = b"".join(chunks)[: settings.max_bytes]
+    body, cut = decoder.result()
     kind = _kind_of(content_type, body)
     if kind == "binary":
         raise FetchError("the page is binary data, not text; it was not fetched")
@@ -313,6 +309,49 @@ async def _read(url: httpx2.URL, response: httpx2.Response, settings: WebFetchSe
     if kind == "html":
         title, text = await asyncio.to_thread(html_to_markdown, text)
     return WebPage(str(url), response.status_code, media, text, title, cut)
+
+
+class _Decoder:
+    """Undoes a ``gzip`` or ``deflate`` content encoding chunk by chunk, never making
+    more than ``limit`` bytes (a small compressed body can expand a thousandfold: it is
+    cut where the limit is reached, not decompressed whole first)."""
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.cut = False
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise FetchError(f"the page uses a content encoding not asked for: {encoding}")
+        self.inflate: zlib._Decompress | None = None
+        if codings:
+            # 47: a gzip or zlib header, detected; deflate servers send either form
+            self.inflate = zlib.decompressobj(47 if codings[0] != "deflate" else 15)
+            self.raw_deflate = codings[0] == "deflate"
+
+    def feed(self, data: bytes) -> bool:
+        """Take the next raw chunk; True once the limit is reached."""
+        if self.inflate is not None:
+            try:
+                data = self.inflate.decompress(data, self.limit - self.size + 1)
+            except zlib.error:
+                if not (self.raw_deflate and self.size == 0 and not self.parts):
+                    raise FetchError("the page's compressed body is corrupt") from None
+                self.inflate = zlib.decompressobj(-15)  # deflate without a zlib header
+                self.raw_deflate = False
+                return self.feed(data)
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size > self.limit or (
+            self.inflate is not None and self.inflate.unconsumed_tail and self.size >= self.limit
+        ):
+            self.cut = True
+        return self.cut
+
+    def result(self) -> tuple[bytes, bool]:
+        return b"".join(self.parts)[: self.limit], self.cut
 
 
 def _cancel(task: asyncio.Future[Any]) -> None:
