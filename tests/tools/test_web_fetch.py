@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import re
 import time
 import zlib
 from http.server import BaseHTTPRequestHandler
@@ -246,11 +247,30 @@ async def test_a_name_resolving_to_a_private_address_is_refused() -> None:
         return {"rebind.test": ["127.0.0.1"], "mixed.test": ["93.184.216.34", "10.1.2.3"]}[host]
 
     for name, why in (
-        ("rebind.test", "rebind.test resolves to 127.0.0.1 is a loopback address"),
-        ("mixed.test", "mixed.test resolves to 10.1.2.3 is a private address"),
+        ("rebind.test", "rebind.test resolves to 127.0.0.1, which is a loopback address"),
+        ("mixed.test", "mixed.test resolves to 10.1.2.3, which is a private address"),
     ):
         with pytest.raises(FetchError, match=why):
             await fetch_page(f"http://{name}/", WebFetchSettings(resolver=resolve))
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://2130706433/", "resolves to 127.0.0.1, which is a loopback address"),
+        ("http://0x7f000001/", "resolves to 127.0.0.1, which is a loopback address"),
+        ("http://127.1/", "resolves to 127.0.0.1, which is a loopback address"),
+        ("http://localhost/", "which is a loopback address"),
+        ("http://0/", "resolves to 0.0.0.0, which is the unspecified address"),
+        ("http://[::]/", ":: is the unspecified address"),
+        ("http://0177.0.0.1/", "not a valid URL"),
+    ],
+)
+async def test_other_spellings_of_this_machine_are_refused(url: str, why: str) -> None:
+    """The system resolver turns these into loopback addresses; the check after
+    resolution catches them (nothing here leaves the machine)."""
+    with pytest.raises(FetchError, match=re.escape(why)):
+        await fetch_page(url, WebFetchSettings(timeout=5))
 
 
 async def test_the_request_goes_to_the_address_that_was_checked() -> None:
@@ -263,7 +283,9 @@ async def test_the_request_goes_to_the_address_that_was_checked() -> None:
 
     routes = {"/a": redirect("/b"), "/b": page("<p>inner</p>")}
     with serve(routes) as server:
-        with pytest.raises(FetchError, match=r"127\.0\.0\.1 is a loopback address"):
+        with pytest.raises(
+            FetchError, match=r"site\.test resolves to 127\.0\.0\.1, which is a loopback address"
+        ):
             await fetch_page(f"http://site.test:{server.port}/a", settings(resolver=resolve))
         assert [h.path for h in server.seen] == ["/a"]
         assert server.seen[0].headers["Host"] == f"site.test:{server.port}"

@@ -150,6 +150,10 @@ async def resolve_checked(
     for address in addresses:
         why = policy.refusal(address)
         if why:
-            shown = why if address == bare else f"{bare} resolves to {why}"
+            shown = (
+                why
+                if address == bare
+                else f"{bare} resolves to " + why.replace(" is ", ", which is ", 1)
+            )
             raise AddressRefused(f"{shown}; requests to it are refused")
     return addresses[0]
