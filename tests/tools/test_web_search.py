@@ -12,6 +12,7 @@ from skillkit.secrets import Redactor
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.websearch import (
     BraveSearch,
+    ExaSearch,
     SearchError,
     SearchProvider,
     SearchResult,
@@ -122,6 +123,42 @@ async def test_tavily_speaks_the_tavily_api() -> None:
     assert isinstance(headers, dict) and headers["Authorization"] == "Bearer tvly-key-123456"
 
 
+EXA_ANSWER = {
+    "requestId": "r1",
+    "resolvedSearchType": "neural",
+    "results": [
+        {
+            "id": "https://example.org/skillkit",
+            "title": "SkillKit",
+            "url": "https://example.org/skillkit",
+            "publishedDate": "2026-01-01T00:00:00.000Z",
+            "highlights": ["A Python agent SDK.", "Skills in Markdown."],
+            "highlightScores": [0.5, 0.4],
+        }
+    ],
+}
+
+
+async def test_exa_speaks_the_exa_api() -> None:
+    seen: list[dict[str, object]] = []
+    with serve({"/search": answering(EXA_ANSWER, seen)}, host="127.0.0.1") as s:
+        exa = ExaSearch("exa-key-1234567", endpoint=s.url("/search"))
+        results = await exa.search("skillkit agent", 4)
+    assert results == [
+        SearchResult(
+            "SkillKit", "https://example.org/skillkit", "A Python agent SDK. … Skills in Markdown."
+        )
+    ]
+    request = seen[0]
+    assert request["method"] == "POST"
+    body = request["body"]
+    assert isinstance(body, dict)
+    assert body["query"] == "skillkit agent" and body["numResults"] == 4
+    assert body["contents"] == {"highlights": True}
+    headers = request["headers"]
+    assert isinstance(headers, dict) and headers["x-api-key"] == "exa-key-1234567"
+
+
 async def test_searxng_speaks_the_searxng_json_api() -> None:
     seen: list[dict[str, object]] = []
     with serve({"/search": answering(SEARXNG_ANSWER, seen)}, host="127.0.0.1") as s:
@@ -174,7 +211,7 @@ def test_the_environment_picks_the_provider() -> None:
     assert isinstance(find_provider(chosen, plugins=[]), SearxngSearch)
     with pytest.raises(SearchError, match="'tavily' is not configured"):
         find_provider({**both, "SKILLKIT_WEB_SEARCH": "tavily"}, plugins=[])
-    with pytest.raises(SearchError, match="known providers: brave, tavily, searxng"):
+    with pytest.raises(SearchError, match="known providers: brave, tavily, exa, searxng"):
         find_provider({"SKILLKIT_WEB_SEARCH": "nope"}, plugins=[])
 
 

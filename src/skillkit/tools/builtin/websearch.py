@@ -9,6 +9,7 @@ provider    variable                       API
 =========== ============================== ==============================================
 ``brave``   ``BRAVE_API_KEY``              Brave Search web search (``X-Subscription-Token``)
 ``tavily``  ``TAVILY_API_KEY``             Tavily search (``POST /search``, bearer key)
+``exa``     ``EXA_API_KEY``                Exa search (``POST /search``, highlights)
 ``searxng`` ``SEARXNG_URL``                a SearXNG instance's JSON API (``format=json``)
 =========== ============================== ==============================================
 
@@ -38,6 +39,7 @@ __all__ = [
     "BUILTIN_PROVIDERS",
     "ENTRY_POINT_GROUP",
     "BraveSearch",
+    "ExaSearch",
     "ProviderFactory",
     "SearchError",
     "SearchProvider",
@@ -52,6 +54,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "skillkit.web_search"
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 TAVILY_ENDPOINT = "https://api.tavily.com/search"
+EXA_ENDPOINT = "https://api.exa.ai/search"
 
 
 class SearchError(Exception):
@@ -181,6 +184,44 @@ class TavilySearch:
         return _results(data.get("results") if isinstance(data, dict) else None, "content", count)
 
 
+class ExaSearch:
+    """Exa's search API; the snippet is the result's highlights (or its text)."""
+
+    name = "exa"
+
+    def __init__(
+        self, api_key: str, *, endpoint: str = EXA_ENDPOINT, timeout: float = 30.0
+    ) -> None:
+        self.api_key = api_key
+        self.endpoint = endpoint
+        self.timeout = timeout
+
+    async def search(self, query: str, count: int) -> list[SearchResult]:
+        data = await _request(
+            self.name,
+            "POST",
+            self.endpoint,
+            seconds=self.timeout,
+            json={
+                "query": query,
+                "numResults": count,
+                "type": "auto",
+                "contents": {"highlights": True},
+            },
+            headers={"x-api-key": self.api_key},
+        )
+        items = data.get("results") if isinstance(data, dict) else None
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict) and not isinstance(item.get("snippet"), str):
+                    highlights = item.get("highlights")
+                    if isinstance(highlights, list):
+                        item["snippet"] = " … ".join(h for h in highlights if isinstance(h, str))
+                    else:
+                        item["snippet"] = item.get("summary") or item.get("text") or ""
+        return _results(items, "snippet", count)
+
+
 class SearxngSearch:
     """A SearXNG instance (its JSON output format must be enabled in its settings)."""
 
@@ -211,6 +252,11 @@ def _tavily(env: Mapping[str, str]) -> SearchProvider | None:
     return TavilySearch(key) if key else None
 
 
+def _exa(env: Mapping[str, str]) -> SearchProvider | None:
+    key = env.get("EXA_API_KEY")
+    return ExaSearch(key) if key else None
+
+
 def _searxng(env: Mapping[str, str]) -> SearchProvider | None:
     url = env.get("SEARXNG_URL")
     return SearxngSearch(url) if url else None
@@ -219,13 +265,14 @@ def _searxng(env: Mapping[str, str]) -> SearchProvider | None:
 BUILTIN_PROVIDERS: dict[str, ProviderFactory] = {
     "brave": _brave,
     "tavily": _tavily,
+    "exa": _exa,
     "searxng": _searxng,
 }
 """The built-in providers' factories, in the order they are tried."""
 
 _NOT_CONFIGURED = (
-    "no web search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY or "
-    "SEARXNG_URL, or install a plugin for the skillkit.web_search entry points"
+    "no web search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY, "
+    "EXA_API_KEY or SEARXNG_URL, or install a plugin for the skillkit.web_search entry points"
 )
 
 
