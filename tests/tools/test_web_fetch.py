@@ -350,6 +350,19 @@ async def test_the_default_policy_refuses_the_local_test_server() -> None:
         assert server.seen == []
 
 
+def test_the_environment_sets_the_address_policy() -> None:
+    assert WebFetchSettings.from_environment({}).policy == AddressPolicy()
+    opened = WebFetchSettings.from_environment({"SKILLKIT_WEB_ALLOW_PRIVATE": "1"})
+    assert opened.policy.refusal("10.0.0.1") == ""
+    assert "cloud metadata" in opened.policy.refusal("169.254.169.254")
+    named = WebFetchSettings.from_environment(
+        {"SKILLKIT_WEB_NETWORKS": "10.20.0.0/16, not-a-network,127.0.0.2"}
+    )
+    assert named.policy.networks == ("10.20.0.0/16", "127.0.0.2")
+    assert named.policy.refusal("10.20.1.1") == "" and named.policy.refusal("127.0.0.2") == ""
+    assert "private" in named.policy.refusal("10.21.0.1")
+
+
 async def test_an_http_error_is_an_error_result_with_the_page() -> None:
     with serve({}) as server:
         result = await run(WebFetchTool(settings(), redactor=Redactor()), url=server.url("/x"))

@@ -102,6 +102,26 @@ class WebFetchSettings:
     resolver: Resolver = system_resolver
     user_agent: str = USER_AGENT
 
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> WebFetchSettings:
+        """The defaults, with the address policy the environment sets:
+        ``SKILLKIT_WEB_ALLOW_PRIVATE=1`` lets private and loopback addresses through (never
+        the metadata services); ``SKILLKIT_WEB_NETWORKS=10.20.0.0/16,192.168.5.7`` only
+        the networks listed (an entry that is not a network allows nothing)."""
+        import ipaddress
+        import os
+
+        env = os.environ if environ is None else environ
+        allow = env.get("SKILLKIT_WEB_ALLOW_PRIVATE", "").strip().lower() in ("1", "true", "yes")
+        networks = []
+        for text in env.get("SKILLKIT_WEB_NETWORKS", "").split(","):
+            try:
+                ipaddress.ip_network(text.strip(), strict=False)
+            except ValueError:
+                continue
+            networks.append(text.strip())
+        return cls(policy=AddressPolicy(allow_private=allow, networks=tuple(networks)))
+
 
 @dataclass(frozen=True)
 class WebPage:
@@ -417,7 +437,8 @@ class WebFetchArgs(BaseModel):
 
 
 class WebFetchTool:
-    """Fetches a web page for the model (see the module docs). ``redactor`` knows the
+    """Fetches a web page for the model (see the module docs). ``settings`` default to
+    `WebFetchSettings.from_environment`. ``redactor`` knows the
     secrets that must never appear in a URL (by default those of the environment);
     ``answer`` answers the optional prompt from the page (without one, the page is
     returned with the prompt noted)."""
@@ -441,7 +462,7 @@ class WebFetchTool:
         redactor: Redactor | None = None,
         answer: PageAnswerer | None = None,
     ) -> None:
-        self.settings = settings or WebFetchSettings()
+        self.settings = settings or WebFetchSettings.from_environment()
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.answer = answer
 
