@@ -224,6 +224,23 @@ async def test_redirects_on_the_same_host_are_followed_and_bounded() -> None:
             await fetch_page(server.url("/loop"), settings(max_redirects=3))
 
 
+async def test_a_redirect_from_https_down_to_http_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import httpx2
+
+    class Downgrade(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(302, headers={"Location": "http://site.test/plain"})
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["93.184.216.34"]
+
+    monkeypatch.setattr(httpx2, "AsyncHTTPTransport", lambda **_: Downgrade())
+    with pytest.raises(FetchError, match="redirect from https to http refused"):
+        await fetch_page("https://site.test/", WebFetchSettings(resolver=resolve))
+
+
 async def test_a_redirect_to_another_host_is_reported_not_followed() -> None:
     names = {"one.test": ["127.0.0.2"], "two.test": ["127.0.0.3"]}
 

@@ -10,10 +10,10 @@ What a fetch may rely on (`fetch_page`):
   the request goes to exactly the address judged — the TLS certificate is still checked
   against the host name — so a DNS answer that changes between check and connect
   (rebinding) reaches nothing new;
-- redirects are followed up to ``max_redirects``, each hop judged like the first; a
-  redirect to *another* host is not followed (the permission rules were asked about the
-  first host only): the result names the new URL so the model can fetch it, which asks
-  the rules again;
+- redirects are followed up to ``max_redirects``, each hop judged like the first and
+  never from ``https`` down to ``http``; a redirect to *another* host is not followed
+  (the permission rules were asked about the first host only): the result names the new
+  URL so the model can fetch it, which asks the rules again;
 - no cookies are kept or sent, no proxy or ``.netrc`` from the environment is used, and
   the user agent names SkillKit;
 - the body is read up to ``max_bytes`` (after decompression), the whole fetch ends after
@@ -282,6 +282,8 @@ async def _fetch(
                     except (httpx2.InvalidURL, ValueError) as exc:
                         raise FetchError(f"bad redirect location: {exc}") from None
                     _check_url(target, redactor)
+                    if current.scheme == "https" and target.scheme != "https":
+                        raise FetchError(f"redirect from https to {target.scheme} refused")
                     if target.host.lower() != current.host.lower():
                         port = target.port or (443 if target.scheme == "https" else 80)
                         try:
