@@ -148,3 +148,57 @@ def test_a_failing_hook_is_reported_once_and_the_run_goes_on(project: Path) -> N
         "skillkit: warning: plugin 'project:watcher' failed in skillkit_on_event: "
         "RuntimeError: cannot watch"
     ]
+
+
+SESSION_FACE = """
+from skillkit.extensions import FrontendFactory, hookimpl
+
+
+class Shout:
+    def __init__(self, *, prompt, out, err, **options):
+        self.prompt, self.out = prompt, out
+
+    async def run(self, session):
+        response = await session.run(self.prompt)
+        listed = await session.handle({"type": "get_commands"})
+        names = [c["name"] for c in listed["data"]["commands"]]
+        self.out.write(f"{response.text.upper()} ({len(names)} commands)\\n")
+        return 0
+
+
+@hookimpl
+def skillkit_register_frontends(registry):
+    registry.register(FrontendFactory("print", Shout), replace=True)
+"""
+
+LEGACY_FACE = """
+from skillkit.extensions import FrontendFactory, hookimpl
+
+
+class Old:
+    def __init__(self, *, prompt, out, err, **options):
+        self.prompt, self.out = prompt, out
+
+    async def run(self, runner, commands):
+        response = await runner.chat(self.prompt)
+        self.out.write(f"old face: {response.text} ({'help' in commands})\\n")
+        return 0
+
+
+@hookimpl
+def skillkit_register_frontends(registry):
+    registry.register(FrontendFactory("print", Old), replace=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("plugin", "expected"),
+    [(SESSION_FACE, "DONE. ("), (LEGACY_FACE, "old face: Done. (True)")],
+)
+def test_a_plugins_frontend_is_handed_the_session_and_an_old_one_the_runner(
+    project: Path, plugin: str, expected: str
+) -> None:
+    (project / ".skillkit" / "plugins" / "face.py").write_text(plugin)
+    result = run_extra(project, env={"SKILLKIT_TRUST_PROJECT": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(expected), result.stdout

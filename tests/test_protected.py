@@ -49,3 +49,14 @@ def test_settings_add_protected_paths(tmp_path: Path) -> None:
     assert protected_reason(tmp_path / "Makefile", extra=extra) is not None
     assert protected_reason(tmp_path / "scripts" / "build.sh", extra=extra) is not None
     assert protected_reason(tmp_path / "README.md", extra=extra) is None
+
+
+def test_the_finder_walks_a_symlinked_root_where_it_leads(tmp_path: Path) -> None:
+    from skillkit.protected import ProtectedFinder
+
+    real = tmp_path / "real"
+    (real / ".git" / "hooks").mkdir(parents=True)
+    (real / ".git" / "config").write_text("")
+    (tmp_path / "link").symlink_to(real)
+    found = ProtectedFinder().find(tmp_path / "link").protected
+    assert str(real / ".git" / "config") in found

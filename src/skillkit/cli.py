@@ -27,14 +27,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
 from skillkit import __version__
 from skillkit.frontends.args import agent_options, positive_int
 
 if TYPE_CHECKING:
+    from skillkit.extensions.registries import Frontend
     from skillkit.frontends.setup import CliAgent
     from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
@@ -130,10 +131,14 @@ def default_model() -> ModelChoice:
     set, else the embedded local model (SmolLM2-135M on llama.cpp, offline, no API key),
     with a notice saying which (empty for ``$SKILLKIT_MODEL``). The command itself also
     reads the settings files' ``model`` entry (`skillkit.frontends.setup`)."""
-    from skillkit.local import default_notice
     from skillkit.model_registry.choice import choose_model
 
-    choice = choose_model(local_notice=default_notice())
+    def local_notice() -> str:
+        from skillkit.local import default_notice
+
+        return default_notice()
+
+    choice = choose_model(local_notice=local_notice)
     notice = choice.notice or ""
     if notice and not notice.startswith("skillkit: "):
         notice = f"skillkit: {notice}"
@@ -281,7 +286,13 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="offer no built-in tools (read, write, edit, bash...); skills stay",
     )
     parser.add_argument("--version", action="version", version=f"skillkit {__version__}")
-    parser.set_defaults(handler=_run_agent)
+    # The subcommands' registries see what a session would (plugins included): the
+    # assembly's factories, handed down in the parsed arguments.
+    parser.set_defaults(
+        handler=_run_agent,
+        make_skill_registry=_session_skills,
+        make_agent_registry=_session_agents,
+    )
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
         for register in registrars:
@@ -307,11 +318,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``skillkit`` command; returns the process exit code and never raises
     (``--help`` and ``--version`` return 0 instead of exiting). Every failure is at most
     one line on stderr; see the module docstring for the exit codes."""
-    from skillkit.skills.cli import use_registry_factory
-    from skillkit.subagents.cli import use_agent_registry_factory
-
-    use_registry_factory(_session_skills)
-    use_agent_registry_factory(_session_agents)
     try:
         return _dispatch(argv)
     except SystemExit as exc:  # argparse: --help, --version, a usage error
@@ -420,11 +426,8 @@ def _run_agent(args: argparse.Namespace) -> int:
     # The faces come from the plugins too: the built-in plugin's, unless one replaced it.
     face: dict[str, object]
     if prompt is None:
-        title = f"SkillKit {__version__} · model {agent.runner.config.model}"
-        if args.bypass:
-            title += " · bypassing permissions"
         name = "interactive"
-        face = {"title": title, "permissions": agent.permissions, "manager": agent.manager}
+        face = {"title": " · bypassing permissions" if args.bypass else ""}
     else:
         agent.make_non_interactive(notify=_note)
         agent.report_plugin_errors(_warn)
@@ -433,9 +436,7 @@ def _run_agent(args: argparse.Namespace) -> int:
         face = {"prompt": prompt, "out": out, "err": sys.stderr}
         if output_schema is not None:
             face["output_type"] = output_schema
-    frontend = agent.frontend(name, face, warn=_warn)
-    run = frontend.run(agent.runner, agent.manager.registries.commands)
-    return asyncio.run(_closing(agent, run))
+    return asyncio.run(_run_face(agent, name, face))
 
 
 def _read_output_schema(path: str) -> OutputSpec | str:
@@ -495,11 +496,40 @@ def _warn(line: str) -> None:
     _note(f"warning: {line}")
 
 
-async def _closing(agent: CliAgent, run: Awaitable[int]) -> int:
+async def _run_face(agent: CliAgent, name: str, face: dict[str, object]) -> int:
+    """Make the frontend ``name`` with the options ``face``, hand it the agent's
+    `AgentSession` and close both when it ends. The terminal's title names the model
+    (after the ``title`` option's own words). A plugin's frontend still written as
+    ``run(runner, commands)`` gets those instead."""
+    from skillkit.frontends.agent_session import AgentSession
+
+    session = AgentSession.from_agent(agent, ui_timeout=None)
     try:
-        return await run
+        if name == "interactive":
+            face = {
+                **face,
+                "title": f"SkillKit {__version__} · model {session.model}{face['title']}",
+            }
+        frontend = agent.frontend(name, face, warn=_warn)
+        if _takes_runner(frontend):
+            legacy: Any = frontend
+            code: int = await legacy.run(agent.runner, session.commands)
+            return code
+        return await frontend.run(session)
     finally:
-        await agent.aclose()
+        await session.aclose()
+
+
+def _takes_runner(frontend: Frontend) -> bool:
+    """Whether ``frontend.run`` is the old ``run(runner, commands)`` form."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(frontend.run).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2
 
 
 def _usage_error(message: str) -> int:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 __all__ = ["DISTRIBUTION", "Section", "collect_report", "format_report", "register", "run_doctor"]
@@ -71,6 +69,8 @@ DISTRIBUTION = "skillkit-agent"
 
 
 def _skillkit_section() -> Section:
+    import platform
+
     section = Section("SkillKit")
     section.rows.append(("version", _version(DISTRIBUTION) or "unknown (not installed)"))
     section.rows.append(("python", f"{platform.python_version()} ({sys.executable})"))
@@ -79,6 +79,8 @@ def _skillkit_section() -> Section:
 
 
 def _version(distribution: str) -> str | None:
+    from importlib import metadata
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
@@ -90,6 +92,8 @@ _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 
 def _packages_section() -> Section:
+    from importlib import metadata
+
     section = Section("Packages")
     for name in ("openai", "anthropic", "xllamacpp"):
         section.rows.append((name, _version(name) or "not installed"))

@@ -34,6 +34,7 @@ __all__ = [
     "ThinkingPart",
     "TokenUsage",
     "ToolCall",
+    "ToolResult",
     "ToolResultMessage",
     "ToolSchema",
     "UserContent",
@@ -217,6 +218,32 @@ def message_text(message: AgentMessage) -> str:
 
 
 # --------------------------------------------------------------------------- requests
+
+
+class ToolResult(msgspec.Struct, frozen=True):
+    """What a tool returns: content parts for the model, ``details`` for user interfaces
+    (also importable as `skillkit.tools.base.ToolResult`).
+
+    ``details`` is never sent to a model (a diff, a process exit status...). It must be
+    JSON data if the run is recorded.
+    """
+
+    content: list[UserContent] = msgspec.field(default_factory=list)
+    is_error: bool = False
+    details: Any = None
+
+    @classmethod
+    def text(cls, text: str, *, is_error: bool = False, details: Any = None) -> ToolResult:
+        return cls([TextPart(text)], is_error=is_error, details=details)
+
+    @classmethod
+    def error(cls, message: str, *, details: Any = None) -> ToolResult:
+        return cls([TextPart(message)], is_error=True, details=details)
+
+    @property
+    def output(self) -> str:
+        """The text parts joined (images left out)."""
+        return "".join(p.text for p in self.content if type(p) is TextPart)
 
 
 class ToolSchema(msgspec.Struct, frozen=True):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.abort import AbortSignal
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.agent import LoopContext, run_loop
+from skillkit.agent import Hooks, LoopContext, LoopState, run_loop
 from skillkit.context import convert_to_llm
 from skillkit.events import Event, EventBus
 from skillkit.models import AgentMessage, UserMessage
@@ -129,27 +129,28 @@ async def test_a_second_chat_while_a_reader_is_active_is_refused(recorder: Recor
     assert rest[-1] == "done"
 
 
-def loop_inputs(recorder: Recorder, seconds: float) -> tuple[list[AgentMessage], LoopContext]:
+def loop_inputs(
+    recorder: Recorder, seconds: float
+) -> tuple[list[AgentMessage], Hooks, EventBus, AbortSignal, LoopContext]:
     """A transcript and the loop's inputs for one tool call of ``seconds``, then "done"."""
     bus = EventBus()
     bus.add_sink(recorder)
-    ctx = LoopContext(
+    config = LoopContext(
         adapter=ScriptedAdapter([Reply(tool_calls=[("pause", {"seconds": seconds})]), "done"]),
-        bus=bus,
         model="scripted",
-        tools=lambda: [pause],
-        system_prompt=lambda: "",
-        abort=AbortSignal(),
         schema_of=tool_schema,
     )
-    return [UserMessage(content="go")], ctx
+    hooks = Hooks(tools=lambda: [pause])
+    return [UserMessage(content="go")], hooks, bus, AbortSignal(), config
 
 
 async def test_run_loop_is_a_plain_function_of_its_inputs(recorder: Recorder) -> None:
-    transcript, ctx = loop_inputs(recorder, 0)
-    outcome = await run_loop(transcript, ctx, prompt="go")
+    messages, hooks, bus, abort, config = loop_inputs(recorder, 0)
+    given = list(messages)
+    transcript, outcome = await run_loop(messages, hooks, bus, abort, config, prompt="go")
     assert outcome.stop_reason == "stop" and outcome.text == "done" and outcome.iterations == 2
     assert recorder.types[0] == "agent_start" and recorder.types[-1] == "agent_end"
+    assert messages == given  # the transcript it was given is not changed
     assert [type(m).__name__ for m in transcript] == [
         "UserMessage",
         "AssistantMessage",
@@ -159,15 +160,17 @@ async def test_run_loop_is_a_plain_function_of_its_inputs(recorder: Recorder) ->
 
 
 async def test_run_loop_cancelled_from_outside_still_ends_cleanly(recorder: Recorder) -> None:
-    transcript, ctx = loop_inputs(recorder, 30)
-    task = asyncio.ensure_future(run_loop(transcript, ctx))
+    messages, hooks, bus, abort, config = loop_inputs(recorder, 30)
+    state = LoopState()
+    task = asyncio.ensure_future(run_loop(messages, hooks, bus, abort, config, state=state))
     while "tool_execution_start" not in recorder.types:  # noqa: ASYNC110 - polling a sink
         await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
     assert recorder.types[-2:] == ["run_cancelled", "agent_end"]
-    assert tool_pairing_problems(convert_to_llm(transcript)) == []
+    assert state.transcript is not None and len(messages) == 1
+    assert tool_pairing_problems(convert_to_llm(state.transcript)) == []
 
 
 # --------------------------------------------------------------------------- property

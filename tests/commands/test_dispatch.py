@@ -95,7 +95,9 @@ async def test_failures_are_results_never_exceptions() -> None:
         "/crash failed: KeyError: 'boom'"
     )
     odd = await registry.dispatch("/odd", ctx)
-    assert odd is not None and odd.error == "/odd returned int, not CommandResult, str or None"
+    assert odd is not None and odd.error == (
+        "/odd returned int, not CommandResult, str, dict or None"
+    )
     unknown = await registry.dispatch("/clen", ctx)
     assert unknown is not None
     assert unknown.error == "unknown command /clen (did you mean /clean?); /help lists the commands"

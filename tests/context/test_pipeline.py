@@ -155,7 +155,7 @@ async def test_no_compaction_when_the_context_fits() -> None:
     assert len(adapter.requests[0].messages) == 5
 
 
-async def test_a_failing_transformer_becomes_an_error_and_the_unmodified_messages_go_on() -> None:
+async def test_a_failing_transformer_stops_the_model_call_with_an_error() -> None:
     adapter = ScriptedAdapter(["done"])
     recorder = Recorder()
 
@@ -169,15 +169,16 @@ async def test_a_failing_transformer_becomes_an_error_and_the_unmodified_message
         AgentConfig(model="scripted"), adapter=adapter, transformers=[tag, broken], sinks=[recorder]
     )
     response = await agent.chat("hello")
-    assert response.stop_reason == "stop"
-    assert texts(adapter.requests[0].messages) == ["hello", "tagged"]
+    assert response.stop_reason == "error"  # fail closed: an unchecked context is not sent
+    assert adapter.requests == []
     errors = recorder.of("error")
-    assert [(e.stage, e.message) for e in errors] == [
-        ("context_transform", "RuntimeError: transformer bug")
-    ]
+    assert [e.stage for e in errors] == ["context_transform"]
+    assert "RuntimeError: transformer bug" in errors[0].message
+    assert recorder.types[-2:] == ["agent_end", "idle"]
+    assert [type(m).__name__ for m in agent.messages] == ["UserMessage"]
 
 
-async def test_a_failing_bus_transform_handler_leaves_the_messages_unmodified() -> None:
+async def test_a_failing_bus_transform_handler_stops_the_model_call() -> None:
     adapter = ScriptedAdapter(["done"])
     recorder = Recorder()
     agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, sinks=[recorder])
@@ -187,12 +188,13 @@ async def test_a_failing_bus_transform_handler_leaves_the_messages_unmodified() 
         raise ValueError("handler bug")
 
     response = await agent.chat("hello")
-    assert response.stop_reason == "stop"
-    assert texts(adapter.requests[0].messages) == ["hello"]
-    assert [e.stage for e in recorder.of("error")] == ["handler:context_transform"]
+    assert response.stop_reason == "error"
+    assert adapter.requests == []
+    stages = [e.stage for e in recorder.of("error")]
+    assert stages == ["handler:context_transform", "context_transform"]
 
 
-async def test_a_failing_convert_seam_falls_back_to_the_default_conversion() -> None:
+async def test_a_failing_convert_seam_stops_the_model_call() -> None:
     adapter = ScriptedAdapter(["done"])
     recorder = Recorder()
 
@@ -207,9 +209,10 @@ async def test_a_failing_convert_seam_falls_back_to_the_default_conversion() -> 
         sinks=[recorder],
     )
     response = await agent.chat("hello")
-    assert response.stop_reason == "stop"
-    assert texts(adapter.requests[0].messages) == ["keep this", "hello"]
+    assert response.stop_reason == "error"
+    assert adapter.requests == []
     assert [e.stage for e in recorder.of("error")] == ["convert_to_llm"]
+    assert "KeyError" in (response.error or "")
 
 
 async def test_a_failing_compactor_becomes_an_error_and_the_full_context_is_sent() -> None:

@@ -12,6 +12,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillkit.agent import Hooks
 from skillkit.events import (
     PAYLOAD_TYPES,
     BubbleUp,
@@ -146,7 +147,7 @@ async def test_wildcard_handler_sees_every_event() -> None:
     seen: list[str] = []
     bus.on("*", lambda e: seen.append(e.type))
     await bus.emit("turn_start", TurnStart(turn=1))
-    await bus.before_tool_call(ToolCallEvent(tool_call_id="1", tool_name="t", args={}))
+    await bus.emit(ToolCallEvent(tool_call_id="1", tool_name="t", args={}))
     assert seen == ["turn_start", "before_tool_call"]
 
 
@@ -173,9 +174,19 @@ async def test_failing_sink_becomes_an_error_event_for_the_other_sinks() -> None
     assert recorder.events[0].stage == "sink"
 
 
-async def test_before_tool_call_without_handlers_decides_nothing() -> None:
+async def test_handlers_of_a_control_kind_are_hooks_not_listeners() -> None:
     bus = EventBus()
-    decision = await bus.before_tool_call(ToolCallEvent(tool_call_id="1", tool_name="t", args={}))
+    seen: list[str] = []
+    bus.on("before_tool_call", lambda e: seen.append("hook"))
+    bus.on("*", lambda e: seen.append(e.type))
+    await bus.emit(ToolCallEvent(tool_call_id="1", tool_name="t", args={}))
+    assert seen == ["before_tool_call"]  # published to "*"; the hook is asked by the runner
+    assert len(bus.handlers("before_tool_call")) == 1
+    assert not bus.wants("input") or bus.observed
+
+
+async def test_before_tool_call_without_hooks_decides_nothing() -> None:
+    decision = await Hooks().judge(ToolCallEvent(tool_call_id="1", tool_name="t", args={}))
     assert decision == ToolCallEventResult()
 
 

@@ -20,6 +20,7 @@ from skillkit.events import (
     JsonlSink,
     Payload,
     ToolCallEvent,
+    ToolExecutionStart,
     Usage,
     kind_of,
 )
@@ -49,12 +50,17 @@ async def test_handlers_subscribe_by_payload_class() -> None:
     bus = EventBus()
     seen: list[str] = []
 
+    def on_start(event: Event[ToolExecutionStart]) -> None:
+        seen.append(event.payload.tool_name)
+
     def on_call(event: Event[ToolCallEvent]) -> None:
         seen.append(event.payload.tool_name)
 
-    bus.on(ToolCallEvent, on_call)
-    await bus.emit(ToolCallEvent(tool_call_id="1", tool_name="bash", args={}))
+    bus.on(ToolExecutionStart, on_start)
+    bus.on(ToolCallEvent, on_call)  # a control kind: a hook the runner asks
+    await bus.emit(ToolExecutionStart(tool_call_id="1", tool_name="bash", args={}))
     assert seen == ["bash"]
+    assert bus.handlers("before_tool_call") == [on_call]
     with pytest.raises(ValueError, match="several kinds"):
         bus.on(StreamEvent, on_call)  # type: ignore[type-var, arg-type]
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from skillkit import ToolCallEventResult, ToolResult, tool
 from skillkit.adapters.scripted import Reply
+from skillkit.agent.drive import hooks_of
 from skillkit.events import ContextTransformResult, Event
 from skillkit.extensions import (
     AgentContext,
@@ -221,8 +222,8 @@ async def test_transform_context_first_non_none_wins_and_composes_with_bus_handl
 
     runner.events.on("context_transform", bus_handler)
     await runner.chat("hi")
-    # c says None, b answers first; the plain bus handler then sees b's list
-    assert sent_texts(model) == ["hi", "B", "bus"]
+    # the bus's handlers run first; of the plugins, c says None and b answers first
+    assert sent_texts(model) == ["hi", "bus", "B"]
 
 
 async def test_transform_context_hook_runs_as_one_context_transform_handler(
@@ -232,9 +233,10 @@ async def test_transform_context_hook_runs_as_one_context_transform_handler(
     assert not runner.events.has_handlers("context_transform")
     manager = manager_factory(Transform("a", "A"), Transform("b", "B"))
     manager.attach(runner)
-    assert len(runner.events._handlers["context_transform"]) == 1
+    assert [h.source for h in hooks_of(runner).transform_context] == ["plugins"]
     manager.unregister("a")
     manager.unregister("b")
+    assert hooks_of(runner).transform_context == ()
     assert not runner.events.has_handlers("context_transform")
 
 
@@ -384,7 +386,7 @@ async def test_on_event_observes_every_event_and_cannot_change_anything(
 # --------------------------------------------------------------------------- failures
 
 
-async def test_a_raising_hook_is_reported_with_its_plugin_and_the_run_goes_on(
+async def test_a_raising_hook_is_reported_with_its_plugin_and_blocks_the_call(
     manager_factory: Factory, recorder: Recorder
 ) -> None:
     class Broken:
@@ -409,7 +411,10 @@ async def test_a_raising_hook_is_reported_with_its_plugin_and_the_run_goes_on(
     manager.attach(runner)
     response = await runner.chat("go")
     assert response.stop_reason == "stop"
-    assert tool_results(runner)[0].text == "still blocks"
+    # the raising guard (registered last, asked first) fails closed
+    assert tool_results(runner)[0].text == (
+        "Tool 'echo' was not run: a check failed (RuntimeError: guard crashed)"
+    )
     assert model.requests[0].system_prompt.startswith(DEFAULT_SYSTEM_PROMPT)
     stages = {e.stage for e in recorder.of("error")}
     assert "plugin:broken:skillkit_before_tool_call" in stages

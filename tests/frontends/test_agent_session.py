@@ -145,7 +145,7 @@ async def test_bad_commands_get_error_responses_never_exceptions(tmp_path: Path)
         ({"type": "set_mode", "mode": "chaos"}, "chaos"),
         ({"type": "set_model"}, "'model'"),
         ({"type": "respond", "request_id": "approval-x", "decision": "allow"}, "no ui request"),
-        ({"type": "fork"}, "sessions are off"),
+        ({"type": "fork"}, "not being saved"),
         ({"type": "bash", "command": ""}, "'command'"),
         ({"type": "compact", "instructions": 5}, "'instructions' must be a string"),
     ]

@@ -10,6 +10,7 @@ import pytest
 from skillkit.extensions import Frontend, PluginManager, TrustStore
 from skillkit.frontends.builtin import BUILTIN_FRONTENDS, PrintFrontend, builtin_frontends
 from tests.extensions.conftest import Model, make_runner
+from tests.frontends.faces import session_of
 
 
 def test_the_builtin_frontends_are_named_and_described() -> None:
@@ -30,7 +31,9 @@ async def test_the_print_frontend_runs_a_prompt(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     frontend = manager.registries.frontends.create("print", prompt="hi", out=out, err=err)
     assert isinstance(frontend, PrintFrontend) and isinstance(frontend, Frontend)
-    code = await frontend.run(make_runner(Model("hello there")), manager.registries.commands)
+    session = session_of(make_runner(Model("hello there")), manager=manager)
+    code = await frontend.run(session)
+    await session.aclose()
     assert (code, out.getvalue(), err.getvalue()) == (0, "hello there\n", "")
     with pytest.raises(KeyError, match="no frontend named 'web'"):
         manager.registries.frontends.create("web")

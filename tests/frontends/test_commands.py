@@ -14,9 +14,10 @@ from rich.console import Console
 
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.commands import CommandContext, CommandResult
+from skillkit.commands import CommandResult
 from skillkit.context import CompactionSettings
 from skillkit.extensions import Command, PluginManager, Registries, hookimpl
+from skillkit.frontends.agent_session import AgentSession
 from skillkit.frontends.commands import SOURCE, TerminalCommands
 from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.permissions import PermissionGate, Permissions, install
@@ -47,14 +48,16 @@ class Session:
             self.permissions = install(self.runner, gate)
         self.out = io.StringIO()
         self.renderer = TerminalRenderer(Console(file=self.out, width=120))
-        self.runner.events.add_sink(self.renderer)
+        self.agent = AgentSession(
+            self.runner, permissions=self.permissions, manager=self.manager, owns_agent=False
+        )
+        self.agent.listen(self.renderer.emit)
         self.commands = self.manager.registries.commands
-        own = TerminalCommands(self.renderer, self.runner, self.permissions)
+        own = TerminalCommands(self.renderer, self.agent)
         self.uninstall = own.install(self.commands)
 
     async def run(self, line: str) -> CommandResult:
-        ctx = CommandContext(runner=self.runner, manager=self.manager)
-        result = await self.commands.dispatch(line, ctx)
+        result = await self.agent.run_command(line)
         assert result is not None
         return result
 
@@ -187,7 +190,7 @@ async def test_a_plugin_command_the_terminal_wraps_still_does_the_work(tmp_path:
     session = Session(tmp_path)
     session.uninstall()
     session.manager.register(Helper(), "helper")
-    session.uninstall = TerminalCommands(session.renderer, session.runner).install(session.commands)
+    session.uninstall = TerminalCommands(session.renderer, session.agent).install(session.commands)
 
     output = (await session.run("/help")).output
 

@@ -15,10 +15,9 @@ from skillkit.frontends.print_mode import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     RunEventWriter,
-    run_json,
-    run_print,
 )
 from skillkit.models import StreamEvent
+from tests.frontends.faces import json_once, print_once
 
 
 def _runner(*replies: Reply | str, max_iterations: int = 50, cycle: bool = False) -> AgentRunner:
@@ -32,7 +31,7 @@ async def test_print_writes_only_the_final_answer() -> None:
     out, err = io.StringIO(), io.StringIO()
     runner = _runner(Reply(text="Checking.", tool_calls=[("nope", {})]), Reply(text="Final."))
 
-    code = await run_print(runner, "q", out=out, err=err)
+    code = await print_once(runner, "q", out=out, err=err)
 
     assert (code, out.getvalue(), err.getvalue()) == (EXIT_OK, "Final.\n", "")
 
@@ -41,7 +40,7 @@ async def test_print_reports_a_failed_run_on_one_line_with_exit_1() -> None:
     out, err = io.StringIO(), io.StringIO()
     runner = _runner(Reply(text="half", error="line one\nline two"))
 
-    code = await run_print(runner, "q", out=out, err=err)
+    code = await print_once(runner, "q", out=out, err=err)
 
     assert code == EXIT_FAILED
     assert out.getvalue() == ""
@@ -52,7 +51,7 @@ async def test_print_fails_when_the_iteration_limit_stops_the_run() -> None:
     out, err = io.StringIO(), io.StringIO()
     runner = _runner(Reply(tool_calls=[("nope", {})]), max_iterations=2, cycle=True)
 
-    code = await run_print(runner, "q", out=out, err=err)
+    code = await print_once(runner, "q", out=out, err=err)
 
     assert code == EXIT_FAILED
     assert (
@@ -65,7 +64,7 @@ async def test_print_keeps_a_cut_answer_but_warns() -> None:
     out, err = io.StringIO(), io.StringIO()
     runner = _runner(Reply(text="A long ans", stop_reason="length"))
 
-    code = await run_print(runner, "q", out=out, err=err)
+    code = await print_once(runner, "q", out=out, err=err)
 
     assert (code, out.getvalue()) == (EXIT_OK, "A long ans\n")
     assert "output token limit" in err.getvalue()
@@ -79,7 +78,7 @@ async def test_an_aborted_run_exits_130() -> None:
     def abort_at_once(event: Event) -> None:
         runner.abort("stop")
 
-    code = await run_print(runner, "q", out=out, err=err)
+    code = await print_once(runner, "q", out=out, err=err)
 
     assert (code, out.getvalue(), err.getvalue()) == (EXIT_INTERRUPTED, "", "skillkit: aborted\n")
 
@@ -88,7 +87,7 @@ async def test_json_writes_the_run_from_agent_start_to_agent_end() -> None:
     out, err = io.BytesIO(), io.StringIO()
     runner = _runner(Reply(thinking="t", text="Hi", tool_calls=[("nope", {"a": 1})]), "Bye")
 
-    code = await run_json(runner, "hello", out=out, err=err)
+    code = await json_once(runner, "hello", out=out, err=err)
 
     header, *lines = out.getvalue().splitlines()
     assert json.loads(header) == {
@@ -115,7 +114,7 @@ async def test_json_mode_reports_a_failed_run_with_exit_1() -> None:
     out, err = io.BytesIO(), io.StringIO()
     runner = _runner(Reply(error="boom"))
 
-    code = await run_json(runner, "q", out=out, err=err)
+    code = await json_once(runner, "q", out=out, err=err)
 
     last = Event.from_json(out.getvalue().splitlines()[-1])
     assert code == EXIT_FAILED
@@ -150,7 +149,7 @@ async def test_json_mode_aborts_the_run_when_the_reader_goes_away() -> None:
     adapter = ScriptedAdapter([Reply(tool_calls=[("nope", {})])], cycle=True)
     runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter)
 
-    code = await run_json(runner, "q", out=_ClosedPipe(), err=err)
+    code = await json_once(runner, "q", out=_ClosedPipe(), err=err)
 
     assert (code, err.getvalue()) == (EXIT_FAILED, "")
     assert adapter.requests == []  # aborted at agent_start, before the first model call

@@ -14,7 +14,8 @@ import pytest
 
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.frontends.print_mode import EXIT_FAILED, EXIT_OK, run_print
+from skillkit.frontends.print_mode import EXIT_FAILED, EXIT_OK
+from tests.frontends.faces import print_once
 
 SKILLKIT = Path(sys.executable).with_name("skillkit")
 TOKEN = "ghp_print_mode_token_123456789"
@@ -35,7 +36,7 @@ async def test_an_answer_on_a_terminal_is_neutralized_and_redacted(
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     out, err = _Terminal(), io.StringIO()
-    code = await run_print(_runner(Reply(text=f"hi {ESCAPES} {TOKEN}")), "q", out=out, err=err)
+    code = await print_once(_runner(Reply(text=f"hi {ESCAPES} {TOKEN}")), "q", out=out, err=err)
     assert code == EXIT_OK
     assert out.getvalue() == "hi ␛[2J␛]52;c;cm0=␇<U+202E> [REDACTED:GITHUB_TOKEN]\n"
 
@@ -45,7 +46,7 @@ async def test_an_answer_to_a_pipe_keeps_the_text_but_not_the_secret(
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     out, err = io.StringIO(), io.StringIO()
-    await run_print(_runner(Reply(text=f"tab\there {ESCAPES} {TOKEN}")), "q", out=out, err=err)
+    await print_once(_runner(Reply(text=f"tab\there {ESCAPES} {TOKEN}")), "q", out=out, err=err)
     assert out.getvalue() == f"tab\there {ESCAPES} [REDACTED:GITHUB_TOKEN]\n"
 
 
@@ -55,7 +56,7 @@ async def test_the_error_line_is_one_inert_line_without_secrets(
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     out, err = io.StringIO(), io.StringIO()
     reply = Reply(text="x", error=f"bad\n{ESCAPES}\r{TOKEN}")
-    code = await run_print(_runner(reply), "q", out=out, err=err)
+    code = await print_once(_runner(reply), "q", out=out, err=err)
     assert code == EXIT_FAILED
     assert err.getvalue() == (
         "skillkit: error: bad ␛[2J␛]52;c;cm0=␇<U+202E> [REDACTED:GITHUB_TOKEN]\n"
@@ -99,5 +100,5 @@ async def test_the_configured_api_key_is_redacted_too() -> None:
         adapter=ScriptedAdapter([Reply(text=f"your key is {key}")]),
     )
     out, err = io.StringIO(), io.StringIO()
-    await run_print(runner, "q", out=out, err=err)
+    await print_once(runner, "q", out=out, err=err)
     assert out.getvalue() == "your key is [REDACTED:api_key]\n"

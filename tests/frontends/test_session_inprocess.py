@@ -23,6 +23,7 @@ from skillkit.models import ToolResultMessage, UserMessage
 from skillkit.permissions import PermissionGate, install
 from skillkit.skills.registry import SkillRegistry
 from skillkit.tools.builtin import builtin_tools
+from tests.frontends.faces import manager_over, session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(30)
@@ -48,7 +49,9 @@ async def test_slash_skill_sends_the_activation_message_as_the_user_message(
     out = io.StringIO()
     renderer = TerminalRenderer(Console(file=out, width=100))
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        session = InteractiveSession(runner, renderer, skills=registry, watch_skills=False)
+        session = InteractiveSession(
+            session_of(runner, manager=manager_over(registry)), renderer, watch_skills=False
+        )
         task = asyncio.ensure_future(session.run())
         pipe.send_text("/skill:word-stats notes.txt\r")
         await until(lambda: bool(adapter.requests))
@@ -79,7 +82,7 @@ async def test_a_denial_typed_at_the_approval_prompt_reaches_the_model(tmp_path:
     out = io.StringIO()
     renderer = TerminalRenderer(Console(file=out, width=100))
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        session = InteractiveSession(runner, renderer, permissions=permissions)
+        session = InteractiveSession(session_of(runner, permissions=permissions), renderer)
         task = asyncio.ensure_future(session.run())
         pipe.send_text("write it\r")
         await until(lambda: bool(permissions.approvals.pending()))
@@ -106,7 +109,8 @@ async def test_shift_tab_cycles_the_mode_through_the_permissions_api(tmp_path: P
     out = io.StringIO()
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         session = InteractiveSession(
-            runner, TerminalRenderer(Console(file=out, width=100)), permissions=permissions
+            session_of(runner, permissions=permissions),
+            TerminalRenderer(Console(file=out, width=100)),
         )
         task = asyncio.ensure_future(session.run())
         pipe.send_text("\x1b[Z")  # Shift+Tab
@@ -145,7 +149,8 @@ async def test_a_request_the_terminal_cannot_ask_about_is_denied_not_left_waitin
     out = io.StringIO()
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         session = InteractiveSession(
-            runner, TerminalRenderer(Console(file=out, width=100)), permissions=permissions
+            session_of(runner, permissions=permissions),
+            TerminalRenderer(Console(file=out, width=100)),
         )
         task = asyncio.ensure_future(session.run())
         pipe.send_text("go\r")
@@ -180,7 +185,7 @@ async def test_commands_come_from_the_managers_registry_and_other_lines_reach_th
     out = io.StringIO()
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         session = InteractiveSession(
-            runner, TerminalRenderer(Console(file=out, width=100)), manager=manager
+            session_of(runner, manager=manager), TerminalRenderer(Console(file=out, width=100))
         )
         task = asyncio.ensure_future(session.run())
         pipe.send_text("/hello Ada\r/nope\r/usr/bin/env is a path\r")

@@ -27,6 +27,7 @@ from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.models import UserMessage
 from skillkit.secrets import Redactor
 from skillkit.session import SessionInfo, SessionStore
+from tests.frontends.faces import session_of
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -126,7 +127,7 @@ async def test_the_earlier_conversation_is_shown_compactly(tmp_path: Path) -> No
     session.set_name("demo")
     out = io.StringIO()
     renderer = TerminalRenderer(Console(file=out, width=120), redactor=Redactor())
-    drawn = show_earlier_conversation(renderer, agent)
+    drawn = show_earlier_conversation(renderer, session_of(agent))
     await agent.aclose()
 
     text = out.getvalue()
@@ -143,12 +144,12 @@ def test_nothing_is_shown_without_a_session_or_a_conversation(tmp_path: Path) ->
     out = io.StringIO()
     renderer = TerminalRenderer(Console(file=out, width=120))
     bare = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter([]))
-    assert show_earlier_conversation(renderer, bare) == 0
+    assert show_earlier_conversation(renderer, session_of(bare)) == 0
     session = SessionStore(tmp_path).create(tmp_path)
     fresh = AgentRunner(
         AgentConfig(model="scripted"), adapter=ScriptedAdapter([]), contributors=[session]
     )
-    assert show_earlier_conversation(renderer, fresh) == 0
+    assert show_earlier_conversation(renderer, session_of(fresh)) == 0
     assert out.getvalue() == ""
     session.close()
 

@@ -238,14 +238,35 @@ async def test_set_model_switches_to_another_script(work: Path, hello: RpcClient
     assert end["payload"]["text"] == "From the other model."  # type: ignore[index]
 
 
-async def test_fork_writes_a_new_session(work: Path, hello: RpcClient) -> None:
+async def test_fork_writes_a_new_session_and_goes_on_there(work: Path, hello: RpcClient) -> None:
     await hello.prompt("remember this")
     await hello.next_event("idle")
     forked = await hello.request("fork")
     assert forked["parent_session"] == hello.header["session_id"]
     assert await asyncio.to_thread(os.path.isfile, str(forked["session_file"]))
-    with pytest.raises(RpcError, match="no entry"):
+    state = await hello.request("get_state")
+    assert state["session_id"] == forked["session_id"]
+    with pytest.raises(RpcError, match="nope"):
         await hello.request("fork", entry_id="nope")
+
+
+async def test_the_slash_commands_and_the_session_commands_are_one_table_over_rpc(
+    work: Path, hello: RpcClient
+) -> None:
+    listed = await hello.request("get_commands")
+    entries = {entry["name"]: entry for entry in listed["commands"]}
+    assert {"prompt", "set_mode", "compact", "fork", "help", "model", "cost"} <= set(entries)
+    assert entries["set_mode"]["arguments"][0]["name"] == "mode"
+    assert entries["cost"]["arguments"] == [
+        {"name": "args", "kind": "string", "required": False, "help": "the text after the "
+         "command's name"}
+    ]  # fmt: skip
+    helped = await hello.request("help", args="set_mode")
+    assert helped["output"].startswith("/set_mode MODE")
+    shown = await hello.request("model")
+    assert "scripted" in shown["output"]
+    with pytest.raises(RpcError, match="no command /nothing"):
+        await hello.request("help", args="nothing")
 
 
 async def test_bash_runs_after_approval_and_reaches_the_model(work: Path) -> None:

@@ -360,3 +360,43 @@ async def test_a_stalled_stream_is_cut_and_the_others_get_everything(served, mon
         received += len(chunk)
     assert received < count * len(bulk)  # it was cut: the end of the stream never came
     reading.writer.close()
+
+
+async def test_a_real_session_serves_its_whole_command_table_over_http() -> None:
+    from skillkit import AgentConfig, AgentRunner, AgentSession
+    from skillkit.adapters.scripted import ScriptedAdapter
+    from skillkit.commands import Argument, Command
+
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter([]))
+    session = AgentSession(runner)
+    session.commands.register(
+        Command(
+            "greet",
+            "greet someone",
+            lambda ctx, values: {"greeting": f"hello {values['name']}"},
+            arguments=(Argument("name", required=True),),
+        ),
+        source="plugin:greeter",
+    )
+    token = new_token()
+    try:
+        async with WebServer(session, token=token, heartbeat=0.2) as server:
+
+            async def send(body: dict[str, object]) -> dict[str, object]:
+                raw = json.dumps(body).encode()
+                reply = await exchange(server.port, _command(server.port, token, raw))
+                answer = reply.json()
+                assert isinstance(answer, dict)
+                return answer
+
+            greeted = await send({"type": "greet", "name": "web"})
+            assert greeted["data"] == {"greeting": "hello web"}
+            refused = await send({"type": "greet"})
+            assert refused["success"] is False and "'name'" in str(refused["error"])
+            listed = await send({"type": "get_commands"})
+            names = {entry["name"] for entry in listed["data"]["commands"]}  # type: ignore[index]
+            assert {"greet", "prompt", "compact", "help", "get_state"} <= names
+            helped = await send({"type": "help", "args": "greet"})
+            assert "from: plugin:greeter" in helped["data"]["output"]  # type: ignore[index]
+    finally:
+        await session.aclose()

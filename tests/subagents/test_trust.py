@@ -75,14 +75,14 @@ def test_no_notice_without_project_agents(tmp_path: Path, monkeypatch: pytest.Mo
     assert registry.diagnostics == []
 
 
-def test_agents_list_says_so_without_failing(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(
-        agents_cli, "_factory", lambda cwd: AgentRegistry(cwd=cwd, home=tmp_path / "home")
-    )
+def test_agents_list_says_so_without_failing(project: Path, tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
-    code = agents_cli.main(argparse.Namespace(json=True, cwd=str(project)), out, err)
+    arguments = argparse.Namespace(
+        json=True,
+        cwd=str(project),
+        make_agent_registry=lambda cwd: AgentRegistry(cwd=cwd, home=tmp_path / "home"),
+    )
+    code = agents_cli.main(arguments, out, err)
 
     assert code == 0
     names = [a["name"] for a in json.loads(out.getvalue())["agents"]]

@@ -4,10 +4,12 @@
   ``PREFIX`` or ``PREFIX:REST``. SkillKit's own are ``scripted:PATH`` (plays a script
   file, `skillkit.adapters.scripted`) and ``local`` / ``local:PATH.gguf`` (the embedded
   llama.cpp server, `skillkit.local`, which says why it cannot start with a
-  `LocalModelError`). Providers are added with `register_provider`, or declared as
-  entry points of the group ``skillkit.providers`` (``local = "skillkit.local:provider"``)
-  and loaded the first time a model string names them — so this module never imports
-  the packages that provide them.
+  `LocalModelError`). Providers are held by a `Providers` instance — the one the
+  assembly passes down, else `default_providers` — added with `Providers.register`
+  (`register_provider` for the default), or declared as entry points of the group
+  ``skillkit.providers`` (``local = "skillkit.local:provider"``) and loaded the first
+  time a model string names them — so this module never imports the packages that
+  provide them.
 - ``AgentConfig(model=ModelDefinition(...))`` is built from the definition itself.
 - ``provider:model`` (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``), a catalog id
   (``MiniMax-M2.1``) or any id with ``base_url`` (an OpenAI-compatible server) resolve
@@ -39,12 +41,15 @@ from skillkit.model_registry.definitions import ModelDefinition
 
 if TYPE_CHECKING:
     from skillkit.adapters.sdk import SDKAdapter
+    from skillkit.model_registry.registry import ModelRegistry
 
 __all__ = [
     "PROVIDER_ENTRY_POINT_GROUP",
     "ProviderFactory",
+    "Providers",
     "UnknownModelError",
     "create_adapter",
+    "default_providers",
     "register_provider",
     "unregister_provider",
 ]
@@ -71,43 +76,98 @@ class ProviderFactory(Protocol):
 
 
 _PREFIX = re.compile(r"[a-z][a-z0-9_-]*")
-_lock = threading.Lock()
-_providers: dict[str, ProviderFactory] = {}
+
+
+class Providers:
+    """Provider factories by model-string prefix: SkillKit's own (``scripted``), those
+    registered with `register`, and — with ``entry_points`` — those installed packages
+    declare in `PROVIDER_ENTRY_POINT_GROUP`, loaded the first time a model string names
+    them. Any other model string resolves through ``models`` (a `ModelRegistry`; None:
+    the default registry). Whoever assembles an agent makes one (or uses
+    `default_providers`) and passes it down; a test makes its own. Safe to use from
+    several threads."""
+
+    def __init__(self, *, entry_points: bool = True, models: ModelRegistry | None = None) -> None:
+        self._lock = threading.Lock()
+        self._factories: dict[str, ProviderFactory] = {"scripted": _scripted}
+        self._entry_points = entry_points
+        self.models = models
+
+    def register(self, prefix: str, factory: ProviderFactory, *, replace: bool = False) -> None:
+        """Let ``factory`` make the adapters of model strings ``PREFIX`` and
+        ``PREFIX:...``. Raises ValueError when ``prefix`` is taken (unless ``replace``)
+        or is not a plain lowercase word."""
+        if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
+            raise ValueError(f"invalid provider prefix {prefix!r}: use a lowercase word")
+        with self._lock:
+            taken = self._factories.get(prefix)
+            if taken is not None and not replace and taken is not factory:
+                raise ValueError(f"provider '{prefix}' is already registered")
+            self._factories[prefix] = factory
+
+    def unregister(self, prefix: str) -> ProviderFactory | None:
+        """Forget the provider ``prefix``; returns its factory, or None."""
+        with self._lock:
+            return self._factories.pop(prefix, None)
+
+    def get(self, prefix: str) -> ProviderFactory | None:
+        """The factory registered for ``prefix``, else the one an installed package
+        declares under that name (registered on first use), else None."""
+        with self._lock:
+            found = self._factories.get(prefix)
+        if found is not None or not self._entry_points:
+            return found
+        entry = _declared_providers().get(prefix)
+        if entry is None:
+            return None
+        loaded = entry.load()
+        if not callable(loaded):
+            raise TypeError(f"entry point {entry.value!r} of provider '{prefix}' is not callable")
+        with self._lock:
+            return self._factories.setdefault(prefix, loaded)
+
+    def create_adapter(self, config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
+        """The adapter for ``config`` (see the module function `create_adapter`), the
+        providers being these."""
+        if config.model_definition is not None:
+            return _from_registry(config.model_definition, config, on_retry, self.models)
+        model = config.model.strip()
+        if not model:
+            raise UnknownModelError(
+                "no model configured: pass a model, e.g. --model openai:gpt-4o or "
+                "scripted:PATH.yaml"
+            )
+        prefix = model.partition(":")[0]
+        factory = self.get(prefix) if prefix else None
+        if factory is not None:
+            return factory(model, config, on_retry=on_retry)
+        return _from_registry(model, config, on_retry, self.models)
+
+
+_default: Providers | None = None
+_default_lock = threading.Lock()
+
+
+def default_providers() -> Providers:
+    """The `Providers` an agent uses when none is passed (made on first use):
+    `register_provider` adds to it."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Providers()
+        return _default
 
 
 def register_provider(prefix: str, factory: ProviderFactory, *, replace: bool = False) -> None:
-    """Let ``factory`` make the adapters of model strings ``PREFIX`` and ``PREFIX:...``,
-    for every agent of this process. Raises ValueError when ``prefix`` is taken (unless
-    ``replace``) or is not a plain lowercase word."""
-    if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
-        raise ValueError(f"invalid provider prefix {prefix!r}: use a lowercase word")
-    with _lock:
-        if prefix in _providers and not replace and _providers[prefix] is not factory:
-            raise ValueError(f"provider '{prefix}' is already registered")
-        _providers[prefix] = factory
+    """Let ``factory`` make the adapters of model strings ``PREFIX`` and ``PREFIX:...``
+    for the agents using `default_providers` (`Providers.register`)."""
+    default_providers().register(prefix, factory, replace=replace)
 
 
 def unregister_provider(prefix: str) -> ProviderFactory | None:
-    """Forget the provider ``prefix``; returns its factory, or None when there was none."""
-    with _lock:
-        return _providers.pop(prefix, None)
-
-
-def _provider(prefix: str) -> ProviderFactory | None:
-    """The factory registered for ``prefix``, else the one an installed package declares
-    under that name in `PROVIDER_ENTRY_POINT_GROUP` (registered on first use)."""
-    with _lock:
-        found = _providers.get(prefix)
-    if found is not None:
-        return found
-    entry = _declared_providers().get(prefix)
-    if entry is None:
-        return None
-    loaded = entry.load()
-    if not callable(loaded):
-        raise TypeError(f"entry point {entry.value!r} of provider '{prefix}' is not callable")
-    with _lock:
-        return _providers.setdefault(prefix, loaded)
+    """Forget the provider ``prefix`` of `default_providers`; returns its factory, or
+    None when there was none."""
+    return default_providers().unregister(prefix)
 
 
 @cache
@@ -126,37 +186,32 @@ def _scripted(model: str, config: AgentConfig, *, on_retry: object = None) -> LL
     return ScriptedAdapter.from_file(path)
 
 
-register_provider("scripted", _scripted)
-
-
-def create_adapter(config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
+def create_adapter(
+    config: AgentConfig, *, on_retry: object = None, providers: Providers | None = None
+) -> LLMAdapter:
     """The adapter for ``config.model_definition`` when the config has one, else for the
-    model string ``config.model``; `UnknownModelError` (`ScriptError` for a bad script
-    file, `LocalModelError` for the local model, a provider's own error for its models)
-    with a one-line message when there is none; `MissingApiKeyError` (a ValueError) when
-    the provider needs an API key and none is configured. ``on_retry`` receives a
+    model string ``config.model``, made by ``providers`` (default:
+    `default_providers`); `UnknownModelError` (`ScriptError` for a bad script file,
+    `LocalModelError` for the local model, a provider's own error for its models) with
+    a one-line message when there is none; `MissingApiKeyError` (a ValueError) when the
+    provider needs an API key and none is configured. ``on_retry`` receives a
     `RetryInfo` before each retry of a provider call."""
-    if config.model_definition is not None:
-        return _from_registry(config.model_definition, config, on_retry)
-    model = config.model.strip()
-    if not model:
-        raise UnknownModelError(
-            "no model configured: pass a model, e.g. --model openai:gpt-4o or scripted:PATH.yaml"
-        )
-    prefix = model.partition(":")[0]
-    factory = _provider(prefix) if prefix else None
-    if factory is not None:
-        return factory(model, config, on_retry=on_retry)
-    return _from_registry(model, config, on_retry)
+    chosen = providers if providers is not None else default_providers()
+    return chosen.create_adapter(config, on_retry=on_retry)
 
 
 def _from_registry(
-    model: str | ModelDefinition, config: AgentConfig, on_retry: object
+    model: str | ModelDefinition,
+    config: AgentConfig,
+    on_retry: object,
+    models: ModelRegistry | None = None,
 ) -> LLMAdapter:
     from skillkit.model_registry import ModelNotFoundError, resolve_model
 
     try:
-        resolved = resolve_model(model, base_url=config.base_url, api_key=config.api_key)
+        resolved = resolve_model(
+            model, base_url=config.base_url, api_key=config.api_key, registry=models
+        )
     except ModelNotFoundError as exc:
         raise UnknownModelError(" ".join(str(exc).split())) from None
     reasoning = _reasoning_for(

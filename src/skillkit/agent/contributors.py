@@ -4,17 +4,23 @@ A contributor may offer any of these parts; each is optional (the base class's v
 do nothing and are skipped):
 
 - ``tools()`` — tools to offer, asked once per turn;
+- ``transform_input(content)`` — the user's message before it enters the transcript
+  (answer an `InputResult`, new content, or None);
 - ``system_prompt()`` — a system-prompt section, asked once per turn (None: nothing);
 - ``transform_context(messages)`` — reshape the messages before each model call;
 - ``before_tool_call(call)`` — block a call or replace its arguments;
 - ``after_tool_result(event)`` — replace a tool's result;
 - ``boundary_messages()`` — messages to fold in before each model call (background
   results, monitor lines);
+- ``offers(part)`` — whether a part it defines is offered now (default: yes); asked
+  when a run's `Hooks` are built;
 - ``attach(agent)`` — called once when the runner is built (subscribe to its bus...);
 - ``aclose()`` — release what it holds when the runner closes.
 
-Contributors apply in the order of the ``contributors`` list, after the bus's own
-handlers: the permission gate goes last so it judges the final arguments of a call.
+The runner builds one `Hooks` value per run from its contributors (see
+`skillkit.agent.hooks`). Contributors apply in the order of the ``contributors`` list,
+after the bus's own control handlers: the permission gate goes last so it judges the
+final arguments of a call. Every hook fails closed (see `Hooks`).
 `AgentRunner.contributors` shows that order. Skills, the permission gate, plugin
 bindings and background tasks are contributors; so are the layers to come (subagents,
 MCP servers, the session store).
@@ -22,15 +28,39 @@ MCP servers, the session store).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
+from skillkit.agent.roles import ApprovalResponder, ModeControl
 from skillkit.config import AgentConfig
-from skillkit.events import EventBus, ToolCallEvent, ToolCallEventResult, ToolResultEvent
-from skillkit.models import AgentMessage
-from skillkit.tools.base import Tool, ToolResult
+from skillkit.events import (
+    EventBus,
+    InputResult,
+    ToolCallEvent,
+    ToolCallEventResult,
+    ToolResultEvent,
+)
+from skillkit.models import AgentMessage, ToolResult, UserContent
+from skillkit.tools.base import Tool
 
-__all__ = ["AgentHandle", "ApprovalResponder", "Contributor", "ModeControl", "contributes"]
+__all__ = [
+    "AgentHandle",
+    "ApprovalResponder",
+    "Contributor",
+    "ModeControl",
+    "PromptSection",
+    "ToolProvider",
+    "contributes",
+]
+
+PromptSection = Callable[[], "str | None"]
+"""A provider of one system-prompt section, called once per turn (None: nothing)."""
+
+
+class ToolProvider(Protocol):
+    """A provider of tools, asked once per turn which tools to offer."""
+
+    def tools(self) -> Sequence[Tool]: ...
 
 
 class AgentHandle(Protocol):
@@ -49,14 +79,22 @@ class Contributor:
 
     ``name`` labels the contributor in `AgentRunner.contributors` and error events.
     Every part must be cheap: the per-turn parts run on every turn. A part that raises
-    is reported as an ``error`` event; a raising ``before_tool_call`` blocks the call
-    (fail closed).
+    is reported as an ``error`` event; a hook that raises fails closed (see `Hooks`): a
+    ``before_tool_call`` blocks the call, a ``transform_context`` stops the model call.
     """
 
     name: str = ""
 
     def tools(self) -> Sequence[Tool]:
         return ()
+
+    async def transform_input(
+        self, content: str | list[UserContent]
+    ) -> InputResult | str | list[UserContent] | None:
+        return None
+
+    def offers(self, part: str) -> bool:
+        return True
 
     def system_prompt(self) -> str | None:
         return None
@@ -85,20 +123,3 @@ def contributes(contributor: Any, part: str) -> bool:
     class's do-nothing version)."""
     method = getattr(type(contributor), part, None)
     return method is not None and method is not getattr(Contributor, part, None)
-
-
-class ApprovalResponder(Protocol):
-    """Where answers to approval requests go (the permission layer's broker)."""
-
-    def respond(self, request_id: str, decision: Any) -> bool: ...
-
-
-@runtime_checkable
-class ModeControl(Protocol):
-    """A contributor that owns the agent's permission mode and approvals (the permission
-    layer). `AgentRunner.set_mode` and `AgentRunner.approvals` reach it through this."""
-
-    @property
-    def approvals(self) -> ApprovalResponder: ...
-
-    def set_mode(self, mode: Any) -> Any: ...

@@ -7,7 +7,6 @@ Kept apart from the turn logic: the loop asks `build_request` for the next reque
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -19,28 +18,36 @@ from skillkit.context import (
     RendererRegistry,
     convert_message,
 )
-from skillkit.errors import describe_exception
-from skillkit.events import ErrorInfo
-from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage
+from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage, ToolSchema
 from skillkit.tools.base import Tool
 
 if TYPE_CHECKING:
     from skillkit.agent.loop_context import LoopContext
 
-__all__ = ["ContextTransformer", "ConvertToLLM", "LoopState", "build_request", "recover_overflow"]
+__all__ = [
+    "ContextTransformer",
+    "ConvertToLLM",
+    "Draft",
+    "LoopState",
+    "build_request",
+    "draft_request",
+    "recover_overflow",
+]
 
 
 @dataclass
 class LoopState:
     """What the loop carries across turns and runs of one runner: cumulative usage and
-    cost, and the incremental conversion cache (``transcript[:converted]`` became
-    ``llm_view``)."""
+    cost, the incremental conversion cache (``transcript[:converted]`` became
+    ``llm_view``) and the transcript of the run in flight (the loop's own copy)."""
 
     cumulative_usage: TokenUsage = field(default_factory=TokenUsage)
     cumulative_cost: float | None = None
     converted: int = 0
     llm_view: list[LLMMessage] = field(default_factory=list)
     last_converted: object = None
+    transcript: list[AgentMessage] | None = None
+    """The transcript of the run in flight, as the loop builds it (None between runs)."""
 
     def forget_conversion(self) -> None:
         self.converted = 0
@@ -48,29 +55,61 @@ class LoopState:
         self.last_converted = None
 
 
+@dataclass(slots=True)
+class Draft:
+    """This turn's request as far as it can be built without awaiting: the system prompt
+    and tool schemas (each asked once per turn), and the request itself when nothing
+    needs awaiting (None: finish it with `build_request`)."""
+
+    system_prompt: str
+    schemas: list[ToolSchema]
+    request: LLMRequest | None = None
+
+
+def draft_request(
+    transcript: list[AgentMessage], ctx: LoopContext, state: LoopState, tools: Sequence[Tool]
+) -> Draft:
+    """Start this turn's request; complete when there is no context transform or
+    conversion hook and the context surely fits the budget (the common turn, built
+    without a coroutine)."""
+    hooks = ctx.hooks
+    schema_of = ctx.schema_of
+    schemas = [schema_of(t) for t in tools] if schema_of is not None else []
+    draft = Draft(hooks.system_prompt(), schemas)
+    if hooks.transform_context or hooks.convert_to_llm:
+        return draft
+    budget = ctx.compaction
+    if budget is not None and not budget.fits(
+        transcript, ctx.model, system_prompt=draft.system_prompt, tools=schemas
+    ):
+        return draft
+    messages = _convert_incremental(transcript, state, ctx.renderers)
+    draft.request = _request(ctx, messages, draft.system_prompt, schemas)
+    return draft
+
+
 async def build_request(
     transcript: list[AgentMessage],
     ctx: LoopContext,
     state: LoopState,
-    tools: Sequence[Tool],
+    draft: Draft,
     turn: int,
     usage: list[TokenUsage],
 ) -> LLMRequest:
-    """The request for this turn: transform -> convert -> budget check (compacting
-    ``transcript`` in place when needed). Usage of compaction calls is appended to
-    ``usage``."""
-    seams = bool(
-        ctx.transformers or ctx.bus.has_handlers("context_transform") or ctx.convert_to_llm
-    )
+    """Finish ``draft``: transform -> convert -> budget check (compacting ``transcript``
+    in place when needed). Usage of compaction calls is appended to ``usage``. Raises
+    `HookFailed` when a transform or conversion hook failed."""
+    hooks = ctx.hooks
+    seams = bool(hooks.transform_context or hooks.convert_to_llm)
     if seams:
         context, messages = await _transform_and_convert(transcript, ctx, turn)
     else:
         context, messages = transcript, _convert_incremental(transcript, state, ctx.renderers)
-    schema_of = ctx.schema_of
-    schemas = [schema_of(t) for t in tools] if schema_of is not None else []
-    system_prompt = ctx.system_prompt()
+    system_prompt, schemas = draft.system_prompt, draft.schemas
     budget = ctx.compaction
-    if budget is not None:
+    if budget is not None and not budget.fits(
+        context, ctx.model, system_prompt=system_prompt, tools=schemas
+    ):
         result = await budget.compact_if_needed(
             transcript, context, ctx, turn=turn, system_prompt=system_prompt, tools=schemas
         )
@@ -79,7 +118,13 @@ async def build_request(
                 context, messages = await _transform_and_convert(transcript, ctx, turn)
             else:
                 messages = _convert_incremental(transcript, state, ctx.renderers)
-    output = ctx.output
+    return _request(ctx, messages, system_prompt, schemas)
+
+
+def _request(
+    ctx: LoopContext, messages: list[LLMMessage], system_prompt: str, schemas: list[ToolSchema]
+) -> LLMRequest:
+    output = ctx.hooks.output
     final_tool = output.tool() if output is not None else None
     if final_tool is not None:
         schemas = [s for s in schemas if s.name != final_tool.name] + [final_tool]
@@ -123,27 +168,12 @@ def _absorb(state: LoopState, result: CompactionResult, usage: list[TokenUsage])
 async def _transform_and_convert(
     transcript: list[AgentMessage], ctx: LoopContext, turn: int
 ) -> tuple[list[AgentMessage], list[LLMMessage]]:
-    """transform_context then convert_to_llm: (the transformed messages, the LLM view)."""
-    bus = ctx.bus
-    context: list[AgentMessage] = list(transcript)
-    context = await bus.transform_context(context, turn=turn)
-    for transform in ctx.transformers:
-        try:
-            context = list(await transform(list(context)))
-        except Exception as exc:
-            await bus.emit(
-                ErrorInfo(stage="context_transform", message=describe_exception(exc)), turn=turn
-            )
-    if ctx.convert_to_llm is not None:
-        try:
-            converted = ctx.convert_to_llm(context)
-            messages = await converted if inspect.isawaitable(converted) else converted
-        except Exception as exc:
-            await bus.emit(
-                ErrorInfo(stage="convert_to_llm", message=describe_exception(exc)), turn=turn
-            )
-            messages = _convert_all(context, ctx.renderers)
-    else:
+    """transform_context then convert_to_llm: (the transformed messages, the LLM view).
+    Raises `HookFailed` when a hook failed (the model call must not go out)."""
+    hooks = ctx.hooks
+    context = await hooks.context(list(transcript), turn)
+    messages = await hooks.convert(context)
+    if messages is None:
         messages = _convert_all(context, ctx.renderers)
     return context, messages
 

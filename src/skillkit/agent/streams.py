@@ -1,18 +1,24 @@
-"""How a run is read: `RunStream`, one reader's buffered view of a run's events, and
-`RunHandle`, the run's task and the streams reading it."""
+"""How a run is read: `read_run` follows a run's events as `StreamEvent` values;
+`RunStream` is one reader's buffered view, and the one place where the stream kinds a
+run's payloads do not carry themselves are derived (``tool_result``, ``output_partial``,
+``output``, a final ``error`` and ``done``); `RunHandle` is the run's task and the
+streams reading it."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from skillkit.abort import AbortSignal
-from skillkit.events import OutputPartial, OutputResult, ToolExecutionEnd, TurnEnd
+from skillkit.events import EventBus, OutputPartial, OutputResult, ToolExecutionEnd, TurnEnd
 from skillkit.models import StreamEvent
 
-__all__ = ["HIGH_WATER", "RunHandle", "RunStream"]
+if TYPE_CHECKING:
+    from skillkit.agent.loop_context import RunOutcome
+
+__all__ = ["HIGH_WATER", "RunHandle", "RunStream", "read_run"]
 
 HIGH_WATER = 256
 """Events a streaming consumer may fall behind before the run waits for it."""
@@ -71,6 +77,19 @@ class RunStream:
             return self.producer
         return None
 
+    @staticmethod
+    def last(outcome: RunOutcome) -> list[StreamEvent]:
+        """What follows a run's own events: an ``error`` when it failed, then ``done``."""
+        end = [
+            StreamEvent(
+                "done", stop_reason=outcome.stop_reason, usage=outcome.usage, error=outcome.error
+            )
+        ]
+        if outcome.stop_reason in ("error", "context_overflow", "output_invalid"):
+            failed = StreamEvent("error", error=outcome.error, stop_reason=outcome.stop_reason)
+            return [failed, *end]
+        return end
+
     def push(self, event: StreamEvent) -> None:
         if self.closed:
             return
@@ -94,11 +113,55 @@ class RunStream:
 
 
 class RunHandle:
-    """One run in flight: its task and the streams reading it."""
+    """One run in flight: its task, its abort signal and the streams reading it."""
 
-    __slots__ = ("abandoned", "streams", "task")
+    __slots__ = ("abandoned", "abort", "streams", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, abort: AbortSignal | None = None) -> None:
+        self.abort = abort if abort is not None else AbortSignal()
         self.task: asyncio.Task[None] | None = None
         self.streams: list[RunStream] = []
         self.abandoned = False
+
+
+async def read_run(
+    begin: Callable[[], Awaitable[RunHandle]],
+    events: EventBus,
+    outcome: Callable[[], RunOutcome],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Start a run (``begin``) and yield its stream events as they happen, then its
+    `RunStream.last` events. The reader subscribes before the run's task first runs, so
+    it sees every event. A reader that stops early — closes the iterator, raises, is
+    cancelled — aborts the run and waits for it to end whole."""
+    run = await begin()
+    abort = run.abort
+    stream = RunStream(abort)
+    unsubscribe = events.tap(stream.handle)
+    run.streams.append(stream)
+    task = run.task
+    assert task is not None
+    task.add_done_callback(lambda _task: stream.wake())
+    finished = False
+    try:
+        buffer = stream.buffer
+        while True:
+            while buffer:
+                event = buffer.popleft()
+                if stream.producer is not None and len(buffer) < HIGH_WATER // 2:
+                    stream.release_producer()
+                yield event
+            if task.done():
+                break
+            stream.consumer = asyncio.get_running_loop().create_future()
+            await stream.consumer
+            stream.consumer = None
+        finished = True
+        for event in RunStream.last(outcome()):
+            yield event
+    finally:
+        unsubscribe()
+        stream.close()
+        if not finished and not task.done():
+            run.abandoned = True
+            abort.abort("the reader of the run's events stopped")
+            await asyncio.gather(task, return_exceptions=True)

@@ -1,6 +1,6 @@
 """Running the tool calls of one turn: look up, validate, gate, execute, report.
 
-`run_tool_calls` yields one `ToolResultMessage` per call, in call order, and never
+`run_tool_calls` adds one `ToolResultMessage` per call, in call order, and never
 raises for a tool's failure. A result bigger than the model's context can take is cut
 to fit, with a note (`ContextBudget.fit_tool_output`), before anyone sees it. Calls
 that have not started when the user steers are skipped, in both tool modes; calls cut
@@ -10,8 +10,9 @@ by abort get an "Aborted" result.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillkit.confinement import Confinement
@@ -23,10 +24,11 @@ from skillkit.events import (
     ToolExecutionUpdate,
     ToolResultEvent,
 )
-from skillkit.models import TextPart, ToolCall, ToolResultMessage, UserContent
+from skillkit.models import AgentMessage, TextPart, ToolCall, ToolResultMessage, UserContent
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult, format_validation_error
 from skillkit.tracing import tool_execution
+from skillkit.tracing.scope import active_run
 
 if TYPE_CHECKING:
     from skillkit.agent.loop_context import LoopContext
@@ -52,10 +54,32 @@ class _Pending:
 
 
 async def run_tool_calls(
-    calls: list[ToolCall], tools: Sequence[Tool], ctx: LoopContext, turn: int
-) -> AsyncIterator[ToolResultMessage]:
-    """Prepare, run and report the calls of one turn; yields results in call order."""
+    calls: list[ToolCall],
+    tools: Sequence[Tool],
+    ctx: LoopContext,
+    turn: int,
+    *into: list[ToolResultMessage] | list[AgentMessage],
+) -> None:
+    """Prepare, run and report the calls of one turn; appends each result, in call
+    order, to every list in ``into`` as soon as it and the ones before it are done (so a
+    cancelled turn keeps the results it already has)."""
     by_name = {t.name: t for t in tools}
+    if len(calls) == 1:  # the common turn: one call, nothing to arrange or await
+        item = _Pending(calls[0])
+        if _gated(ctx) or ctx.bus.wants("tool_execution_start"):
+            await _prepare(item, by_name, ctx, turn)
+        else:
+            _validate(item, by_name)
+        if item.result is None:
+            item.result = await _execute(item, ctx, turn)
+        quiet = _quiet_finish(item, ctx)
+        _add(
+            into,
+            _message(item, _fitted(_redacted(item, ctx), ctx))
+            if quiet
+            else (await _finish(item, ctx, turn)),
+        )
+        return
     pending = [_Pending(call) for call in calls]
     parallel = ctx.parallel_tools and len(pending) > 1
     if parallel:  # gate the calls together, so several can wait for approval at once
@@ -73,29 +97,36 @@ async def run_tool_calls(
         for item in pending:
             if item.result is None:
                 item.result = await _execute(item, ctx, turn)
-            yield await _finish(item, ctx, turn)
+            _add(into, await _finish(item, ctx, turn))
         return
 
     if _steered(ctx):  # the user spoke while the calls were being gated
         for item in pending:
             if item.result is None:
                 item.result = ToolResult.error(SKIPPED)
-            yield await _finish(item, ctx, turn)
+            _add(into, await _finish(item, ctx, turn))
         return
 
     async def run_and_finish(item: _Pending) -> ToolResultMessage:
         item.result = await _execute(item, ctx, turn)
         return await _finish(item, ctx, turn)
 
-    # each call reports its end as soon as it finishes; results are yielded in call order
+    # each call reports its end as soon as it finishes; results are added in call order
     tasks = {id(p): asyncio.ensure_future(run_and_finish(p)) for p in runnable}
     try:
         for item in pending:
             task = tasks.get(id(item))
-            yield (await task) if task is not None else await _finish(item, ctx, turn)
+            _add(into, (await task) if task is not None else await _finish(item, ctx, turn))
     finally:
         for task in tasks.values():
             task.cancel()
+
+
+def _add(
+    into: tuple[list[ToolResultMessage] | list[AgentMessage], ...], result: ToolResultMessage
+) -> None:
+    for results in into:
+        results.append(result)
 
 
 def _steered(ctx: LoopContext) -> bool:
@@ -103,15 +134,29 @@ def _steered(ctx: LoopContext) -> bool:
 
 
 async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, turn: int) -> None:
-    """Look up, validate and gate one call; sets ``item.result`` if it must not run."""
+    """Announce, look up, validate and gate one call; sets ``item.result`` if it must
+    not run."""
     bus = ctx.bus
     call = item.call
-    tool = by_name.get(call.name)
     if bus.wants("tool_execution_start"):
         await bus.emit(
             ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments),
             turn=turn,
         )
+    _validate(item, by_name)
+    if item.result is None and _gated(ctx):
+        await _gate(item, ctx, turn)
+
+
+def _gated(ctx: LoopContext) -> bool:
+    """Whether a call must go through ``before_tool_call`` (hooks, or listeners)."""
+    return bool(ctx.hooks.before_tool_call) or ctx.bus.wants("before_tool_call")
+
+
+def _validate(item: _Pending, by_name: dict[str, Tool]) -> None:
+    """Look up the tool and validate the arguments; sets ``item.result`` on failure."""
+    call = item.call
+    tool = by_name.get(call.name)
     if tool is None:
         available = ", ".join(sorted(by_name)) or "none"
         item.result = ToolResult.error(f"Unknown tool '{call.name}'. Available tools: {available}.")
@@ -127,40 +172,28 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
         item.args = tool.args_model.model_validate(call.arguments)
     except Exception as exc:
         item.result = ToolResult.error(format_validation_error(call.name, exc))
-        return
-    if not (bus.wants("before_tool_call") or ctx.before_tool_call):
-        return
+
+
+async def _gate(item: _Pending, ctx: LoopContext, turn: int) -> None:
+    """``before_tool_call``: published to listeners, then judged by the hooks (a block
+    sets ``item.result``; replaced arguments are validated again)."""
+    bus = ctx.bus
+    call = item.call
     event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(call.arguments))
-    decision = await bus.before_tool_call(event, turn=turn)
+    if bus.wants("before_tool_call"):
+        await bus.emit(event, turn=turn)
+    if not ctx.hooks.before_tool_call:
+        return
+    decision = await ctx.hooks.judge(event, turn)
     if decision.block:
         item.result = ToolResult.error(decision.reason)
         return
+    item.confinement = decision.confinement
     args = decision.args
-    confinement = decision.confinement
-    for hook in ctx.before_tool_call:  # contributors, in list order, after bus handlers
-        if args is not None:
-            event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, args=dict(args))
-        try:
-            answer = await hook(event)
-        except Exception as exc:  # a failing gate must not let the call through
-            item.result = ToolResult.error(
-                f"Tool '{call.name}' was not run: a check failed ({describe_exception(exc)})"
-            )
-            return
-        if answer is None:
-            continue
-        if answer.block:
-            item.result = ToolResult.error(answer.reason or "blocked")
-            return
-        if answer.args is not None:
-            args = dict(answer.args)
-        if answer.confinement is not None:
-            confinement = answer.confinement.join(confinement)
-    item.confinement = confinement
-    if args is not None:
+    if args is not None and item.tool is not None:
         item.raw_args = args
         try:
-            item.args = tool.args_model.model_validate(args)
+            item.args = item.tool.args_model.model_validate(args)
         except Exception as exc:
             item.result = ToolResult.error(format_validation_error(call.name, exc))
 
@@ -170,23 +203,15 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     result). Steering before the call starts skips it; abort cuts it."""
     if ctx.abort.aborted:
         return ToolResult.error(ABORTED)
-    if _steered(ctx):
+    steered = ctx.has_steering
+    if steered is not None and steered():
         return ToolResult.error(SKIPPED)
     tool = item.tool
     assert tool is not None
     call = item.call
     bus = ctx.bus
-    on_update = None
-    if bus.wants("tool_execution_update"):
-        redactor = ctx.redactor
-
-        def on_update(text: str) -> None:  # may be called from a worker thread
-            if redactor:
-                text = redactor.redact(text)
-            bus.emit_nowait(
-                ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, output=text),
-                turn=turn,
-            )
+    updates = _Updates(ctx, call, turn) if bus.wants("tool_execution_update") else None
+    on_update = updates.send if updates is not None else None
 
     tool_ctx = ToolContext(
         call.id, call.name, ctx.abort, on_update, bus.agent_id, confinement=item.confinement
@@ -199,10 +224,14 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
             task.cancel()
 
         remove = ctx.abort.on_abort(cancel)
-    item.started = time.perf_counter()
+    if bus.wants("tool_execution_end"):  # the end reports the call's duration
+        item.started = time.perf_counter()
     try:
-        with tool_execution(turn, call.id):  # the call's span is current while it runs
+        if active_run.get() is None:
             result = await tool.execute(item.args, tool_ctx)
+        else:
+            with tool_execution(turn, call.id):  # the call's span is current while it runs
+                result = await tool.execute(item.args, tool_ctx)
         if not isinstance(result, ToolResult):
             raise TypeError(f"tool returned {type(result).__name__}, not ToolResult")
         return result
@@ -217,44 +246,87 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     except Exception as exc:
         return ToolResult.error(f"Tool '{call.name}' failed: {describe_exception(exc)}")
     finally:
+        if updates is not None:
+            updates.close()
         if remove is not None:
             remove()
 
 
+class _Updates:
+    """``ctx.update`` of one call: a ``tool_execution_update`` per line while the call
+    runs. Lines sent from a worker thread are handed to the event loop and delivered
+    there only if the call is still running then: nothing of a call arrives after its
+    ``tool_execution_end`` (nor after the run's ``agent_end``), also when an aborted
+    call's thread keeps going."""
+
+    __slots__ = ("bus", "call", "loop", "open", "redactor", "thread", "turn")
+
+    def __init__(self, ctx: LoopContext, call: ToolCall, turn: int) -> None:
+        self.bus = ctx.bus
+        self.redactor = ctx.redactor
+        self.call = call
+        self.turn = turn
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+        self.open = True
+
+    def send(self, text: str) -> None:
+        if not self.open:
+            return
+        if threading.get_ident() == self.thread:
+            self._deliver(text)
+            return
+        try:
+            self.loop.call_soon_threadsafe(self._deliver, text)
+        except RuntimeError:  # the loop closed: the run is long over
+            self.open = False
+
+    def _deliver(self, text: str) -> None:
+        if not self.open:
+            return
+        if self.redactor:
+            text = self.redactor.redact(text)
+        call = self.call
+        self.bus.emit_nowait(
+            ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, output=text),
+            turn=self.turn,
+        )
+
+    def close(self) -> None:
+        self.open = False
+
+
+def _quiet_finish(item: _Pending, ctx: LoopContext) -> bool:
+    """Whether a call's end needs nothing awaited: no after hooks, nobody listening."""
+    bus = ctx.bus
+    if bus.wants("tool_execution_end"):
+        return False
+    if item.tool is None:
+        return True
+    return not (ctx.hooks.after_tool_result or bus.wants("after_tool_result"))
+
+
 async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMessage:
-    """after_tool_result (bus handlers, then contributors), tool_execution_end, and the
+    """after_tool_result (published, then the hooks), tool_execution_end, and the
     message for the transcript."""
+    if _quiet_finish(item, ctx):
+        return _message(item, _fitted(_redacted(item, ctx), ctx))
     bus = ctx.bus
     call = item.call
-    result = item.result or ToolResult.error(ABORTED)
     duration = time.perf_counter() - item.started if item.started else 0.0
-    if ctx.redactor:
-        result = redact_result(result, ctx.redactor)
-    if item.tool is not None and (bus.wants("after_tool_result") or ctx.after_tool_result):
-        payload = ToolResultEvent(
-            tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
-        )
-        result = await bus.after_tool_result(payload, turn=turn)
-        for hook in ctx.after_tool_result:
-            try:
-                replaced = await hook(
-                    ToolResultEvent(
-                        tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
-                    )
-                )
-            except Exception as exc:
-                result = ToolResult.error(
-                    f"Tool '{call.name}' result withheld: a check failed "
-                    f"({describe_exception(exc)})"
-                )
-                break
-            if replaced is not None:
-                result = replaced
-    budget = ctx.compaction
-    if budget is not None:  # a result the model's window cannot hold is cut, with a note
-        fitted = budget.fit_tool_output(result.content, ctx.model)
-        if fitted is not None:
-            result = ToolResult(fitted, is_error=result.is_error, details=result.details)
+    result = _redacted(item, ctx)
+    if item.tool is not None:
+        hooks = ctx.hooks.after_tool_result
+        observed = bus.wants("after_tool_result")
+        if hooks or observed:
+            payload = ToolResultEvent(
+                tool_call_id=call.id, tool_name=call.name, args=item.raw_args, result=result
+            )
+            if observed:
+                await bus.emit(payload, turn=turn)
+            if hooks:
+                result = await ctx.hooks.review(payload, turn)
+    result = _fitted(result, ctx)
     if bus.wants("tool_execution_end"):
         await bus.emit(
             ToolExecutionEnd(
@@ -262,6 +334,26 @@ async def _finish(item: _Pending, ctx: LoopContext, turn: int) -> ToolResultMess
             ),
             turn=turn,
         )
+    return _message(item, result)
+
+
+def _redacted(item: _Pending, ctx: LoopContext) -> ToolResult:
+    result = item.result or ToolResult.error(ABORTED)
+    return redact_result(result, ctx.redactor) if ctx.redactor else result
+
+
+def _fitted(result: ToolResult, ctx: LoopContext) -> ToolResult:
+    """``result`` cut to what the model's window can hold, with a note."""
+    budget = ctx.compaction
+    if budget is not None:
+        fitted = budget.fit_tool_output(result.content, ctx.model)
+        if fitted is not None:
+            return ToolResult(fitted, is_error=result.is_error, details=result.details)
+    return result
+
+
+def _message(item: _Pending, result: ToolResult) -> ToolResultMessage:
+    call = item.call
     return ToolResultMessage(
         tool_call_id=call.id,
         tool_name=call.name,

@@ -1,4 +1,4 @@
-"""SkillKit's own slash commands (registered by the built-in plugin).
+"""SkillKit's own commands (registered by the built-in plugin into the command table).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
 (also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, ``/todos``, and the session commands
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from skillkit.commands.dispatch import (
+    Argument,
     Command,
     CommandContext,
     CommandError,
@@ -25,16 +26,25 @@ from skillkit.commands.skills import skill_command, skills_command
 from skillkit.commands.todos import todos_command
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from skillkit.agent.runner import AgentRunner
     from skillkit.model_registry import ModelDefinition
     from skillkit.models import TokenUsage
 
-__all__ = ["builtin_commands"]
+__all__ = ["SESSION_GROUP", "builtin_commands"]
 
 _MODELS_SHOWN = 25
+_HELP_COLUMN = 24  # the widest synopsis /help puts beside its description
+
+SESSION_GROUP = "session"
+"""The `Command.group` of the commands that drive the session (``/help`` lists them on
+one line; they work the same over RPC and HTTP)."""
 
 
 def _commands(ctx: CommandContext) -> CommandRegistry:
+    if ctx.commands is not None:
+        return ctx.commands
     registries = ctx.registries
     if registries is None:
         raise CommandError("no command registry in this session")
@@ -42,10 +52,7 @@ def _commands(ctx: CommandContext) -> CommandRegistry:
 
 
 def _idle_runner(ctx: CommandContext) -> AgentRunner:
-    runner = ctx.require_runner()
-    if runner.is_running:
-        raise CommandError("a run is in progress: wait for it to end or abort it first")
-    return runner
+    return ctx.require_idle_runner()
 
 
 def help_command(ctx: CommandContext, args: str) -> str:
@@ -56,15 +63,30 @@ def help_command(ctx: CommandContext, args: str) -> str:
         if command is None:
             raise CommandError(f"no command /{wanted}; /help lists the commands")
         lines = [f"/{command.name} {command.usage}".rstrip(), f"  {command.description}"]
+        for argument in command.arguments or ():
+            need = "" if argument.required else ", optional"
+            lines.append(f"  {argument.name} ({argument.kind}{need}): {argument.help}".rstrip(": "))
         if command.aliases:
             lines.append("  also: " + ", ".join(f"/{a}" for a in command.aliases))
         source = registry.source_of(command.name)
         if source:
             lines.append(f"  from: {source}")
         return "\n".join(lines)
-    entries = [(f"/{c.name} {c.usage}".rstrip(), c.description) for c in registry.list()]
-    width = max((len(left) for left, _ in entries), default=0)
-    body = [f"  {left.ljust(width)}  {text}" for left, text in entries]
+    commands = registry.list()
+    entries = [(f"/{c.name} {c.usage}".rstrip(), c.description) for c in commands if not c.group]
+    width = min(max((len(left) for left, _ in entries), default=0), _HELP_COLUMN)
+    body: list[str] = []
+    for left, text in entries:
+        if len(left) > width:  # a long synopsis: its description on the next line
+            body += [f"  {left}", f"  {'':<{width}}  {text}"]
+        else:
+            body.append(f"  {left.ljust(width)}  {text}")
+    groups: dict[str, list[str]] = {}
+    for command in commands:
+        if command.group:
+            groups.setdefault(command.group, []).append(f"/{command.name}")
+    for group, names in groups.items():
+        body.append(f"  {group}: {' '.join(names)}")
     return "\n".join(["Commands:", *body, "Anything else is sent to the agent."])
 
 
@@ -144,14 +166,23 @@ def models_command(ctx: CommandContext, args: str) -> str:
     return "\n".join(lines) if lines else "no models known"
 
 
-async def compact_command(ctx: CommandContext, args: str) -> str:
+async def compact_command(ctx: CommandContext, args: Mapping[str, object] | str) -> CommandResult:
+    """``compact [INSTRUCTIONS]``: summarize the conversation now (idle only); the
+    answer's data is ``tokens_before`` / ``tokens_after``. ``args`` are the checked
+    values (``instructions``), or the text typed after the name."""
+    text = args if isinstance(args, str) else args.get("instructions")
+    instructions = text.strip() if isinstance(text, str) else ""
     runner = _idle_runner(ctx)
-    result = await runner.compact(args.strip() or None)
+    result = await runner.compact(instructions or None)
     if not result.ok:
         raise CommandError(f"compaction failed: {result.error or 'unknown reason'}")
+    output = "compacted"
     if result.tokens_before:
-        return f"compacted: about {result.tokens_before} -> {result.tokens_after} tokens"
-    return "compacted"
+        output = f"compacted: about {result.tokens_before} -> {result.tokens_after} tokens"
+    return CommandResult(
+        output=output,
+        data={"tokens_before": result.tokens_before, "tokens_after": result.tokens_after},
+    )
 
 
 def clear_command(ctx: CommandContext, args: str) -> str:
@@ -270,6 +301,7 @@ def builtin_commands() -> list[Command]:
             "summarize the conversation to free context",
             compact_command,
             usage="[INSTRUCTIONS]",
+            arguments=(Argument("instructions", rest=True, help="what the summary should keep"),),
         ),
         Command("clear", "forget the conversation", clear_command),
         Command("skills", "list the skills and whether each can be used", skills_command),

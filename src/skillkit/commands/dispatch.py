@@ -1,5 +1,15 @@
-"""Slash commands: `Command`, `CommandRegistry`, `CommandContext`, `CommandResult`,
-parsing and dispatch.
+"""The command table: `Command`, `Argument`, `CommandRegistry`, `CommandContext`,
+`CommandResult`, parsing and dispatch.
+
+One table serves every face. A command is a name, its typed arguments (`Argument`), a
+handler and its help; the terminal calls it as ``/name ARGS`` (`CommandRegistry.dispatch`),
+JSON faces (``--mode rpc``, ``skillkit serve``) as ``{"type": "name", ...fields}``
+(`CommandRegistry.call`), and `CommandRegistry.describe` lists it for ``/help`` and
+``get_commands``. A command made without ``arguments`` is a *text command*: its one
+argument is the text after its name (``args`` over JSON), and its handler gets that
+text, as slash commands always have. A command with ``arguments`` gets a dict of
+checked values: from a typed line they are read in order (the last string argument may
+take the rest of the line), from JSON by field name.
 
 A line is a command when it starts with ``/`` and a name (letters, digits, ``-``, ``_``,
 ``.``), optionally ``:`` and a suffix (which may be empty), followed by whitespace or
@@ -15,29 +25,43 @@ command ``prefix`` with the arguments ``rest ARGS`` (so ``/skill:NAME`` reaches
 from __future__ import annotations
 
 import builtins
-import difflib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from skillkit.commands.arguments import (
+    TEXT_ARGUMENT,
+    Argument,
+    ArgumentKind,
+    CommandError,
+    synopsis,
+)
 from skillkit.errors import describe_exception
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from skillkit.adapters.registry import AdapterRegistry
     from skillkit.agent.runner import AgentRunner
+    from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.subagents import Subagents
 
 __all__ = [
+    "Argument",
+    "ArgumentKind",
     "Command",
     "CommandContext",
     "CommandError",
     "CommandHandler",
     "CommandHost",
+    "CommandOutcome",
     "CommandRegistries",
     "CommandRegistry",
     "CommandResult",
+    "call_command",
     "parse_command",
     "run_command",
 ]
@@ -46,23 +70,22 @@ _NAME = re.compile(r"[a-z][a-z0-9_.-]*(?::[^\s]+)?")
 _COMMAND = re.compile(r"/([A-Za-z][\w.-]*(?::\S*)?)(?:\s+(.*))?", re.DOTALL)
 
 
-class CommandError(Exception):
-    """Raised by a command handler to fail with a one-line message for the user."""
-
-
 @dataclass(frozen=True, slots=True)
 class CommandResult:
     """What a command did, for the frontend to show or act on.
 
     ``output`` is text to show; ``error`` a one-line failure message (``ok`` is False);
     ``quit`` asks the frontend to end the session; ``send`` is a message the frontend
-    should send to the agent next, as if the user had typed it (``/skill:NAME`` uses it).
+    should send to the agent next, as if the user had typed it (``/skill:NAME`` uses it);
+    ``data`` is the command's answer as JSON-ready fields (what a JSON face returns as
+    the response's ``data``; a handler returning a dict makes a result holding it).
     """
 
     output: str = ""
     error: str | None = None
     quit: bool = False
     send: str | None = None
+    data: Mapping[str, object] | None = None
 
     @property
     def ok(self) -> bool:
@@ -71,6 +94,18 @@ class CommandResult:
     @classmethod
     def fail(cls, message: str) -> CommandResult:
         return cls(error=message)
+
+    def to_data(self) -> dict[str, object]:
+        """The result as a JSON face answers it: ``data`` when the command gave it, else
+        ``{"output": ...}`` (with ``quit`` / ``send`` when set)."""
+        if self.data is not None:
+            return dict(self.data)
+        answer: dict[str, object] = {"output": self.output}
+        if self.quit:
+            answer["quit"] = True
+        if self.send is not None:
+            answer["send"] = self.send
+        return answer
 
 
 class CommandRegistries(Protocol):
@@ -108,12 +143,23 @@ class CommandContext:
     ``manager`` is the session's `CommandHost` (its `skillkit.extensions.PluginManager`);
     ``frontend`` is the frontend that dispatched the command (None from the SDK);
     ``state`` is free-form per-session data frontends and plugins may share.
+    ``permissions`` is the agent's permission layer and ``children`` its child agents,
+    handed over by whoever assembled the agent (`skillkit.frontends.AgentSession` does);
+    a command reaches modes, approvals and child agents through them, never through the
+    runner. ``running`` says whether the session is busy with a run (a run it has
+    started may not have reached the runner yet); without it, the runner is asked.
+    ``commands`` is the table the command was found in (`CommandRegistry.dispatch` and
+    `CommandRegistry.call` fill it in when it is not set).
     """
 
     runner: AgentRunner | None = None
     manager: CommandHost | None = None
     frontend: object | None = None
     state: dict[str, Any] = field(default_factory=dict)
+    permissions: Permissions | None = None
+    children: Subagents | None = None
+    running: Callable[[], bool] | None = None
+    commands: CommandRegistry | None = None
 
     @property
     def registries(self) -> CommandRegistries | None:
@@ -124,18 +170,34 @@ class CommandContext:
             raise CommandError("no agent is running in this session")
         return self.runner
 
+    def require_idle_runner(self) -> AgentRunner:
+        """The runner, when no run is in progress; else `CommandError`."""
+        runner = self.require_runner()
+        busy = self.running() if self.running is not None else runner.is_running
+        if busy:
+            raise CommandError("a run is in progress: wait for it to end or abort it first")
+        return runner
+
     def require_manager(self) -> CommandHost:
         if self.manager is None:
             raise CommandError("plugins are not enabled in this session")
         return self.manager
 
+    def require_permissions(self) -> Permissions:
+        if self.permissions is None:
+            raise CommandError("this agent has no permission layer")
+        return self.permissions
 
-CommandOutcome: TypeAlias = CommandResult | str | None
+
+CommandOutcome: TypeAlias = CommandResult | str | dict[str, Any] | None
 CommandHandler: TypeAlias = Callable[
-    [CommandContext, str], CommandOutcome | Awaitable[CommandOutcome]
+    [CommandContext, Any], CommandOutcome | Awaitable[CommandOutcome]
 ]
-"""``handler(ctx, args)``: sync or async; may return a `CommandResult`, a string (shown
-as output) or None (nothing to show). Raise `CommandError` for a clean failure."""
+"""``handler(ctx, args)``: sync or async. ``args`` is the text after the command's name
+for a text command, the dict of checked argument values for a command with
+``arguments``. May return a `CommandResult`, a string (shown as output), a dict (the
+answer's ``data``) or None (nothing to show). Raise `CommandError` for a clean
+failure."""
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -153,10 +215,32 @@ def parse_command(text: str) -> tuple[str, str] | None:
 
 
 async def run_command(command: Command, args: str, ctx: CommandContext) -> CommandResult:
-    """Run one command's handler; never raises for a handler failure (it becomes an
-    ``error`` result naming the command)."""
+    """Run ``command`` with the text ``args`` typed after its name (read into typed
+    values for a command with arguments); never raises for bad arguments or a handler
+    failure (each becomes an ``error`` result naming the command)."""
     try:
-        outcome: Any = command.handler(ctx, args)
+        value: object = args if command.arguments is None else command.parse_line(args)
+    except CommandError as exc:
+        return CommandResult.fail(str(exc))
+    return await _invoke(command, value, ctx)
+
+
+async def call_command(
+    command: Command, fields: Mapping[str, object], ctx: CommandContext
+) -> CommandResult:
+    """Run ``command`` with the JSON ``fields`` of a command object (other fields, such
+    as ``type`` and ``id``, are left alone); never raises for bad fields or a handler
+    failure."""
+    try:
+        value: object = command.check_fields(fields)
+    except CommandError as exc:
+        return CommandResult.fail(str(exc))
+    return await _invoke(command, value, ctx)
+
+
+async def _invoke(command: Command, value: object, ctx: CommandContext) -> CommandResult:
+    try:
+        outcome: Any = command.handler(ctx, value)
         if inspect.isawaitable(outcome):
             outcome = await outcome
     except CommandError as exc:
@@ -169,29 +253,109 @@ async def run_command(command: Command, args: str, ctx: CommandContext) -> Comma
         return outcome
     if isinstance(outcome, str):
         return CommandResult(output=outcome)
+    if isinstance(outcome, dict):
+        return CommandResult(data=outcome)
     return CommandResult.fail(
-        f"/{command.name} returned {type(outcome).__name__}, not CommandResult, str or None"
+        f"/{command.name} returned {type(outcome).__name__}, not CommandResult, str, dict or None"
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A slash command: ``/name args``. ``handler(ctx, args)`` does the work (see
+    """One entry of the command table: ``/name args`` in the terminal, ``{"type":
+    "name", ...}`` over JSON. ``handler(ctx, args)`` does the work (see
     `CommandHandler`). ``name`` is lowercase, without the slash (a leading ``/`` is
-    dropped); ``usage`` is the argument synopsis shown by ``/help`` (``"[NAME]"``);
-    ``aliases`` are other names for the same command."""
+    dropped); ``usage`` is the argument synopsis shown by ``/help`` (``"[NAME]"``; made
+    from ``arguments`` when not given); ``aliases`` are other names for the same
+    command; ``arguments`` its typed arguments (None: a text command, see the module
+    docs); ``group`` names a group of commands ``/help`` lists together on one line
+    (empty: a line of its own)."""
 
     name: str
     description: str
     handler: CommandHandler
     usage: str = ""
     aliases: tuple[str, ...] = ()
+    arguments: tuple[Argument, ...] | None = None
+    group: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", _command_name(self.name))
         object.__setattr__(self, "aliases", tuple(_command_name(a) for a in self.aliases))
         if not callable(self.handler):
             raise TypeError(f"command /{self.name}: handler must be callable")
+        if self.arguments is not None:
+            arguments = tuple(self.arguments)
+            object.__setattr__(self, "arguments", arguments)
+            if any(a.rest for a in arguments[:-1]) or (
+                arguments and arguments[-1].rest and arguments[-1].kind != "string"
+            ):
+                raise ValueError(f"command /{self.name}: only a last string argument is 'rest'")
+            if not self.usage:
+                object.__setattr__(self, "usage", " ".join(synopsis(a) for a in arguments))
+
+    @property
+    def parameters(self) -> tuple[Argument, ...]:
+        """The command's arguments (a text command's one is `TEXT_ARGUMENT`)."""
+        return (TEXT_ARGUMENT,) if self.arguments is None else self.arguments
+
+    def parse_line(self, text: str) -> dict[str, object]:
+        """The checked values of the arguments typed after the name: in order, one word
+        each (the last string argument with ``rest`` takes the rest of the line; an
+        optional argument with ``choices`` takes a word only when it is one of them).
+        `CommandError` for a missing, extra or bad one."""
+        values: dict[str, object] = {}
+        remaining = text.strip()
+        for argument in self.parameters:
+            if not remaining:
+                break
+            if argument.rest:
+                word, rest = remaining, ""
+            else:
+                word, _, rest = remaining.partition(" ")
+                if argument.choices and not argument.required and word not in argument.choices:
+                    continue  # an optional choice takes a word only if it is one of them
+            remaining = rest.strip()
+            values[argument.name] = argument.parse(word)
+        if remaining:
+            raise CommandError(f"too many arguments; usage: /{self.name} {self.usage}".rstrip())
+        self._require(values)
+        return values
+
+    def check_fields(self, fields: Mapping[str, object]) -> object:
+        """The handler's argument for the JSON ``fields``: the ``args`` text of a text
+        command, else the dict of checked values of the fields named by ``arguments``
+        (absent or null: not given). `CommandError` for a missing or bad one."""
+        if self.arguments is None:
+            text = fields.get("args")
+            if text is None:
+                return ""
+            return TEXT_ARGUMENT.check(text)
+        values = {
+            argument.name: argument.check(fields[argument.name])
+            for argument in self.arguments
+            if fields.get(argument.name) is not None
+        }
+        self._require(values)
+        return values
+
+    def _require(self, values: Mapping[str, object]) -> None:
+        for argument in self.parameters:
+            if argument.required and argument.name not in values:
+                if argument.kind == "string":
+                    raise CommandError(f"'{argument.name}' must be a non-empty string")
+                raise CommandError(f"'{argument.name}' is required")
+
+    def to_json(self) -> dict[str, object]:
+        """The entry as ``get_commands`` lists it."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "usage": self.usage,
+            "aliases": list(self.aliases),
+            "arguments": [a.to_json() for a in self.parameters],
+            "group": self.group,
+        }
 
 
 def _command_name(raw: str) -> str:
@@ -303,6 +467,25 @@ class CommandRegistry:
             args = f"{rest} {args}".strip()
         return (command, args) if command is not None else None
 
+    def describe(self) -> builtins.list[dict[str, object]]:
+        """Every command as ``get_commands`` and ``/help`` list it (by name), each with
+        its ``source``."""
+        return [{**c.to_json(), "source": self.source_of(c.name)} for c in self.list()]
+
+    async def call(
+        self, name: str, fields: Mapping[str, object], ctx: CommandContext
+    ) -> CommandResult:
+        """Run the command ``name`` (or an alias) with the JSON ``fields`` (see
+        `call_command`). An unknown name is a result with ``error`` set, listing the
+        known ones. Never raises for user input."""
+        command = self.get(name) if isinstance(name, str) else None
+        if command is None:
+            known = ", ".join(self.names())
+            return CommandResult.fail(f"unknown command {name!r} (known: {known})")
+        if ctx.commands is None:
+            ctx.commands = self
+        return await call_command(command, fields, ctx)
+
     async def dispatch(self, text: str, ctx: CommandContext) -> CommandResult | None:
         """Run the command ``text`` names. Returns None when ``text`` is not a command
         (send it to the agent instead); an unknown command or a failing handler is a
@@ -312,9 +495,13 @@ class CommandRegistry:
             return None
         found = self.resolve(text)
         if found is None:
+            import difflib
+
             name = parsed[0]
             close = difflib.get_close_matches(name, [*self._commands, *self._aliases], n=1)
             hint = f" (did you mean /{close[0]}?)" if close else ""
             return CommandResult.fail(f"unknown command /{name}{hint}; /help lists the commands")
         command, args = found
+        if ctx.commands is None:
+            ctx.commands = self
         return await run_command(command, args, ctx)

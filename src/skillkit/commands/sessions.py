@@ -20,9 +20,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from skillkit.commands.dispatch import Command, CommandContext, CommandError
+from skillkit.commands.dispatch import (
+    Argument,
+    Command,
+    CommandContext,
+    CommandError,
+    CommandResult,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from skillkit.agent.runner import AgentRunner
     from skillkit.session import Session
     from skillkit.session.format import Entry
@@ -57,10 +65,7 @@ def _session(ctx: CommandContext) -> Session:
 
 
 def _idle(ctx: CommandContext) -> tuple[AgentRunner, Session]:
-    runner = ctx.require_runner()
-    if runner.is_running:
-        raise CommandError("a run is in progress: wait for it to end or abort it first")
-    return runner, _session(ctx)
+    return ctx.require_idle_runner(), _session(ctx)
 
 
 def _current_entry(session: Session) -> Entry | None:
@@ -120,13 +125,20 @@ async def tree_command(ctx: CommandContext, args: str) -> str:
     return "\n".join(lines)
 
 
-def fork_command(ctx: CommandContext, args: str) -> str:
-    """``/fork [ID|LABEL]``: a new session holding the current branch (up to the entry
-    named), recorded from now on."""
+def fork_command(ctx: CommandContext, args: Mapping[str, object] | str) -> CommandResult:
+    """``fork [ENTRY_ID]``: a new session holding the current branch (up to the entry
+    named by id or label), recorded from now on; the session left stays on disk as it
+    was. The answer's data: the new ``session_id`` and ``session_file`` and the
+    ``parent_session``. ``args`` are the checked values, or the text typed after the
+    name."""
     from skillkit.session.branching import fork_into_new_session
 
-    _, session = _idle(ctx)
-    target = args.strip()
+    text = args if isinstance(args, str) else args.get("entry_id")
+    target = text.strip() if isinstance(text, str) else ""
+    session = recorded_session(ctx.require_runner())
+    if session is None:
+        raise CommandError(NO_SESSION)
+    ctx.require_idle_runner()
     try:
         entry_id = session.resolve_entry(target) if target else None
         fork = fork_into_new_session(session, entry_id)
@@ -134,7 +146,14 @@ def fork_command(ctx: CommandContext, args: str) -> str:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
     except OSError as exc:
         raise CommandError(f"the fork could not be saved: {exc}") from None
-    return f"forked session {session.id} into {fork.id}; you are now in {fork.id}"
+    return CommandResult(
+        output=f"forked session {session.id} into {fork.id}; you are now in {fork.id}",
+        data={
+            "session_id": fork.id,
+            "session_file": str(fork.path),
+            "parent_session": session.id,
+        },
+    )
 
 
 def name_command(ctx: CommandContext, args: str) -> str:
@@ -189,6 +208,7 @@ def session_commands() -> list[Command]:
             "copy the conversation into a new session and go on there",
             fork_command,
             usage="[ID|LABEL]",
+            arguments=(Argument("entry_id", help="the entry (id or label) the copy ends at"),),
         ),
         Command("name", "name the session, or show its name", name_command, usage="[TEXT]"),
         Command(

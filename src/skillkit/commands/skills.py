@@ -138,7 +138,12 @@ async def _run_in_child(
     if agent is None or ctx.runner is None:
         return None
     try:
-        result: Any = await ctx.runner.spawn(agent, message, description=f"skill {name}")
+        if ctx.children is not None:  # the child-agent layer, handed over explicitly
+            result: Any = await ctx.children.spawn_child(
+                agent, message, description=f"skill {name}"
+            )
+        else:  # a context made by hand: the runner finds its child agents
+            result = await ctx.runner.spawn(agent, message, description=f"skill {name}")
     except RuntimeError:  # no child agents in this session: the skill runs here
         return None
     except LookupError as exc:  # the agent it names does not exist

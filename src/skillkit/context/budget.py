@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgspec
+
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.context.compaction import (
@@ -46,6 +48,8 @@ from skillkit.context.tokens import (
     estimate_tokens,
     message_tokens,
     resolve_tokenizer,
+    text_chars,
+    tokens_bound,
 )
 from skillkit.context.tool_output import fit_tool_output
 from skillkit.context.transcript import tool_pairing_problems
@@ -130,6 +134,7 @@ class ContextBudget:
         self.on_compacted = on_compacted
         self._limits: dict[str, Limits] = {}
         self._retry_at: int | None = None
+        self._schema_bounds: dict[int, tuple[ToolSchema, int]] = {}
 
     # ----- numbers
 
@@ -170,6 +175,8 @@ class ContextBudget:
         window cannot hold is never useful whole."""
         limits = self._limits.get(model) or self.limits(model)
         limit = max(256, limits.budget // 4)
+        if text_chars(content) <= limit:  # the common case: no counting needed
+            return None
         return fit_tool_output(
             content,
             limit,
@@ -178,6 +185,45 @@ class ContextBudget:
         )
 
     # ----- triggers
+
+    def fits(
+        self,
+        context: Sequence[AgentMessage],
+        model: str,
+        *,
+        system_prompt: str = "",
+        tools: Sequence[ToolSchema] = (),
+    ) -> bool:
+        """Whether ``context`` surely fits the budget, judged without counting a token:
+        the newest reported size (else a bound of the system prompt and tools) plus a
+        bound of the messages after it — no text has more tokens than UTF-8 bytes. False
+        means "ask `compact_if_needed`", not "too big". Called once per turn."""
+        if not self.settings.enabled:
+            return True
+        index, base = context_anchor(context)
+        if base is None:
+            base, index = self._prompt_bound(system_prompt, tools), -1
+        bound = tokens_bound(context, index + 1)
+        if bound is None:
+            return False
+        limits = self._limits.get(model) or self.limits(model)
+        if base + bound > limits.budget:
+            return False
+        self._retry_at = None
+        return True
+
+    def _prompt_bound(self, system_prompt: str, tools: Sequence[ToolSchema]) -> int:
+        """A bound of the tokens of the system prompt and tool schemas (each schema's is
+        kept while the same schema object is offered)."""
+        total = 4 * len(system_prompt)
+        cache = self._schema_bounds
+        for schema in tools:
+            hit = cache.get(id(schema))
+            if hit is None or hit[0] is not schema:
+                size = 8 + 4 * (len(schema.name) + len(schema.description))
+                hit = cache[id(schema)] = (schema, size + 4 * len(_json_text(schema.parameters)))
+            total += hit[1]
+        return total
 
     async def compact_if_needed(
         self,
@@ -198,6 +244,8 @@ class ContextBudget:
         model = host.model
         limits = self._limits.get(model) or self.limits(model)
         # the usual case, inlined: reported usage plus the few messages after it
+        if self.fits(context, model, system_prompt=system_prompt, tools=tools):
+            return None
         index, base = context_anchor(context)
         if base is None:
             tokens = self.estimate(context, model, system_prompt=system_prompt, tools=tools)
@@ -483,3 +531,13 @@ class ContextBudget:
         if self.on_compacted is not None and result.changed:
             self.on_compacted(result)
         return result
+
+
+def _json_text(value: object) -> bytes:
+    try:
+        return _json_encoder.encode(value)
+    except (TypeError, ValueError, OverflowError):
+        return repr(value).encode()
+
+
+_json_encoder = msgspec.json.Encoder()

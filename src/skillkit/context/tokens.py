@@ -38,6 +38,7 @@ from skillkit.models import (
     ToolCall,
     ToolResultMessage,
     ToolSchema,
+    UserContent,
     UserMessage,
 )
 
@@ -54,6 +55,8 @@ __all__ = [
     "message_tokens",
     "prompt_overhead",
     "resolve_tokenizer",
+    "text_chars",
+    "tokens_bound",
 ]
 
 Tokenizer: TypeAlias = Callable[[str], int]
@@ -220,6 +223,47 @@ def prompt_overhead(
     for schema in tools:
         total += 8 + text(schema.name) + text(schema.description)
         total += _json_tokens(schema.parameters, count)
+    return total
+
+
+def text_chars(content: Sequence[UserContent]) -> int:
+    """The characters of the text parts of ``content``."""
+    total = 0
+    for part in content:
+        if type(part) is TextPart:
+            total += len(part.text)
+    return total
+
+
+def tokens_bound(messages: Sequence[AgentMessage], start: int = 0) -> int | None:
+    """An upper bound of the tokens of ``messages[start:]`` that counts no tokens — a
+    token is at least one UTF-8 byte, a character at most four — or None when one of
+    them cannot be bounded so cheaply (an image, a custom message)."""
+    total = 0
+    for position in range(start, len(messages)):
+        message = messages[position]
+        kind = type(message)
+        total += MESSAGE_OVERHEAD
+        if kind is ToolResultMessage or kind is UserMessage:
+            content = message.content  # type: ignore[union-attr]
+            if type(content) is str:
+                total += 4 * len(content)
+                continue
+            for part in content:
+                if type(part) is not TextPart:
+                    return None
+                total += 4 * len(part.text)
+        elif kind is AssistantMessage:
+            for part in message.content:  # type: ignore[union-attr]
+                part_type = type(part)
+                if part_type is TextPart:
+                    total += 4 * len(part.text)  # type: ignore[union-attr]
+                elif part_type is ThinkingPart:
+                    total += 4 * len(part.thinking) + len(part.signature or "")  # type: ignore[union-attr]
+                else:
+                    return None  # a tool call: its arguments are counted as JSON
+        else:
+            return None
     return total
 
 

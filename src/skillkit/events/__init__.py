@@ -41,9 +41,11 @@ type                              payload                      seed 004 kind
 ``after_tool_result``             `ToolResultEvent`            control event
 ================================  ===========================  ===========================
 
-The four control events let handlers steer the run by returning a result (see
-`EventBus`). A handler that raises never kills the run: the failure becomes an
-``error`` event (stage ``handler:<type>``) unless the bus is ``strict``.
+`AgentEvent` is the union of the core payloads. The four control kinds
+(`CONTROL_KINDS`) let handlers steer the run by returning a result: the runner asks
+them through its hook seam (`skillkit.agent.Hooks`), and one that raises fails closed —
+it blocks the call, refuses the message or stops the model call — and is reported as an
+``error`` event (stage ``handler:<type>``; raised instead when the bus is ``strict``).
 
 Layers above the core define their own kinds by subclassing `Payload` with a ``kind``
 class attribute: ``approval_needed``, ``question_needed`` and ``mode_changed`` are in
@@ -58,9 +60,11 @@ from __future__ import annotations
 from skillkit.events.bus import EventBus, Handler
 from skillkit.events.envelope import MAX_EVENT_JSON_DEPTH, Event, EventDecodeError
 from skillkit.events.payloads import (
+    CONTROL_KINDS,
     PAYLOAD_TYPES,
     STREAM_KINDS,
     AgentEnd,
+    AgentEvent,
     AgentStart,
     CompactionEnd,
     CompactionStart,
@@ -97,10 +101,12 @@ from skillkit.events.payloads import (
 from skillkit.events.sinks import BubbleUp, Discard, JsonlSink, Multi, Sink, SinkFunc
 
 __all__ = [
+    "CONTROL_KINDS",
     "MAX_EVENT_JSON_DEPTH",
     "PAYLOAD_TYPES",
     "STREAM_KINDS",
     "AgentEnd",
+    "AgentEvent",
     "AgentStart",
     "BubbleUp",
     "CompactionEnd",

@@ -1,4 +1,4 @@
-"""`EventBus`: delivers events to sinks and handlers, and runs the control points."""
+"""`EventBus`: a plain fan-out of one event stream to sinks, taps and handlers."""
 
 from __future__ import annotations
 
@@ -10,30 +10,19 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias, TypeVar, overload
 
-import msgspec
-
-from skillkit.confinement import Confinement
 from skillkit.errors import describe_exception
 from skillkit.events.envelope import Event
 from skillkit.events.payloads import (
+    CONTROL_KINDS,
     PAYLOAD_TYPES,
-    ContextTransformEvent,
-    ContextTransformResult,
     ErrorInfo,
     EventPayload,
-    InputEvent,
-    InputResult,
     Payload,
-    ToolCallEvent,
-    ToolCallEventResult,
-    ToolResultEvent,
-    ToolResultEventResult,
     kind_of,
 )
 from skillkit.events.sinks import Sink
-from skillkit.models import AgentMessage, StreamEvent, UserContent
+from skillkit.models import StreamEvent
 from skillkit.secrets import Redactor
-from skillkit.tools.base import ToolResult
 
 __all__ = ["EventBus", "Handler", "Tap"]
 
@@ -54,29 +43,34 @@ class _Subscription:
 
 
 class EventBus:
-    """Delivers events to sinks and handlers and runs the control points.
+    """One agent's event stream, fanned out to every listener (the bus decides nothing).
 
-    ``on(kind, handler)`` subscribes — ``kind`` is an event type string (``"*"`` for
-    every type) or a payload class (``on(ToolCallEvent, handler)``, typed for the type
-    checker) — and returns a function that unsubscribes; ``@bus.on(kind)`` is the
-    decorator form. Handlers may be sync or async; for one event they run after the
-    sinks, in priority order (lower first; each subscription keeps its own priority),
-    then subscription order. Control points and how several handlers' answers combine:
+    Listeners, in the order each event reaches them: **sinks** (`add_sink`; every event,
+    as an `Event`), **taps** (`tap`; every event's payload and turn, no envelope built)
+    and **handlers** (`on(kind, handler)`; the events of one kind, or ``"*"`` for every
+    kind — ``kind`` may also be a payload class, typed for the type checker). Handlers
+    run in priority order (lower first; each subscription keeps its own), then
+    subscription order, and may be sync or async.
 
-    - ``input`` -> `InputResult`: in order, each sees the last content; ``handled`` swallows.
-    - ``context_transform`` -> `ContextTransformResult` (or a list): in order, each sees
-      the last list.
-    - ``before_tool_call`` -> `ToolCallEventResult`: any block wins (the first blocker's
-      reason is used); argument replacements apply in order.
-    - ``after_tool_result`` -> `ToolResultEventResult` (or a `ToolResult`): overrides fold
-      in order.
+    One delivery path: `publish` (and `emit`, which awaits it) delivers to all three;
+    `emit_nowait` does the same from synchronous code or another thread (handed to the
+    event loop's thread first, so listeners always run there, one event at a time, in
+    emission order). `observe` hands on an event another bus made (a child agent's).
 
-    Sinks and ``*`` handlers see every event, control events included. Events emitted
-    from another thread (a sync tool's ``ctx.update``) are handed to the event loop's
-    thread, so sinks and handlers always run there, one event at a time, in emission
-    order. A handler or sink that raises becomes an ``error`` event; with
-    ``strict=True`` the exception propagates instead (for tests). ``redactor`` replaces
-    known secret values in those failure texts.
+    **Back-pressure.** A tap or handler may return an awaitable; the emitter awaits it
+    before it publishes the next event (a slow reader slows the run; nothing is
+    dropped). From `emit_nowait` such an awaitable is scheduled instead, never waited
+    for. Sinks must not block.
+
+    **Control kinds** (``input``, ``context_transform``, ``before_tool_call``,
+    ``after_tool_result``): handlers subscribed to one of them by name are hooks, not
+    listeners — the runner asks them through its one hook seam (`skillkit.agent.Hooks`)
+    and they may answer; the events themselves are still published to sinks, taps and
+    ``*`` handlers.
+
+    A listener that raises becomes an ``error`` event (stage ``sink``, ``tap`` or
+    ``handler:<type>``); with ``strict=True`` the exception propagates instead (for
+    tests). ``redactor`` replaces known secret values in those failure texts.
     """
 
     def __init__(
@@ -93,14 +87,15 @@ class EventBus:
         self.parent_id = parent_id
         self.strict = strict
         self._sinks: tuple[Sink, ...] = tuple(sinks)
-        self._subscriptions: dict[str, list[_Subscription]] = {}
-        self._handlers: dict[str, tuple[Handler, ...]] = {}  # per kind, wildcard included
         self._taps: tuple[Tap, ...] = ()
+        self._subscriptions: dict[str, list[_Subscription]] = {}
+        self._handlers: dict[str, tuple[Handler, ...]] = {}  # delivery, per kind, "*" merged
+        self._everything = bool(self._sinks)  # some listener receives every event
         self._reporting = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
 
-    # ----- subscription
+    # ----- listeners
 
     @overload
     def on(self, event_type: type[P], *, priority: int = 0) -> Callable[[H], H]: ...
@@ -127,10 +122,8 @@ class EventBus:
         *,
         priority: int = 0,
     ) -> Callable[[], None] | Callable[[H], H]:
-        """Subscribe ``handler`` to ``event_type`` (a kind, ``"*"`` or a payload class).
-
-        Handlers run in ``priority`` order (lower first), then subscription order.
-        """
+        """Subscribe ``handler`` to ``event_type`` (a kind, ``"*"`` or a payload class);
+        returns a function that unsubscribes. Without ``handler``, a decorator."""
         kind = self._kind(event_type)
         if handler is None:
 
@@ -175,32 +168,47 @@ class EventBus:
         return event_type
 
     def _rebuild(self) -> None:
-        """Precompute each kind's handler list (wildcard merged in by priority)."""
-        wildcard = self._subscriptions.get("*", [])
+        """Precompute each kind's delivery list (``*`` merged in by priority; the
+        handlers of a control kind are hooks and are left out)."""
+        wildcard = sorted(self._subscriptions.get("*", []), key=_priority)
         merged: dict[str, tuple[Handler, ...]] = {}
         for kind, bucket in self._subscriptions.items():
-            if kind == "*" or not bucket:
+            if kind == "*" or kind in CONTROL_KINDS or not bucket:
                 continue
-            ordered = sorted(bucket, key=_priority) + sorted(wildcard, key=_priority)
+            ordered = sorted(bucket, key=_priority) + wildcard
             merged[kind] = tuple(s.handler for s in ordered)
         if wildcard:
-            merged["*"] = tuple(s.handler for s in sorted(wildcard, key=_priority))
+            merged["*"] = tuple(s.handler for s in wildcard)
         self._handlers = merged
+        self._listeners_changed()
+
+    def _listeners_changed(self) -> None:
+        self._everything = bool(self._sinks or self._taps) or "*" in self._handlers
+
+    def handlers(self, event_type: str) -> list[Handler]:
+        """The handlers subscribed to this very kind (``*`` not counted), in the order
+        they run — for a control kind, the hooks the runner asks."""
+        bucket = self._subscriptions.get(event_type)
+        return [s.handler for s in bucket] if bucket else []
+
+    def has_handlers(self, event_type: str) -> bool:
+        """Whether handlers subscribed to this very kind (``*`` not counted)."""
+        return bool(self._subscriptions.get(event_type))
 
     def tap(self, reader: Tap) -> Callable[[], None]:
         """Subscribe an in-process reader to every event's payload (and turn), with no
         envelope built for it — the cheap way to follow a run from the same process
-        (`AgentRunner.chat_stream_events` reads a run this way). It is called after the
-        sinks and before the handlers, on the event loop's thread; an awaitable it
-        returns is awaited before the event counts as delivered. Returns a function that
-        unsubscribes."""
+        (`AgentRunner.chat_stream_events` reads a run this way). Called after the sinks
+        and before the handlers. Returns a function that unsubscribes."""
         self._taps = (*self._taps, reader)
+        self._listeners_changed()
 
         def remove() -> None:
             taps = list(self._taps)
             if reader in taps:
                 taps.remove(reader)
                 self._taps = tuple(taps)
+                self._listeners_changed()
 
         return remove
 
@@ -208,59 +216,32 @@ class EventBus:
         """Add a sink (it receives every event from now on); returns a function that
         removes it."""
         self._sinks = (*self._sinks, sink)
+        self._listeners_changed()
 
         def remove() -> None:
             sinks = list(self._sinks)
             if sink in sinks:
                 sinks.remove(sink)
                 self._sinks = tuple(sinks)
+                self._listeners_changed()
 
         return remove
 
     @property
     def observed(self) -> bool:
-        """Whether sinks, taps or ``*`` handlers receive every event (emitters then build
-        every event; otherwise only kinds with handlers)."""
-        return bool(self._sinks or self._taps) or "*" in self._handlers
+        """Whether sinks, taps or ``*`` handlers receive every event."""
+        return self._everything
 
     def wants(self, event_type: str) -> bool:
-        """Whether anything would receive an event of this type (lets emitters skip
+        """Whether any listener would receive an event of this kind (lets emitters skip
         building events nobody reads)."""
-        return (
-            bool(self._sinks or self._taps) or event_type in self._handlers or "*" in self._handlers
-        )
+        return self._everything or event_type in self._handlers
 
-    def has_handlers(self, event_type: str) -> bool:
-        """Whether handlers subscribed to this very type (``*`` not counted)."""
-        return bool(self._subscriptions.get(event_type))
-
-    # ----- emission
+    # ----- delivery
 
     def event(self, payload: EventPayload, turn: int | None = None) -> Event[Any]:
         """The envelope for ``payload`` from this bus's agent, stamped now."""
         return Event(kind_of(payload), payload, self.agent_id, self.parent_id, time.time(), turn)
-
-    async def emit(
-        self,
-        payload: EventPayload | str,
-        legacy_payload: EventPayload | None = None,
-        *,
-        turn: int | None = None,
-    ) -> list[Any]:
-        """Deliver one event; returns the non-None results of its handlers, in order.
-
-        ``emit(payload)``: the kind is the payload's. The older ``emit("kind", payload)``
-        form is accepted when the kind matches the payload (`ValueError` otherwise).
-        """
-        payload = _payload(payload, legacy_payload)
-        if self._loop is None:
-            self._bind()
-        kind = kind_of(payload)
-        results: list[Any] = []
-        pending = self.publish(payload, turn, kind=kind, results=results)
-        if pending is not None:
-            await pending
-        return results
 
     def publish(
         self,
@@ -270,21 +251,27 @@ class EventBus:
         kind: str | None = None,
         results: list[Any] | None = None,
     ) -> Awaitable[None] | None:
-        """Deliver ``payload`` from async code without a coroutine per event: sinks,
-        taps and sync handlers run now; returns an awaitable (which the caller must await
-        before emitting anything else) only when a tap or handler has to be waited for."""
+        """Deliver ``payload`` to every listener — the one delivery path. Sinks, taps
+        and sync handlers run now; returns an awaitable, which the caller must await
+        before publishing anything else, only when a tap or handler has to be waited
+        for (back-pressure), else None. Non-None handler answers are appended to
+        ``results``."""
+        if self._loop is None:
+            self._bind()
         if kind is None:
             kind = kind_of(payload)
-        handlers = self._handlers
-        if self._sinks or kind in handlers or "*" in handlers:
+        handlers = self._handlers.get(kind) or self._handlers.get("*")
+        if self._sinks or handlers:
             envelope: Event[Any] | None = Event(
                 kind, payload, self.agent_id, self.parent_id, time.time(), turn
             )
+        elif not self._taps:
+            return None
         else:
             envelope = None
-            if not self._taps:
-                return None
         waits: list[Awaitable[Any]] | None = None
+        if envelope is not None:
+            self._to_sinks(envelope)
         for tap in self._taps:
             try:
                 waiting = tap(payload, turn)
@@ -292,51 +279,99 @@ class EventBus:
                 self._failed("tap", exc)
                 continue
             if waiting is not None:
-                if waits is None:
-                    waits = []
-                waits.append(waiting)
-        pending = self.deliver(envelope, results) if envelope is not None else None
+                waits = [*waits, waiting] if waits is not None else [waiting]
+        if handlers and envelope is not None:
+            if waits is not None:  # the handlers run after the taps' waits
+                waits.append(self._later(envelope, handlers, results))
+            else:
+                pending = self._to_handlers(envelope, handlers, results)
+                if pending is not None:
+                    return pending
         if waits is None:
-            return pending
-        if pending is not None:
-            waits.append(pending)
-        return _all(waits)
+            return None
+        return waits[0] if len(waits) == 1 else _all(waits)
 
-    async def dispatch(self, event: Event[Any]) -> list[Any]:
-        """Deliver an already built event to the sinks, the taps, then the handlers;
-        returns the handlers' non-None results, in order."""
+    async def emit(
+        self,
+        payload: EventPayload | str,
+        legacy_payload: EventPayload | None = None,
+        *,
+        turn: int | None = None,
+    ) -> list[Any]:
+        """`publish` ``payload`` and wait until every listener has it; returns the
+        non-None answers of its handlers, in order. The older ``emit("kind", payload)``
+        form is accepted when the kind matches the payload (`ValueError` otherwise)."""
+        payload = _payload(payload, legacy_payload)
         results: list[Any] = []
-        for tap in self._taps:
-            try:
-                waiting = tap(event.payload, event.turn)
-            except Exception as exc:
-                self._failed("tap", exc)
-                continue
-            if waiting is not None:
-                await waiting
-        pending = self.deliver(event, results)
+        pending = self.publish(payload, turn, results=results)
         if pending is not None:
             await pending
         return results
 
-    def deliver(
-        self, event: Event[Any], results: list[Any] | None = None
-    ) -> Awaitable[None] | None:
-        """Deliver ``event`` from async code without a coroutine per event: sinks and
-        sync handlers run now; the first handler that returns an awaitable makes this
-        return an awaitable that finishes the delivery (the caller must await it before
-        emitting anything else). None when everything ran. Non-None handler results are
-        appended to ``results``."""
-        if self._loop is None:
+    async def _later(
+        self, event: Event[Any], handlers: tuple[Handler, ...], results: list[Any] | None
+    ) -> None:
+        pending = self._to_handlers(event, handlers, results)
+        if pending is not None:
+            await pending
+
+    def emit_nowait(
+        self,
+        payload: EventPayload | str,
+        legacy_payload: EventPayload | None = None,
+        *,
+        turn: int | None = None,
+    ) -> None:
+        """`publish` from synchronous code, on any thread: from the event loop's thread
+        now, from another thread handed to the loop's thread (in order); an awaitable a
+        listener returns is scheduled, never waited for."""
+        payload = _payload(payload, legacy_payload)
+        loop = self._loop
+        if loop is None:
             self._bind()
+        elif threading.get_ident() != self._loop_thread and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self._publish_now, payload, turn)
+                return
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        self._publish_now(payload, turn)
+
+    def _publish_now(self, payload: EventPayload, turn: int | None) -> None:
+        pending = self.publish(payload, turn)
+        if pending is not None:
+            _schedule(pending)
+
+    def observe(self, event: Event[Any], *, kind_handlers: bool = False) -> None:
+        """Hand on ``event``, made by another bus (a child agent's), to this bus's sinks
+        and ``*`` handlers — and, with ``kind_handlers=True``, to the handlers of its
+        kind (a request someone here must answer). Taps follow this agent's own run and
+        do not see it. An awaitable a handler returns is scheduled."""
+        self._to_sinks(event)
+        handlers = self._handlers.get(event.type) if kind_handlers else None
+        handlers = handlers or self._handlers.get("*")
+        if handlers:
+            pending = self._to_handlers(event, handlers, None)
+            if pending is not None:
+                _schedule(pending)
+
+    def report(self, stage: str, exc: Exception) -> None:
+        """Publish ``exc`` as an ``error`` event of ``stage`` (redacted); with
+        ``strict=True``, raise it instead."""
+        self._failed(stage, exc)
+
+    def _to_sinks(self, event: Event[Any]) -> None:
         for sink in self._sinks:
             try:
                 sink.emit(event)
             except Exception as exc:
                 self._failed("sink", exc)
-        handlers = self._handlers.get(event.type) or self._handlers.get("*")
-        if not handlers:
-            return None
+
+    def _to_handlers(
+        self, event: Event[Any], handlers: tuple[Handler, ...], results: list[Any] | None
+    ) -> Awaitable[None] | None:
+        """Call ``handlers`` in order; the first that returns an awaitable makes this
+        return one that awaits it and calls the rest (None when all ran now)."""
         for index, handler in enumerate(handlers):
             try:
                 result = handler(event)
@@ -373,51 +408,6 @@ class EventBus:
             if result is not None and results is not None:
                 results.append(result)
 
-    def emit_nowait(
-        self,
-        payload: EventPayload | str,
-        legacy_payload: EventPayload | None = None,
-        *,
-        turn: int | None = None,
-    ) -> None:
-        """Deliver from synchronous code. On the event loop's thread sinks and sync
-        handlers run now and an async handler's coroutine is scheduled; from any other
-        thread the event is handed to the loop's thread (in order) and delivered there."""
-        payload = _payload(payload, legacy_payload)
-        kind = kind_of(payload)
-        if not (self._sinks or self._taps or kind in self._handlers or "*" in self._handlers):
-            return
-        event = self.event(payload, turn)
-        loop = self._loop
-        if loop is not None and threading.get_ident() != self._loop_thread:
-            if not loop.is_closed():
-                try:
-                    loop.call_soon_threadsafe(self._deliver_now, event)
-                    return
-                except RuntimeError:  # the loop closed meanwhile
-                    pass
-        elif loop is None:
-            self._bind()
-        self._deliver_now(event)
-
-    def observe(self, event: Event[Any]) -> None:
-        """Hand ``event`` — made by another bus, such as a child agent's — to this bus's
-        sinks and ``*`` handlers only: the handlers of its kind and the taps are this
-        agent's own control and bookkeeping, which another agent's events must not reach.
-        Failures are reported as for any delivery."""
-        for sink in self._sinks:
-            try:
-                sink.emit(event)
-            except Exception as exc:
-                self._failed("sink", exc)
-        for handler in self._handlers.get("*") or ():
-            try:
-                result = handler(event)
-                if inspect.isawaitable(result):
-                    _schedule(result)
-            except Exception as exc:
-                self._failed(f"handler:{event.type}", exc)
-
     def _bind(self) -> None:
         """Remember the running loop (and its thread) the first time one is seen."""
         try:
@@ -425,25 +415,6 @@ class EventBus:
         except RuntimeError:
             return
         self._loop_thread = threading.get_ident()
-
-    def _deliver_now(self, event: Event[Any]) -> None:
-        for sink in self._sinks:
-            try:
-                sink.emit(event)
-            except Exception as exc:
-                self._failed("sink", exc)
-        for tap in self._taps:
-            try:
-                tap(event.payload, event.turn)  # no waiting from synchronous code
-            except Exception as exc:
-                self._failed("tap", exc)
-        for handler in self._handlers.get(event.type) or self._handlers.get("*") or ():
-            try:
-                result = handler(event)
-                if inspect.isawaitable(result):
-                    _schedule(result)
-            except Exception as exc:
-                self._failed(f"handler:{event.type}", exc)
 
     def _failed(self, stage: str, exc: Exception) -> None:
         if self.strict:
@@ -459,122 +430,6 @@ class EventBus:
             self.emit_nowait(ErrorInfo(stage=stage, message=text))
         finally:
             self._reporting = False
-
-    # ----- control points
-
-    async def transform_input(
-        self, content: str | list[UserContent], *, turn: int | None = None
-    ) -> str | list[UserContent] | None:
-        """Run ``input`` handlers; returns the content to use, or None if swallowed."""
-        handlers = self._direct("input")
-        if self.observed:
-            await self._observe(self.event(InputEvent(content=content), turn))
-        if not handlers:
-            return content
-        for handler in handlers:
-            event = self.event(InputEvent(content=content), turn)
-            result = await self._call(handler, event)
-            if isinstance(result, InputResult):
-                if result.handled:
-                    return None
-                if result.content is not None:
-                    content = result.content
-        return content
-
-    async def transform_context(
-        self, messages: list[AgentMessage], *, turn: int | None = None
-    ) -> list[AgentMessage]:
-        """Run ``context_transform`` handlers, each seeing the previous one's list."""
-        handlers = self._direct("context_transform")
-        if not handlers:
-            return messages
-        current = messages
-        for handler in handlers:
-            event = self.event(ContextTransformEvent(messages=list(current)), turn)
-            result = await self._call(handler, event)
-            if isinstance(result, ContextTransformResult):
-                current = list(result.messages)
-            elif isinstance(result, list):
-                current = result
-        return current
-
-    async def before_tool_call(
-        self, call: ToolCallEvent, *, turn: int | None = None
-    ) -> ToolCallEventResult:
-        """Run ``before_tool_call`` handlers: any block wins; arg edits apply in order."""
-        handlers = self._direct("before_tool_call")
-        if self.observed:
-            await self._observe(self.event(call, turn))
-        if not handlers:
-            return _NO_DECISION
-        args = call.args
-        blocked = False
-        reason = ""
-        changed = False
-        confinement: Confinement | None = None
-        for handler in handlers:
-            event = self.event(msgspec.structs.replace(call, args=args), turn)
-            result = await self._call(handler, event)
-            if isinstance(result, ToolCallEventResult):
-                if result.block and not blocked:
-                    blocked, reason = True, result.reason or "blocked by a before_tool_call handler"
-                if result.args is not None:
-                    args, changed = dict(result.args), True
-                if result.confinement is not None:
-                    confinement = result.confinement.join(confinement)
-        return ToolCallEventResult(
-            block=blocked,
-            reason=reason,
-            args=args if changed else None,
-            confinement=confinement,
-        )
-
-    async def after_tool_result(
-        self, event_payload: ToolResultEvent, *, turn: int | None = None
-    ) -> ToolResult:
-        """Run ``after_tool_result`` handlers; overrides fold in order."""
-        result = event_payload.result
-        handlers = self._direct("after_tool_result")
-        if self.observed:
-            await self._observe(self.event(event_payload, turn))
-        if not handlers:
-            return result
-        for handler in handlers:
-            event = self.event(msgspec.structs.replace(event_payload, result=result), turn)
-            answer = await self._call(handler, event)
-            if isinstance(answer, ToolResultEventResult):
-                result = answer.result
-            elif isinstance(answer, ToolResult):
-                result = answer
-        return result
-
-    def _direct(self, kind: str) -> list[Handler]:
-        """The handlers subscribed to ``kind`` itself, in priority order (a copy)."""
-        bucket = self._subscriptions.get(kind)
-        return [s.handler for s in bucket] if bucket else []
-
-    async def _observe(self, event: Event[Any]) -> None:
-        """Show a control event to the sinks and the ``*`` handlers (answers ignored)."""
-        for sink in self._sinks:
-            try:
-                sink.emit(event)
-            except Exception as exc:
-                self._failed("sink", exc)
-        for handler in self._handlers.get("*", ()):
-            await self._call(handler, event)
-
-    async def _call(self, handler: Handler, event: Event[Any]) -> Any:
-        try:
-            result = handler(event)
-            if inspect.isawaitable(result):
-                result = await result
-            return result
-        except Exception as exc:
-            self._failed(f"handler:{event.type}", exc)
-            return None
-
-
-_NO_DECISION = ToolCallEventResult()
 
 
 def _priority(subscription: _Subscription) -> int:

@@ -20,10 +20,10 @@ from skillkit.models import (
     StreamEvent,
     StreamEventType,
     TokenUsage,
+    ToolResult,
     ToolResultMessage,
     UserContent,
 )
-from skillkit.tools.base import ToolResult
 
 STREAM_KINDS: tuple[str, ...] = tuple(
     kind
@@ -31,6 +31,9 @@ STREAM_KINDS: tuple[str, ...] = tuple(
     if kind not in ("tool_result", "output_partial", "output", "done", "error")
 )
 """The provider stream kinds that reach the bus (their payload is the `StreamEvent`)."""
+
+CONTROL_KINDS = frozenset({"input", "context_transform", "before_tool_call", "after_tool_result"})
+"""The kinds whose handlers are hooks that may answer (see `skillkit.agent.Hooks`)."""
 
 PAYLOAD_TYPES: dict[str, type[Any]] = dict.fromkeys(STREAM_KINDS, StreamEvent)
 """The payload class of every registered event kind (read-only for callers: add kinds
@@ -316,7 +319,10 @@ class ContextTransformEvent(Payload, frozen=True, kw_only=True):
     messages: list[AgentMessage]
 
 
-class ContextTransformResult(Payload, frozen=True, kw_only=True):
+class ContextTransformResult(Payload, frozen=True):
+    """Answer to ``context_transform``: ``messages`` (positional or by name) replace the
+    messages sent on this model call; a plain list is accepted too."""
+
     messages: list[AgentMessage]
 
 
@@ -353,8 +359,9 @@ class ToolResultEvent(Payload, frozen=True, kw_only=True):
     result: ToolResult
 
 
-class ToolResultEventResult(Payload, frozen=True, kw_only=True):
-    """Answer to ``after_tool_result``: ``result`` replaces the tool's result."""
+class ToolResultEventResult(Payload, frozen=True):
+    """Answer to ``after_tool_result``: ``result`` (positional or by name) replaces the
+    tool's result; a plain `ToolResult` is accepted too."""
 
     result: ToolResult
 
@@ -385,6 +392,11 @@ CorePayload: TypeAlias = (
     | ToolCallEvent
     | ToolResultEvent
 )
+
+AgentEvent: TypeAlias = CorePayload
+"""One event of a run: the union of the core's typed payloads, the provider stream's
+`StreamEvent` kinds folded in (layers above add their own `Payload` kinds). Branch on it
+with ``match`` over the payload classes."""
 
 EventPayload: TypeAlias = "Payload | StreamEvent"
 """What an `Event` carries: a payload of a registered kind, or a provider stream event."""

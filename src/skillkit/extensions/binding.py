@@ -7,10 +7,11 @@ every caller:
   registry's tools, and a system-prompt part holding ``skillkit_system_prompt``'s
   answer (first of all sections) followed by the skill catalog; a second one, kept
   after `detach`, closes the adapters SkillKit made for the agent;
-- the `EventBus` control points: one ``context_transform`` handler
-  (``skillkit_transform_context``), one ``before_tool_call`` and one
-  ``after_tool_result`` handler (the tool hooks), one ``*`` handler
-  (``skillkit_on_event``), each subscribed only while some plugin implements the hook;
+- the same contributor offers the lifecycle hooks as the runner's hooks: a context
+  transform (``skillkit_transform_context``), ``before_tool_call`` and
+  ``after_tool_result`` (``skillkit_before_tool_call`` / ``skillkit_after_tool_call``),
+  each only while some plugin implements it (`Contributor.offers`); one ``*`` bus
+  handler (``skillkit_on_event``) while a plugin implements that;
 - the ``convert_to_llm`` seam (``skillkit_convert_to_llm``, then
   ``skillkit_render_custom_message`` per custom message, then the runner's own
   conversion);
@@ -18,9 +19,10 @@ every caller:
   (`AdapterRegistry.see_also`): ``runner.set_adapter(NAME)`` reaches an adapter a plugin
   registers before or after the binding is made.
 
-The two tool hooks run on a private `EventBus` with one handler per implementation, in
-LIFO order, so "any block wins" and "overrides fold" are the bus's own rules, not a copy
-of them.
+Implementations run in pluggy's order (LIFO). For ``before_tool_call`` the first block
+wins and argument replacements apply in order; ``after_tool_call`` overrides fold in
+order. A guarding hook (context transform, conversion, tool hooks) that raises fails
+closed, as every hook does: it is reported and the call — or the model call — is refused.
 """
 
 from __future__ import annotations
@@ -32,10 +34,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from skillkit.agent.contributors import Contributor
+from skillkit.confinement import Confinement
 from skillkit.context import convert_message
 from skillkit.events import (
-    ContextTransformEvent,
-    ContextTransformResult,
     ErrorInfo,
     Event,
     EventBus,
@@ -54,7 +55,7 @@ from skillkit.extensions.calling import (
 )
 from skillkit.extensions.hookspecs import AgentContext
 from skillkit.extensions.registries import Registries
-from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall
+from skillkit.models import AgentMessage, CustomMessage, LLMMessage, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from pluggy import HookImpl, HookRelay
@@ -66,11 +67,12 @@ if TYPE_CHECKING:
 
 __all__ = ["PluginHooks", "RunnerBinding"]
 
-_BUS_HOOKS = {
-    "context_transform": "skillkit_transform_context",
+_BUS_HOOKS = {"*": "skillkit_on_event"}
+
+_PART_HOOKS = {
+    "transform_context": "skillkit_transform_context",
     "before_tool_call": "skillkit_before_tool_call",
     "after_tool_result": "skillkit_after_tool_call",
-    "*": "skillkit_on_event",
 }
 
 
@@ -101,8 +103,6 @@ class RunnerBinding:
         self._prompt: str | None = None
         self._prompt_ready = False
         self._subscriptions: dict[str, Callable[[], None]] = {}
-        self._inner = EventBus(agent_id=runner.events.agent_id)
-        self._inner_subscriptions: list[Callable[[], None]] = []
         self._original_convert = runner.convert_to_llm
         self._convert_installed = False
         self._parts = _PluginParts(self)
@@ -133,16 +133,12 @@ class RunnerBinding:
         self.sync()
 
     def sync(self) -> None:
-        """Follow the manager's current plugins: subscribe the handlers of hooks that
-        have implementations, drop the others, rebuild the tool-hook bus."""
+        """Follow the manager's current plugins: subscribe the ``*`` handler while a
+        plugin implements ``skillkit_on_event``, install the conversion seam while one
+        converts (the hooks follow the plugins by themselves, from the next run on)."""
         hook = self.manager.hook
         bus = self.runner.events
-        handlers: dict[str, Callable[[Event], Any]] = {
-            "context_transform": self._transform_context,
-            "before_tool_call": self._before_tool_call,
-            "after_tool_result": self._after_tool_result,
-            "*": self._on_event,
-        }
+        handlers: dict[str, Callable[[Event], Any]] = {"*": self._on_event}
         for event_type, hook_name in _BUS_HOOKS.items():
             wanted = bool(ordered(getattr(hook, hook_name)))
             subscribed = event_type in self._subscriptions
@@ -150,18 +146,6 @@ class RunnerBinding:
                 self._subscriptions[event_type] = bus.on(event_type, handlers[event_type])
             elif subscribed and not wanted:
                 self._subscriptions.pop(event_type)()
-        for unsubscribe in self._inner_subscriptions:
-            unsubscribe()
-        self._inner_subscriptions = [
-            *(
-                self._inner.on("before_tool_call", self._before_handler(impl))
-                for impl in ordered(hook.skillkit_before_tool_call)
-            ),
-            *(
-                self._inner.on("after_tool_result", self._after_handler(impl))
-                for impl in ordered(hook.skillkit_after_tool_call)
-            ),
-        ]
         converts = bool(ordered(hook.skillkit_convert_to_llm)) or any(
             not getattr(impl.function, DELEGATES_TO_REGISTRY, False)
             for impl in ordered(hook.skillkit_render_custom_message)
@@ -180,9 +164,6 @@ class RunnerBinding:
         for unsubscribe in self._subscriptions.values():
             unsubscribe()
         self._subscriptions.clear()
-        for unsubscribe in self._inner_subscriptions:
-            unsubscribe()
-        self._inner_subscriptions.clear()
         if self._untrack_turn is not None:
             self._untrack_turn()
             self._untrack_turn = None
@@ -279,20 +260,25 @@ class RunnerBinding:
             self._failed(impl, "skillkit_system_prompt", TypeError(f"returned {type(answer)}"))
         return None
 
-    async def _transform_context(self, event: Event) -> ContextTransformResult | None:
-        payload = event.payload
-        assert isinstance(payload, ContextTransformEvent)
-        messages = payload.messages
-        context = self._context(event.turn)
+    def offers(self, part: str) -> bool:
+        """Whether some plugin implements the hook behind contributor ``part``."""
+        hook_name = _PART_HOOKS.get(part)
+        return hook_name is None or bool(ordered(getattr(self.manager.hook, hook_name)))
+
+    async def transform_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """``skillkit_transform_context``: the first list answered (fails closed)."""
+        context = self._context()
         for impl in ordered(self.manager.hook.skillkit_transform_context):
             kwargs = {"messages": list(messages), "context": context}
-            answer = await invoke(impl, "skillkit_transform_context", kwargs, self._failed)
+            answer = await invoke(
+                impl, "skillkit_transform_context", kwargs, self._failed, fail_closed=True
+            )
             if answer is None:
                 continue
             if isinstance(answer, list):
-                return ContextTransformResult(messages=answer)
+                return answer
             self._failed(impl, "skillkit_transform_context", TypeError("returned a non-list"))
-        return None
+        return messages
 
     async def _convert(self, messages: list[AgentMessage]) -> list[LLMMessage]:
         hook = self.manager.hook
@@ -303,6 +289,7 @@ class RunnerBinding:
             {"messages": list(messages), "context": context},
             self._failed,
             accept=lambda value: isinstance(value, list),
+            fail_closed=True,
         )
         if answer is not None:
             return list(answer)
@@ -330,49 +317,55 @@ class RunnerBinding:
                 out.append(converted_one)
         return out
 
-    async def _before_tool_call(self, event: Event) -> ToolCallEventResult:
-        payload = event.payload
-        assert isinstance(payload, ToolCallEvent)
-        return await self._inner.before_tool_call(payload, turn=event.turn)
+    async def before_tool_call(self, payload: ToolCallEvent) -> ToolCallEventResult:
+        """``skillkit_before_tool_call``: the first block wins, argument replacements
+        apply in order, confinements join; one that raises blocks the call."""
+        args = payload.args
+        changed = False
+        confinement: Confinement | None = None
+        for impl in ordered(self.manager.hook.skillkit_before_tool_call):
+            call, validated = self._call(payload.tool_call_id, payload.tool_name, args)
+            kwargs = {"tool_call": call, "args": validated, "context": self._context()}
+            answer = await invoke(
+                impl, "skillkit_before_tool_call", kwargs, self._failed, fail_closed=True
+            )
+            if answer is None:
+                continue
+            if not isinstance(answer, ToolCallEventResult):
+                self._failed(impl, "skillkit_before_tool_call", _wrong(answer, "BlockDecision"))
+                continue
+            if answer.block:
+                return ToolCallEventResult(
+                    block=True, reason=answer.reason or "blocked by a plugin"
+                )
+            if answer.args is not None:
+                args, changed = dict(answer.args), True
+            if answer.confinement is not None:
+                confinement = answer.confinement.join(confinement)
+        return ToolCallEventResult(args=args if changed else None, confinement=confinement)
 
-    async def _after_tool_result(self, event: Event) -> ToolResultEventResult:
-        payload = event.payload
-        assert isinstance(payload, ToolResultEvent)
-        result = await self._inner.after_tool_result(payload, turn=event.turn)
-        return ToolResultEventResult(result=result)
-
-    def _before_handler(self, impl: HookImpl) -> Callable[[Event], Any]:
-        async def handler(event: Event) -> ToolCallEventResult | None:
-            payload = event.payload
-            assert isinstance(payload, ToolCallEvent)
-            call, args = self._call(payload.tool_call_id, payload.tool_name, payload.args)
-            kwargs = {"tool_call": call, "args": args, "context": self._context(event.turn)}
-            answer = await invoke(impl, "skillkit_before_tool_call", kwargs, self._failed)
-            if answer is None or isinstance(answer, ToolCallEventResult):
-                return answer
-            self._failed(impl, "skillkit_before_tool_call", _wrong(answer, "BlockDecision"))
-            return None
-
-        return handler
-
-    def _after_handler(self, impl: HookImpl) -> Callable[[Event], Any]:
-        async def handler(event: Event) -> ToolResultEventResult | None:
-            payload = event.payload
-            assert isinstance(payload, ToolResultEvent)
-            call, args = self._call(payload.tool_call_id, payload.tool_name, payload.args)
+    async def after_tool_result(self, payload: ToolResultEvent) -> ToolResult:
+        """``skillkit_after_tool_call``: overrides fold in order; one that raises
+        withholds the result."""
+        result = payload.result
+        for impl in ordered(self.manager.hook.skillkit_after_tool_call):
+            call, validated = self._call(payload.tool_call_id, payload.tool_name, payload.args)
             kwargs = {
                 "tool_call": call,
-                "args": args,
-                "result": payload.result,
-                "context": self._context(event.turn),
+                "args": validated,
+                "result": result,
+                "context": self._context(),
             }
-            answer = await invoke(impl, "skillkit_after_tool_call", kwargs, self._failed)
-            if answer is None or isinstance(answer, ToolResultEventResult):
-                return answer
-            self._failed(impl, "skillkit_after_tool_call", _wrong(answer, "ResultOverride"))
-            return None
-
-        return handler
+            answer = await invoke(
+                impl, "skillkit_after_tool_call", kwargs, self._failed, fail_closed=True
+            )
+            if answer is None:
+                continue
+            if not isinstance(answer, ToolResultEventResult):
+                self._failed(impl, "skillkit_after_tool_call", _wrong(answer, "ResultOverride"))
+                continue
+            result = answer.result
+        return result
 
     def _on_event(self, event: Event) -> Any:
         impls = ordered(self.manager.hook.skillkit_on_event)
@@ -433,6 +426,18 @@ class _PluginParts(Contributor):
 
     def __init__(self, binding: RunnerBinding) -> None:
         self.binding = binding
+
+    def offers(self, part: str) -> bool:
+        return self.binding.offers(part)
+
+    async def transform_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        return await self.binding.transform_context(messages)
+
+    async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult:
+        return await self.binding.before_tool_call(call)
+
+    async def after_tool_result(self, event: ToolResultEvent) -> ToolResult:
+        return await self.binding.after_tool_result(event)
 
     def tools(self) -> Sequence[Tool]:
         registries = self.binding.manager.registries

@@ -4,7 +4,9 @@ pluggy's own hook calls cannot await ``async def`` implementations, so SkillKit 
 the lifecycle hooks itself, with pluggy's order (LIFO, ``tryfirst``/``trylast``
 respected) and pluggy's argument passing (each implementation gets only the arguments it
 names). A failing implementation is reported through ``on_failure`` and treated as
-having answered None; it never stops the other implementations or the agent.
+having answered None — except where it guards something (``fail_closed``: the tool-call,
+context and conversion hooks), where the exception is raised again so the agent refuses
+the call, or the model call, it was asked about.
 """
 
 from __future__ import annotations
@@ -48,9 +50,16 @@ def _arguments(impl: HookImpl, kwargs: Mapping[str, Any]) -> list[Any]:
 
 
 async def invoke(
-    impl: HookImpl, hook_name: str, kwargs: Mapping[str, Any], on_failure: FailureCallback
+    impl: HookImpl,
+    hook_name: str,
+    kwargs: Mapping[str, Any],
+    on_failure: FailureCallback,
+    *,
+    fail_closed: bool = False,
 ) -> Any:
-    """Call one implementation (awaiting it if async); None if it raised."""
+    """Call one implementation (awaiting it if async); None if it raised — or, with
+    ``fail_closed`` (a hook that guards something), the exception is raised again after
+    it was reported, so the caller refuses what the hook was asked about."""
     try:
         result = impl.function(*_arguments(impl, kwargs))
         if inspect.isawaitable(result):
@@ -58,6 +67,8 @@ async def invoke(
         return result
     except Exception as exc:
         on_failure(impl, hook_name, exc)
+        if fail_closed:
+            raise
         return None
 
 
@@ -86,13 +97,16 @@ async def call_first(
     kwargs: Mapping[str, Any],
     on_failure: FailureCallback,
     accept: Callable[[Any], bool] | None = None,
+    *,
+    fail_closed: bool = False,
 ) -> Any:
     """The first non-None answer, in the given order (the rest are not asked).
 
     An answer ``accept`` rejects is reported as a wrong return type and skipped.
+    ``fail_closed``: as for `invoke`.
     """
     for impl in impls:
-        result = await invoke(impl, hook_name, kwargs, on_failure)
+        result = await invoke(impl, hook_name, kwargs, on_failure, fail_closed=fail_closed)
         if result is None:
             continue
         if accept is not None and not accept(result):

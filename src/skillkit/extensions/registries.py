@@ -27,7 +27,6 @@ from skillkit.commands.dispatch import Command, CommandRegistry
 from skillkit.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
     from skillkit.skills.registry import SkillRegistry
 
 __all__ = [
@@ -49,13 +48,16 @@ _NAME = re.compile(r"[a-z][a-z0-9_.-]*(?::[^\s]+)?")
 
 @runtime_checkable
 class Frontend(Protocol):
-    """A face of SkillKit (terminal, print, JSON, RPC...): drives a runner until done.
+    """A face of SkillKit (terminal, print, JSON, RPC...): drives one agent session
+    until done.
 
-    ``run`` returns the process exit code. A frontend may register its own commands in
-    ``commands`` (with ``replace=True`` and ``source=`` its name) before it reads input.
+    ``run`` is handed the `skillkit.frontends.AgentSession` (typed loosely here: this
+    layer sits below the faces) and returns the process exit code. A frontend finds
+    every command in the session's table (``session.commands``) and may register its
+    own there (with ``replace=True`` and ``source=`` its name) before it reads input.
     """
 
-    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int: ...
+    async def run(self, session: Any) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

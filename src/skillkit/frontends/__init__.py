@@ -14,8 +14,10 @@
   reader of its stream.
 
 The built-in plugin registers the interactive, print and JSON faces as frontends, so
-a plugin can replace any of them. Faces sit above the agent: they drive an
-`AgentRunner` through an `AgentSession` and observe its events, and nothing below this
-package knows they exist. Importing this package imports nothing heavy; each face
-imports its own dependencies.
+a plugin can replace any of them. Faces sit above the agent: each is handed an
+`AgentSession` (``Frontend.run(session)``) — never the runner — drives it through its
+methods and its one command table (`skillkit.frontends.session_commands`), and reads
+its one event stream; only the assembly (`skillkit.frontends.setup`) and the session
+hold the runner. Nothing below this package knows the faces exist. Importing this
+package imports nothing heavy; each face imports its own dependencies.
 """

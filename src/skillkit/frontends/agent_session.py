@@ -1,53 +1,59 @@
 """`AgentSession`: the one object every face of SkillKit drives.
 
-The terminal, print mode, ``--mode json``, ``--mode rpc`` and ``skillkit serve`` all
-talk to an agent through an `AgentSession`: typed methods (`prompt`, `steer`,
-`follow_up`, `abort`, `compact`, `set_model`, `set_mode`, `get_state`,
-`get_messages`, `fork`, `bash`, `respond`), the same commands as JSON objects through
-`handle`, and one event stream (`subscribe`). A feature added here appears in every
-face.
-
-Commands are ``{"type": "<command>", "id": "<optional>", ...fields}``; `handle` answers
-each with ``{"type": "response", "id": ..., "command": ..., "success": true, "data":
-{...}}`` or ``"success": false, "error": "<one line>"``, and never raises for bad input.
-A run goes on in its own task: ``prompt`` answers as soon as the run has started, and
-the run's events (ending with ``agent_end``) arrive on the stream. Prompting while a
-run is in progress must say what to do with the message (``streaming_behavior``
-``"steer"`` or ``"follow_up"``); without it the command fails instead of racing the run.
-
-The stream (`subscribe`) carries every event in its JSON form (`Event.to_json`), plus
-the session's own records: ``ui_request`` when a tool call needs approval or the model
-asks questions (answer with ``respond``), ``ui_request_closed`` when one is answered,
-timed out or withdrawn, and ``events_dropped`` when a reader fell too far behind (see
-`skillkit.frontends.subscription`). A request nobody answers within ``ui_timeout``
-seconds is denied (a question is declined). A face with its own way of asking (the
-terminal) registers a listener with `on_ui_request` and answers through `respond`.
+The terminal, print mode, ``--mode json``, ``--mode rpc`` and ``skillkit serve`` are
+handed an `AgentSession` — never the runner — and talk to the agent through it: typed
+methods (`prompt`, `steer`, `follow_up`, `abort`, `compact`, `set_model`, `set_mode`,
+`get_state`, `get_messages`, `fork`, `bash`, `respond`); its one command table
+(`commands`: the session's own commands, SkillKit's and the plugins', with typed
+arguments; ``/name`` through `run_command`, ``{"type": name, ...}`` through `handle`,
+which never raises for bad input; ``get_commands`` lists it); and its one event stream
+(`subscribe`, `listen`: every event plus the ``ui_request``, ``ui_request_closed`` and
+``events_dropped`` records, under the one back-pressure rule of
+`skillkit.frontends.subscription`). A run goes on in its own task: ``prompt`` answers
+once it has started and its events, ending with ``agent_end``, follow on the stream.
+A ``ui_request`` nobody answers within ``ui_timeout`` seconds is denied. The commands,
+records and stream are described in ``docs/faces.md``; a feature added here appears in
+every face.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
-from skillkit.abort import AbortSignal
+from skillkit.commands.dispatch import CommandContext, CommandRegistry, CommandResult
 from skillkit.errors import describe_exception
 from skillkit.events import Event, SinkFunc
-from skillkit.frontends.shell_command import ShellNotes, run_user_command
-from skillkit.frontends.subscription import DEFAULT_QUEUE_SIZE, Record, Subscription
+from skillkit.frontends.session_commands import (
+    SESSION_COMMANDS,
+    SessionCommandError,
+    answer,
+    install,
+    own_table,
+    session_entries,
+)
+from skillkit.frontends.shell_command import UserShell
+from skillkit.frontends.subscription import (
+    DEFAULT_QUEUE_SIZE,
+    Fanout,
+    Listener,
+    Record,
+    Subscription,
+)
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
 from skillkit.models import AgentMessage, AgentResponse, TokenUsage
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.commands.dispatch import CommandHost
-    from skillkit.permissions import Permissions
+    from skillkit.permissions import PermissionMode, Permissions
+    from skillkit.secrets import Redactor
     from skillkit.session import Session, SessionStore
+    from skillkit.subagents import Subagents
 
 __all__ = [
     "COMMANDS",
@@ -61,21 +67,9 @@ __all__ = [
     "UiRequest",
 ]
 
-COMMANDS: tuple[str, ...] = (
-    "prompt",
-    "steer",
-    "follow_up",
-    "abort",
-    "compact",
-    "set_model",
-    "set_mode",
-    "get_state",
-    "get_messages",
-    "fork",
-    "bash",
-    "respond",
-)
-"""The commands `AgentSession.handle` understands."""
+COMMANDS: tuple[str, ...] = (*SESSION_COMMANDS, "compact", "fork")
+"""The session commands every table holds (`AgentSession.handle` understands every
+command of its table; ``get_commands`` lists them all)."""
 
 SCHEMA_VERSION = 1
 """The version of the JSON that faces write (``--mode json``, ``--mode rpc``, the web
@@ -92,7 +86,6 @@ repeats the whole transcript before every model call (``get_messages`` gives it)
 
 StreamingBehavior = Literal["steer", "follow_up"]
 _BEHAVIORS = ("steer", "follow_up")
-_ERROR_LIMIT = 500
 
 
 class BuiltAgent(Protocol):
@@ -103,32 +96,23 @@ class BuiltAgent(Protocol):
     permissions: Permissions
     manager: Any
     session: Session | None
+    subagents: Subagents | None
 
     async def aclose(self) -> None: ...
-
-
-class SessionCommandError(ValueError):
-    """A command cannot be carried out; the message is one line for the caller."""
-
-
-@dataclass
-class _Shell:
-    calls: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    abort: AbortSignal | None = None
-    notes: ShellNotes = field(default_factory=ShellNotes)
-    remove_notes: Callable[[], None] | None = None
 
 
 class AgentSession:
     """Drives one agent for any number of faces.
 
     ``runner`` is the agent; ``permissions`` its permission layer (approvals, questions,
-    modes — `set_mode`, `respond` and `bash` approval need it); ``manager`` the plugin
-    manager (`set_model` switches through it); ``session`` the session being recorded
-    and ``store`` where `fork` writes. ``ui_timeout``: seconds before an unanswered
-    ``ui_request`` is denied (None: never). With ``owns_agent`` (the default), `aclose`
-    also closes the runner (``close``, if given, is called instead — the
-    `CliAgent`'s own ``aclose``).
+    modes — `set_mode`, `respond` and `bash` approval need it); ``children`` its child
+    agents; ``manager`` the plugin manager (`set_model` switches through it);
+    ``commands`` the command table (default: the manager's, else SkillKit's own
+    commands), into which the session puts its own commands for its lifetime;
+    ``session`` the session being recorded and ``store`` where it lives.
+    ``ui_timeout``: seconds before an unanswered ``ui_request`` is denied (None:
+    never). With ``owns_agent`` (the default), `aclose` also closes the runner
+    (``close``, if given, is called instead — the `CliAgent`'s own ``aclose``).
 
     Build it with `from_agent` for the agent of the ``skillkit`` command, or directly
     from an `AgentRunner` for an SDK agent. One `AgentSession` per runner.
@@ -142,6 +126,8 @@ class AgentSession:
         manager: CommandHost | None = None,
         session: Session | None = None,
         store: SessionStore | None = None,
+        children: Subagents | None = None,
+        commands: CommandRegistry | None = None,
         ui_timeout: float | None = DEFAULT_UI_TIMEOUT,
         owns_agent: bool = True,
         close: Callable[[], Awaitable[None]] | None = None,
@@ -151,42 +137,36 @@ class AgentSession:
         self.runner = runner
         self.permissions = permissions
         self.manager = manager
-        self.session = session
+        self.children = children
+        self._recorded = session
         self.store = store
+        if commands is None:
+            commands = manager.registries.commands if manager is not None else own_table()
+        self.commands: CommandRegistry = commands
+        """The command table every face of this session dispatches through."""
+        self.state: dict[str, Any] = {}
+        """Free-form data the commands of this session share (`CommandContext.state`)."""
         self.ui_timeout = ui_timeout
         self.owns_agent = owns_agent
         self._close = close
         self._task: asyncio.Task[AgentResponse] | None = None
         self._last: AgentResponse | None = None
-        self._subscriptions: list[Subscription] = []
         self._ui = UiRequests(
             permissions,
             timeout=ui_timeout,
-            broadcast=self._broadcast,
+            broadcast=lambda record: self._stream.push_record(record),
             on_error=self._listener_failed,
         )
-        self._shell = _Shell()
+        self._stream = Fanout(first=self._ui.records, on_error=self._reader_failed)
+        self._shell = UserShell(runner.add_contributor)
         self._closed = False
         bus = runner.events
         self._undo = [
             bus.add_sink(SinkFunc(self._fan_out)),
             bus.on("approval_needed", self._ui.on_event),
             bus.on("question_needed", self._ui.on_event),
+            install(self.commands, session_entries(self)),
         ]
-        self._handlers: dict[str, Callable[[Mapping[str, object]], Awaitable[Record]]] = {
-            "prompt": self._cmd_prompt,
-            "steer": self._cmd_steer,
-            "follow_up": self._cmd_follow_up,
-            "abort": self._cmd_abort,
-            "compact": self._cmd_compact,
-            "set_model": self._cmd_set_model,
-            "set_mode": self._cmd_set_mode,
-            "get_state": self._cmd_get_state,
-            "get_messages": self._cmd_get_messages,
-            "fork": self._cmd_fork,
-            "bash": self._cmd_bash,
-            "respond": self._cmd_respond,
-        }
 
     @classmethod
     def from_agent(
@@ -208,13 +188,14 @@ class AgentSession:
             if home is not None:
                 store = SessionStore(os.fspath(home))
             else:
-                store = _store_of(agent.session) or SessionStore()
+                store = SessionStore.containing(agent.session) or SessionStore()
         return cls(
             agent.runner,
             permissions=agent.permissions,
             manager=agent.manager,
             session=agent.session,
             store=store,
+            children=agent.subagents,
             ui_timeout=ui_timeout,
             owns_agent=owns_agent,
             close=agent.aclose,
@@ -244,7 +225,9 @@ class AgentSession:
             )
         recorded = next((c for c in runner.contributors if isinstance(c, Session)), None)
         if recorded is not None and store is None:
-            store = _store_of(recorded)
+            from skillkit.session import SessionStore
+
+            store = SessionStore.containing(recorded)
         return cls(
             runner,
             permissions=permissions,
@@ -271,21 +254,28 @@ class AgentSession:
     # ----- the event stream
 
     def subscribe(
-        self, *, maxsize: int = DEFAULT_QUEUE_SIZE, exclude: frozenset[str] = EXCLUDED_BY_DEFAULT
+        self,
+        *,
+        maxsize: int | None = DEFAULT_QUEUE_SIZE,
+        exclude: frozenset[str] = EXCLUDED_BY_DEFAULT,
     ) -> Subscription:
         """A new reader of the stream, from now on: every event (but ``exclude``) and the
         session's records, in order, through its own queue of at most ``maxsize``
-        events (see `Subscription` for what a full queue does). The ``ui_request``
-        records still waiting are queued first, so a late reader can answer them.
-        Close it (``close``) when done."""
-        subscription = Subscription(maxsize=maxsize, exclude=exclude, on_close=self._unsubscribe)
-        if self._closed:
-            subscription.close()
-            return subscription
-        for record in self._ui.records():
-            subscription.push_record(record)
-        self._subscriptions.append(subscription)
-        return subscription
+        events (None: never drops; see `Subscription` for what a full queue does). The
+        ``ui_request`` records still waiting are queued first, so a late reader can
+        answer them. Close it (``close``) when done."""
+        return self._stream.subscribe(maxsize=maxsize, exclude=exclude)
+
+    def listen(
+        self, listener: Listener, *, exclude: frozenset[str] = frozenset()
+    ) -> Callable[[], None]:
+        """Call ``listener`` with every event (but ``exclude``) as it happens, in order —
+        a reader of the stream that never falls behind because it is called in line
+        (the terminal's renderer). It must be quick and must not block; one that
+        raises is removed and an ``error`` event (stage ``listener``) says so. The
+        session's records (``ui_request``...) go to `on_ui_request` listeners instead.
+        Returns a function that removes it."""
+        return self._stream.listen(listener, exclude=exclude)
 
     def on_ui_request(self, listener: UiListener) -> Callable[[], None]:
         """Tell ``listener`` about each new `UiRequest` (a face that asks in its own way,
@@ -293,19 +283,10 @@ class AgentSession:
         return self._ui.add_listener(listener)
 
     def _fan_out(self, event: Event[Any]) -> None:
-        """The session's sink on the runner's bus: ``event`` to every subscriber."""
-        for subscription in self._subscriptions:
-            subscription.push_event(event)
+        """The session's sink on the runner's bus: ``event`` to every reader."""
+        self._stream.push_event(event)
         if event.type in ("agent_end", "idle") and self._ui:
             self._ui.forget_answered()
-
-    def _broadcast(self, record: Record) -> None:
-        for subscription in self._subscriptions:
-            subscription.push_record(record)
-
-    def _unsubscribe(self, subscription: Subscription) -> None:
-        if subscription in self._subscriptions:
-            self._subscriptions.remove(subscription)
 
     # ----- state
 
@@ -315,6 +296,53 @@ class AgentSession:
         return (self._task is not None and not self._task.done()) or self.runner.is_running
 
     @property
+    def session(self) -> Session | None:
+        """The session recording the conversation (after ``fork``, the new one), or
+        None (sessions off)."""
+        if self._recorded is None:
+            return None
+        from skillkit.commands.sessions import recorded_session
+
+        return recorded_session(self.runner) or self._recorded
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The transcript so far (a copy)."""
+        return list(self.runner.messages)
+
+    @property
+    def agent_id(self) -> str:
+        """The id the agent's own events carry (a child agent's carry their own)."""
+        return self.runner.events.agent_id
+
+    @property
+    def model(self) -> str:
+        """The name of the model in use."""
+        return self._model_name()
+
+    @property
+    def mode(self) -> PermissionMode | None:
+        """The permission mode (None without a permission layer)."""
+        return self.permissions.mode if self.permissions is not None else None
+
+    def cycle_mode(self) -> None:
+        """Switch to the next permission mode (Shift+Tab); nothing without a permission
+        layer."""
+        if self.permissions is not None:
+            self.permissions.cycle_mode()
+
+    def secrets(self) -> dict[str, str | None]:
+        """The secrets given to the agent in code (its API key), by name, for a face's
+        redactor: they are secrets whatever the environment holds."""
+        return {"api_key": self.runner.config.api_key}
+
+    def redactor(self) -> Redactor:
+        """A redactor for what a face shows: the environment's secrets and `secrets`."""
+        from skillkit.secrets import Redactor
+
+        return Redactor.from_environment(api_keys=self.secrets())
+
+    @property
     def last_response(self) -> AgentResponse | None:
         """The outcome of the last run that ended, if any."""
         return self._last
@@ -322,6 +350,10 @@ class AgentSession:
     def pending_ui_requests(self) -> list[UiRequest]:
         """The ui requests still waiting for an answer, oldest first."""
         return self._ui.waiting()
+
+    def ui_request(self, request_id: str) -> UiRequest | None:
+        """The ui request ``request_id`` if it still waits for an answer."""
+        return self._ui.get(request_id)
 
     # ----- typed commands
 
@@ -402,32 +434,24 @@ class AgentSession:
         and the run's events end with ``agent_end``. ``{"aborted": false}`` when idle."""
         running = self.is_running
         self.runner.abort(reason)
-        signal = self._shell.abort
-        if signal is not None:
-            signal.abort(reason)
-            running = True
-        return {"aborted": running}
+        return {"aborted": self._shell.abort(reason) or running}
 
     async def compact(self, instructions: str | None = None) -> Record:
-        """Compact the conversation now (idle only); ``tokens_before`` / ``tokens_after``."""
-        self._require_idle("compact")
-        result = await self.runner.compact(instructions or None)
-        if not result.ok:
-            raise SessionCommandError(f"compaction failed: {result.error or 'unknown reason'}")
-        return {"tokens_before": result.tokens_before, "tokens_after": result.tokens_after}
+        """Compact the conversation now (idle only); ``tokens_before`` /
+        ``tokens_after``. Runs the table's ``compact`` command."""
+        return await self.call("compact", {"instructions": instructions})
 
     async def set_model(self, model: str) -> Record:
         """Switch to ``model`` (a plugin's adapter name or a model string) from the next
         run on (idle only), as ``/model NAME`` does."""
         from skillkit.commands.builtin import model_command
-        from skillkit.commands.dispatch import CommandContext, CommandError
+        from skillkit.commands.dispatch import CommandError
 
         if not isinstance(model, str) or not model.strip():
             raise SessionCommandError("'model' must be a non-empty string")
         self._require_idle("switch the model")
-        context = CommandContext(runner=self.runner, manager=self.manager)
         try:
-            message = await model_command(context, model.strip())
+            message = await model_command(self.command_context(), model.strip())
         except CommandError as exc:
             raise SessionCommandError(str(exc)) from None
         return {"model": self._model_name(), "message": message}
@@ -470,27 +494,13 @@ class AgentSession:
         messages: list[AgentMessage] = self.runner.messages
         return {"messages": msgspec.json.decode(msgspec.json.encode(messages))}
 
-    def fork(self, entry_id: str | None = None) -> Record:
-        """Write a new session holding this session's conversation up to ``entry_id``
-        (default: all of it); returns its ``session_id`` and ``session_file``. This
-        session goes on unchanged; open the fork with ``skillkit --session ID``. Needs
-        sessions (not ``--no-session``)."""
-        if self.session is None or self.store is None:
-            raise SessionCommandError("sessions are off: there is nothing to fork")
-        if entry_id is not None and not isinstance(entry_id, str):
-            raise SessionCommandError("'entry_id' must be a string")
-        try:
-            forked = self.store.fork(self.session, entry_id)
-        except (KeyError, OSError, ValueError) as exc:
-            raise SessionCommandError(_one_line(exc.args[0] if exc.args else exc)) from None
-        try:
-            return {
-                "session_id": forked.id,
-                "session_file": str(forked.path),
-                "parent_session": self.session.id,
-            }
-        finally:
-            forked.close()
+    async def fork(self, entry_id: str | None = None) -> Record:
+        """Copy this session's conversation up to ``entry_id`` (an entry's id or label;
+        default: all of it) into a new session and record there from now on; returns
+        its ``session_id``, ``session_file`` and the ``parent_session``. The session
+        left stays on disk as it was (open it with ``skillkit --session ID``). Needs
+        sessions (not ``--no-session``). Runs the table's ``fork`` command."""
+        return await self.call("fork", {"entry_id": entry_id})
 
     async def bash(self, command: str) -> Record:
         """Run shell ``command`` as the user's own ``!command``: judged by the permission
@@ -501,27 +511,19 @@ class AgentSession:
         if not isinstance(command, str) or not command.strip():
             raise SessionCommandError("'command' must be a non-empty string")
         self._require_idle("run a command")
-        shell = self._shell
-        if shell.abort is not None:
-            raise SessionCommandError("a command is already running")
-        shell.abort = AbortSignal()
+        runner = self.runner
         try:
-            outcome = await run_user_command(
-                self.runner,
-                self.permissions,
+            outcome = await self._shell.run(
                 command,
-                call_id=f"user-bash-{next(shell.calls)}",
-                abort=shell.abort,
+                tool=runner.find_tool("bash"),
+                bus=runner.events,
+                permissions=self.permissions,
+                redactor=runner.redactor,
             )
         except ValueError as exc:
             raise SessionCommandError(_one_line(exc)) from None
-        finally:
-            shell.abort = None
         if not outcome.ran:
             return {"ran": False, "reason": outcome.reason}
-        if shell.remove_notes is None:
-            shell.remove_notes = self.runner.add_contributor(shell.notes)
-        shell.notes.add(command, outcome)
         return {"ran": True, "output": outcome.output, "is_error": outcome.is_error}
 
     def respond(self, request_id: str, answer: object) -> Record:
@@ -538,84 +540,44 @@ class AgentSession:
             raise SessionCommandError(_one_line(exc.args[0] if exc.args else exc)) from None
         return {"request_id": request_id, "kind": request.kind}
 
-    # ----- the JSON dispatcher
+    # ----- the command table
+
+    def command_context(self, frontend: object | None = None) -> CommandContext:
+        """What a command of the table gets: this session's agent, permission layer,
+        child agents, plugin manager and shared state; ``frontend`` is the face that
+        dispatched it."""
+        return CommandContext(
+            runner=self.runner,
+            manager=self.manager,
+            frontend=frontend,
+            state=self.state,
+            permissions=self.permissions,
+            children=self.children,
+            running=lambda: self.is_running,
+            commands=self.commands,
+        )
+
+    async def run_command(
+        self, text: str, *, frontend: object | None = None
+    ) -> CommandResult | None:
+        """Run the ``/name ARGS`` line ``text`` through the table (the terminal's way);
+        None when ``text`` is not a command. Never raises for user input."""
+        return await self.commands.dispatch(text, self.command_context(frontend))
+
+    async def call(self, name: str, fields: Mapping[str, object]) -> Record:
+        """Run the table's command ``name`` with the JSON ``fields`` and return its
+        answer's data; `SessionCommandError` when it fails."""
+        result = await self.commands.call(name, fields, self.command_context())
+        if result.error is not None:
+            raise SessionCommandError(_one_line(result.error))
+        return result.to_data()
 
     async def handle(self, command: Mapping[str, object]) -> Record:
-        """Carry out one JSON command and return its response record. Never raises for
-        bad input: an unknown command, a missing or invalid field, or a command that
-        fails is a response with ``success`` false and a one-line ``error``."""
-        if not isinstance(command, Mapping):
-            return _failure(None, "", "a command must be a JSON object")
-        raw_id = command.get("id")
-        command_id = raw_id if isinstance(raw_id, str) else None
-        kind = command.get("type")
-        name = kind if isinstance(kind, str) else ""
-        if raw_id is not None and command_id is None:
-            return _failure(None, name, "'id' must be a string")
-        if not isinstance(kind, str) or not kind:
-            return _failure(command_id, "", "a command needs a 'type'")
-        handler = self._handlers.get(kind)
-        if handler is None:
-            known = ", ".join(COMMANDS)
-            return _failure(command_id, kind, f"unknown command {kind!r} (known: {known})")
-        try:
-            data = await handler(command)
-        except SessionCommandError as exc:
-            return _failure(command_id, kind, str(exc))
-        except Exception as exc:
-            return _failure(command_id, kind, describe_exception(exc))
-        return {
-            "type": "response",
-            "id": command_id,
-            "command": kind,
-            "success": True,
-            "data": data,
-        }
-
-    async def _cmd_prompt(self, command: Mapping[str, object]) -> Record:
-        behavior = command.get("streaming_behavior")
-        if behavior is not None and behavior not in _BEHAVIORS:
-            raise SessionCommandError("'streaming_behavior' must be 'steer' or 'follow_up'")
-        return await self.prompt(_text(command, "message"), behavior)  # type: ignore[arg-type]
-
-    async def _cmd_steer(self, command: Mapping[str, object]) -> Record:
-        return self.steer(_text(command, "message"))
-
-    async def _cmd_follow_up(self, command: Mapping[str, object]) -> Record:
-        return self.follow_up(_text(command, "message"))
-
-    async def _cmd_abort(self, command: Mapping[str, object]) -> Record:
-        return self.abort()
-
-    async def _cmd_compact(self, command: Mapping[str, object]) -> Record:
-        return await self.compact(_optional_text(command, "instructions"))
-
-    async def _cmd_set_model(self, command: Mapping[str, object]) -> Record:
-        return await self.set_model(_text(command, "model"))
-
-    async def _cmd_set_mode(self, command: Mapping[str, object]) -> Record:
-        return self.set_mode(_text(command, "mode"))
-
-    async def _cmd_get_state(self, command: Mapping[str, object]) -> Record:
-        return self.get_state()
-
-    async def _cmd_get_messages(self, command: Mapping[str, object]) -> Record:
-        return self.get_messages()
-
-    async def _cmd_fork(self, command: Mapping[str, object]) -> Record:
-        return self.fork(_optional_text(command, "entry_id"))
-
-    async def _cmd_bash(self, command: Mapping[str, object]) -> Record:
-        return await self.bash(_text(command, "command"))
-
-    async def _cmd_respond(self, command: Mapping[str, object]) -> Record:
-        request_id = _text(command, "request_id")
-        request = self._ui.get(request_id)
-        if request is not None and request.kind == "approval":
-            if "decision" not in command:
-                raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
-            return self.respond(request_id, command["decision"])
-        return self.respond(request_id, command.get("answers"))
+        """Carry out one JSON command — any command of the table — and return its
+        response record. Never raises for bad input: an unknown command, a missing or
+        invalid field, or a command that fails is a response with ``success`` false and
+        a one-line ``error`` (see `answer`)."""
+        return await answer(self.commands, command, self.command_context())
 
     # ----- closing
 
@@ -632,10 +594,8 @@ class AgentSession:
         self._ui.deny_all("the session closed")
         for step in reversed(self._undo):
             step()
-        if self._shell.remove_notes is not None:
-            self._shell.remove_notes()
-        for subscription in list(self._subscriptions):
-            subscription.close()
+        self._shell.close()
+        self._stream.close()
         if self.owns_agent:
             if self._close is not None:
                 await self._close()
@@ -651,6 +611,11 @@ class AgentSession:
             response = AgentResponse("", [], TokenUsage(), "error", error=describe_exception(exc))
         self._last = response
         return response
+
+    def _reader_failed(self, exc: Exception) -> None:
+        from skillkit.events import ErrorInfo
+
+        self.runner.events.emit_nowait(ErrorInfo(stage="listener", message=describe_exception(exc)))
 
     def _listener_failed(self, exc: Exception) -> None:
         from skillkit.events import ErrorInfo
@@ -676,46 +641,6 @@ class AgentSession:
     def _check_message(message: object) -> None:
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
-
-
-def _store_of(session: Session) -> SessionStore | None:
-    """The store a session file lives in (``HOME/.skillkit/sessions/PROJECT/FILE``), or
-    None for a file kept elsewhere."""
-    from skillkit.session import SessionStore
-
-    parents = session.path.parents
-    if len(parents) < 4 or parents[1].name != "sessions" or parents[2].name != ".skillkit":
-        return None
-    return SessionStore(parents[3])
-
-
-def _text(command: Mapping[str, object], name: str) -> str:
-    value = command.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise SessionCommandError(f"'{name}' must be a non-empty string")
-    return value
-
-
-def _optional_text(command: Mapping[str, object], name: str) -> str | None:
-    value = command.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise SessionCommandError(f"'{name}' must be a string")
-    return value
-
-
-def _failure(command_id: str | None, command: str, error: str) -> Record:
-    line = _one_line(error)
-    if len(line) > _ERROR_LIMIT:
-        line = line[: _ERROR_LIMIT - 1] + "…"
-    return {
-        "type": "response",
-        "id": command_id,
-        "command": command,
-        "success": False,
-        "error": line,
-    }
 
 
 def _one_line(text: object) -> str:

@@ -30,8 +30,8 @@ from typing import IO, TYPE_CHECKING, Any
 from skillkit.frontends.args import agent_options, positive_int
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
     from skillkit.batch import BatchProgress, Row, RowResult, Template
+    from skillkit.batch.work import AgentFactory
     from skillkit.frontends.setup import AgentOptions
     from skillkit.skills.registry import SkillRegistry
 
@@ -122,7 +122,7 @@ class CliRowTask:
         from skillkit.batch import AgentRowTask, RowResult, TemplateError
 
         if self.action is None:
-            task = AgentRowTask(self._make_agent, None, self.limiter, self.output_schema)
+            task = AgentRowTask(self._agent_factory(), None, self.limiter, self.output_schema)
             if row.error is not None or row.data is None:
                 return await task(row)
             try:
@@ -149,12 +149,13 @@ class CliRowTask:
             self._skills = skill_registry(str(self.options.workspace), ())
         return self._skills
 
-    def _make_agent(self) -> AgentRunner:
-        from skillkit.frontends.setup import build_agent
+    def _agent_factory(self) -> AgentFactory:
+        """Each row's agent, made by the assembly (`skillkit.frontends.setup`)."""
+        from functools import partial
 
-        made = build_agent(self.options)
-        made.make_non_interactive()
-        return made.runner
+        from skillkit.frontends.setup import batch_agent
+
+        return partial(batch_agent, self.options)
 
     async def _run_action(self, row: Row) -> RowResult:
         from skillkit.batch import RowResult

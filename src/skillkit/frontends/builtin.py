@@ -1,5 +1,8 @@
 """SkillKit's own frontends: the interactive terminal, print mode and JSON events.
 
+Each is handed the `AgentSession` of the agent (``Frontend.run(session)``), never the
+runner.
+
 The plugin layer knows no face, so whoever builds the session hands these to the
 built-in plugin (``PluginManager.for_project(..., frontends=builtin_frontends())``);
 it registers them under its name, and a later plugin may replace any of them.
@@ -14,10 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from skillkit.extensions.registries import Frontend, FrontendFactory
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
-    from skillkit.commands.dispatch import CommandRegistry
-    from skillkit.extensions.manager import PluginManager
-    from skillkit.permissions import Permissions
+    from skillkit.frontends.agent_session import AgentSession
 
 __all__ = [
     "BUILTIN_FRONTENDS",
@@ -31,33 +31,18 @@ __all__ = [
 class InteractiveFrontend:
     """The interactive terminal session (`skillkit.frontends.interactive`).
 
-    Options: ``title`` (the first line shown), ``permissions`` (the runner's
-    `Permissions`: approvals, questions and modes from the keyboard), ``manager`` (the
-    `PluginManager` the slash commands act on; its skills are watched)."""
+    Options: ``title`` (the first line shown). Approvals, questions and modes come from
+    the session's permission layer; the commands from its table; the skills watched
+    are its plugin manager's."""
 
-    def __init__(
-        self,
-        *,
-        title: str = "",
-        permissions: Permissions | None = None,
-        manager: PluginManager | None = None,
-    ) -> None:
+    def __init__(self, *, title: str = "") -> None:
         self.title = title
-        self.permissions = permissions
-        self.manager = manager
 
-    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
+    async def run(self, session: AgentSession) -> int:
         from skillkit.frontends.interactive import InteractiveSession
 
-        session = InteractiveSession(
-            runner,
-            title=self.title,
-            permissions=self.permissions,
-            manager=self.manager,
-            commands=commands,
-            frontend=self,
-        )
-        return await session.run()
+        terminal = InteractiveSession(session, title=self.title, frontend=self)
+        return await terminal.run()
 
 
 class PrintFrontend:
@@ -74,11 +59,11 @@ class PrintFrontend:
         self.prompt, self.out, self.err = prompt, out, err
         self.output_type = output_type
 
-    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
+    async def run(self, session: AgentSession) -> int:
         from skillkit.frontends.print_mode import run_print
 
         out, err = self.out or sys.stdout, self.err or sys.stderr
-        return await run_print(runner, self.prompt, out=out, err=err, output_type=self.output_type)
+        return await run_print(session, self.prompt, out=out, err=err, output_type=self.output_type)
 
 
 class JsonFrontend:
@@ -95,11 +80,11 @@ class JsonFrontend:
         self.prompt, self.out, self.err = prompt, out, err
         self.output_type = output_type
 
-    async def run(self, runner: AgentRunner, commands: CommandRegistry) -> int:
+    async def run(self, session: AgentSession) -> int:
         from skillkit.frontends.print_mode import run_json
 
         out, err = self.out or sys.stdout.buffer, self.err or sys.stderr
-        return await run_json(runner, self.prompt, out=out, err=err, output_type=self.output_type)
+        return await run_json(session, self.prompt, out=out, err=err, output_type=self.output_type)
 
 
 _DESCRIPTIONS: dict[str, str] = {

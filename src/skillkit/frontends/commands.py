@@ -1,10 +1,10 @@
-"""The slash commands the interactive terminal owns.
+"""The commands the interactive terminal owns.
 
-Every other command comes from the plugins (SkillKit's own through the built-in plugin)
-and is dispatched by the session's `CommandRegistry`. The terminal registers these over
-them, with ``replace=True`` and source ``frontend:interactive``, for as long as a
-session runs; each wraps the command it replaces, so a plugin's version is still the
-one that does the work:
+Every other command is in the session's one command table (`AgentSession.commands`:
+the session's own, SkillKit's through the built-in plugin, any plugin's). The terminal
+registers these over them, with ``replace=True`` and source ``frontend:interactive``,
+for as long as it runs; each wraps the command it replaces, so a plugin's version is
+still the one that does the work:
 
 =====================  ==========================================================
 command                what the terminal adds
@@ -22,15 +22,22 @@ import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from skillkit.commands.dispatch import CommandContext, CommandError, CommandResult, run_command
+from skillkit.commands.dispatch import (
+    Argument,
+    CommandContext,
+    CommandError,
+    CommandResult,
+    call_command,
+    run_command,
+)
 from skillkit.extensions.registries import Command, CommandRegistry
 from skillkit.frontends.interrupt import on_interrupt
+from skillkit.permissions import Permissions
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
     from skillkit.events import Event
+    from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.terminal import TerminalRenderer
-    from skillkit.permissions import Permissions
 
 __all__ = ["KEYS", "SOURCE", "TerminalCommands"]
 
@@ -49,26 +56,29 @@ KEYS: dict[str, str] = {
 
 
 class TerminalCommands:
-    """The terminal's commands for one session: ``renderer`` draws, ``runner`` is the
-    agent, ``permissions`` (if any) offers ``/mode``. `install` registers them in a
-    registry and returns a function putting back what they replaced."""
+    """The terminal's commands for one session: ``renderer`` draws, ``session`` is the
+    agent's `AgentSession` (its permission layer, if any, offers ``/mode``). `install`
+    registers them in a table (default: the session's) and returns a function putting
+    back what they replaced."""
 
-    def __init__(
-        self,
-        renderer: TerminalRenderer,
-        runner: AgentRunner,
-        permissions: Permissions | None = None,
-    ) -> None:
+    def __init__(self, renderer: TerminalRenderer, session: AgentSession) -> None:
         self.renderer = renderer
-        self.runner = runner
-        self.permissions = permissions
+        self.session = session
 
-    def install(self, registry: CommandRegistry) -> Callable[[], None]:
+    @property
+    def permissions(self) -> Permissions | None:
+        return self.session.permissions
+
+    def install(self, registry: CommandRegistry | None = None) -> Callable[[], None]:
         from skillkit.commands.builtin import compact_command, help_command
         from skillkit.commands.skills import skill_command
 
+        if registry is None:
+            registry = self.session.commands
+        table = registry
+
         def previous(name: str, fallback: Command) -> Command:
-            return registry.get(name) or fallback
+            return table.get(name) or fallback
 
         replaced = {
             name: (command, registry.source_of(command.name))
@@ -77,7 +87,15 @@ class TerminalCommands:
         }
         help_ = previous("help", Command("help", "list the commands", help_command))
         skill = previous("skill", Command("skill", "use a skill", skill_command))
-        compact = previous("compact", Command("compact", "compact", compact_command))
+        compact = previous(
+            "compact",
+            Command(
+                "compact",
+                "compact",
+                compact_command,
+                arguments=(Argument("instructions", rest=True),),
+            ),
+        )
         ours = [
             Command(
                 "help",
@@ -96,6 +114,7 @@ class TerminalCommands:
                 compact.description,
                 lambda ctx, args: self._compact(compact, ctx, args),
                 usage=compact.usage,
+                arguments=compact.arguments,
             ),
         ]
         if self.permissions is not None:
@@ -108,13 +127,13 @@ class TerminalCommands:
                 )
             )
         for command in ours:
-            registry.register(command, source=SOURCE, replace=True)
+            table.register(command, source=SOURCE, replace=True)
 
         def uninstall() -> None:
-            for name in registry.unregister_by_source(SOURCE):
+            for name in table.unregister_by_source(SOURCE):
                 if name in replaced:
                     command, source = replaced[name]
-                    registry.register(command, source=source, replace=True)
+                    table.register(command, source=source, replace=True)
 
         return uninstall
 
@@ -147,7 +166,8 @@ class TerminalCommands:
                 lines.append(f"{mark} {mode.value:<12} {mode.description}")
             return "\n".join(lines)
         try:
-            if permissions.set_mode(name) is permissions.mode:
+            changed = self.session.set_mode(name)
+            if changed["mode"] == changed["previous"]:
                 return f"already in {permissions.mode.value} mode"
         except ValueError as exc:
             raise CommandError(str(exc)) from None
@@ -182,12 +202,25 @@ class TerminalCommands:
         renderer.tool_result(call.title, result.to_text(), is_error=not result.ok)
         return None
 
-    async def _compact(self, inner: Command, ctx: CommandContext, args: str) -> CommandResult:
+    async def _compact(self, inner: Command, ctx: CommandContext, args: object) -> CommandResult:
         drawn: builtins.list[Event] = []
-        stop = self.runner.events.on("compaction_end", drawn.append)
+        session = self.session
+
+        def seen(event: Event) -> None:
+            if event.type == "compaction_end":
+                drawn.append(event)
+
+        def interrupted() -> None:
+            session.abort("interrupted by the user")
+
+        stop = session.listen(seen)
         try:
-            with on_interrupt(lambda: self.runner.abort("interrupted by the user")):
-                result = await run_command(inner, args, ctx)
+            with on_interrupt(interrupted):
+                if isinstance(args, str):
+                    result = await run_command(inner, args, ctx)
+                else:
+                    values = dict(args) if isinstance(args, dict) else {}
+                    result = await call_command(inner, values, ctx)
         finally:
             stop()
         if drawn:  # the renderer has shown how it went

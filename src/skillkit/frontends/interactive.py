@@ -1,7 +1,8 @@
 """The interactive terminal session: read a prompt, run it, draw the run, repeat.
 
 Input is read with prompt_toolkit (line editing, history); each run is drawn by a
-`TerminalRenderer` attached to the runner's event bus. Keys at the prompt:
+`TerminalRenderer` listening to the session's stream (`AgentSession.listen`). Keys at
+the prompt:
 
 - Enter sends the prompt; Ctrl-J inserts a new line (a pasted text keeps its lines).
 - Ctrl-C arms exit: a second Ctrl-C in a row leaves with exit code 130.
@@ -15,12 +16,13 @@ queues it for after the run (`AgentSession.follow_up`), Ctrl-J inserts a new lin
 aborts the run (`AgentSession.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
 (exit code 130). Text typed and not sent is put back at the next prompt.
 
-The session drives the agent through an `AgentSession`, as every face does: a prompt
-is `AgentSession.run`, ``!command`` is `AgentSession.bash` (the command is judged by
-the permission gate, runs like the model's ``bash`` calls, and its output goes to the
-model with the next prompt), and the terminal is the session's answerer for ui
-requests (`AgentSession.on_ui_request`, answered with `AgentSession.respond`). Events
-are drawn by the renderer, a sink on the runner's bus, as they happen.
+The terminal is handed the agent's `AgentSession`, as every face is, and never sees the
+runner: a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (the
+command is judged by the permission gate, runs like the model's ``bash`` calls, and its
+output goes to the model with the next prompt), and the terminal is the session's
+answerer for ui requests (`AgentSession.on_ui_request`, answered with
+`AgentSession.respond`). Events are drawn by the renderer, a listener of the session's
+stream, as they happen.
 
 With a permission layer (`skillkit.permissions.Permissions`), a tool call that needs
 approval is drawn when the session asks about it, one request at a time, and the
@@ -34,11 +36,11 @@ skills). Skills are watched for changes while the session runs.
 Everything the session prints goes through the renderer, which redacts secrets and
 neutralizes control characters (see `skillkit.frontends.terminal`).
 
-Slash commands are dispatched by a `CommandRegistry` (`CommandRegistry.dispatch`): the
-plugin manager's — SkillKit's own commands come from the built-in plugin, next to any
-plugin's — with the terminal's own commands (`skillkit.frontends.commands`) registered
-over them while the session runs. A line that is not a command (``/usr/bin/env``, plain
-text) goes to the model.
+Slash commands are looked up in the session's one command table
+(`AgentSession.run_command`): the session's own commands, SkillKit's from the built-in
+plugin and any plugin's — with the terminal's own commands
+(`skillkit.frontends.commands`) registered over them while the terminal runs. A line
+that is not a command (``/usr/bin/env``, plain text) goes to the model.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from skillkit.commands.dispatch import CommandContext, CommandResult
+from skillkit.commands.dispatch import CommandResult
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
@@ -66,9 +68,8 @@ if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyBindings
 
-    from skillkit.agent.runner import AgentRunner
-    from skillkit.extensions.manager import PluginManager
-    from skillkit.extensions.registries import CommandRegistry, Frontend
+    from skillkit.commands.dispatch import CommandRegistry
+    from skillkit.extensions.registries import Frontend
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
@@ -84,47 +85,41 @@ _COMMAND_QUIET = 0.5  # a command shows the working line once it has run this lo
 
 
 class InteractiveSession:
-    """Runs prompts typed by the user on ``runner`` until the user leaves.
+    """Runs prompts typed by the user on ``agent`` (an `AgentSession`) until the user
+    leaves.
 
-    The session adds ``renderer`` to the runner's event sinks for its lifetime (and
-    draws approval requests and questions itself, when it asks about them). With
-    ``permissions`` it answers approval requests and questions from the keyboard and
-    offers Shift+Tab and ``/mode``. ``manager`` is the `PluginManager` the commands act
-    on; its command registry is used unless ``commands`` is given, and its skills
-    unless ``skills`` is. Without a manager the session still offers SkillKit's own
-    commands, over ``skills``. Skills are watched for changes (``watch_skills``).
-    ``frontend`` is passed to command handlers as `CommandContext.frontend`. `run`
-    returns the process exit code: 0 for Ctrl-D, ``/quit`` or ``/exit``,
-    `INTERRUPTED` (130) for Ctrl-C Ctrl-C.
+    The terminal listens to the session's stream with ``renderer`` for its lifetime
+    (and draws approval requests and questions itself, when it asks about them). With
+    a permission layer (``agent.permissions``) it answers approval requests and
+    questions from the keyboard and offers Shift+Tab and ``/mode``. Commands come from
+    the session's table; the skills watched for changes (``watch_skills``) are
+    ``skills``, else the session's plugin manager's. ``frontend`` is passed to command
+    handlers as `CommandContext.frontend`. `run` returns the process exit code: 0 for
+    Ctrl-D, ``/quit`` or ``/exit``, `INTERRUPTED` (130) for Ctrl-C Ctrl-C. The session
+    stays open when the terminal ends: its owner closes it.
     """
 
     def __init__(
         self,
-        runner: AgentRunner,
+        agent: AgentSession,
         renderer: TerminalRenderer | None = None,
         *,
         title: str = "",
-        permissions: Permissions | None = None,
-        manager: PluginManager | None = None,
-        commands: CommandRegistry | None = None,
         skills: SkillRegistry | None = None,
         watch_skills: bool = True,
         frontend: Frontend | None = None,
     ) -> None:
-        self.runner = runner
+        self.agent_session = agent
+        """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
         self.title = title
-        self.permissions = permissions
-        if manager is None:
-            manager = _commands_only(skills)
-        self.manager = manager
-        self.commands = commands if commands is not None else manager.registries.commands
-        self.skills = skills if skills is not None else manager.registries.skills
+        self.permissions: Permissions | None = agent.permissions
+        if skills is None and agent.manager is not None:
+            skills = agent.manager.registries.skills
+        self.skills = skills
         self.watch_skills = watch_skills
-        self.context = CommandContext(runner=runner, manager=manager, frontend=frontend)
+        self.frontend = frontend
         self.status = WorkStatus()
-        self.agent_session: AgentSession | None = None
-        """The `AgentSession` the terminal drives, while `run` runs."""
         self._requests: asyncio.Queue[_Request] | None = None
         self._interrupt: Callable[[], None] | None = None
         self._escape: Callable[[], None] | None = None
@@ -141,9 +136,12 @@ class InteractiveSession:
         if self.renderer.action_preview is None and self.skills is not None:
             self.renderer.action_preview = self._action_preview
         # The key given in code is a secret too, whatever the environment holds.
-        self.renderer.redactor = self.renderer.redactor.with_secrets(
-            {"api_key": runner.config.api_key}
-        )
+        self.renderer.redactor = self.renderer.redactor.with_secrets(agent.secrets())
+
+    @property
+    def commands(self) -> CommandRegistry:
+        """The command table the terminal dispatches through (the session's)."""
+        return self.agent_session.commands
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
@@ -159,12 +157,8 @@ class InteractiveSession:
         )
         session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
-        agent = AgentSession.from_runner(
-            self.runner, permissions=self.permissions, manager=self.manager, ui_timeout=None
-        )
-        self.agent_session = agent
-        bus = self.runner.events
-        own = TerminalCommands(self.renderer, self.runner, self.permissions)
+        agent = self.agent_session
+        own = TerminalCommands(self.renderer, agent)
         renderer = self.renderer
         drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
         renderer.draw_requests = False  # drawn when asked, one at a time
@@ -175,10 +169,10 @@ class InteractiveSession:
 
         undo = [
             give_back_requests,
-            bus.add_sink(self.renderer),
-            bus.add_sink(self.status),
+            agent.listen(self.renderer.emit),
+            agent.listen(self.status.emit),
             agent.on_ui_request(self._queue_request),
-            own.install(self.commands),
+            own.install(agent.commands),
         ]
         watcher = self._start_watcher()
         try:
@@ -189,8 +183,6 @@ class InteractiveSession:
                 await watcher.stop()
             for step in reversed(undo):
                 step()
-            await agent.aclose()  # the runner stays open: its owner closes it
-            self.agent_session = None
 
     # ----- the prompt loop
 
@@ -202,7 +194,7 @@ class InteractiveSession:
             renderer.info(self.title)
         from skillkit.frontends.session_view import show_earlier_conversation
 
-        show_earlier_conversation(renderer, self.runner)  # a resumed session: where you are
+        show_earlier_conversation(renderer, self.agent_session)  # a resumed session
         renderer.info(
             "Enter a prompt (Ctrl-J for a new line). While it runs: Enter steers, "
             "Alt+Enter queues, Esc aborts. Ctrl-D or /quit exits; /help for help."
@@ -247,15 +239,15 @@ class InteractiveSession:
         command. A command still running after half a second shows the working line.
         Ctrl-C (or Esc) aborts the agent's work the command started (a compaction), or
         else stops the command; a second Ctrl-C stops it in any case."""
-        runner = self.runner
-        task = asyncio.ensure_future(self.commands.dispatch(text, self.context))
+        agent = self.agent_session
+        task = asyncio.ensure_future(agent.run_command(text, frontend=self.frontend))
         presses = 0
 
         def interrupted() -> None:
             nonlocal presses
             presses += 1
-            if presses == 1 and runner.is_running:
-                runner.abort("interrupted by the user")
+            if presses == 1 and agent.is_running:
+                agent.abort("interrupted by the user")
             else:
                 task.cancel()
 
@@ -278,6 +270,8 @@ class InteractiveSession:
         if result is not None:
             if result.output:
                 self.renderer.info(result.output)
+            elif result.data:
+                self.renderer.info(_describe(result.data))
             if result.error:
                 self.renderer.notice(result.error)
         return result
@@ -288,17 +282,16 @@ class InteractiveSession:
 
         The working line is shown while the run works; it is hidden while an approval
         or a question is asked, one request at a time."""
-        runner = self.runner
         agent = self.agent_session
         requests = self._requests
-        assert requests is not None and agent is not None
+        assert requests is not None
         if shell:
             self.status.begin(f"running {text}")
         else:
             self.status.begin()
         self._input.keys = RUN_KEYS
         self._steered = []
-        start = len(runner.messages)
+        start = len(agent.messages)
         task = asyncio.ensure_future(self._shell(text) if shell else self._drain(text))
         aborting = leaving = False
 
@@ -344,12 +337,12 @@ class InteractiveSession:
 
     def _report_unread(self, start: int) -> None:
         """Say which steering messages the run ended without reading (sent as it was
-        ending, or aborted): the runner keeps them for the next prompt."""
+        ending, or aborted): the agent keeps them for the next prompt."""
         from skillkit.models import UserMessage
 
         read = {
             m.content
-            for m in self.runner.messages[start:]
+            for m in self.agent_session.messages[start:]
             if isinstance(m, UserMessage) and isinstance(m.content, str)
         }
         for text in self._steered:
@@ -358,12 +351,10 @@ class InteractiveSession:
         self._steered = []
 
     async def _drain(self, text: str) -> None:
-        assert self.agent_session is not None
         await self.agent_session.run(text)
 
     async def _shell(self, command: str) -> None:
         """``!command``: run it through the session (gate, sandbox, then the context)."""
-        assert self.agent_session is not None
         try:
             outcome = await self.agent_session.bash(command)
         except SessionCommandError as exc:
@@ -379,7 +370,7 @@ class InteractiveSession:
         queues it to run after. Outside a run (a command works) nothing is sent and the
         text stays in the input line (returns False)."""
         agent = self.agent_session
-        if not self._in_run or agent is None:
+        if not self._in_run:
             return False
         if later:
             agent.follow_up(text)
@@ -467,8 +458,6 @@ class InteractiveSession:
     def _respond(self, request_id: str, answer: object) -> bool:
         """Hand the user's answer to the session; False when the request was answered
         already (an abort, a timeout)."""
-        if self.agent_session is None:
-            return False
         try:
             self.agent_session.respond(request_id, answer)
         except SessionCommandError:
@@ -490,12 +479,12 @@ class InteractiveSession:
         def new_line(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
 
-        permissions = self.permissions
-        if permissions is not None:
+        if self.permissions is not None:
+            agent = self.agent_session
 
             @bindings.add("s-tab")
             def next_mode(event: KeyPressEvent) -> None:
-                permissions.cycle_mode()
+                agent.cycle_mode()
                 event.app.invalidate()
 
         return bindings
@@ -552,14 +541,11 @@ class InteractiveSession:
             self.renderer.notice(f"a skill did not load: {broken[0]}{more}")
 
 
-def _commands_only(skills: SkillRegistry | None) -> PluginManager:
-    """A plugin manager holding SkillKit's own commands over ``skills``, for a session
-    made without one (no plugins are loaded and nothing is attached to the runner)."""
-    from skillkit.commands.builtin import builtin_commands
-    from skillkit.extensions.manager import PluginManager
-    from skillkit.extensions.registries import Registries
+def _describe(data: Mapping[str, object]) -> str:
+    """A command's answer, for the terminal: one ``key: value`` line per field."""
+    import json
 
-    manager = PluginManager(Registries(skills=skills))
-    for command in builtin_commands():
-        manager.registries.commands.register(command, source="builtin")
-    return manager
+    return "\n".join(
+        f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+        for key, value in data.items()
+    )

@@ -1,10 +1,12 @@
 """One-shot runs: ``skillkit -p PROMPT`` and ``skillkit -p PROMPT --mode json``.
 
-Both drive the agent through an `AgentSession` (`AgentSession.from_runner`), as every
-face does. `run_print` runs one prompt and writes the final answer; `run_json` writes a
-header line (``{"type": "header", "mode": "json", "skillkit_version": ...,
-"schema_version": ..., "session_id": ...}``, see ``docs/faces.md``) and then every event
-of the run as one JSON line (`Event.to_json`), from ``agent_start`` to ``agent_end``.
+Both are handed the agent's `AgentSession`, as every face is. `run_print` runs one
+prompt and writes the final answer; `run_json` writes a header line (``{"type":
+"header", "mode": "json", "skillkit_version": ..., "schema_version": ...,
+"session_id": ...}``, see ``docs/faces.md``) and then every event of the run as one
+JSON line (`Event.to_json`), from ``agent_start`` to ``agent_end``. It reads the same
+stream RPC reads (`AgentSession.subscribe`), with the never-drop rule of that stream: a
+slow reader of the JSON lines makes the queue grow, it loses nothing.
 Both report failures on the error stream as one line and return the process exit code:
 
 =====  ================================================================
@@ -37,13 +39,13 @@ from typing import IO, TYPE_CHECKING, Any
 import msgspec
 
 from skillkit.events import Event
-from skillkit.frontends.agent_session import AgentSession
 from skillkit.frontends.interrupt import on_interrupt
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
+    from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.subscription import Subscription
     from skillkit.models import AgentResponse
 
 __all__ = [
@@ -64,11 +66,10 @@ EXIT_INTERRUPTED = 130
 
 
 async def run_print(
-    runner: AgentRunner, prompt: str, *, out: IO[str], err: IO[str], output_type: Any = None
+    session: AgentSession, prompt: str, *, out: IO[str], err: IO[str], output_type: Any = None
 ) -> int:
     """Run ``prompt`` and write the final answer (plus a newline) to ``out``; with an
     ``output_type`` (structured output), the validated answer as one line of JSON."""
-    session = AgentSession.from_runner(runner, ui_timeout=None)
     response = await _chat(session, prompt, output_type)
     if response is None:
         err.write("skillkit: interrupted\n")
@@ -78,16 +79,12 @@ async def run_print(
             out.write(_output_json(output_type, response.output) + "\n")
             out.flush()
     elif response.stop_reason in ("stop", "tool_use", "length") and response.text:
-        text = _redactor(runner).redact(response.text)
+        text = session.redactor().redact(response.text)
         if _is_terminal(out):
             text = neutralize(text)
         out.write(text if text.endswith("\n") else text + "\n")
         out.flush()
-    return report_outcome(response, err, redactor=_redactor(runner))
-
-
-def _redactor(runner: AgentRunner) -> Redactor:
-    return Redactor.from_environment(api_keys={"api_key": runner.config.api_key})
+    return report_outcome(response, err, redactor=session.redactor())
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -98,31 +95,41 @@ def _is_terminal(stream: IO[str]) -> bool:
 
 
 async def run_json(
-    runner: AgentRunner, prompt: str, *, out: IO[bytes], err: IO[str], output_type: Any = None
+    session: AgentSession, prompt: str, *, out: IO[bytes], err: IO[str], output_type: Any = None
 ) -> int:
     """Write the header line, run ``prompt`` and write each of its events to ``out`` as
     one JSON line (with an ``output_type``, the run's ``output`` event carries the
-    validated answer). Every event is written, in order, as it happens (a slow reader
-    slows the run; nothing is dropped).
+    validated answer). Every event is written, in order: the session's stream is read
+    with no bound (nothing is dropped; a slow reader makes the queue grow).
 
     If the reader closes ``out`` the run is aborted and the exit code is 1, silently."""
-    session = AgentSession.from_runner(runner, ui_timeout=None)
-    writer = RunEventWriter(out, agent_id=runner.events.agent_id, on_closed=runner.abort)
+
+    def reader_left() -> None:
+        session.abort("the reader of the events left")
+
+    writer = RunEventWriter(out, agent_id=session.agent_id, on_closed=reader_left)
     writer.write_line(msgspec.json.encode(session.header("json")))
     if writer.closed:  # nobody reads: run nothing
-        await session.aclose()
         return EXIT_FAILED
-    remove = runner.events.add_sink(writer)
+    stream = session.subscribe(maxsize=None, exclude=frozenset())
+    copying = asyncio.ensure_future(_copy(stream, writer))
     try:
         response = await _chat(session, prompt, output_type)
     finally:
-        remove()
+        stream.close()  # what is queued is still written
+        await copying
     if writer.closed:  # nobody reads the events any more: the run was stopped for that
         return EXIT_FAILED
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
-    return report_outcome(response, err, redactor=_redactor(runner))
+    return report_outcome(response, err, redactor=session.redactor())
+
+
+async def _copy(stream: Subscription, writer: RunEventWriter) -> None:
+    """Hand each record of ``stream`` to ``writer`` until the stream ends."""
+    while (line := await stream.next_json()) is not None:
+        writer.write_json(line)
 
 
 def report_outcome(
@@ -154,12 +161,14 @@ def report_outcome(
 
 
 class RunEventWriter:
-    """A sink writing the events of an agent's runs as JSON lines.
+    """Writes the events of an agent's runs as JSON lines: `emit` takes an `Event`,
+    `write_json` a record of the session's stream (`Subscription.next_json`).
 
     Only events from the root agent's ``agent_start`` to its ``agent_end`` (inclusive)
     are written, so each run is a complete, self-contained sequence; session-level
-    events outside a run (``input``, ``idle``) are left out. Each line is flushed at once.
-    If ``out`` is closed by the reader, writing stops and ``on_closed`` is called once.
+    events outside a run (``input``, ``idle``) and the session's own records are left
+    out. Each line is flushed at once. If ``out`` is closed by the reader, writing
+    stops and ``on_closed`` is called once.
     """
 
     def __init__(
@@ -176,14 +185,24 @@ class RunEventWriter:
         self._in_run = False
 
     def emit(self, event: Event) -> None:
-        root = event.agent_id == self.agent_id and event.parent_id is None
+        if self._keeps(event.type, event.agent_id, event.parent_id):
+            self.write_line(event.to_json())
+
+    def write_json(self, record: bytes) -> None:
+        """Write one JSON record of the stream if it belongs to a run (see the class)."""
+        head = _decode_head(record)
+        if len(head.payload) and self._keeps(head.type, head.agent_id, head.parent_id):
+            self.write_line(record)
+
+    def _keeps(self, kind: str, agent_id: str, parent_id: str | None) -> bool:
+        root = agent_id == self.agent_id and parent_id is None
         if not self._in_run:
-            if not (root and event.type == "agent_start"):
-                return
+            if not (root and kind == "agent_start"):
+                return False
             self._in_run = True
-        if root and event.type == "agent_end":
+        if root and kind == "agent_end":
             self._in_run = False
-        self.write_line(event.to_json())
+        return True
 
     def write_line(self, data: bytes) -> None:
         """Write ``data`` and a line feed, flushed (nothing once the reader left)."""
@@ -198,6 +217,18 @@ class RunEventWriter:
                 self.on_closed()
 
 
+class _Head(msgspec.Struct):
+    """What `RunEventWriter` reads of a record: an event has a ``payload``."""
+
+    type: str = ""
+    agent_id: str = "main"
+    parent_id: str | None = None
+    payload: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+
+
+_decode_head = msgspec.json.Decoder(_Head).decode
+
+
 def _output_json(output_type: Any, value: Any) -> str:
     from skillkit.output import OutputSpec
 
@@ -208,7 +239,7 @@ async def _chat(
     session: AgentSession, prompt: str, output_type: Any = None
 ) -> AgentResponse | None:
     """Run to the end; None if a second Ctrl-C gave up waiting for the abort. The
-    session is closed (the runner stays open: its owner closes it)."""
+    session stays open: its owner closes it."""
     task = asyncio.ensure_future(session.run(prompt, output_type=output_type))
     presses = 0
 
@@ -220,13 +251,10 @@ async def _chat(
         else:
             task.cancel()
 
-    try:
-        with on_interrupt(interrupted):
-            try:
-                return await task
-            except asyncio.CancelledError:
-                if presses < 2:
-                    raise
-                return None
-    finally:
-        await session.aclose()
+    with on_interrupt(interrupted):
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if presses < 2:
+                raise
+            return None

@@ -1,7 +1,7 @@
 """The earlier conversation of a resumed session, shown before the first prompt.
 
-`show_earlier_conversation` draws the last few turns of the session recording the
-runner (``skillkit -c``, ``-r``, ``--session``), compactly: each user message and
+`show_earlier_conversation` draws the last few turns of the recorded conversation of
+an `AgentSession` (``skillkit -c``, ``-r``, ``--session``), compactly: each user message and
 answer cut to a few lines, each tool call one line with how it ended, so the user sees
 where they are before typing. A new (empty) session draws nothing.
 """
@@ -25,7 +25,7 @@ from skillkit.session.session import BRANCH_SUMMARY_PREFIX
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from skillkit.agent.runner import AgentRunner
+    from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.terminal import TerminalRenderer
 
 __all__ = ["earlier_turns", "show_earlier_conversation"]
@@ -48,16 +48,14 @@ def earlier_turns(messages: Sequence[AgentMessage], turns: int = TURNS) -> tuple
 
 
 def show_earlier_conversation(
-    renderer: TerminalRenderer, runner: AgentRunner, *, turns: int = TURNS
+    renderer: TerminalRenderer, agent: AgentSession, *, turns: int = TURNS
 ) -> int:
-    """Draw the last ``turns`` turns of the session recording ``runner`` (nothing when
-    none records it or it is empty); returns how many lines were drawn. Everything
+    """Draw the last ``turns`` turns of the conversation ``agent`` records (nothing when
+    sessions are off or it is empty); returns how many lines were drawn. Everything
     drawn is redacted and neutralized by ``renderer``. Never raises for message
     content."""
-    from skillkit.commands.sessions import recorded_session
-
-    session = recorded_session(runner)
-    messages = runner.messages
+    session = agent.session
+    messages = agent.messages
     if session is None or not messages:
         return 0
     start, hidden = earlier_turns(messages, turns)

@@ -45,6 +45,7 @@ from skillkit.agent.contributors import Contributor
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
+    from skillkit.adapters.factory import Providers
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig, ReasoningLevel
     from skillkit.events import Event
@@ -61,7 +62,14 @@ if TYPE_CHECKING:
     from skillkit.subagents import AgentRegistry, Subagents
     from skillkit.trust import AskTrust, TrustStore
 
-__all__ = ["AgentOptions", "CliAgent", "SetupError", "build_agent", "choose_model_for"]
+__all__ = [
+    "AgentOptions",
+    "CliAgent",
+    "SetupError",
+    "batch_agent",
+    "build_agent",
+    "choose_model_for",
+]
 
 
 class SetupError(ValueError):
@@ -123,7 +131,8 @@ class CliAgent:
     settings file, a plugin that failed to load) — worth telling the user, not worth
     stopping for; ``notices`` are one-line notes (project plugins not loaded, and why;
     the model chosen when none was named). ``model`` is the model choice and its
-    source."""
+    source; ``providers`` the provider factories (and model registry) the adapter was
+    made with."""
 
     runner: AgentRunner
     permissions: Permissions
@@ -135,6 +144,7 @@ class CliAgent:
     model: ModelChoice | None = None
     session: Session | None = None
     subagents: Subagents | None = None
+    providers: Providers | None = None
 
     def make_non_interactive(self, notify: Callable[[str], None] | None = None) -> None:
         """No user is there (print mode): every approval the rules do not settle is denied
@@ -196,13 +206,16 @@ class CliAgent:
 def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAgent:
     """The agent for ``options``; ``ask`` is the trust prompt for project plugins
     (interactive sessions only). Raises `SetupError` with a one-line message."""
+    from skillkit.adapters.factory import default_providers
     from skillkit.agent.runner import AgentRunner
     from skillkit.config import AgentConfig
     from skillkit.extensions.manager import PluginManager
     from skillkit.frontends.builtin import builtin_frontends
     from skillkit.permissions import build_gate, install
+    from skillkit.permissions.install import deny_read_paths
 
     workspace = Path(os.path.abspath(options.workspace))
+    sandboxed = True  # until the sandbox is known: then whether it is active
 
     def make_gate() -> tuple[PermissionGate, PermissionSettings]:
         try:
@@ -215,6 +228,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
                 home=options.home,
                 trusted=options.trust_project,
                 store=_trust_store(options.home),
+                sandboxed=sandboxed,
             )
         except ValueError as exc:
             raise SetupError(_one_line(exc)) from None
@@ -222,6 +236,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     gate, settings = make_gate()
 
     sandbox, sandbox_settings = _sandbox(options, workspace, trusted=settings.trusted is True)
+    sandboxed = gate.sandboxed = sandbox.active
     background = None
     if options.tools:
         from skillkit.runtime.background import BackgroundTasks
@@ -252,7 +267,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     )
     if options.max_turns is not None:
         config = msgspec.structs.replace(config, max_iterations=options.max_turns)
-    adapter = _adapter(config, manager)
+    providers = default_providers()  # the process's providers and model registry
+    adapter = _adapter(config, manager, providers)
     runner = AgentRunner(
         config,
         adapter=adapter,
@@ -279,6 +295,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         runner.add_contributor(subagents)
     if settings.ignored and options.trust_project is None:
         gate, settings = make_gate()  # the plugin trust prompt may have just trusted it
+    masked, masked_names = deny_read_paths(gate)
+    sandbox.mask(masked, names=masked_names)
     permissions = install(runner, gate)
     warnings = [f"permission settings: {problem}" for problem in settings.problems]
     warnings.extend(session_warnings)
@@ -294,6 +312,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         notices.insert(0, _one_line(choice.notice.removeprefix("skillkit: ")))
     notices.extend(f"permission settings: {_one_line(line)}" for line in settings.ignored)
     notices.extend(f"ignored {line}" for line in sandbox_settings.ignored)
+    if not sandboxed:
+        notices.insert(0, _unsandboxed_notice(sandbox))
     if mcp_config.refusal_notice():
         notices.append(str(mcp_config.refusal_notice()))
     skills = manager.registries.skills
@@ -308,7 +328,16 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         choice,
         session=session,
         subagents=subagents,
+        providers=providers,
     )
+
+
+def batch_agent(options: AgentOptions) -> AgentRunner:
+    """The runner of one row of ``skillkit batch``: `build_agent` with no user to ask
+    (`CliAgent.make_non_interactive`). The batch engine closes it."""
+    made = build_agent(options)
+    made.make_non_interactive()
+    return made.runner
 
 
 def choose_model_for(
@@ -318,7 +347,6 @@ def choose_model_for(
     settings entry read on the way (its ``ignored`` / ``problems`` lines). The project's
     ``model`` entry counts only when the project is trusted: ``options.trust_project``,
     else ``SKILLKIT_TRUST_PROJECT`` or the trust store — never a prompt."""
-    from skillkit.local import default_notice
     from skillkit.model_registry.choice import choose_model, load_model_settings
     from skillkit.trust import TrustStore, settled_trust
 
@@ -336,9 +364,16 @@ def choose_model_for(
         api_key_env=options.api_key_env,
         settings=settings,
         environ=environ,
-        local_notice=default_notice(),
+        local_notice=_local_notice,
     )
     return choice, settings
+
+
+def _local_notice() -> str:
+    """The line about the embedded local model (imported only when it is the choice)."""
+    from skillkit.local import default_notice
+
+    return default_notice()
 
 
 def _api_key(variable: str | None) -> str | None:
@@ -389,6 +424,15 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
         return None
 
 
+def _unsandboxed_notice(sandbox: Sandbox) -> str:
+    """The one line that says commands run without a sandbox, and what that means."""
+    return (
+        f"commands are NOT sandboxed ({sandbox.describe()}): only ls, pwd, cat, git status "
+        "and a few more, with no options and no paths outside the workspace, run without "
+        "asking"
+    )
+
+
 def _sandbox(
     options: AgentOptions, workspace: Path, *, trusted: bool
 ) -> tuple[Sandbox, SandboxSettings]:
@@ -421,9 +465,10 @@ def _instructions(options: AgentOptions, workspace: Path) -> Contributor:
     )
 
 
-def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
-    """The adapter a plugin registered as ``config.model``, else a new one for it."""
-    from skillkit.adapters.factory import UnknownModelError, create_adapter
+def _adapter(config: AgentConfig, manager: PluginManager, providers: Providers) -> LLMAdapter:
+    """The adapter a plugin registered as ``config.model``, else a new one for it, made
+    by ``providers``."""
+    from skillkit.adapters.factory import UnknownModelError
     from skillkit.adapters.reasoning import ReasoningNotSupportedError
     from skillkit.adapters.scripted import ScriptError
     from skillkit.local.errors import LocalModelError
@@ -433,7 +478,7 @@ def _adapter(config: AgentConfig, manager: PluginManager) -> LLMAdapter:
     if config.model is not None and config.model in adapters:
         return adapters.get(config.model)
     try:
-        return create_adapter(config)
+        return providers.create_adapter(config)
     except (
         UnknownModelError,
         ScriptError,

@@ -10,12 +10,13 @@ outcome and token usage, approval requests and questions (``approval_needed`` /
 and finished background tasks. It only draws — it never calls back into the agent and
 never answers a request (the session code does, through the permissions API) — so
 every terminal face (the interactive session, a future subagent view) can reuse it
-with its own runner.
+with its own session.
 
 Two ways to feed it, never both for the same run:
 
-- as an event `Sink` (``runner.events.add_sink(renderer)``): it reads the bus events,
-  including tool arguments at ``tool_execution_start`` and partial tool output;
+- as a listener of a session's stream (``session.listen(renderer.emit)``, the
+  terminal's way) or any event `Sink`: it reads the events, including tool arguments
+  at ``tool_execution_start`` and partial tool output;
 - with `StreamEvent` values from ``AgentRunner.chat_stream_events`` via `stream`.
 
 Every text it draws that came from outside SkillKit — model text and thinking, tool

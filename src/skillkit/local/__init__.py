@@ -9,11 +9,14 @@ configured; `default_notice` is the line it shows about it.
 The model strings ``local`` and ``local:PATH.gguf`` reach it through `provider`, which
 ``skillkit.adapters.factory`` finds as the ``local`` entry point of the
 ``skillkit.providers`` group (declared in SkillKit's own package metadata). Nothing
-heavy is imported here: the runtime loads when a server starts.
+heavy is imported here: the runtime loads when a server starts, and `LocalServer`,
+`CLIENT_HEADERS` and the model helpers are loaded on first use (the ``skillkit``
+command imports this package for its ``local`` subcommand on every start).
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from skillkit.local.errors import (
@@ -24,20 +27,41 @@ from skillkit.local.errors import (
     RuntimeUnavailableError,
     ServerStartError,
 )
-from skillkit.local.model import (
-    DefaultModel,
-    default_model,
-    find_default_gguf,
-    is_local_model,
-    model_path_from_string,
-    tool_template,
-)
-from skillkit.local.server import CLIENT_HEADERS, LocalServer
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
     from skillkit.config import AgentConfig
     from skillkit.local.adapter import LocalAdapter
+    from skillkit.local.model import (
+        DefaultModel,
+        default_model,
+        find_default_gguf,
+        is_local_model,
+        model_path_from_string,
+        tool_template,
+    )
+    from skillkit.local.server import CLIENT_HEADERS, LocalServer
+
+_LAZY: dict[str, str] = {
+    "DefaultModel": "skillkit.local.model",
+    "default_model": "skillkit.local.model",
+    "find_default_gguf": "skillkit.local.model",
+    "is_local_model": "skillkit.local.model",
+    "model_path_from_string": "skillkit.local.model",
+    "tool_template": "skillkit.local.model",
+    "CLIENT_HEADERS": "skillkit.local.server",
+    "LocalServer": "skillkit.local.server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CLIENT_HEADERS",
@@ -66,11 +90,15 @@ def start_default(**options: Any) -> LocalServer:
     """Start the default local model on a free port of 127.0.0.1 and wait until it is
     healthy. ``options`` are `LocalServer` keyword arguments (``threads``, ``port``...).
     Raises a `LocalModelError` subclass with a one-line message when it cannot start."""
+    from skillkit.local.server import LocalServer
+
     return LocalServer(None, **options).start()
 
 
 def default_notice(server: LocalServer | None = None) -> str:
     """One line telling the user which model runs and how to configure a real provider."""
+    from skillkit.local.model import default_model
+
     model = default_model()
     where = ""
     if server is not None and server.running:

@@ -31,7 +31,7 @@ A settings entry is either a model string or an object::
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,11 +190,12 @@ def choose_model(
     api_key_env: str | None = None,
     settings: ModelSettings | None = None,
     environ: Mapping[str, str] | None = None,
-    local_notice: str | None = None,
+    local_notice: str | Callable[[], str] | None = None,
 ) -> ModelChoice:
     """The model to use (see the module docs for the order). ``model``, ``base_url``
     and ``api_key_env`` are the command-line flags; ``local_notice`` is the line shown
-    when the embedded local model is the fallback. Never raises."""
+    when the embedded local model is the fallback (or a function making it, called only
+    then). Never raises."""
     env = os.environ if environ is None else environ
     settings = settings or ModelSettings()
 
@@ -221,4 +222,5 @@ def choose_model(
                 f"(choose another with --model or SKILLKIT_MODEL)"
             )
             return made(default, f"{variable} is set", notice)
-    return made("local", "default: no model named, no provider key found", local_notice)
+    local = local_notice() if callable(local_notice) else local_notice
+    return made("local", "default: no model named, no provider key found", local)

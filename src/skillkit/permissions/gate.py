@@ -50,6 +50,7 @@ from skillkit.permissions.rules import (
     url_host,
 )
 from skillkit.permissions.suggest import suggest_rule
+from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
 from skillkit.protected import protected_reason
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "GateAction",
     "GateDecision",
     "GateOutcome",
+    "Grant",
     "PermissionGate",
     "RiskClassifier",
     "RiskVerdict",
@@ -105,6 +107,14 @@ class GateAction(StrEnum):
     REFUSE = "refuse"
 
 
+class Grant(StrEnum):
+    """Why the gate let a call run, which decides how far its processes may write."""
+
+    NONE = "none"  # not allowed (yet)
+    READ_ONLY = "read_only"  # unasked, because it was judged read-only
+    WRITE = "write"  # a rule, the mode (accept_edits, bypass) or the user allowed it
+
+
 @dataclass(frozen=True)
 class RiskVerdict:
     """A classifier's judgement of a call (plugins return these; the highest wins)."""
@@ -125,7 +135,7 @@ class GateDecision:
     ``reason`` is for people (approval prompt) and, on refusal, the message the model
     gets. ``matched`` is the rule that decided (``deny read(~/.ssh/**)``), ``risk_hint``
     the classifier's label for shell commands, ``suggested_rule`` what "allow always"
-    would add.
+    would add. ``grant`` says why a ``run`` decision runs (`Grant`).
     """
 
     action: GateAction
@@ -136,18 +146,29 @@ class GateDecision:
     plan_content: str = ""
     suggested_rule: str = ""
     kind: ToolKind = ToolKind.OTHER
+    grant: Grant = Grant.NONE
 
 
 @dataclass(frozen=True)
 class GateOutcome:
     """The end result of `PermissionGate.check`: run it or not, and the message for the
-    model when not."""
+    model when not. ``grant`` says why an allowed call runs: `Grant.READ_ONLY` when it
+    runs unasked because it was judged read-only, `Grant.WRITE` when a rule, the mode or
+    the user (``approval``) allowed it."""
 
     allowed: bool
     message: str
     decision: GateDecision
     approval: ApprovalDecision | None = None
     request_id: str = ""
+
+    @property
+    def grant(self) -> Grant:
+        if not self.allowed:
+            return Grant.NONE
+        if self.approval is not None:
+            return Grant.WRITE
+        return self.decision.grant
 
 
 class PermissionGate:
@@ -156,7 +177,10 @@ class PermissionGate:
     ``workspace`` is the project folder (edits inside it are "in the workspace");
     ``additional_directories`` count as workspace too. ``bypass_allowed`` must be set for
     ``bypass`` to be entered (an explicit flag). The gate's `approvals` broker is where
-    frontends answer (`ApprovalBroker.respond`).
+    frontends answer (`ApprovalBroker.respond`). ``sandboxed`` says whether the commands
+    it lets run unasked run in a sandbox that holds them read-only; when not, only the
+    minimal core (`skillkit.permissions.unsandboxed`) runs unasked and other read-only
+    commands ask.
     """
 
     def __init__(
@@ -169,8 +193,10 @@ class PermissionGate:
         bypass_allowed: bool = False,
         additional_directories: Iterable[str | os.PathLike[str]] = (),
         home: str | os.PathLike[str] | None = None,
+        sandboxed: bool = True,
     ) -> None:
         self.workspace = os.path.abspath(os.fspath(workspace))
+        self.sandboxed = sandboxed
         self.home = os.path.abspath(os.fspath(home)) if home is not None else str(Path.home())
         self.directories = (
             self.workspace,
@@ -257,7 +283,12 @@ class PermissionGate:
             tool_name, kind.value, tool_input, risk.level, self, verdict=verdict
         )
 
-        def make(action: GateAction, reason: str, matched: Rule | None = None) -> GateDecision:
+        def make(
+            action: GateAction,
+            reason: str,
+            matched: Rule | None = None,
+            grant: Grant = Grant.WRITE,
+        ) -> GateDecision:
             return GateDecision(
                 action,
                 reason,
@@ -267,6 +298,7 @@ class PermissionGate:
                 "",
                 suggested,
                 kind,
+                grant if action is GateAction.RUN else Grant.NONE,
             )
 
         if found.deny is not None:
@@ -301,7 +333,9 @@ class PermissionGate:
                 )
             return make(GateAction.RUN, f"allowed by rule `{found.allow}`", found.allow)
         if not changes_state:
-            return make(GateAction.RUN, risk.reason or "read-only")
+            if self.sandboxed or kind is not ToolKind.SHELL or in_minimal_core(tool_input, self):
+                return make(GateAction.RUN, risk.reason or "read-only", grant=Grant.READ_ONLY)
+            return make(GateAction.ASK, UNSANDBOXED_REASON)
         if (
             mode is PermissionMode.ACCEPT_EDITS
             and kind is ToolKind.EDIT

@@ -15,19 +15,23 @@ mode). It returns a `Permissions` object — the runner-side face:
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from skillkit.abort import AbortSignal
 from skillkit.agent.contributors import Contributor
+from skillkit.confinement import READ_ONLY, Confinement
 from skillkit.permissions.broker import ApprovalBroker, ApprovalDecision, ApprovalRequest
-from skillkit.permissions.gate import EXIT_PLAN_MODE, PermissionGate
+from skillkit.permissions.gate import EXIT_PLAN_MODE, GateOutcome, Grant, PermissionGate, ToolKind
 from skillkit.permissions.modes import PermissionMode
 from skillkit.permissions.plan import exit_plan_mode_tool
 from skillkit.permissions.questions import QuestionBroker, QuestionRequest, ask_user_tool
 from skillkit.permissions.rules import RuleAction
 from skillkit.permissions.settings import PermissionSettings, load_permission_settings
+from skillkit.protected import protected_reason
 from skillkit.trust import TrustStore
 
 if TYPE_CHECKING:
@@ -40,6 +44,8 @@ __all__ = [
     "Permissions",
     "build_gate",
     "configure_non_interactive",
+    "confinement_for",
+    "deny_read_paths",
     "describe_request",
     "install",
     "non_interactive_answerer",
@@ -106,8 +112,9 @@ class Permissions(Contributor):
     prompt_section = system_prompt
 
     async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
-        """The check of every call: None lets it run; a blocking result carries the
-        message for the model. Never raises: an internal failure blocks the call (fail
+        """The check of every call: a blocking result carries the message for the model;
+        an allowed call gets the `Confinement` its processes are held to
+        (`confinement_of`). Never raises: an internal failure blocks the call (fail
         closed)."""
         from skillkit.events import ToolCallEventResult
 
@@ -127,9 +134,14 @@ class Permissions(Contributor):
             return ToolCallEventResult(
                 block=True, reason=f"The permission check failed ({exc}); the call was not run."
             )
-        if outcome.allowed:
-            return None
-        return ToolCallEventResult(block=True, reason=outcome.message)
+        if not outcome.allowed:
+            return ToolCallEventResult(block=True, reason=outcome.message)
+        try:
+            return ToolCallEventResult(confinement=confinement_for(self.gate, call.args, outcome))
+        except Exception as exc:
+            return ToolCallEventResult(
+                block=True, reason=f"The permission check failed ({exc}); the call was not run."
+            )
 
     def uninstall(self) -> None:
         """Remove the handler, tools, prompt section and event wiring."""
@@ -211,6 +223,93 @@ class Permissions(Contributor):
         )
 
 
+def confinement_for(
+    gate: PermissionGate, tool_input: Mapping[str, Any], outcome: GateOutcome
+) -> Confinement:
+    """How far the processes of a call ``gate`` allowed may write (see
+    `skillkit.confinement`): `READ_ONLY` when it runs unasked because it was judged
+    read-only (`Grant.READ_ONLY`); the workspace when a rule, the mode or the user
+    allowed it. A protected path (`skillkit.protected`) is approved only when the user
+    approved this very call and it names that path: the file of a ``write``/``edit``, or
+    a path the approved command writes by name — resolved the way the kernel resolves
+    it. Raises `ValueError` for an outcome that did not allow the call."""
+    grant = outcome.grant
+    if grant is Grant.NONE:
+        raise ValueError("the call was not allowed")
+    if grant is Grant.READ_ONLY:
+        return READ_ONLY
+    named: list[str] = []
+    if outcome.approval is not None:
+        kind = outcome.decision.kind
+        if kind is ToolKind.EDIT:
+            raw = tool_input.get("path", tool_input.get("file_path"))
+            if isinstance(raw, str) and raw and "\0" not in raw:
+                if raw == "~" or raw.startswith("~/"):
+                    raw = gate.home + raw[1:]
+                named.append(os.path.join(gate.workspace, raw))  # not normalised: `..`
+        elif kind is ToolKind.SHELL:
+            command = tool_input.get("command")
+            if isinstance(command, str):
+                named += [p for p in gate.classifier.classify(command).writes if p]
+    approved: list[str] = []
+    for path in named:
+        real = os.path.realpath(path)  # `a/l/../x` with `a/l` a symlink: where `..` leads
+        if protected_reason(real) is not None and real not in approved:
+            approved.append(real)
+    return Confinement(writes="workspace", approved_paths=tuple(approved))
+
+
+_MAX_MASK_MATCHES = 500
+
+
+def deny_read_paths(gate: PermissionGate) -> tuple[list[str], list[str]]:
+    """What the rules that deny reading name, for a sandbox to mask (``Sandbox.mask``):
+    (absolute paths that exist now, file names matched in any folder).
+
+    A pattern without ``/`` is a name (``.env``); one with wildcards in its name
+    (``*.pem``) is left to the gate. A path pattern's trailing ``/**`` is dropped (the
+    folder is masked whole); a path pattern with wildcards left is expanded now (at most
+    500 matches) — a file that matches it later is refused by the gate, not masked.
+    Never raises."""
+    paths: list[str] = []
+    names: list[str] = []
+    for rule in gate.rules:
+        try:
+            if rule.action is not RuleAction.DENY or not rule.applies_to("read"):
+                continue
+            pattern = rule.pattern
+            if not pattern:
+                continue
+            if "/" not in pattern:
+                if not _has_glob(pattern):
+                    names.append(pattern.replace("\\", ""))
+                continue
+            if pattern == "~" or pattern.startswith("~/"):
+                absolute = gate.home + pattern[1:]
+            elif pattern.startswith("/"):
+                absolute = pattern
+            else:
+                relative = pattern[2:] if pattern.startswith("./") else pattern
+                absolute = os.path.join(gate.workspace, relative)
+            absolute = absolute.rstrip("/") or "/"
+            while absolute.endswith("/**"):
+                absolute = absolute[:-3]
+            if not _has_glob(absolute):
+                found = [absolute.replace("\\", "")]
+            else:
+                found = list(
+                    itertools.islice(glob.iglob(absolute, recursive=True), _MAX_MASK_MATCHES)
+                )
+            paths.extend(os.path.normpath(p) for p in found if os.path.lexists(p))
+        except Exception:
+            continue
+    return list(dict.fromkeys(paths)), list(dict.fromkeys(names))
+
+
+def _has_glob(text: str) -> bool:
+    return any(ch in text for ch in "*?[")
+
+
 def install(
     runner: AgentRunner,
     gate: PermissionGate | None = None,
@@ -241,6 +340,7 @@ def build_gate(
     home: str | os.PathLike[str] | None = None,
     trusted: bool | None = None,
     store: TrustStore | None = None,
+    sandboxed: bool = True,
 ) -> tuple[PermissionGate, PermissionSettings]:
     """A gate for ``workspace`` with the rules of the settings files plus rule flags
     (source ``flag``). ``mode`` overrides the settings' default mode; ``bypass=True``
@@ -249,7 +349,8 @@ def build_gate(
 
     The project's own settings files widen nothing unless the project is trusted
     (``trusted``, else ``SKILLKIT_TRUST_PROJECT`` or ``store``; see
-    `load_permission_settings`); what was left out is in ``settings.ignored``."""
+    `load_permission_settings`); what was left out is in ``settings.ignored``.
+    ``sandboxed`` says whether commands run in a sandbox (see `PermissionGate`)."""
     settings = load_permission_settings(workspace, home=home, trusted=trusted, store=store)
     start = PermissionMode.BYPASS if bypass else (mode or settings.default_mode or "default")
     gate = PermissionGate(
@@ -259,6 +360,7 @@ def build_gate(
         bypass_allowed=bypass,
         additional_directories=settings.additional_directories,
         home=home,
+        sandboxed=sandboxed,
     )
     for texts, action in (
         (deny, RuleAction.DENY),

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Literal
 
 from skillkit.abort import AbortSignal
 from skillkit.agent.contributors import AgentHandle, Contributor
+from skillkit.confinement import Confinement
 from skillkit.events import EventBus
 from skillkit.models import AgentMessage, UserMessage
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
@@ -161,9 +162,12 @@ class BackgroundTasks(Contributor):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         agent_id: str = "",
+        confinement: Confinement | None = None,
     ) -> BackgroundTask:
-        """Start ``command`` in the background and return its task at once."""
-        return self._start("task", command, cwd, env, timeout, agent_id)
+        """Start ``command`` in the background and return its task at once.
+        ``confinement`` holds it to the permission gate's verdict, as for a command run
+        in the foreground (see `SkillRuntime.execute`)."""
+        return self._start("task", command, cwd, env, timeout, agent_id, confinement)
 
     def start_monitor(
         self,
@@ -173,9 +177,11 @@ class BackgroundTasks(Contributor):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         agent_id: str = "",
+        confinement: Confinement | None = None,
     ) -> BackgroundTask:
-        """Start ``command`` as a monitor: every line it prints is emitted and queued."""
-        return self._start("monitor", command, cwd, env, timeout, agent_id)
+        """Start ``command`` as a monitor: every line it prints is emitted and queued
+        (``confinement`` as for `start`)."""
+        return self._start("monitor", command, cwd, env, timeout, agent_id, confinement)
 
     def _start(
         self,
@@ -185,6 +191,7 @@ class BackgroundTasks(Contributor):
         env: Mapping[str, str] | None,
         time_limit: float | None,
         agent_id: str,
+        confinement: Confinement | None,
     ) -> BackgroundTask:
         if self._closed:
             raise RuntimeError("background tasks are closed")
@@ -194,7 +201,7 @@ class BackgroundTasks(Contributor):
         task = BackgroundTask(task_id, kind, command, agent_id)
         self._tasks[task_id] = task
         runner = asyncio.create_task(
-            self._run(task, cwd, env, time_limit), name=f"skillkit-{task_id}"
+            self._run(task, cwd, env, time_limit, confinement), name=f"skillkit-{task_id}"
         )
         self._runners[task_id] = runner
         runner.add_done_callback(lambda _: self._runners.pop(task_id, None))
@@ -206,6 +213,7 @@ class BackgroundTasks(Contributor):
         cwd: Path | str | None,
         env: Mapping[str, str] | None,
         time_limit: float | None,
+        confinement: Confinement | None,
     ) -> None:
         on_line = self._monitor_line(task) if task.kind == "monitor" else self._task_line(task)
         try:
@@ -216,6 +224,7 @@ class BackgroundTasks(Contributor):
                 time_limit,
                 on_line,
                 abort=task.abort,
+                confinement=confinement,
             )
         except asyncio.CancelledError:
             task.status = "killed"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillkit.abort import AbortSignal
+from skillkit.confinement import Confinement
 
 __all__ = ["ExecutionResult", "ExecutionStatus", "OutputCallback", "SkillRuntime"]
 
@@ -76,6 +77,7 @@ class SkillRuntime(ABC):
         on_output: OutputCallback | None = None,
         *,
         abort: AbortSignal | None = None,
+        confinement: Confinement | None = None,
     ) -> ExecutionResult:
         """Run ``command`` and wait for it to end.
 
@@ -88,4 +90,12 @@ class SkillRuntime(ABC):
         started outlives the call, however it ended. A failure to start the command at
         all (a missing working directory, a sandbox that is required but unavailable)
         raises `OSError`.
+
+        ``confinement`` is how far the permission gate's verdict reaches (see
+        `skillkit.confinement`): a read-only one must leave nothing changed but a
+        private temporary folder; None is the runtime's default (a writable workspace
+        with the paths that run code later kept read-only). A runtime that cannot hold a
+        command to its confinement must refuse to run it (`OSError`), never run it
+        unconfined. The environment never carries the model's provider keys nor any
+        variable whose name says it holds a credential.
         """

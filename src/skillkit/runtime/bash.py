@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from skillkit.abort import AbortSignal
+from skillkit.confinement import Confinement
 from skillkit.runtime.base import ExecutionResult, OutputCallback, SkillRuntime
 from skillkit.runtime.output import (
     DEFAULT_MAX_SPILL_BYTES,
@@ -31,7 +32,7 @@ from skillkit.runtime.output import (
     SpillFiles,
 )
 from skillkit.runtime.sandbox import Sandbox
-from skillkit.runtime.spawn import run_process
+from skillkit.runtime.spawn import command_environment, run_process
 
 __all__ = ["BashRuntime"]
 
@@ -134,6 +135,7 @@ class BashRuntime(SkillRuntime):
         on_output: OutputCallback | None = None,
         *,
         abort: AbortSignal | None = None,
+        confinement: Confinement | None = None,
     ) -> ExecutionResult:
         started = time.monotonic()
         if abort is not None and abort.aborted:
@@ -142,7 +144,7 @@ class BashRuntime(SkillRuntime):
             # Commands may read the full output a cut result points to.
             self.sandbox.expose(self.spill.ensure_directory())
         collector = _Collector(on_output, self.limits, self.keep, self.spill)
-        environ = None if env is None else {**os.environ, **env}
+        environ = None if env is None else {**command_environment(os.environ), **env}
         try:
             outcome = await run_process(
                 [self.shell, "-c", command],
@@ -152,6 +154,7 @@ class BashRuntime(SkillRuntime):
                 timeout=timeout,
                 abort=abort,
                 sandbox=self.sandbox,
+                confinement=confinement,
                 kill_grace=self.kill_grace,
                 drain_timeout=self.drain_timeout,
             )

@@ -4,7 +4,18 @@ Every process SkillKit runs for the model — ``bash``, background tasks, monito
 ``grep``'s ``rg``, skill actions — can be wrapped by a `Sandbox`. Under bubblewrap
 (``bwrap``) the command sees:
 
-- the whole file system read-only, except the workspace and any extra writable paths;
+- the whole file system read-only, except the workspace and any extra writable paths —
+  and nothing at all but the private ``/tmp`` for a call whose `Confinement` is
+  read-only (a command the permission gate let run unasked because it only reads);
+- the paths that make code run later (`skillkit.protected`: ``.git/config``,
+  ``.git/hooks``, ``.git/info`` of every repository at any depth, ``.skillkit/``,
+  ``.mcp.json``, ``.envrc``, editor folders, and ``protected_paths`` from settings)
+  read-only even inside a writable workspace, unless the call's confinement approved
+  that very path; the folders holding them are pinned (bound onto themselves), so they
+  cannot be renamed away and rebuilt;
+- credential stores (`DEFAULT_MASKED_PATHS`: ``~/.ssh``, ``~/.aws``...), the paths of
+  the permission rules that deny reading, and ``masked_paths`` from settings replaced by
+  empty mounts (an empty read-only ``tmpfs`` for a folder, ``/dev/null`` for a file);
 - a private ``/tmp`` (one directory per `Sandbox`, shared by its calls, removed by
   `Sandbox.close`), a minimal ``/dev`` and a fresh ``/proc``;
 - no network (a new network namespace with only loopback) unless network is allowed;
@@ -15,19 +26,12 @@ Every process SkillKit runs for the model — ``bash``, background tasks, monito
 The policy is one of three modes: ``auto`` (the default: sandboxed wherever bubblewrap
 is installed and usable, unconfined elsewhere), ``on`` (fail closed: a command is refused
 with `SandboxUnavailable` where no sandbox can run), ``off`` (never sandboxed). The
-``sandbox`` section of a settings file chooses it::
-
-    {"sandbox": {"mode": "auto", "network": false, "writable_paths": ["~/.cache/pip"]}}
-
-`sandbox_settings` merges the sections of several settings files. Values from files in
-the project (``project`` and ``local`` sources) may only tighten the policy until the
-project is trusted: a stricter mode (``off`` < ``auto`` < ``on``), or network off; they
-can never turn the network on, add writable paths or loosen the mode.
+``sandbox`` section of the settings files chooses it and the paths above
+(`skillkit.runtime.sandbox_settings`, whose names this module re-exports).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -35,168 +39,44 @@ import sys
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeGuard
+
+from skillkit.confinement import Confinement
+from skillkit.protected import ProtectedFinder
+from skillkit.runtime.sandbox_settings import (
+    DEFAULT_MASKED_PATHS,
+    SANDBOX_MODES,
+    SandboxMode,
+    SandboxSettings,
+    default_masked_paths,
+    is_sandbox_mode,
+    load_sandbox_settings,
+    sandbox_settings,
+)
 
 __all__ = [
+    "DEFAULT_MASKED_PATHS",
     "SANDBOX_MODES",
     "Bubblewrap",
     "Sandbox",
     "SandboxMode",
     "SandboxSettings",
     "SandboxUnavailable",
+    "default_masked_paths",
     "find_bubblewrap",
     "is_sandbox_mode",
     "load_sandbox_settings",
     "sandbox_settings",
 ]
 
-SandboxMode = Literal["auto", "on", "off"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("off", "auto", "on")
-"""The modes from loosest to strictest."""
-
-_PROJECT_SOURCES = frozenset({"project", "local"})
 _INSTALL_HINT = "install the bubblewrap package"
 _PROBE_TIMEOUT = 10.0
 
 
 class SandboxUnavailable(OSError):
     """The policy is ``on`` but no sandbox can run here; the message is one line."""
-
-
-def is_sandbox_mode(value: object) -> TypeGuard[SandboxMode]:
-    """True when ``value`` names a mode (``auto``, ``on`` or ``off``)."""
-    return isinstance(value, str) and value in SANDBOX_MODES
-
-
-# --------------------------------------------------------------------------- settings
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxSettings:
-    """The sandbox policy from settings (and the ``--sandbox`` flag).
-
-    ``writable_paths`` are absolute. ``ignored`` are one-line notes about project values
-    that were not applied because the project is not trusted; ``problems`` are one-line
-    notes about malformed values (skipped).
-    """
-
-    mode: SandboxMode = "auto"
-    network: bool = False
-    writable_paths: tuple[Path, ...] = ()
-    ignored: tuple[str, ...] = ()
-    problems: tuple[str, ...] = ()
-
-    def with_mode(self, mode: SandboxMode) -> SandboxSettings:
-        """The same settings with ``mode`` chosen explicitly by the user (a flag)."""
-        if not is_sandbox_mode(mode):
-            raise ValueError(f"sandbox mode must be one of {', '.join(SANDBOX_MODES)}")
-        return replace(self, mode=mode)
-
-
-def _stricter(a: SandboxMode, b: SandboxMode) -> SandboxMode:
-    return a if SANDBOX_MODES.index(a) >= SANDBOX_MODES.index(b) else b
-
-
-def sandbox_settings(
-    layers: Iterable[tuple[str, Mapping[str, Any]]],
-    *,
-    trusted: bool,
-    workspace: str | os.PathLike[str],
-    home: str | os.PathLike[str] | None = None,
-) -> SandboxSettings:
-    """Merge the ``sandbox`` sections of already-loaded settings files. Never raises.
-
-    ``layers`` are (source, whole settings mapping) in reading order (user first); the
-    sources ``project`` and ``local`` are files inside the project. For the user's own
-    files (any other source) a later value replaces an earlier one and writable paths
-    add up; relative paths start at ``home``. For project files, unless ``trusted``,
-    ``mode`` applies only if it is stricter, ``network`` only if false, and
-    ``writable_paths`` never — each value skipped is named in `SandboxSettings.ignored`.
-    Relative project paths start at ``workspace``.
-    """
-    home_dir = Path(home) if home is not None else Path.home()
-    mode: SandboxMode = "auto"
-    network = False
-    paths: list[Path] = []
-    ignored: list[str] = []
-    problems: list[str] = []
-    for source, data in layers:
-        section = data.get("sandbox") if isinstance(data, Mapping) else None
-        if section is None:
-            continue
-        where = f"{source} settings"
-        if not isinstance(section, Mapping):
-            problems.append(f"{where}: 'sandbox' must be an object")
-            continue
-        limited = source in _PROJECT_SOURCES and not trusted
-        base = Path(workspace) if source in _PROJECT_SOURCES else home_dir
-        for key in section:
-            if key not in ("mode", "network", "writable_paths"):
-                problems.append(f"{where}: unknown key sandbox.{key}")
-        value = section.get("mode")
-        if value is not None:
-            if not is_sandbox_mode(value):
-                problems.append(f"{where}: sandbox.mode must be one of {', '.join(SANDBOX_MODES)}")
-            elif limited and _stricter(value, mode) != value:
-                ignored.append(f"{where}: sandbox.mode={value} (the project is not trusted)")
-            else:
-                mode = value
-        value = section.get("network")
-        if value is not None:
-            if not isinstance(value, bool):
-                problems.append(f"{where}: sandbox.network must be true or false")
-            elif limited and value:
-                ignored.append(f"{where}: sandbox.network=true (the project is not trusted)")
-            else:
-                network = value
-        value = section.get("writable_paths")
-        if value is not None:
-            if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
-                problems.append(f"{where}: sandbox.writable_paths must be a list of paths")
-            elif limited and value:
-                ignored.append(f"{where}: sandbox.writable_paths (the project is not trusted)")
-            else:
-                for raw in value:
-                    path = Path(os.path.normpath(base / os.path.expanduser(raw)))
-                    if path not in paths:
-                        paths.append(path)
-    return SandboxSettings(mode, network, tuple(paths), tuple(ignored), tuple(problems))
-
-
-def load_sandbox_settings(
-    workspace: str | os.PathLike[str],
-    *,
-    trusted: bool,
-    home: str | os.PathLike[str] | None = None,
-) -> SandboxSettings:
-    """Read ``~/.skillkit/settings.json``, ``<workspace>/.skillkit/settings.json`` and
-    ``<workspace>/.skillkit/settings.local.json`` (those that exist) and merge their
-    ``sandbox`` sections with `sandbox_settings`. A file that cannot be read or parsed is
-    a problem in the result; never raises."""
-    home_dir = Path(home) if home is not None else Path.home()
-    project = Path(workspace) / ".skillkit"
-    files = [
-        ("user", home_dir / ".skillkit" / "settings.json"),
-        ("project", project / "settings.json"),
-        ("local", project / "settings.local.json"),
-    ]
-    layers: list[tuple[str, Mapping[str, Any]]] = []
-    problems: list[str] = []
-    for source, path in files:
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            problems.append(f"{path}: cannot read: {' '.join(str(exc).split())[:200]}")
-            continue
-        if isinstance(data, Mapping):
-            layers.append((source, data))
-    merged = sandbox_settings(layers, trusted=trusted, workspace=workspace, home=home_dir)
-    return replace(merged, problems=tuple(problems) + merged.problems)
 
 
 # --------------------------------------------------------------------------- bubblewrap
@@ -245,9 +125,14 @@ def _probe(binary: str) -> _Probe:
             binary,
             [true],
             cwd=Path(scratch),
-            writable=[Path(scratch)],
             tmp=Path(scratch),
             network=False,
+            mounts=_Mounts(
+                writable=[Path(scratch)],
+                pinned=[Path(scratch)],
+                protected=[Path(scratch)],
+                masked=[Path(scratch)],
+            ),
         )
         try:
             done = subprocess.run(
@@ -300,16 +185,36 @@ def _needed_from_host_tmp(argv: Sequence[str]) -> set[Path]:
 
 _HOST_TMP = Path("/tmp")
 
+MAX_UNSCANNED_MOUNTS = 64
+"""The folders the scan's bound left unlooked-at are bound read-only; when there are more
+than this, their parents are (and so on up), so a huge tree costs a few mounts, not
+thousands — more of it read-only, never less."""
+
+MAX_PROTECTED_MOUNTS = 2000
+"""More protected paths and pinned folders than this in one workspace, and a call gets
+nothing writable (the mounts would make every command slow to start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Mounts:
+    """The mounts of one sandboxed call beyond the fixed ones, in the order they apply."""
+
+    readable: Sequence[Path] = ()  # bound read-only (visible although under /tmp)
+    writable: Sequence[Path] = ()  # bound writable
+    pinned: Sequence[Path] = ()  # bound onto themselves: cannot be renamed or removed
+    protected: Sequence[Path] = ()  # bound read-only over the writable binds
+    reopened: Sequence[Path] = ()  # approved paths below a protected one: writable again
+    masked: Sequence[Path] = ()  # replaced by an empty mount
+
 
 def _bwrap_argv(
     binary: str,
     argv: Sequence[str],
     *,
     cwd: Path,
-    writable: Iterable[Path],
     tmp: Path,
     network: bool,
-    readable: Iterable[Path] = (),
+    mounts: _Mounts,
 ) -> list[str]:
     wrapped = [
         binary,
@@ -326,17 +231,49 @@ def _bwrap_argv(
     # The private /tmp comes before the writable binds, so a workspace under /tmp stays
     # visible (bubblewrap creates its mount point inside the private directory).
     wrapped += ["--bind", str(tmp), "/tmp", "--setenv", "TMPDIR", "/tmp"]
-    for path in readable:
+    for path in mounts.readable:
         if path.exists():
             wrapped += ["--ro-bind", str(path), str(path)]
     seen: set[str] = set()
-    for path in writable:
+    for path in mounts.writable:
         text = str(path)
         if text not in seen and path.exists():
             seen.add(text)
             wrapped += ["--bind", text, text]
+    for path in mounts.pinned:
+        wrapped += ["--bind", str(path), str(path)]
+    for path in mounts.protected:
+        wrapped += ["--ro-bind", str(path), str(path)]
+    for path in mounts.reopened:
+        wrapped += ["--bind", str(path), str(path)]
+    for path in mounts.masked:
+        text = str(path)
+        if path.is_dir():
+            wrapped += ["--perms", "0700", "--tmpfs", text, "--remount-ro", text]
+        else:
+            wrapped += ["--ro-bind", os.devnull, text]
     wrapped += ["--chdir", str(cwd), "--", *argv]
     return wrapped
+
+
+def _collapse(folders: list[Path], root: Path, limit: int) -> list[Path]:
+    """``folders`` replaced by their parents, level by level from the deepest, until at
+    most ``limit`` remain (never going above ``root``: at worst ``[root]``). Every folder
+    stays covered by one of the result."""
+    current = sorted(set(folders), key=lambda p: (len(p.parts), str(p)))
+    while len(current) > limit:
+        deepest = max(len(p.parts) for p in current)
+        if deepest <= len(root.parts) + 1:
+            return [root]
+        lifted = {p.parent if len(p.parts) == deepest else p for p in current}
+        current = sorted(lifted, key=lambda p: (len(p.parts), str(p)))
+    # a folder below another in the list is covered by it
+    return [p for p in current if not any(q != p and q in p.parents for q in current)]
+
+
+def _below(path: Path, roots: Iterable[Path]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies below one."""
+    return any(path == root or root in path.parents for root in roots)
 
 
 # --------------------------------------------------------------------------- the sandbox
@@ -348,9 +285,12 @@ class Sandbox:
 
     ``workspace`` is the writable root (None: each call's working directory);
     ``writable_paths`` are writable too; ``network`` keeps the network. ``bwrap_path`` is
-    the search path for ``bwrap`` (default ``$PATH``). Safe to share between runtimes;
-    `close` removes the private ``/tmp`` directory (also done when the sandbox is garbage
-    collected or the interpreter exits).
+    the search path for ``bwrap`` (default ``$PATH``). ``protected_paths`` are protected
+    beyond `skillkit.protected`'s names; ``masked_paths`` are hidden behind empty mounts
+    (default: `DEFAULT_MASKED_PATHS` for the user's home), and so is every file or folder
+    called one of ``masked_names`` inside the workspace (see `mask`). Safe to share
+    between runtimes; `close` removes the private ``/tmp`` directory (also done when the
+    sandbox is garbage collected or the interpreter exits).
     """
 
     mode: SandboxMode = "auto"
@@ -358,6 +298,10 @@ class Sandbox:
     network: bool = False
     writable_paths: tuple[Path, ...] = ()
     bwrap_path: str | None = None
+    protected_paths: tuple[Path, ...] = ()
+    masked_paths: tuple[Path, ...] = field(default_factory=lambda: default_masked_paths())
+    masked_names: tuple[str, ...] = ()
+    finder: ProtectedFinder = field(default_factory=ProtectedFinder, repr=False)
     _exposed: set[Path] = field(default_factory=set, init=False, repr=False)
     _resolved: Bubblewrap | str | None = field(default=None, init=False, repr=False)
     _tmp: str | None = field(default=None, init=False, repr=False)
@@ -381,12 +325,27 @@ class Sandbox:
             workspace=Path(workspace) if workspace is not None else None,
             network=settings.network,
             writable_paths=settings.writable_paths,
+            protected_paths=settings.protected_paths,
+            masked_paths=settings.masked_paths,
         )
 
     @classmethod
     def disabled(cls) -> Sandbox:
         """No confinement at all (mode ``off``)."""
         return cls(mode="off")
+
+    def mask(
+        self,
+        paths: Iterable[str | os.PathLike[str]] = (),
+        *,
+        names: Iterable[str] = (),
+    ) -> None:
+        """Hide ``paths`` (absolute) and every file or folder in the workspace called one
+        of ``names`` from every later command, behind empty mounts. The assembly passes
+        the paths of the permission rules that deny reading here."""
+        added = [Path(os.path.abspath(p)) for p in paths]
+        self.masked_paths = tuple(dict.fromkeys((*self.masked_paths, *added)))
+        self.masked_names = tuple(dict.fromkeys((*self.masked_names, *names)))
 
     @property
     def bubblewrap(self) -> Bubblewrap | None:
@@ -439,30 +398,117 @@ class Sandbox:
         *,
         cwd: str | os.PathLike[str] | None = None,
         writable: Iterable[str | os.PathLike[str]] = (),
+        confinement: Confinement | None = None,
     ) -> list[str]:
         """The argument list that runs ``argv`` inside the sandbox, from ``cwd`` (default:
-        the current directory). The workspace (or ``cwd`` when there is none), the
-        sandbox's writable paths and ``writable`` stay writable; paths that do not exist
-        are left out. Unconfined (``argv`` unchanged) when no sandbox is in force; raises
-        `SandboxUnavailable` when the mode is ``on`` and none can run."""
+        the current directory).
+
+        With a read-only ``confinement`` nothing is writable but the private ``/tmp``.
+        Otherwise (also with none: the default is a writable workspace) the workspace (or
+        ``cwd`` when there is none), the sandbox's writable paths and ``writable`` stay
+        writable — except the protected paths found in them (see the module docs), which
+        stay read-only unless ``confinement.approved_paths`` names them. The masks apply
+        in both. Paths that do not exist are left out. Unconfined (``argv`` unchanged)
+        when no sandbox is in force; raises `SandboxUnavailable` when the mode is ``on``
+        and none can run."""
         self.check()
         found = self._resolve()
         if not isinstance(found, Bubblewrap):
             return list(argv)
         where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
-        roots = [self.workspace or where, *self.writable_paths]
-        roots += [Path(os.path.abspath(p)) for p in writable]
+        base = self.workspace or where
+        read_only = confinement is not None and confinement.read_only
+        approved = [Path(p) for p in (confinement.approved_paths if confinement else ())]
+        real_base = Path(os.path.realpath(base))
+        if real_base != base:  # approved paths are real; the scan sees the workspace as named
+            approved += [
+                base / a.relative_to(real_base) for a in approved if real_base in a.parents
+            ]
         readable = sorted(self._exposed | _needed_from_host_tmp(argv))
-        if not any(where == root or root in where.parents for root in roots):
-            readable.append(where)  # e.g. a skill folder under the host's /tmp
+        roots: list[Path] = []
+        if read_only:
+            readable += [p for p in (base, where) if _HOST_TMP in p.parents]
+        else:
+            roots = [base, *self.writable_paths]
+            roots += [Path(os.path.abspath(p)) for p in writable]
+            if not _below(where, roots):
+                readable.append(where)  # e.g. a skill folder under the host's /tmp
+        mounts = self._guarded(roots, base, read_only, readable, approved)
+        if mounts is None:  # too much to protect: the call gets nothing writable
+            return self.wrap(argv, cwd=where, confinement=Confinement(writes="none"))
         return _bwrap_argv(
             found.path,
             argv,
             cwd=where,
-            writable=roots,
             tmp=self._private_tmp(),
             network=self.network,
+            mounts=mounts,
+        )
+
+    def _guarded(
+        self,
+        roots: list[Path],
+        base: Path,
+        read_only: bool,
+        readable: list[Path],
+        approved: list[Path],
+    ) -> _Mounts | None:
+        """The mounts for one call: protected paths found in the writable ``roots`` (the
+        scanned ones: the workspace and the call's own; the settings' writable paths are
+        taken as the user wrote them) and the masks. None when there are more protected
+        paths than `MAX_PROTECTED_MOUNTS`."""
+        # The scan and every check below work on real paths (where bubblewrap's binds
+        # land, and how approved paths are named): a workspace reached through a symlink
+        # is scanned where it really is.
+        real_roots = [Path(os.path.realpath(root)) for root in roots]
+        scanned = [Path(os.path.realpath(base))] if read_only else real_roots[:1]
+        protected: list[Path] = []
+        pinned: set[Path] = set()
+        masked: list[Path] = []
+        for root in scanned:
+            if read_only and not self.masked_names:
+                break
+            tree = self.finder.find(root, masked_names=self.masked_names)
+            masked += [Path(p) for p in tree.masked]
+            if read_only:
+                continue
+            unscanned = _collapse([Path(p) for p in tree.unscanned], root, MAX_UNSCANNED_MOUNTS)
+            protected += [Path(p) for p in tree.protected]
+            protected = [p for p in protected if not _below(p, unscanned)]  # covered
+            protected += unscanned
+            pinned.update(Path(p) for p in tree.git_dirs)
+        if not read_only:
+            for path in self.protected_paths:
+                real = Path(os.path.realpath(path))
+                if _below(real, real_roots) and real.exists():
+                    protected.append(real)
+            protected = [p for p in protected if not _below(p, approved)]
+            for path in protected:  # pin the folders on the way: none can be renamed
+                for parent in path.parents:
+                    if not _below(parent, real_roots) or parent in real_roots:
+                        break
+                    pinned.add(parent)
+        if len(protected) + len(pinned) > MAX_PROTECTED_MOUNTS:
+            return None
+        reopened = [
+            a for a in approved if a.exists() and _below(a, protected) and _below(a, real_roots)
+        ]
+        visible = [*roots, *readable]
+        for path in (*self.masked_paths, *masked):
+            if not os.path.lexists(path):
+                continue  # most credential stores are not there: one lstat each
+            for spelled in dict.fromkeys((path, Path(os.path.realpath(path)))):
+                if spelled.exists() and (
+                    _HOST_TMP not in spelled.parents or _below(spelled, visible)
+                ):
+                    masked.append(spelled)
+        return _Mounts(
             readable=readable,
+            writable=real_roots,  # a symlinked root is bound where it leads
+            pinned=sorted(pinned, key=lambda p: len(p.parts)),
+            protected=protected,
+            reopened=reopened,
+            masked=list(dict.fromkeys(masked)),
         )
 
     def _private_tmp(self) -> Path:

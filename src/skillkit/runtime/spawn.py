@@ -8,6 +8,8 @@ actions build on it). The process:
   the `Sandbox` when one is in force;
 - carries a fresh tag in its environment (see `skillkit.runtime.process`), inherited by
   everything it starts;
+- never sees the model's provider keys nor any variable whose name says it holds a
+  credential (`command_environment`), whatever environment it was given;
 - on abort is killed at once (SIGKILL to the whole tree, inside the abort call); on
   timeout gets SIGTERM, then SIGKILL after ``kill_grace`` seconds or as soon as the
   leader exits.
@@ -32,11 +34,36 @@ from pathlib import Path
 from typing import Any
 
 from skillkit.abort import AbortSignal
+from skillkit.confinement import Confinement
 from skillkit.runtime.base import ExecutionStatus
-from skillkit.runtime.process import ProcessTree, kill_tagged, new_tag, tagged_environment
+from skillkit.runtime.process import (
+    ProcessTree,
+    kill_tagged,
+    new_tag,
+    tagged_environment,
+    wait_gone,
+)
 from skillkit.runtime.sandbox import Sandbox
+from skillkit.secrets import PROVIDER_KEY_VARIABLES, is_secret_name
 
-__all__ = ["DataSink", "ProcessOutcome", "run_process"]
+__all__ = ["DataSink", "ProcessOutcome", "command_environment", "run_process"]
+
+_PROVIDER_KEYS = frozenset(PROVIDER_KEY_VARIABLES)
+_SETTLE_TIMEOUT = 2.0  # seconds to wait for killed processes to be gone
+
+
+def command_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the variables a command SkillKit runs for the model must not
+    see: the provider key variables (`skillkit.secrets.PROVIDER_KEY_VARIABLES`) and every
+    variable whose name says it holds a credential (`skillkit.secrets.is_secret_name`:
+    ``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``...) — the same names the
+    redactor knows."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in _PROVIDER_KEYS and not is_secret_name(name)
+    }
+
 
 DataSink = Callable[[int, bytes], None]
 """Receives raw bytes read from fd 1 (stdout) or 2 (stderr); an empty ``bytes`` marks the
@@ -128,12 +155,15 @@ async def run_process(
     timeout: float | None = None,  # noqa: ASYNC109 - the runtimes take a timeout
     abort: AbortSignal | None = None,
     sandbox: Sandbox | None = None,
+    confinement: Confinement | None = None,
     kill_grace: float = 2.0,
     drain_timeout: float = 0.25,
 ) -> ProcessOutcome:
     """Run ``argv`` to its end (see the module docs) and say how it ended.
 
-    ``env`` is the whole environment (default: this process's). Never raises for how the
+    ``env`` is the whole environment (default: this process's), less what
+    `command_environment` removes. ``confinement`` is handed to ``sandbox.wrap``; a
+    read-only one with no ``sandbox`` to hold it is refused (`OSError`). Never raises for how the
     command ended (``status`` says it); raises `OSError` when it cannot start — a missing
     ``cwd`` (`FileNotFoundError`, also under a sandbox), a missing program, or
     `SandboxUnavailable` when the sandbox is ``on`` and none can run — and re-raises what
@@ -143,11 +173,13 @@ async def run_process(
         return ProcessOutcome("aborted", None)
     where = _working_directory(cwd)
     tag = new_tag()
-    environ = tagged_environment(os.environ if env is None else env, tag)
-    # The first use of a sandbox probes bubblewrap (a short subprocess): off the loop.
-    command = (
-        list(argv) if sandbox is None else await asyncio.to_thread(sandbox.wrap, argv, cwd=where)
-    )
+    environ = tagged_environment(command_environment(os.environ if env is None else env), tag)
+    if sandbox is None:
+        if confinement is not None and confinement.read_only:
+            raise PermissionError(1, "a read-only command needs a sandbox to hold it", argv[0])
+        command = list(argv)
+    else:  # the first use probes bubblewrap, and the scan reads the disk: off the loop
+        command = await asyncio.to_thread(sandbox.wrap, argv, cwd=where, confinement=confinement)
     loop = asyncio.get_running_loop()
     pipes = _Pipes(sink, loop)
     starting = asyncio.ensure_future(
@@ -174,9 +206,10 @@ async def run_process(
     tree = ProcessTree(pid)
     ended_by: ExecutionStatus | None = None
 
-    def kill_everything() -> None:
+    def kill_everything() -> list[int]:
+        """SIGKILL the tree and every tagged process; the pids signalled."""
         tree.signal(signal.SIGKILL)
-        kill_tagged(tag)
+        return [*tree.alive(), *kill_tagged(tag)]
 
     def on_abort() -> None:
         nonlocal ended_by
@@ -204,12 +237,16 @@ async def run_process(
         if not pipes.pipes_closed.done():
             await asyncio.wait((pipes.pipes_closed,), timeout=drain_timeout)
         # Whatever the command left behind goes now; their pipe ends close with them.
-        kill_everything()
+        signalled = kill_everything()
         if not pipes.pipes_closed.done():
             await asyncio.wait((pipes.pipes_closed,), timeout=min(drain_timeout, 0.1))
+        # SIGKILL is delivered when the kernel next schedules the process: the call
+        # returns once they are gone, so nothing it started is seen running after it.
+        await wait_gone(signalled, _SETTLE_TIMEOUT)
     except BaseException:
-        kill_everything()
+        signalled = kill_everything()
         transport.close()
+        await wait_gone(signalled, _SETTLE_TIMEOUT)
         raise
     finally:
         if remove_abort is not None:

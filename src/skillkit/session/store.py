@@ -153,6 +153,15 @@ class SessionStore:
         infos.sort(key=lambda info: info.modified, reverse=True)
         return infos
 
+    @classmethod
+    def containing(cls, session: Session) -> SessionStore | None:
+        """The store ``session``'s file lives in (``HOME/.skillkit/sessions/PROJECT/
+        FILE``), or None for a file kept elsewhere."""
+        parents = session.path.parents
+        if len(parents) < 4 or parents[1].name != "sessions" or parents[2].name != ".skillkit":
+            return None
+        return cls(parents[3])
+
     def fork(
         self,
         ref: str | Path | Session,

@@ -11,7 +11,7 @@ imported until a subcommand runs.
 
 The registry is the one a session would have: the settings files apply
 (``skills.disabled``, configuration values for ``requires.config``) and, once the
-command line installs it with `use_registry_factory`, the skill folders plugins add.
+command line hands it over in the parsed arguments (`MAKE_REGISTRY`), the skill folders plugins add.
 
 Exit codes: 0 done; 1 ``validate`` found errors, or a folder was left out of the search
 (too deep, unreadable: each is reported); 2 usage errors (unknown skill or action).
@@ -30,21 +30,16 @@ from skillkit.text import neutralize
 if TYPE_CHECKING:
     from skillkit.skills.registry import SkillRegistry
 
-__all__ = ["RegistryFactory", "main", "register", "use_registry_factory"]
+__all__ = ["MAKE_REGISTRY", "RegistryFactory", "main", "register"]
 
 RegistryFactory: TypeAlias = "Callable[[str | None, Sequence[str]], SkillRegistry]"
 """Makes the loaded registry for ``(cwd or None for the current folder, extra source
 folders)``: what a session there would see."""
 
-_factory: RegistryFactory | None = None
-
-
-def use_registry_factory(factory: RegistryFactory | None) -> None:
-    """Make the registries of ``skills list/show/run`` with ``factory`` (None: SkillKit's
-    own sources and the settings files, no plugins). Set by the command line, which
-    knows about plugins; this layer does not."""
-    global _factory
-    _factory = factory
+MAKE_REGISTRY = "make_skill_registry"
+"""The parsed-arguments field holding the `RegistryFactory` of ``skills list/show/run``
+(set by the ``skillkit`` command, which knows about plugins; this layer does not).
+Without it: SkillKit's own sources and the settings files, no plugins."""
 
 
 #: Exit codes of ``skills run`` besides the action's own.
@@ -111,8 +106,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _registry(args: argparse.Namespace) -> SkillRegistry:
-    if _factory is not None:
-        return _factory(args.cwd, list(args.source))
+    factory: RegistryFactory | None = getattr(args, MAKE_REGISTRY, None)
+    if factory is not None:
+        return factory(args.cwd, list(args.source))
     return default_registry(args.cwd, args.source)
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from skillkit.abort import AbortSignal
+    from skillkit.confinement import Confinement
     from skillkit.runtime.sandbox import Sandbox
     from skillkit.tools.base import ToolContext, ToolResult
 
@@ -143,6 +144,7 @@ async def run_action(
     on_stderr: Callable[[str], None] | None = None,
     environ: Mapping[str, str] | None = None,
     sandbox: Sandbox | None = None,
+    confinement: Confinement | None = None,
 ) -> ActionResult:
     """Validate ``values``, run the action, and return what it did.
 
@@ -185,6 +187,7 @@ async def run_action(
             timeout=spec.timeout,
             abort=abort,
             sandbox=confine,
+            confinement=confinement,
             kill_grace=0.0,
             drain_timeout=_DRAIN_SECONDS,
         )
@@ -286,6 +289,7 @@ class ActionTool:
                 abort=ctx.abort,
                 on_output=ctx.update,
                 sandbox=self.sandbox,
+                confinement=ctx.confinement,
             )
         except ActionError as exc:
             raise ToolError(str(exc)) from None

@@ -177,9 +177,12 @@ class ChildGate(Contributor):
             abort=child.abort_signal,
             announce=self._announce,
         )
-        if outcome.allowed:
-            return None
-        return ToolCallEventResult(block=True, reason=outcome.message)
+        if not outcome.allowed:
+            return ToolCallEventResult(block=True, reason=outcome.message)
+        from skillkit.permissions.install import confinement_for
+
+        # the parent's verdict reaches the child's processes (read-only when unasked)
+        return ToolCallEventResult(confinement=confinement_for(gate, call.args, outcome))
 
     async def _announce(self, request: ApprovalRequest) -> None:
         from skillkit.permissions.events import ApprovalNeeded

@@ -21,19 +21,15 @@ from skillkit.text import neutralize
 if TYPE_CHECKING:
     from skillkit.subagents.registry import AgentRegistry
 
-__all__ = ["AgentRegistryFactory", "main", "register", "use_agent_registry_factory"]
+__all__ = ["MAKE_REGISTRY", "AgentRegistryFactory", "main", "register"]
 
 AgentRegistryFactory: TypeAlias = "Callable[[str | None], AgentRegistry]"
 """Makes the loaded registry a session in a folder (None: the current one) would see."""
 
-_factory: AgentRegistryFactory | None = None
-
-
-def use_agent_registry_factory(factory: AgentRegistryFactory | None) -> None:
-    """Make the registry of ``agents list`` with ``factory`` (None: the agent folders
-    and the built-in agent, no plugins). Set by the command line, which knows plugins."""
-    global _factory
-    _factory = factory
+MAKE_REGISTRY = "make_agent_registry"
+"""The parsed-arguments field holding the `AgentRegistryFactory` of ``agents list`` (set
+by the ``skillkit`` command, which knows plugins). Without it: the agent folders and the
+built-in agent, no plugins."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,9 +43,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing.set_defaults(handler=main)
 
 
-def _registry(cwd: str | None) -> AgentRegistry:
-    if _factory is not None:
-        return _factory(cwd)
+def _registry(cwd: str | None, factory: AgentRegistryFactory | None = None) -> AgentRegistry:
+    if factory is not None:
+        return factory(cwd)
     from skillkit.subagents.registry import AgentRegistry
 
     return AgentRegistry(cwd=cwd)
@@ -59,7 +55,7 @@ def main(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | No
     """Run ``skillkit agents list``; returns the exit code."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    registry = _registry(args.cwd)
+    registry = _registry(args.cwd, getattr(args, MAKE_REGISTRY, None))
     definitions = registry.definitions()
     notices = [d for d in registry.diagnostics if d.field == UNTRUSTED_FIELD]
     errors = [

@@ -14,8 +14,7 @@ subscriber, labelled with the child's ``agent_id``.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -27,8 +26,6 @@ __all__ = ["REQUEST_KINDS", "ParentStream"]
 
 REQUEST_KINDS = frozenset({"approval_needed", "question_needed"})
 """Child event kinds delivered to every parent subscriber (they ask for an answer)."""
-
-_background: set[asyncio.Future[Any]] = set()
 
 
 class ParentStream:
@@ -58,9 +55,7 @@ class ParentStream:
                 self._failed("subagent", exc)
         parent = self.parent
         if event.type in REQUEST_KINDS:
-            pending = parent.deliver(event)
-            if pending is not None:
-                _schedule(pending)
+            parent.observe(event, kind_handlers=True)
             return
         parent.observe(event)
 
@@ -68,12 +63,3 @@ class ParentStream:
         if self.parent.strict:
             raise exc
         self.parent.emit_nowait(ErrorInfo(stage=stage, message=describe_exception(exc)))
-
-
-def _schedule(awaitable: Awaitable[Any]) -> None:
-    async def run() -> None:
-        await awaitable
-
-    task = asyncio.ensure_future(run())
-    _background.add(task)
-    task.add_done_callback(_background.discard)

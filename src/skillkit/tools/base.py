@@ -17,11 +17,9 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
-import msgspec
-
 from skillkit.abort import AbortSignal
 from skillkit.confinement import Confinement
-from skillkit.models import ImagePart, TextPart, ToolSchema, UserContent
+from skillkit.models import ImagePart, TextPart, ToolResult, ToolSchema
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -40,31 +38,6 @@ __all__ = [
 
 class ToolError(Exception):
     """Raise from a tool to return an error result with exactly this message."""
-
-
-class ToolResult(msgspec.Struct, frozen=True):
-    """What a tool returns: content parts for the model, ``details`` for user interfaces.
-
-    ``details`` is never sent to a model (a diff, a process exit status...). It must be
-    JSON data if the run is recorded.
-    """
-
-    content: list[UserContent] = msgspec.field(default_factory=list)
-    is_error: bool = False
-    details: Any = None
-
-    @classmethod
-    def text(cls, text: str, *, is_error: bool = False, details: Any = None) -> ToolResult:
-        return cls([TextPart(text)], is_error=is_error, details=details)
-
-    @classmethod
-    def error(cls, message: str, *, details: Any = None) -> ToolResult:
-        return cls([TextPart(message)], is_error=True, details=details)
-
-    @property
-    def output(self) -> str:
-        """The text parts joined (images left out)."""
-        return "".join(p.text for p in self.content if type(p) is TextPart)
 
 
 class ToolContext:
@@ -197,7 +170,10 @@ class FunctionTool:
         return f"<tool {self.name}>"
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
-        kwargs = dict(args)
+        kwargs = dict(args.__dict__)  # the validated fields
+        extra = args.__pydantic_extra__
+        if extra:
+            kwargs.update(extra)
         if self._context_param is not None:
             kwargs[self._context_param] = ctx
         if self._is_async:

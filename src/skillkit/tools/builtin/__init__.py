@@ -74,20 +74,22 @@ def builtin_tools(
     ``kill_task`` and ``monitor`` — the caller then owns the manager: it drains it at
     iteration boundaries and closes it. ``limits`` are the output limits every tool
     shares; ``runtime`` runs commands (a `BashRuntime` with those limits by default,
-    confined by ``background``'s sandbox when it has one). With ``allow_writes``,
-    ``web=True`` adds ``web_fetch`` and ``web_search`` (the permission gate asks before
-    each host no rule allows) and ``todo`` keeps its list in ``todos`` (a fresh
-    `TodoList` if None; attach it to the runner as a contributor to publish its events).
+    confined by ``background``'s sandbox when it has one; that sandbox's protected paths
+    are refused to ``write`` and ``edit`` too). With ``allow_writes``, ``web=True`` adds
+    ``web_fetch`` and ``web_search`` (the permission gate asks before each host no rule
+    allows) and ``todo`` keeps its list in ``todos`` (a fresh `TodoList` if None; attach
+    it to the runner as a contributor to publish its events).
     The tools share one `Workspace`; a permission gate installed on the runner becomes
     its path policy on the first call (see ``Workspace.add_policy``).
     """
     limits = limits or OutputLimits()
+    sandbox = background.sandbox if background is not None else None
     if runtime is None:
         from skillkit.runtime.bash import BashRuntime
 
-        sandbox = background.sandbox if background is not None else None
         runtime = BashRuntime(limits=limits, sandbox=sandbox)
-    space = Workspace(workspace, confine=confine)
+    protected = sandbox.protected_paths if sandbox is not None else ()
+    space = Workspace(workspace, confine=confine, protected_paths=protected)
     tools: list[Tool] = [
         ReadTool(space, limits),
         GrepTool(space, limits, runtime),

@@ -130,7 +130,11 @@ class MonitorTool:
 
     async def execute(self, args: MonitorArgs, ctx: ToolContext) -> ToolResult:
         task = self.background.start_monitor(
-            args.command, cwd=self.workspace.base, timeout=args.timeout, agent_id=ctx.agent_id
+            args.command,
+            cwd=self.workspace.base,
+            timeout=args.timeout,
+            agent_id=ctx.agent_id,
+            confinement=ctx.confinement,
         )
         return ToolResult.text(
             f"Started monitor {task.id}. Its output lines will be shown to you as they arrive; "

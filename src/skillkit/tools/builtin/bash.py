@@ -64,7 +64,8 @@ def format_execution(result: ExecutionResult, timeout: float | None) -> ToolResu
 class BashTool:
     """Runs a command in the workspace with a timeout, streaming each output line
     through ``ctx.update``; with a `BackgroundTasks` manager it can also start it in the
-    background."""
+    background. The command is held to ``ctx.confinement`` (the permission gate's
+    verdict: read-only when it ran unasked as a read-only command)."""
 
     name: str = "bash"
     args_model: type[BaseModel]
@@ -95,7 +96,11 @@ class BashTool:
             if self.background is None:
                 raise ToolError("background tasks are not enabled")
             task = self.background.start(
-                args.command, cwd=cwd, timeout=args.timeout, agent_id=ctx.agent_id
+                args.command,
+                cwd=cwd,
+                timeout=args.timeout,
+                agent_id=ctx.agent_id,
+                confinement=ctx.confinement,
             )
             return ToolResult.text(
                 f"Started background task {task.id}. Read its output with "
@@ -105,6 +110,12 @@ class BashTool:
             )
         timeout = args.timeout if args.timeout is not None else self.default_timeout
         result = await self.runtime.execute(
-            args.command, cwd, None, timeout, ctx.update, abort=ctx.abort
+            args.command,
+            cwd,
+            None,
+            timeout,
+            ctx.update,
+            abort=ctx.abort,
+            confinement=ctx.confinement,
         )
         return format_execution(result, timeout)

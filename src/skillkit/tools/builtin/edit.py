@@ -141,6 +141,7 @@ class EditTool:
 
     async def execute(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
         real = self.workspace.resolve(args.path)
+        self.workspace.check_protected(real, args.path, ctx.confinement)
         return await asyncio.to_thread(self._edit, args, real)
 
     def _edit(self, args: EditArgs, real: Path) -> ToolResult:

@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillkit.abort import AbortSignal
+from skillkit.confinement import READ_ONLY
 from skillkit.runtime.base import SkillRuntime
 from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
@@ -329,7 +330,13 @@ class GrepTool:
 
         try:
             result = await self.runtime.execute(
-                shlex.join(command), base, None, self.timeout, on_line, abort=stop
+                shlex.join(command),
+                base,
+                None,
+                self.timeout,
+                on_line,
+                abort=stop,
+                confinement=READ_ONLY,  # a search never writes, whoever allowed it
             )
         finally:
             remove()

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from skillkit.confinement import Confinement
+from skillkit.protected import protected_reason
 from skillkit.tools.base import ToolError
 
 __all__ = ["PathPolicy", "Workspace"]
@@ -47,13 +49,21 @@ class Workspace:
     symlink, so a symlink swapped in after the checks cannot redirect the open.
     """
 
-    __slots__ = ("_policies", "confine", "root")
+    __slots__ = ("_policies", "confine", "protected_paths", "root")
 
-    def __init__(self, root: Path | str | None = None, *, confine: bool | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str | None = None,
+        *,
+        confine: bool | None = None,
+        protected_paths: tuple[str | os.PathLike[str], ...] = (),
+    ) -> None:
         if root is None and confine is not False:
             root = Path.cwd()
         self.root = Path(root).expanduser().resolve() if root is not None else None
         self.confine = confine is not False
+        self.protected_paths = tuple(os.path.abspath(p) for p in protected_paths)
+        """Paths protected beyond `skillkit.protected`'s names (the settings' list)."""
         self._policies: list[PathPolicy] = []
 
     @property
@@ -136,6 +146,21 @@ class Workspace:
         """Raise `ToolError` when a policy hides ``real``, the path a call named."""
         if not self.can_read(real, real):
             raise ToolError(f"{shown}: refused by a permission rule")
+
+    def check_protected(self, real: Path, shown: str, confinement: Confinement | None) -> None:
+        """Raise `ToolError` when ``real`` (resolved the way the kernel resolves it, as
+        `resolve` does) is a path that makes code run later (`skillkit.protected`, plus
+        `protected_paths`) and ``confinement`` does not approve that very path — or a
+        folder holding it. Without a confinement nothing is approved."""
+        reason = protected_reason(real, extra=self.protected_paths)
+        if reason is None:
+            return
+        approved = confinement.approved_paths if confinement is not None else ()
+        if any(real == Path(p) or Path(p) in real.parents for p in approved):
+            return
+        raise ToolError(
+            f"{shown}: refused, {reason}; a write to it needs the user's approval of that very path"
+        )
 
     # ----- opening files
 

@@ -42,6 +42,7 @@ class WriteTool:
 
     async def execute(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
         real = self.workspace.resolve(args.path)
+        self.workspace.check_protected(real, args.path, ctx.confinement)
         return await asyncio.to_thread(self._write, args, real)
 
     def _write(self, args: WriteArgs, real: Path) -> ToolResult:
