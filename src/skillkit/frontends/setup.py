@@ -287,7 +287,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         manager.registries.skills.sandbox = sandbox
         _configure_skills(manager.registries.skills, workspace, options)
     manager.attach(runner)
-    _attach_todos(runner)
+    _attach_todos(runner, manager.registries.tools.get("todo"))
     runner.add_contributor(_instructions(options, workspace))
     subagents: Subagents | None = None
     agent_warnings: list[str] = []
@@ -453,14 +453,13 @@ def _sandbox(
     return sandbox, settings
 
 
-def _attach_todos(runner: AgentRunner) -> None:
-    """The ``todo`` tool's list publishes ``todo_updated`` on the runner's bus (the
-    terminal and the web page draw it), starting from the list a resumed session ended
-    with."""
+def _attach_todos(runner: AgentRunner, tool: object) -> None:
+    """The ``todo`` tool's list (``tool``, the one the plugins registered) publishes
+    ``todo_updated`` on the runner's bus (the terminal and the web page draw it), starting
+    from the list a resumed session ended with."""
     from skillkit.runtime.todos import TodoList
     from skillkit.tools.builtin.todo import TodoTool
 
-    tool = runner.find_tool("todo")
     if isinstance(tool, TodoTool):
         tool.todos.replace(TodoList.restore(runner.messages).items)
         runner.add_contributor(tool.todos)
