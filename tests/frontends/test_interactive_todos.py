@@ -47,3 +47,23 @@ def test_the_task_list_is_drawn_live_and_by_slash_todos(terminal: Terminal, tmp_
     terminal.wait_for_prompt_count(3)
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
+
+
+def test_a_resumed_session_starts_from_its_last_task_list() -> None:
+    from skillkit import AgentConfig, AgentRunner
+    from skillkit.adapters.scripted import ScriptedAdapter
+    from skillkit.frontends.setup import _attach_todos
+    from skillkit.models import ToolResultMessage
+    from skillkit.runtime.todos import TodoItem, TodoList
+    from skillkit.tools.builtin.todo import TodoTool
+
+    earlier = ToolResultMessage(
+        "call_1", "todo", details={"todos": [{"content": "ship it", "status": "in_progress"}]}
+    )
+    runner = AgentRunner(
+        AgentConfig(model="scripted"), adapter=ScriptedAdapter([]), messages=[earlier]
+    )
+    tool = TodoTool(TodoList())
+    _attach_todos(runner, tool)
+    assert tool.todos.items == (TodoItem("ship it", "in_progress"),)
+    assert tool.todos in runner.contributors
