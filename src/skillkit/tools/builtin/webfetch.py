@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from skillkit.adapters.base import LLMAdapter
+    from skillkit.models import TokenUsage
 
 __all__ = [
     "USER_AGENT",
@@ -397,10 +398,12 @@ def model_answerer(
     *,
     options: Mapping[str, Any] | None = None,
     max_tokens: int = 1024,
+    on_usage: Callable[[TokenUsage], None] | None = None,
 ) -> PageAnswerer:
     """A `PageAnswerer` making one call to ``model`` through ``adapter`` (give it the
-    agent's own adapter and model, or a smaller one). It raises when the call fails or
-    gives no text, and the tool then returns the page with the prompt noted."""
+    agent's own adapter and model, or a smaller one); ``on_usage`` is told what each call
+    used. It raises when the call fails or gives no text, and the tool then returns the
+    page with the prompt noted."""
     from skillkit.models import LLMRequest, UserMessage
 
     settings = {**(options or {}), "max_tokens": max_tokens}
@@ -417,6 +420,8 @@ def model_answerer(
             options=dict(settings),
         )
         reply = await adapter.chat(request)
+        if on_usage is not None:
+            on_usage(reply.usage)
         if reply.stop_reason in ("error", "aborted", "context_overflow"):
             raise FetchError(f"the answer call failed: {reply.error or reply.stop_reason}")
         text = reply.text.strip()
