@@ -47,9 +47,9 @@ from skillkit.permissions.rules import (
     RuleSet,
     Subject,
     parse_rule,
-    url_host,
 )
 from skillkit.permissions.suggest import suggest_rule
+from skillkit.permissions.web import web_subjects
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
 from skillkit.protected import protected_reason
 
@@ -447,7 +447,8 @@ class PermissionGate:
             subjects = [Subject.text(_input_text(tool_input))]
             risk = RiskVerdict(RiskLevel.SAFE, "", "affects only this session's own tasks")
         elif kind is ToolKind.WEB:
-            subjects, risk = _web_subjects(tool_name, tool_input)
+            subjects, level, why = web_subjects(tool_name, tool_input)
+            risk = RiskVerdict(level, "web", why)
         else:
             subjects = self._generic_subjects(tool_input)
             risk = RiskVerdict(RiskLevel.NORMAL, "", f"{tool_name} may change state")
@@ -735,25 +736,6 @@ def _merge_file_rules(into: Evaluation, others: list[Evaluation]) -> None:
             into.deny = other.deny
         if into.ask is None and other.ask is not None:
             into.ask = other.ask
-
-
-def _web_subjects(
-    tool_name: str, tool_input: Mapping[str, Any]
-) -> tuple[list[Subject], RiskVerdict]:
-    """The host a ``web_fetch`` call reaches (parsed as the fetch parses it; "" when the
-    URL has none, which no rule allows), or a ``web_search`` query as text."""
-    url = tool_input.get("url")
-    if isinstance(url, str):
-        host = url_host(url)
-        shown = host or "an unparsable URL"
-        return [Subject.domain(host)], RiskVerdict(
-            RiskLevel.NORMAL, "web", f"{tool_name} fetches from {shown}"
-        )
-    query = tool_input.get("query")
-    text = query if isinstance(query, str) else _input_text(tool_input)
-    return [Subject.text(text)], RiskVerdict(
-        RiskLevel.NORMAL, "web", f"{tool_name} sends a query to a search service"
-    )
 
 
 def _input_text(tool_input: Mapping[str, Any]) -> str:
