@@ -49,8 +49,8 @@ from skillkit.permissions.rules import (
     parse_rule,
 )
 from skillkit.permissions.suggest import suggest_rule
-from skillkit.permissions.web import web_subjects
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
+from skillkit.permissions.web import web_subjects
 from skillkit.protected import protected_reason
 
 __all__ = [
