@@ -83,9 +83,9 @@ async def test_plugins_lists_each_plugin_with_what_it_registered(
     assert result.output == "\n".join(
         [
             "builtin 0.1.0 (built-in: skillkit.extensions.builtin)",
-            "  tools: read, grep, find, ls, write, edit, bash",
+            "  tools: read, grep, find, ls, write, edit, bash, web_fetch, web_search, todo",
             "  commands: clear, compact, cost, diff, fork, help, init, label, model, models,"
-            " name, plugins, quit, reload, rewind, skill, skills, tree, undo",
+            " name, plugins, quit, reload, rewind, skill, skills, todos, tree, undo",
             "  frontends: interactive, print, json",
             f"  skill sources: {project}/.skillkit/skills, {project}/.agents/skills,"
             f" {project}/.claude/skills, ~/.skillkit/skills, ~/.agents/skills, ~/.claude/skills",

@@ -50,7 +50,8 @@ async def test_the_agent_offers_the_built_in_tools_and_ask_user(
     try:
         assert offered(agent) == [
             "ask_user", "bash", "bash_output", "edit", "find", "grep",
-            "kill_task", "ls", "monitor", "read", "task", "write",
+            "kill_task", "ls", "monitor", "read", "task", "todo", "web_fetch",
+            "web_search", "write",
         ]  # fmt: skip
         assert agent.permissions.mode.value == "default"
         assert agent.background is not None

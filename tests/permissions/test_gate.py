@@ -105,13 +105,13 @@ def test_plan_mode_refusal_tells_the_model_what_to_do(gate: PermissionGate) -> N
 
 
 def test_tools_declaring_read_only_run_everywhere(gate: PermissionGate) -> None:
-    class Search:
-        name = "web_search"
+    class Lookup:
+        name = "lookup"
         read_only = True
 
     gate.set_mode("plan")
-    assert gate.decide("web_search", {"q": "x"}, Search()).action is RUN
-    assert gate.decide("web_search", {"q": "x"}).action is REFUSE
+    assert gate.decide("lookup", {"q": "x"}, Lookup()).action is RUN
+    assert gate.decide("lookup", {"q": "x"}).action is REFUSE
 
 
 def test_deny_rules_hold_in_every_mode(gate: PermissionGate) -> None:

@@ -1,7 +1,7 @@
 """SkillKit's own commands (registered by the built-in plugin into the command table).
 
 ``/help``, ``/model``, ``/models``, ``/compact``, ``/clear``, ``/skills``, ``/skill``
-(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, and the session commands
+(also ``/skill:NAME``), ``/cost``, ``/init``, ``/quit``, ``/todos``, and the session commands
 ``/tree``, ``/fork``, ``/name``, ``/label`` (`skillkit.commands.sessions`), the checkpoint
 commands ``/rewind``, ``/undo``, ``/diff`` (`skillkit.commands.checkpoints`). Each is an
 ordinary `Command`: a plugin replaces one by registering the same name with
@@ -25,6 +25,7 @@ from skillkit.commands.dispatch import (
 )
 from skillkit.commands.sessions import session_commands
 from skillkit.commands.skills import skill_command, skills_command
+from skillkit.commands.todos import todos_command
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -315,6 +316,7 @@ def builtin_commands() -> list[Command]:
         Command("cost", "tokens used and their cost", cost_command),
         Command("init", "write a starter AGENTS.md for this project", init_command),
         Command("quit", "end the session", quit_command, aliases=("exit",)),
+        todos_command(),
         *session_commands(),
         *checkpoint_commands(),
     ]

@@ -303,6 +303,8 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         manager.registries.skills.sandbox = sandbox
         _configure_skills(manager.registries.skills, workspace, options)
     manager.attach(runner)
+    _attach_todos(runner, manager.registries.tools.get("todo"))
+    _answer_with_the_agents_model(runner, manager.registries.tools.get("web_fetch"))
     runner.add_contributor(_instructions(options, workspace))
     subagents: Subagents | None = None
     agent_warnings: list[str] = []
@@ -508,6 +510,39 @@ def _sandbox(
     except SandboxUnavailable as exc:
         raise SetupError(_one_line(exc)) from None
     return sandbox, settings
+
+
+def _answer_with_the_agents_model(runner: AgentRunner, tool: object) -> None:
+    """``web_fetch``'s ``prompt`` is answered by one call to the agent's model as it is at
+    that moment (``/model`` may have switched it); the call's tokens count as the
+    agent's."""
+    from skillkit.agent.parts import model_name
+    from skillkit.tools.builtin.webfetch import WebFetchTool, model_answerer
+
+    if not isinstance(tool, WebFetchTool):
+        return
+
+    async def answer(prompt: str, page: str) -> str:
+        ask = model_answerer(
+            runner.adapter,
+            model_name(runner.adapter, runner.config),
+            on_usage=runner.add_usage,
+        )
+        return await ask(prompt, page)
+
+    tool.answer = answer
+
+
+def _attach_todos(runner: AgentRunner, tool: object) -> None:
+    """The ``todo`` tool's list (``tool``, the one the plugins registered) publishes
+    ``todo_updated`` on the runner's bus (the terminal and the web page draw it), starting
+    from the list a resumed session ended with."""
+    from skillkit.runtime.todos import TodoList
+    from skillkit.tools.builtin.todo import TodoTool
+
+    if isinstance(tool, TodoTool):
+        tool.todos.replace(TodoList.restore(runner.messages).items)
+        runner.add_contributor(tool.todos)
 
 
 def _instructions(options: AgentOptions, workspace: Path) -> Contributor:

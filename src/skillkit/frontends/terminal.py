@@ -7,7 +7,8 @@ error lines, provider retries as they happen, compaction, a footer with the run'
 outcome and token usage, approval requests and questions (``approval_needed`` /
 ``question_needed``; a caller that asks about them one at a time turns that off with
 ``draw_requests`` and draws each when it asks), permission-mode changes, skill reloads
-and finished background tasks. It only draws — it never calls back into the agent and
+finished background tasks and the model's task list (``todo_updated``, a panel each time
+the list changes). It only draws — it never calls back into the agent and
 never answers a request (the session code does, through the permissions API) — so
 every terminal face (the interactive session, a future subagent view) can reuse it
 with its own session.
@@ -60,6 +61,7 @@ from skillkit.events import (
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
+from skillkit.runtime.todos import TodoItem, TodoUpdated
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 
@@ -70,6 +72,11 @@ ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None
 a tool call would run (a skill action), or None when the tool is not one."""
 
 _THINKING_STYLE = "dim italic"
+_TODO_STYLES: dict[str, tuple[str, str]] = {
+    "pending": ("☐", ""),
+    "in_progress": ("▶", "bold yellow"),
+    "done": ("☑", "dim strike"),
+}
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 _COMPACT_ARGS = 80  # arguments up to this many characters of JSON are shown on one line
@@ -317,6 +324,8 @@ class TerminalRenderer:
                 self.info(f"conversation compacted: {_count(before)} → {_count(after)} tokens")
             case CompactionEnd(type="full", ok=False, error=error):
                 self.notice(f"compaction failed: {error or 'unknown error'}")
+            case TodoUpdated(items=items):
+                self.todos(items)
             case BgResult(task_id=task_id, status=status, exit_code=code):
                 exit_text = f", exit code {code}" if code is not None else ""
                 self.info(f"background task {task_id} {status}{exit_text}")
@@ -377,6 +386,24 @@ class TerminalRenderer:
             body = JSON(compact, indent=None if len(compact) <= _COMPACT_ARGS else 2)
         title = Text.assemble(("tool call ", "dim"), (self.clean(name), "bold cyan"))
         self._print(Panel(body, title=title, title_align="left", border_style="cyan", expand=False))
+
+    def todos(self, items: list[TodoItem]) -> None:
+        """The model's task list: one line a task, done ones dimmed and struck through,
+        the one in progress highlighted."""
+        body = Text()
+        for number, item in enumerate(items):
+            mark, style = _TODO_STYLES.get(item.status, _TODO_STYLES["pending"])
+            if number:
+                body.append("\n")
+            body.append(mark + " ", style=style)
+            body.append(self.clean(item.content, drop_styles=True), style=style)
+        if not items:
+            body.append("no tasks", style="dim")
+        done = sum(1 for item in items if item.status == "done")
+        title = Text.assemble(("tasks ", "bold magenta"), (f"{done}/{len(items)} done", "dim"))
+        self._print(
+            Panel(body, title=title, title_align="left", border_style="magenta", expand=False)
+        )
 
     def tool_output(self, output: str) -> list[str]:
         """Partial output of a running tool, dimmed; returns the lines drawn (cleaned)."""

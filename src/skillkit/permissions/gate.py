@@ -6,12 +6,14 @@ any classifiers plugins add. The decision, in order:
 1. a matching **deny** rule refuses (in every mode, ``bypass`` included);
 2. ``bypass`` runs everything else;
 3. ``plan`` refuses whatever changes state (with a message telling the model to present
-   its plan with ``exit_plan_mode``);
+   its plan with ``exit_plan_mode``) — web tools excepted: they only read, so plan mode
+   lets them through to the steps below;
 4. a matching **ask** rule asks;
 5. a matching **allow** rule runs the call — unless the call is dangerous and the rule is
    broad (a wildcard), which asks;
 6. without a rule: reads (and read-only shell commands) run; in ``accept_edits`` edits
-   and writes inside the workspace run; everything else asks.
+   and writes inside the workspace run; everything else asks — a web tool too (a fetch
+   sends a request to a host no rule allowed yet; rules ``web_fetch(domain:HOST)``).
 
 `decide` is pure; `check` also waits for the user through the `ApprovalBroker` when the
 decision is to ask, and applies "allow always" by adding a session rule.
@@ -48,6 +50,7 @@ from skillkit.permissions.rules import (
 from skillkit.permissions.shell_paths import realpath
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
+from skillkit.permissions.web import web_subjects
 from skillkit.protected import protected_reason
 
 __all__ = [
@@ -73,6 +76,7 @@ class ToolKind(StrEnum):
     SHELL = "shell"  # runs the shell command in its ``command`` argument
     SESSION = "session"  # only affects this session's own background work
     PLAN_EXIT = "plan_exit"  # exit_plan_mode
+    WEB = "web"  # reads the web: asks unless a rule allows it, also in plan mode
     OTHER = "other"  # anything else: treated as state-changing
 
 
@@ -88,6 +92,9 @@ BUILTIN_KINDS: dict[str, ToolKind] = {
     "bash": ToolKind.SHELL,
     "monitor": ToolKind.SHELL,
     "kill_task": ToolKind.SESSION,
+    "todo": ToolKind.SESSION,
+    "web_fetch": ToolKind.WEB,
+    "web_search": ToolKind.WEB,
     EXIT_PLAN_MODE: ToolKind.PLAN_EXIT,
 }
 
@@ -292,7 +299,7 @@ class PermissionGate(GatePaths):
         if mode is PermissionMode.BYPASS:
             return make(GateAction.RUN, "bypass mode")
         changes_state = risk.level > RiskLevel.SAFE
-        if mode is PermissionMode.PLAN and changes_state:
+        if mode is PermissionMode.PLAN and changes_state and kind is not ToolKind.WEB:
             return make(GateAction.REFUSE, plan_refusal(tool_name, risk.reason))
         if found.ask is not None:
             return make(GateAction.ASK, f"rule `{found.ask}` asks before {tool_name}", found.ask)
@@ -381,6 +388,9 @@ class PermissionGate(GatePaths):
         elif kind is ToolKind.SESSION:
             subjects = [Subject.text(_input_text(tool_input))]
             risk = RiskVerdict(RiskLevel.SAFE, "", "affects only this session's own tasks")
+        elif kind is ToolKind.WEB:
+            subjects, level, why = web_subjects(tool_name, tool_input)
+            risk = RiskVerdict(level, "web", why)
         else:
             subjects = self._generic_subjects(tool_input)
             risk = RiskVerdict(RiskLevel.NORMAL, "", f"{tool_name} may change state")

@@ -17,6 +17,10 @@ A rule is written ``tool`` or ``tool(pattern)``:
   agents and the Agent Skills ``allowed-tools`` field spell them) are ``bash(...)`` and
   ``write(...)``. A rule naming no tool the agent has is kept (the tool may come later,
   from an MCP server or a plugin); `unknown_tool_rules` finds them, so a face can warn.
+- ``web_fetch(domain:example.com)`` — pages of that host; ``web_fetch(domain:*.example.com)``
+  — of any host below it (not ``example.com`` itself). Host names match in any case and
+  without a trailing dot; a ``web_fetch`` pattern that is not ``domain:HOST`` is a
+  `ValueError` when parsed.
 - ``\\*`` is a literal ``*`` in any pattern.
 
 When several rules match, deny beats ask beats allow (`RuleSet.evaluate`). An allow rule
@@ -76,6 +80,9 @@ tool of a family applies to every tool of that family."""
 
 _COMMAND_TOOLS = frozenset({"bash", "monitor"})
 """Tools whose rule patterns are shell-command patterns (never path globs)."""
+
+_DOMAIN_TOOLS = frozenset({"web_fetch"})
+"""Tools whose rule patterns are ``domain:HOST`` patterns."""
 
 
 @dataclass(frozen=True)
@@ -142,9 +149,13 @@ def parse_rule(text: str, action: RuleAction | str, source: str = "sdk") -> Rule
 
 
 def _pattern_kinds(tool: str) -> tuple[str, ...]:
-    """The forms a rule for ``tool`` is matched in: commands for shell tools, paths for
-    everything else (any tool with a ``path`` argument is matched by path)."""
-    return ("command",) if tool.casefold() in _COMMAND_TOOLS else ("command", "path")
+    """The forms a rule for ``tool`` is matched in: commands for shell tools, host names
+    for the web tools, paths for everything else (any tool with a ``path`` argument is
+    matched by path)."""
+    name = tool.casefold()
+    if name in _DOMAIN_TOOLS:
+        return ("domain",)
+    return ("command",) if name in _COMMAND_TOOLS else ("command", "path")
 
 
 def unknown_tool_rules(rules: Iterable[Rule], tool_names: Iterable[str]) -> list[Rule]:
@@ -153,7 +164,7 @@ def unknown_tool_rules(rules: Iterable[Rule], tool_names: Iterable[str]) -> list
     `FILE_FAMILIES`, ``bash``, ``monitor``) always count as known, offered or not. A
     rule whose name has a wildcard never counts as unknown, nor does one for an MCP tool
     (``mcp__...``: its server may connect later)."""
-    names = [*tool_names, *FILE_FAMILIES, *_COMMAND_TOOLS]
+    names = [*tool_names, *FILE_FAMILIES, *_COMMAND_TOOLS, *_DOMAIN_TOOLS]
     return [
         rule
         for rule in rules
@@ -167,7 +178,7 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-SubjectKind = Literal["command", "path", "text"]
+SubjectKind = Literal["command", "path", "text", "domain"]
 
 
 @dataclass(frozen=True)
@@ -175,8 +186,9 @@ class Subject:
     """What a rule pattern is matched against for one call.
 
     ``command``: one simple shell command; ``path``: one file, as every absolute spelling
-    it has (normalised and symlink-resolved); ``text``: any other argument text. For deny
-    and ask a match of any value counts; for allow all values must match.
+    it has (normalised and symlink-resolved); ``domain``: the host name a web request
+    goes to; ``text``: any other argument text. For deny and ask a match of any value
+    counts; for allow all values must match.
     """
 
     kind: SubjectKind
@@ -189,6 +201,12 @@ class Subject:
     @classmethod
     def text(cls, text: str) -> Subject:
         return cls("text", (text,))
+
+    @classmethod
+    def domain(cls, host: str) -> Subject:
+        """The host a web request goes to, in the form rules match (lower case, no
+        trailing dot)."""
+        return cls("domain", (host.casefold().rstrip("."),))
 
 
 @dataclass
@@ -397,6 +415,11 @@ class RuleSet:
                 return self._regex(rule.pattern, "command").fullmatch(_squash(value)) is not None
             if kind == "path":
                 return self._regex(rule.pattern, "path").fullmatch(value) is not None
+            if kind == "domain":
+                host = value.casefold().rstrip(".")
+                return (
+                    bool(host) and self._regex(rule.pattern, "domain").fullmatch(host) is not None
+                )
             return fnmatch.fnmatchcase(value, rule.pattern)
         except (re.error, RecursionError, OverflowError, ValueError):
             return on_error
@@ -410,9 +433,42 @@ class RuleSet:
         return compiled
 
 
+def url_host(url: str) -> str:
+    """The host an ``http``/``https`` URL names, parsed as the web tools parse it (so
+    the rules judge the host the request goes to); "" for anything else."""
+    import httpx2
+
+    try:
+        parsed = httpx2.URL(url.strip())
+    except Exception:
+        return ""
+    if parsed.scheme not in ("http", "https"):
+        return ""
+    return parsed.host.casefold().rstrip(".")
+
+
 def _pattern_regex(pattern: str, kind: str, workspace: str, home: str) -> str:
     """The regular expression (for ``fullmatch``) of a rule pattern matched as ``kind``."""
+    if kind == "domain":
+        return _domain_regex(pattern)
     return _command_regex(pattern) if kind == "command" else _path_regex(pattern, workspace, home)
+
+
+def _domain_regex(pattern: str) -> str:
+    """``domain:example.com`` → that host; ``domain:*.example.com`` → any host below it;
+    ``domain:*`` → any host. Raises `re.error` for any other form."""
+    if not pattern.casefold().startswith("domain:"):
+        raise re.error("a web_fetch rule's pattern is domain:HOST, e.g. domain:example.com")
+    host = pattern[len("domain:") :].strip().casefold().rstrip(".")
+    if host == "*":
+        return r"[^/\s]+"
+    below = host.startswith("*.")
+    name = host[2:] if below else host
+    if not name or any(ch in name for ch in "*?[]/\\:@ \t") or ".." in name:
+        raise re.error(
+            f"not a host name: {host!r} (write domain:example.com or domain:*.example.com)"
+        )
+    return (r"(?:[^./\s]+\.)+" if below else "") + re.escape(name)
 
 
 def _path_regex(pattern: str, workspace: str, home: str) -> str:

@@ -7,6 +7,7 @@
   extra arguments;
 - an edit inside the workspace → its folder (``edit(src/app/**)``), or the file itself at
   the top level; outside the workspace → exactly that file;
+- a web fetch → its host (``web_fetch(domain:example.com)``);
 - any other tool → the tool name.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from skillkit.permissions.classifier import RiskLevel, ShellVerdict
+from skillkit.permissions.rules import url_host
 from skillkit.permissions.shell import iter_commands, parse_script
 
 __all__ = ["escape_pattern", "suggest_rule"]
@@ -65,6 +67,9 @@ def suggest_rule(
         if prefix is None:
             return f"{tool_name}({escape_pattern(' '.join(command.split()))})"
         return f"{tool_name}({escape_pattern(prefix)}:*)"
+    if kind == "web" and isinstance(tool_input.get("url"), str):
+        host = url_host(tool_input["url"])
+        return f"{tool_name}(domain:{host})" if host else ""
     if kind in ("edit", "read"):
         path = gate.path_of(tool_input)
         if gate.inside(path) and path.startswith(gate.workspace + "/"):

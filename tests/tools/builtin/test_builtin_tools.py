@@ -12,7 +12,18 @@ async def test_the_read_only_set(root: Path) -> None:
 
 async def test_writes_add_write_edit_and_bash(root: Path) -> None:
     tools = builtin_tools(root, allow_writes=True)
-    assert [t.name for t in tools] == ["read", "grep", "find", "ls", "write", "edit", "bash"]
+    assert [t.name for t in tools] == [
+        "read",
+        "grep",
+        "find",
+        "ls",
+        "write",
+        "edit",
+        "bash",
+        "web_fetch",
+        "web_search",
+        "todo",
+    ]
 
 
 async def test_a_background_manager_adds_the_task_tools(root: Path) -> None:

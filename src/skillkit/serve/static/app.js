@@ -120,6 +120,7 @@
 
   function renderTranscript(messages) {
     conversation.replaceChildren();
+    renderTodos([]);
     tools.clear();
     current = null;
     thinking = null;
@@ -141,8 +142,27 @@
         const tool = toolBlock(message.tool_call_id, message.tool_name);
         tool.output.textContent = partsText(message.content);
         setStatus(tool, message.is_error ? "error" : "done");
+        if (message.tool_name === "todo" && message.details && Array.isArray(message.details.todos)) {
+          renderTodos(message.details.todos);
+        }
       }
     }
+  }
+
+  // the model's task list (the todo tool), shown above the prompt
+  const TODO_MARKS = { pending: "☐", in_progress: "▶", done: "☑" };
+
+  function renderTodos(items) {
+    const list = $("todo-list");
+    list.replaceChildren();
+    for (const item of items || []) {
+      if (!item || typeof item.content !== "string") continue;
+      const status = TODO_MARKS[item.status] ? item.status : "pending";
+      const row = element("li", "", TODO_MARKS[status] + " " + item.content);
+      row.dataset.status = status;
+      list.append(row);
+    }
+    $("todos").hidden = list.childElementCount === 0;
   }
 
   function pretty(value) {
@@ -366,6 +386,9 @@
         break;
       case "mode_changed":
         if (p.mode) modeSelect.value = p.mode;
+        break;
+      case "todo_updated":
+        renderTodos(p.items);
         break;
       case "ui_request":
         addRequest(event);

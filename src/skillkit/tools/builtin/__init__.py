@@ -1,5 +1,6 @@
 """SkillKit's built-in tools: ``read``, ``write``, ``edit``, ``bash``, ``grep``, ``find``,
-``ls``, and with a `BackgroundTasks` manager ``bash_output``, ``kill_task``, ``monitor``.
+``ls``, ``web_fetch``, ``web_search``, ``todo``, and with a `BackgroundTasks` manager
+``bash_output``, ``kill_task``, ``monitor``.
 
 They are ordinary tools (nothing in the agent core knows them). `builtin_tools` builds
 the default set; each class can also be built alone.
@@ -12,6 +13,7 @@ from pathlib import Path
 from skillkit.runtime.background import BackgroundTasks
 from skillkit.runtime.base import SkillRuntime
 from skillkit.runtime.output import OutputLimits
+from skillkit.runtime.todos import TodoList
 from skillkit.tools.base import Tool
 from skillkit.tools.builtin.background import BashOutputTool, KillTaskTool, MonitorTool
 from skillkit.tools.builtin.bash import BashTool
@@ -20,6 +22,9 @@ from skillkit.tools.builtin.find import FindTool
 from skillkit.tools.builtin.grep import GrepTool
 from skillkit.tools.builtin.ls import LsTool
 from skillkit.tools.builtin.read import ReadTool
+from skillkit.tools.builtin.todo import TodoTool
+from skillkit.tools.builtin.webfetch import WebFetchTool
+from skillkit.tools.builtin.websearch import WebSearchTool
 from skillkit.tools.builtin.workspace import PathPolicy, Workspace
 from skillkit.tools.builtin.write import WriteTool
 
@@ -34,6 +39,9 @@ __all__ = [
     "MonitorTool",
     "PathPolicy",
     "ReadTool",
+    "TodoTool",
+    "WebFetchTool",
+    "WebSearchTool",
     "Workspace",
     "WriteTool",
     "builtin_tools",
@@ -52,6 +60,8 @@ def builtin_tools(
     runtime: SkillRuntime | None = None,
     confine: bool | None = None,
     bash_timeout: float = 120.0,
+    web: bool = True,
+    todos: TodoList | None = None,
 ) -> list[Tool]:
     """The default tool set.
 
@@ -65,7 +75,10 @@ def builtin_tools(
     iteration boundaries and closes it. ``limits`` are the output limits every tool
     shares; ``runtime`` runs commands (a `BashRuntime` with those limits by default,
     confined by ``background``'s sandbox when it has one; that sandbox's protected paths
-    are refused to ``write`` and ``edit`` too).
+    are refused to ``write`` and ``edit`` too). With ``allow_writes``, ``web=True`` adds
+    ``web_fetch`` and ``web_search`` (the permission gate asks before each host no rule
+    allows) and ``todo`` keeps its list in ``todos`` (a fresh `TodoList` if None; attach
+    it to the runner as a contributor to publish its events).
     The tools share one `Workspace`; a permission gate installed on the runner becomes
     its path policy on the first call (see ``Workspace.add_policy``).
     """
@@ -90,6 +103,9 @@ def builtin_tools(
         EditTool(space),
         BashTool(space, runtime, background=background, default_timeout=bash_timeout),
     ]
+    if web:
+        tools += [WebFetchTool(), WebSearchTool()]
+    tools.append(TodoTool(todos if todos is not None else TodoList()))
     if background is not None:
         tools += [
             BashOutputTool(background),
