@@ -82,12 +82,39 @@ class _AbortGuard:
             # Suspended at a yield: close the HTTP stream now, not at the next read.
             self._closing = asyncio.get_running_loop().create_task(self.stream.close())
 
-    async def release_stream(self) -> None:
-        """Forget the current stream, waiting for a close the abort started."""
+    async def open(self, open_stream: Callable[[], Awaitable[SDKStream]]) -> SDKStream:
+        """Open the provider's stream (an abort meanwhile interrupts the wait) and hold
+        it, so that an abort while the reader is suspended closes it."""
+        self.waiting = True
+        try:
+            stream = await open_stream()
+        finally:
+            self.waiting = False
+        self.stream = stream
+        return stream
+
+    async def release_stream(self, stream: SDKStream | None) -> None:
+        """Forget the current stream, waiting for a close the abort started, then close
+        ``stream`` (the one this attempt opened, if any)."""
         self.stream = None
         closing, self._closing = self._closing, None
         if closing is not None:
             await closing
+        if stream is not None:
+            await stream.close()
+
+    async def back_off(self, delay: float) -> None:
+        """Wait ``delay`` seconds before the next attempt; an abort ends the wait at once
+        (a cancellation that is not the abort's is raised)."""
+        try:
+            self.waiting = True
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                self.waiting = False
+        except asyncio.CancelledError:
+            if not self.settle():
+                raise
 
     def settle(self) -> bool:
         """After a CancelledError: True if it was ours (and is now withdrawn)."""
@@ -122,12 +149,7 @@ async def drive_stream(
             try:
                 if abort is not None and abort.aborted:
                     raise _Aborted
-                guard.waiting = True
-                try:
-                    stream = await open_stream()
-                finally:
-                    guard.waiting = False
-                guard.stream = stream
+                stream = await guard.open(open_stream)
                 iterator = stream.__aiter__()
                 while True:
                     if abort is not None and abort.reason is not None:
@@ -147,13 +169,9 @@ async def drive_stream(
                 for event in translator.finish():
                     yield event
                 return
-            except asyncio.CancelledError:
-                if not guard.settle():
+            except (asyncio.CancelledError, _Aborted) as stopped:
+                if isinstance(stopped, asyncio.CancelledError) and not guard.settle():
                     raise
-                for event in _aborted(translator, abort):
-                    yield event
-                return
-            except _Aborted:
                 for event in _aborted(translator, abort):
                     yield event
                 return
@@ -169,43 +187,15 @@ async def drive_stream(
                 if retry_delay is None:
                     for event in translator.interrupt():
                         yield event
-                    yield StreamEvent(
-                        type="error",
-                        error=failure.message + _give_up_note(failure, attempt, emitted, policy),
-                        stop_reason=failure.stop_reason,
-                        usage=translator.usage,
-                        error_kind=failure.kind,
-                    )
+                    yield _give_up(failure, attempt, emitted, policy, translator)
                     return
                 if on_retry is not None:
-                    on_retry(
-                        RetryInfo(
-                            attempt=attempt,
-                            max_retries=policy.max_retries,
-                            delay=retry_delay,
-                            kind=failure.kind,
-                            message=failure.message,
-                            status=failure.status,
-                        )
-                    )
+                    on_retry(_retry_info(failure, attempt, retry_delay, policy))
             finally:
-                await guard.release_stream()
-                if stream is not None:
-                    await stream.close()
+                await guard.release_stream(stream)
             # Back off before the next attempt; an abort ends the wait at once.
-            if abort is not None and abort.aborted:
-                for event in _aborted(make_translator(), abort):
-                    yield event
-                return
-            try:
-                guard.waiting = True
-                try:
-                    await asyncio.sleep(retry_delay)
-                finally:
-                    guard.waiting = False
-            except asyncio.CancelledError:
-                if not guard.settle():
-                    raise
+            if abort is None or not abort.aborted:
+                await guard.back_off(retry_delay)
             if abort is not None and abort.aborted:
                 for event in _aborted(make_translator(), abort):
                     yield event
@@ -213,6 +203,37 @@ async def drive_stream(
     finally:
         if guard.remove is not None:
             guard.remove()
+
+
+def _give_up(
+    failure: ProviderFailure,
+    attempt: int,
+    emitted: bool,
+    policy: RetryPolicy,
+    translator: StreamTranslator,
+) -> StreamEvent:
+    """The ``error`` event that ends a call which is not tried again."""
+    return StreamEvent(
+        type="error",
+        error=failure.message + _give_up_note(failure, attempt, emitted, policy),
+        stop_reason=failure.stop_reason,
+        usage=translator.usage,
+        error_kind=failure.kind,
+    )
+
+
+def _retry_info(
+    failure: ProviderFailure, attempt: int, delay: float, policy: RetryPolicy
+) -> RetryInfo:
+    """What ``on_retry`` is told before the call is tried again."""
+    return RetryInfo(
+        attempt=attempt,
+        max_retries=policy.max_retries,
+        delay=delay,
+        kind=failure.kind,
+        message=failure.message,
+        status=failure.status,
+    )
 
 
 def _give_up_note(

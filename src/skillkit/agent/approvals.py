@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from skillkit.models import PendingApproval
+from skillkit.models import AssistantMessage, PendingApproval, RunState
 
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
@@ -38,6 +38,7 @@ __all__ = [
     "ask",
     "current",
     "parse_approval",
+    "paused_answers",
 ]
 
 DEFAULT_APPROVAL_TIMEOUT = 60.0
@@ -149,3 +150,30 @@ async def ask(approver: Approver | None, pending: PendingApproval) -> Approval |
     except Exception as exc:
         return Deny(f"the approval callback failed: {exc}")
     return None if answer is None else parse_approval(answer)
+
+
+def paused_answers(
+    state: RunState | str | bytes,
+    approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None,
+) -> tuple[RunState, dict[str, Approval]]:
+    """A paused run's ``state`` (a `RunState`, or its JSON) and the answers to its
+    waiting calls, by call id, each parsed by `parse_approval`. Raises `TypeError` for a
+    state of another type, `ValueError` when the state is not a run paused on approvals
+    or an answer names no waiting call."""
+    if isinstance(state, str | bytes):
+        state = RunState.from_json(state)
+    if not isinstance(state, RunState):
+        raise TypeError(f"state must be a RunState or its JSON, got {type(state).__name__}")
+    last = state.messages[-1] if state.messages else None
+    waiting = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set()
+    known = {p.call_id for p in state.pending}
+    if not known or not known <= waiting:
+        raise ValueError(
+            "not a paused run: its transcript must end with the assistant turn whose "
+            "calls wait for approval"
+        )
+    answers = {key: parse_approval(value) for key, value in (approvals or {}).items()}
+    unknown = sorted(set(answers) - known)
+    if unknown:
+        raise ValueError(f"no pending call with id {', '.join(unknown)} in this state")
+    return state, answers

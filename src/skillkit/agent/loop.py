@@ -29,27 +29,31 @@ from typing import Any, NamedTuple
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import MessageBuilder
 from skillkit.agent import approvals
+from skillkit.agent.accounting import account, add_usage
 from skillkit.agent.approvals import ApprovalScope
-from skillkit.agent.fallback import ModelFallback
-from skillkit.agent.guardrails import GuardrailResult, check_all
 from skillkit.agent.hooks import AfterToolResult, BeforeToolCall, HookFailed, Hooks
 from skillkit.agent.loop_context import CostFunction, LoopContext, RunOutcome
+from skillkit.agent.output_calls import report_output, run_calls
+from skillkit.agent.repeats import Repeats
 from skillkit.agent.request import (
     ContextTransformer,
     ConvertToLLM,
-    Draft,
     LoopState,
     build_request,
     draft_request,
-    recover_overflow,
 )
-from skillkit.agent.tool_calls import (
-    ABORTED,
-    NOT_RUN,
-    ApprovalsPending,
-    redact_result,
-    run_tool_calls,
+from skillkit.agent.run_ends import (
+    check_output_guardrails,
+    end_on_failed_reply,
+    end_on_hook_failure,
+    held_back,
+    input_tripped,
+    over_budget,
+    redo_turn,
+    run_ends,
+    stop_before_turn,
 )
+from skillkit.agent.tool_calls import ABORTED, ApprovalsPending, run_tool_calls
 from skillkit.errors import describe_exception
 from skillkit.events import (
     STREAM_KINDS,
@@ -57,28 +61,20 @@ from skillkit.events import (
     AgentStart,
     ErrorInfo,
     EventBus,
-    IterLimit,
     OutputPartial,
-    OutputResult,
     RunCancelled,
-    ToolExecutionEnd,
-    ToolExecutionStart,
     TurnEnd,
     TurnStart,
-    Usage,
 )
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
     StreamEvent,
     TokenUsage,
-    ToolCall,
     ToolResultMessage,
-    UserMessage,
 )
-from skillkit.output import OutputRun
-from skillkit.tool_pairing import close_open_calls, error_results
-from skillkit.tools.base import Tool, ToolResult
+from skillkit.tool_pairing import close_open_calls
+from skillkit.tools.base import Tool
 
 _STREAM_KINDS = frozenset(STREAM_KINDS)
 
@@ -160,9 +156,9 @@ async def run_loop(
     try:
         await _turns(transcript, ctx, state, outcome, resume=resume_at > 0)
         if ctx.input_check is not None:  # the run ended before a reply was used
-            await _input_tripped(ctx, outcome, outcome.iterations)
+            await input_tripped(ctx, outcome, outcome.iterations)
         if ctx.output_guardrails and outcome.stop_reason == "stop":
-            await _check_output(ctx, outcome)
+            await check_output_guardrails(ctx, outcome)
     except asyncio.CancelledError:
         abort.abort(abort.reason or "cancelled")
         close_open_calls(transcript, ABORTED)
@@ -191,7 +187,7 @@ async def _end(ctx: LoopContext, outcome: RunOutcome) -> None:
     bus = ctx.bus
     output = ctx.hooks.output
     if output is not None and outcome.stop_reason != "guardrail":
-        await _report_output(ctx, outcome, output)
+        await report_output(ctx, outcome, output)
     if outcome.stop_reason == "aborted":
         await bus.emit(RunCancelled(reason=ctx.abort.reason or "aborted"))
     if not bus.wants("agent_end"):
@@ -220,24 +216,16 @@ async def _turns(
     bus = ctx.bus
     hooks = ctx.hooks
     recovered = 0  # the turn being retried after its context overflow was compacted
-    repeats = _Repeats()
-    last: AssistantMessage | None = None
-    try:
-        waiting = transcript[-1] if resume and transcript else None
-        if isinstance(waiting, AssistantMessage) and waiting.tool_calls:
-            last = waiting  # the paused turn: its calls run now, as if it had not paused
-            ended = await _after_reply(
-                transcript, ctx, outcome, waiting, hooks.tools(), outcome.iterations, repeats
-            )
-            if ended:
-                return
+    repeats = Repeats()
+    last = _paused_reply(transcript) if resume else None
+    try:  # a paused turn's calls run first, as if it had not paused
+        if last is not None and await _after_reply(
+            transcript, ctx, outcome, last, hooks.tools(), outcome.iterations, repeats
+        ):
+            return
         while True:
-            if ctx.abort.aborted:
-                outcome.stop_reason = "aborted"
-                return
-            if outcome.iterations >= ctx.max_iterations:
-                outcome.stop_reason = "max_iterations"
-                await bus.emit(IterLimit(iterations=outcome.iterations))
+            if ctx.abort.aborted or outcome.iterations >= ctx.max_iterations:
+                await stop_before_turn(ctx, outcome)
                 return
             outcome.iterations += 1
             turn = outcome.iterations
@@ -245,12 +233,11 @@ async def _turns(
                 transcript.extend(hooks.boundary())
             if turn != recovered and bus.wants("turn_start"):
                 await bus.emit(TurnStart(turn=turn), turn=turn)
-
             tools = hooks.tools()
             extra: list[TokenUsage] = []
             try:
                 draft = draft_request(transcript, ctx, state, tools)
-                if ctx.budget is not None and await _over_budget(
+                if ctx.budget is not None and await over_budget(
                     transcript, ctx, state, outcome, draft, turn
                 ):
                     return
@@ -258,65 +245,52 @@ async def _turns(
                     transcript, ctx, state, draft, turn, extra
                 )
             except HookFailed as failed:  # fail closed: an unchecked context is never sent
-                await _hook_failed(ctx, outcome, failed, turn)
+                await end_on_hook_failure(ctx, outcome, failed, turn)
                 return
             if extra:
-                _add_usage(outcome, state, extra)
+                add_usage(outcome, state, extra)
             message = await _stream_reply(ctx, request, turn)
-            if ctx.input_check is not None and await _input_tripped(ctx, outcome, turn):
-                counted = _account(ctx, state, outcome, message)  # held back, but paid for
-                if counted is not None:
-                    await bus.emit(counted, turn=turn)
+            if ctx.input_check is not None and await held_back(ctx, state, outcome, message, turn):
                 return
-            if (
-                ctx.fallback is not None
-                and message.stop_reason in ("error", "context_overflow")
-                and not ctx.abort.aborted
-                and await _fall_back(ctx, state, outcome, message, turn)
-            ):
-                outcome.iterations -= 1  # the turn is made again, by the next model
-                continue
-            if message.stop_reason == "context_overflow" and turn != recovered:
-                extra = []
-                retry = await recover_overflow(transcript, ctx, state, request, turn, extra)
-                _add_usage(outcome, state, extra)
-                if retry:
-                    recovered = turn
-                    outcome.iterations -= 1
+            if message.stop_reason in ("error", "context_overflow"):
+                redo = await redo_turn(transcript, ctx, state, outcome, message, request, recovered)
+                if redo is not None:
+                    recovered = redo
                     continue
             transcript.append(message)
             last = message
-            counted = _account(ctx, state, outcome, message)
+            counted = account(ctx, state, outcome, message)
             if counted is not None:
                 await bus.emit(counted, turn=turn)
-
             if message.stop_reason in ("error", "context_overflow", "aborted"):
-                await _failed_reply(transcript, ctx, outcome, message, turn)
+                await end_on_failed_reply(transcript, ctx, outcome, message, turn)
                 return
-
             calls = message.tool_calls
-            results: list[ToolResultMessage]
             try:
-                if hooks.output is None:  # the common turn
+                if hooks.output is not None:
+                    results = await run_calls(transcript, ctx, calls, tools, turn)
+                else:  # the common turn
                     results = []
                     if calls:
                         await run_tool_calls(calls, tools, ctx, turn, results, transcript)
-                else:
-                    results = await _run_calls(transcript, ctx, calls, tools, turn)
             except ApprovalsPending as paused:
                 outcome.stop_reason, outcome.pending = "approval_pending", paused.pending
                 return
             if bus.wants("turn_end"):
                 await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
-            output = hooks.output
-            if output is not None and output.accepted and not ctx.abort.aborted:
-                outcome.stop_reason = "stop"  # the final tool was called with a valid answer
-                return
-            if await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn):
+            if await run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn):
                 return
     finally:  # the run's text is its last reply's
         if last is not None:
             outcome.text, outcome.thinking = last.text, last.thinking
+
+
+def _paused_reply(transcript: list[AgentMessage]) -> AssistantMessage | None:
+    """The assistant reply a paused run waits on (its calls not yet run), if any."""
+    waiting = transcript[-1] if transcript else None
+    if isinstance(waiting, AssistantMessage) and waiting.tool_calls:
+        return waiting
+    return None
 
 
 async def _after_reply(
@@ -326,7 +300,7 @@ async def _after_reply(
     message: AssistantMessage,
     tools: Sequence[Tool],
     turn: int,
-    repeats: _Repeats,
+    repeats: Repeats,
 ) -> bool:
     """Run the reply's tool calls and end the turn; whether the run ends here (a pause
     on approvals included: the reply's calls then stay unanswered, none has run). The
@@ -342,256 +316,14 @@ async def _after_reply(
             if calls:
                 await run_tool_calls(calls, tools, ctx, turn, results, transcript)
         else:
-            results = await _run_calls(transcript, ctx, calls, tools, turn)
+            results = await run_calls(transcript, ctx, calls, tools, turn)
     except ApprovalsPending as paused:
         outcome.stop_reason = "approval_pending"
         outcome.pending = paused.pending
         return True
     if bus.wants("turn_end"):
         await bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
-    output = hooks.output
-    if output is not None and output.accepted and not ctx.abort.aborted:
-        outcome.stop_reason = "stop"  # the final tool was called with a valid answer
-        return True
-    return await _run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn)
-
-
-async def _input_tripped(ctx: LoopContext, outcome: RunOutcome, turn: int) -> bool:
-    """Wait for the input guardrails' verdict (once per run); whether one tripped (the
-    run then ends with ``stop_reason="guardrail"``)."""
-    check = ctx.input_check
-    assert check is not None
-    ctx.input_check = None
-    tripped = await check
-    if tripped is None:
-        return False
-    await _tripped(ctx, outcome, tripped, "input", turn)
-    return True
-
-
-async def _check_output(ctx: LoopContext, outcome: RunOutcome) -> None:
-    """Run the output guardrails on the final answer; a trip ends the run with
-    ``stop_reason="guardrail"`` and an empty answer."""
-    output = ctx.hooks.output
-    value = output.value if output is not None and output.accepted else outcome.text
-    tripped = await check_all(ctx.output_guardrails, value)
-    if tripped is not None:
-        outcome.text = outcome.thinking = ""
-        await _tripped(ctx, outcome, tripped, "output", outcome.iterations)
-
-
-async def _tripped(
-    ctx: LoopContext, outcome: RunOutcome, result: GuardrailResult, side: str, turn: int
-) -> None:
-    outcome.stop_reason, outcome.guardrail = "guardrail", result
-    detail = f": {result.info}" if isinstance(result.info, str) and result.info else ""
-    outcome.error = f"the {side} guardrail {result.name!r} tripped{detail}"
-    if ctx.redactor:
-        outcome.error = ctx.redactor.redact(outcome.error)
-    await ctx.bus.emit(ErrorInfo(stage="guardrail", message=outcome.error), turn=turn or None)
-
-
-async def _fall_back(
-    ctx: LoopContext, state: LoopState, outcome: RunOutcome, message: AssistantMessage, turn: int
-) -> bool:
-    """Switch to the next fallback model after ``message`` failed, if its failure calls
-    for one (`skillkit.agent.fallback`): the failed call's usage is counted at the old
-    model's price, ``model_fallback`` is emitted, and ``ctx`` calls the new model from
-    now on. Whether it switched."""
-    fallback = ctx.fallback
-    assert fallback is not None
-    kind = fallback.kind
-    if kind is None and message.stop_reason == "context_overflow":
-        kind = "context_overflow"
-    found = fallback.next(kind, ctx.model)
-    fallback.kind = None
-    if found is None:
-        return False
-    name, adapter, sent_as, cost = found
-    counted = _account(ctx, state, outcome, message)
-    if counted is not None:
-        await ctx.bus.emit(counted, turn=turn)
-    previous = ctx.model
-    ctx.adapter, ctx.model, ctx.cost = adapter, sent_as, cost
-    await ctx.bus.emit(
-        ModelFallback(
-            from_model=previous, to_model=name, error_kind=kind or "", error=message.error or ""
-        ),
-        turn=turn,
-    )
-    return True
-
-
-async def _over_budget(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
-    state: LoopState,
-    outcome: RunOutcome,
-    draft: Draft,
-    turn: int,
-) -> bool:
-    """Whether the run's budget refuses this turn's model call (the run then ends with
-    ``stop_reason="budget"`` and the turn is not counted)."""
-    budget = ctx.budget
-    assert budget is not None
-    reserve = ctx.options.get("max_tokens")
-    refusal = budget.refusal(
-        turns=turn,
-        spent=state.cumulative_usage,
-        cost=state.cumulative_cost or 0.0,
-        transcript=transcript,
-        model=ctx.model,
-        system_prompt=draft.system_prompt,
-        tools=draft.schemas,
-        output_reserve=reserve if isinstance(reserve, int) else 0,
-    )
-    if refusal is None:
-        return False
-    outcome.iterations -= 1
-    outcome.stop_reason, outcome.error = "budget", f"the run stopped: {refusal}"
-    await ctx.bus.emit(ErrorInfo(stage="budget", message=outcome.error), turn=turn)
-    return True
-
-
-async def _run_ends(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
-    outcome: RunOutcome,
-    message: AssistantMessage,
-    calls: list[ToolCall],
-    results: list[ToolResultMessage],
-    repeats: _Repeats,
-    turn: int,
-) -> bool:
-    """After a turn's calls: whether the run ends (abort, a final answer, the output
-    retries used up, a model repeating itself) or goes on (steering, more calls)."""
-    steered = ctx.steering() if ctx.steering is not None else []
-    if steered:
-        transcript.extend(steered)
-        return False
-    if ctx.abort.aborted:
-        outcome.stop_reason = "aborted"
-        return True
-    if not calls:
-        return await _answered(transcript, ctx, outcome, message, turn)
-    output = ctx.hooks.output
-    if output is not None and await _output_exhausted(ctx, outcome, output, turn):
-        return True
-    stuck = repeats.note(calls, results, ctx.max_repeats)
-    if stuck is not None:
-        outcome.stop_reason, outcome.error = "error", stuck
-        await ctx.bus.emit(ErrorInfo(stage="repetition", message=stuck), turn=turn)
-        return True
-    return False
-
-
-async def _failed_reply(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
-    outcome: RunOutcome,
-    message: AssistantMessage,
-    turn: int,
-) -> None:
-    """End the run after a model call that failed, overflowed or was aborted: its tool
-    calls are answered as not run (or aborted) and the turn ends."""
-    outcome.stop_reason = message.stop_reason
-    outcome.error = message.error
-    if message.stop_reason != "aborted":
-        text = message.error or "model call failed"
-        if ctx.hooks.output is not None:
-            outcome.error = text = ctx.hooks.output.explain_failure(text)
-        if ctx.redactor:
-            outcome.error = text = ctx.redactor.redact(text)
-        await ctx.bus.emit(ErrorInfo(stage="llm", message=text), turn=turn)
-    reason = ABORTED if message.stop_reason == "aborted" else NOT_RUN
-    results = error_results(message.tool_calls, reason)
-    transcript.extend(results)
-    await ctx.bus.emit(TurnEnd(turn=turn, message=message, tool_results=results), turn=turn)
-
-
-async def _answered(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
-    outcome: RunOutcome,
-    message: AssistantMessage,
-    turn: int,
-) -> bool:
-    """A reply without tool calls: whether the run ends with it (free text, a valid
-    structured answer, or the output retries used up); else the model is asked again."""
-    output = ctx.hooks.output
-    if output is None:
-        outcome.stop_reason = "length" if message.stop_reason == "length" else "stop"
-        return True
-    if output.check_text(message.text):
-        outcome.stop_reason = "stop"
-        return True
-    if await _output_exhausted(ctx, outcome, output, turn):
-        return True
-    again = output.retry_text() if output.native else output.missing_call_text()
-    transcript.append(UserMessage(content=again))
-    return False
-
-
-async def _hook_failed(
-    ctx: LoopContext, outcome: RunOutcome, failed: HookFailed, turn: int
-) -> None:
-    """End the run with an error: a context transform or conversion hook failed, so the
-    model call did not go out."""
-    text = f"the model call was not made: a {failed.stage} hook failed ({failed.message})"
-    if ctx.redactor:
-        text = ctx.redactor.redact(text)
-    outcome.stop_reason, outcome.error = "error", text
-    await ctx.bus.emit(ErrorInfo(stage=failed.stage.split(":")[0], message=text), turn=turn)
-    message = AssistantMessage(content=[], stop_reason="error", error=text)
-    await ctx.bus.emit(TurnEnd(turn=turn, message=message, tool_results=[]), turn=turn)
-
-
-class _Repeats:
-    """Counts turns in a row whose tool calls and results were the same as the turn
-    before (a model stuck in a loop gets nothing new from another try)."""
-
-    __slots__ = ("calls", "count", "results")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.calls: list[ToolCall] = []
-        self.results: list[ToolResultMessage] = []
-
-    def note(
-        self, calls: list[ToolCall], results: list[ToolResultMessage], limit: int
-    ) -> str | None:
-        """Record this turn's calls and results; the reason to stop when ``limit`` turns
-        in a row were the same (None: go on; ``limit`` 0 never stops)."""
-        if not limit:
-            return None
-        same = self.count > 0 and _same_turn(calls, results, self.calls, self.results)
-        self.count = self.count + 1 if same else 1
-        self.calls, self.results = calls, results
-        if self.count < limit:
-            return None
-        names = ", ".join(dict.fromkeys(call.name for call in calls))
-        return (
-            f"the run stopped: the model repeated the same tool call ({names}) with the same "
-            f"result {self.count} times in a row"
-        )
-
-
-def _same_turn(
-    calls: list[ToolCall],
-    results: list[ToolResultMessage],
-    last_calls: list[ToolCall],
-    last_results: list[ToolResultMessage],
-) -> bool:
-    """Whether two turns made the same calls (name, arguments) with the same results."""
-    if len(calls) != len(last_calls) or len(results) != len(last_results):
-        return False
-    for call, last in zip(calls, last_calls, strict=True):
-        if call.name != last.name or call.arguments != last.arguments:
-            return False
-    for result, before in zip(results, last_results, strict=True):
-        if result.is_error != before.is_error or result.content != before.content:
-            return False
-    return True
+    return await run_ends(transcript, ctx, outcome, message, calls, results, repeats, turn)
 
 
 async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantMessage:
@@ -632,136 +364,3 @@ async def _stream_reply(ctx: LoopContext, request: Any, turn: int) -> AssistantM
             error=ctx.abort.reason or "aborted",
         )
     return message
-
-
-async def _run_calls(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
-    calls: list[ToolCall],
-    tools: Sequence[Tool],
-    turn: int,
-) -> list[ToolResultMessage]:
-    output = ctx.hooks.output
-    if output is not None and output.output_calls(calls):
-        return await _run_calls_with_output(transcript, ctx, output, calls, tools, turn)
-    results: list[ToolResultMessage] = []
-    if calls:
-        await run_tool_calls(calls, tools, ctx, turn, results, transcript)
-    return results
-
-
-# --------------------------------------------------------------------------- structured output
-
-
-async def _run_calls_with_output(
-    transcript: list[AgentMessage],
-    ctx: LoopContext,
-    output: OutputRun,
-    calls: list[ToolCall],
-    tools: Sequence[Tool],
-    turn: int,
-) -> list[ToolResultMessage]:
-    """A turn that called the final tool: its calls are checked here (never gated, as
-    they have no effect), the other calls run as usual; results in call order."""
-    finals = output.output_calls(calls)
-    final_ids = {call.id for call in finals}
-    answered: dict[str, ToolResultMessage] = {}
-    for call in finals:
-        answered[call.id] = await _answer_output_call(ctx, output, call, turn)
-    others = [call for call in calls if call.id not in final_ids]
-    if others:
-        done: list[ToolResultMessage] = []
-        await run_tool_calls(others, tools, ctx, turn, done)
-        for result in done:
-            answered[result.tool_call_id] = result
-    results = [answered[call.id] for call in calls]
-    transcript.extend(results)
-    return results
-
-
-async def _answer_output_call(
-    ctx: LoopContext, output: OutputRun, call: ToolCall, turn: int
-) -> ToolResultMessage:
-    bus = ctx.bus
-    if bus.wants("tool_execution_start"):
-        await bus.emit(
-            ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments),
-            turn=turn,
-        )
-    error = output.check_call(call)
-    result = ToolResult.text("Final answer accepted.") if error is None else ToolResult.error(error)
-    if ctx.redactor:
-        result = redact_result(result, ctx.redactor)
-    if bus.wants("tool_execution_end"):
-        await bus.emit(
-            ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result),
-            turn=turn,
-        )
-    return ToolResultMessage(
-        tool_call_id=call.id, tool_name=call.name, content=result.content, is_error=result.is_error
-    )
-
-
-async def _output_exhausted(
-    ctx: LoopContext, outcome: RunOutcome, output: OutputRun, turn: int
-) -> bool:
-    """End the run with ``output_invalid`` once the retries are used up."""
-    if not output.exhausted:
-        return False
-    outcome.stop_reason = "output_invalid"
-    outcome.error = output.give_up_text()
-    if ctx.redactor:
-        outcome.error = ctx.redactor.redact(outcome.error)
-    await ctx.bus.emit(ErrorInfo(stage="output", message=outcome.error), turn=turn)
-    return True
-
-
-async def _report_output(ctx: LoopContext, outcome: RunOutcome, output: OutputRun) -> None:
-    """Record the validated value on ``outcome`` and emit ``output`` (once per run)."""
-    value = None
-    if output.accepted:
-        outcome.output = output.value
-        try:
-            value = output.spec.dump(output.value)
-        except Exception as exc:  # a validator whose value cannot be dumped
-            await ctx.bus.emit(ErrorInfo(stage="output", message=describe_exception(exc)))
-    attempts = output.failures + (1 if output.accepted else 0)
-    await ctx.bus.emit(
-        OutputResult(
-            ok=output.accepted,
-            value=value,
-            error=None if output.accepted else (output.error or outcome.error),
-            attempts=attempts,
-            mode="native" if output.native else "tool",
-        )
-    )
-
-
-def _add_usage(outcome: RunOutcome, state: LoopState, usages: list[TokenUsage]) -> None:
-    for usage in usages:
-        outcome.usage = outcome.usage + usage
-        state.cumulative_usage = state.cumulative_usage + usage
-
-
-def _account(
-    ctx: LoopContext, state: LoopState, outcome: RunOutcome, message: AssistantMessage
-) -> Usage | None:
-    """Count the reply's usage; the ``usage`` event to emit (None: nobody listens)."""
-    usage = message.usage
-    outcome.usage = outcome.usage + usage
-    state.cumulative_usage = state.cumulative_usage + usage
-    if not ctx.bus.wants("usage"):
-        if ctx.budget is not None and ctx.budget.needs_cost:
-            turn_cost = ctx.cost(usage) if ctx.cost is not None else None
-            if turn_cost is not None:
-                state.cumulative_cost = (state.cumulative_cost or 0.0) + turn_cost
-        return None
-    turn_cost = ctx.cost(usage) if ctx.cost is not None else None
-    if turn_cost is not None:
-        state.cumulative_cost = (state.cumulative_cost or 0.0) + turn_cost
-    return Usage(
-        turn_usage=usage,
-        cumulative_usage=state.cumulative_usage,
-        turn_cost=turn_cost,
-        cumulative_cost=state.cumulative_cost,
-    )

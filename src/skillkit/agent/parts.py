@@ -17,6 +17,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.agent.contributors import Contributor
 from skillkit.agent.seam import hook_parts
 from skillkit.config import AgentConfig
+from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
 from skillkit.events import ProviderRetry
 from skillkit.models import AgentMessage, TokenUsage
 from skillkit.output import OutputRun, OutputSpec
@@ -29,6 +30,7 @@ __all__ = [
     "catalog_cost",
     "catalog_window",
     "close",
+    "context_budget",
     "label",
     "model_name",
     "offered_tools",
@@ -166,3 +168,17 @@ def output_run(
                 break
     supported = definition is not None and "structured_output" in definition.capabilities
     return OutputRun.choose(spec, supports_native=supported)
+
+
+def context_budget(
+    settings: CompactionSettings,
+    renderers: RendererRegistry,
+    on_compacted: Callable[[CompactionResult], None],
+) -> ContextBudget | None:
+    """The context budget that keeps a runner's transcript within the model's window
+    under ``settings`` (None when compaction is disabled)."""
+    if not settings.enabled:
+        return None
+    return ContextBudget(
+        settings, renderers=renderers, on_compacted=on_compacted, window_of=catalog_window
+    )

@@ -18,7 +18,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.registry import AdapterRegistry
 from skillkit.agent import drive as runs
 from skillkit.agent import parts
-from skillkit.agent.approvals import Approval, Approver, parse_approval
+from skillkit.agent.approvals import Approval, Approver, paused_answers
 from skillkit.agent.contributors import Contributor, PromptSection, ToolProvider, contributes
 from skillkit.agent.drive import Inbox, RunInProgressError
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
@@ -28,13 +28,12 @@ from skillkit.agent.seam import hook_parts
 from skillkit.agent.streams import RunHandle
 from skillkit.agent.sync import run_sync
 from skillkit.config import AgentConfig
-from skillkit.context import CompactionResult, CompactionSettings, ContextBudget, RendererRegistry
+from skillkit.context import CompactionResult, CompactionSettings, RendererRegistry
 from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, EventBus, Sink
 from skillkit.models import (
     AgentMessage,
     AgentResponse,
-    AssistantMessage,
     PendingApproval,
     RunState,
     StreamEvent,
@@ -218,16 +217,7 @@ class AgentRunner:
         if not isinstance(settings, CompactionSettings):
             raise TypeError(f"compaction must be CompactionSettings, got {type(settings).__name__}")
         self._compaction = settings
-        self._budget = (
-            ContextBudget(
-                settings,
-                renderers=self.renderers,
-                on_compacted=self._compacted,
-                window_of=parts.catalog_window,
-            )
-            if settings.enabled
-            else None
-        )
+        self._budget = parts.context_budget(settings, self.renderers, self._compacted)
 
     @property
     def messages(self) -> list[AgentMessage]:
@@ -370,22 +360,7 @@ class AgentRunner:
         one an uninterrupted run would have; a call left unanswered may pause the run
         again. The runner's transcript becomes the state's. A run started with an
         ``output_type`` is resumed with the same one."""
-        if isinstance(state, str | bytes):
-            state = RunState.from_json(state)
-        if not isinstance(state, RunState):
-            raise TypeError(f"state must be a RunState or its JSON, got {type(state).__name__}")
-        last = state.messages[-1] if state.messages else None
-        waiting = {c.id for c in last.tool_calls} if isinstance(last, AssistantMessage) else set()
-        known = {p.call_id for p in state.pending}
-        if not known or not known <= waiting:
-            raise ValueError(
-                "not a paused run: its transcript must end with the assistant turn whose "
-                "calls wait for approval"
-            )
-        answers = {key: parse_approval(value) for key, value in (approvals or {}).items()}
-        unknown = sorted(set(answers) - known)
-        if unknown:
-            raise ValueError(f"no pending call with id {', '.join(unknown)} in this state")
+        state, answers = paused_answers(state, approvals)
         if self.is_running:
             raise RunInProgressError("cannot resume while a run is in progress")
         self._messages = list(state.messages)

@@ -156,19 +156,7 @@ class RayEngine:
                     result: RowResult = future.result()
                 except ray.exceptions.RayActorError as exc:
                     self._replace(slots, entry, new_actor)
-                    if entry.attempt >= self.max_attempts:
-                        on_result(
-                            RowResult(
-                                row=entry.row.index,
-                                error=f"the worker running this row died {entry.attempt} times "
-                                f"({type(exc).__name__})",
-                                stop_reason="error",
-                                attempts=entry.attempt,
-                            )
-                        )
-                    else:
-                        self.retried += 1
-                        retry.append(replace(entry, attempt=entry.attempt + 1))
+                    self._worker_died(entry, exc, retry, on_result)
                     continue
                 result.attempts = entry.attempt
                 on_result(result)
@@ -208,6 +196,29 @@ class RayEngine:
                 ray.kill(limiter_actor)
             if started:
                 ray.shutdown()
+
+    def _worker_died(
+        self,
+        entry: _Submission,
+        exc: Exception,
+        retry: list[_Submission],
+        on_result: ResultCallback,
+    ) -> None:
+        """The row whose worker died is tried again (queued in ``retry``), or reported as
+        an error once it has been tried ``max_attempts`` times."""
+        if entry.attempt >= self.max_attempts:
+            on_result(
+                RowResult(
+                    row=entry.row.index,
+                    error=f"the worker running this row died {entry.attempt} times "
+                    f"({type(exc).__name__})",
+                    stop_reason="error",
+                    attempts=entry.attempt,
+                )
+            )
+        else:
+            self.retried += 1
+            retry.append(replace(entry, attempt=entry.attempt + 1))
 
     def _replace(self, slots: list[_Slot], entry: _Submission, new_actor: Any) -> None:
         """Start a new actor in the dead one's slot (once per death)."""

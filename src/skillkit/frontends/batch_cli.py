@@ -185,19 +185,12 @@ class CliRowTask:
 def run_batch_command(args: argparse.Namespace) -> int:
     """Run the batch; 0 when every row has a result (row errors are results), 1 when
     the run stopped early, 2 for bad input, 130 when interrupted."""
-    from skillkit.batch import LocalEngine, RateLimiter, RayEngine, Template, TemplateError
+    from skillkit.batch import RateLimiter, Template, TemplateError
     from skillkit.frontends.setup import SetupError, build_agent
 
-    if args.action is not None and args.skill is None:
-        return _usage("--action needs --skill")
-    if args.prompt is None and args.skill is None:
-        return _usage("give --prompt TEMPLATE or --skill NAME")
-    if args.action is not None and args.prompt is not None:
-        return _usage("--action runs without a model: --prompt has no use with it")
-    if args.rate is not None and args.rate <= 0:
-        return _usage("--rate must be positive")
-    if args.action is not None and args.output_schema is not None:
-        return _usage("--action runs without a model: --output-schema has no use with it")
+    conflict = _conflict(args)
+    if conflict is not None:
+        return _usage(conflict)
     schema = _read_schema(args.output_schema) if args.output_schema is not None else None
     if isinstance(schema, str):
         return _usage(schema)
@@ -224,27 +217,9 @@ def run_batch_command(args: argparse.Namespace) -> int:
         return _usage(str(exc))
     if model is not None:
         print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
-    if args.engine == "ray":
-        actors = args.actors or os.cpu_count() or 1
-        engine: Any = RayEngine(
-            address=args.ray_address,
-            actors=actors,
-            per_actor=max(1, -(-args.concurrency // actors)),
-        )
-    else:
-        engine = LocalEngine(args.concurrency)
+    engine = _engine(args)
     limiter = RateLimiter(args.rate / 60.0, max(1, int(args.rate // 60))) if args.rate else None
-    settings = {
-        "prompt": args.prompt,
-        "skill": args.skill,
-        "action": args.action,
-        "model": model,
-        "output_schema": schema,
-        "max_turns": args.max_turns,
-        "engine": args.engine,
-        "concurrency": args.concurrency,
-        "rate_per_minute": args.rate,
-    }
+    settings = _settings(args, model, schema)
     show = _Progress(sys.stderr)
     from skillkit.batch import run_to_file
 
@@ -282,6 +257,52 @@ def run_batch_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0 if summary.complete else 1
+
+
+def _conflict(args: argparse.Namespace) -> str | None:
+    """What is wrong with the combination of options given, if anything."""
+    if args.action is not None and args.skill is None:
+        return "--action needs --skill"
+    if args.prompt is None and args.skill is None:
+        return "give --prompt TEMPLATE or --skill NAME"
+    if args.action is not None and args.prompt is not None:
+        return "--action runs without a model: --prompt has no use with it"
+    if args.rate is not None and args.rate <= 0:
+        return "--rate must be positive"
+    if args.action is not None and args.output_schema is not None:
+        return "--action runs without a model: --output-schema has no use with it"
+    return None
+
+
+def _engine(args: argparse.Namespace) -> Any:
+    """The engine ``--engine`` names: Ray actors, or tasks in this process."""
+    from skillkit.batch import LocalEngine, RayEngine
+
+    if args.engine == "ray":
+        actors = args.actors or os.cpu_count() or 1
+        return RayEngine(
+            address=args.ray_address,
+            actors=actors,
+            per_actor=max(1, -(-args.concurrency // actors)),
+        )
+    return LocalEngine(args.concurrency)
+
+
+def _settings(
+    args: argparse.Namespace, model: str | None, schema: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The run's settings as the manifest records them."""
+    return {
+        "prompt": args.prompt,
+        "skill": args.skill,
+        "action": args.action,
+        "model": model,
+        "output_schema": schema,
+        "max_turns": args.max_turns,
+        "engine": args.engine,
+        "concurrency": args.concurrency,
+        "rate_per_minute": args.rate,
+    }
 
 
 def _read_schema(path: str) -> dict[str, Any] | str:

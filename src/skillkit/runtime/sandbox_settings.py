@@ -144,22 +144,7 @@ def sandbox_settings(
         for key in section:
             if key not in _KEYS:
                 problems.append(f"{where}: unknown key sandbox.{key}")
-        value = section.get("mode")
-        if value is not None:
-            if not is_sandbox_mode(value):
-                problems.append(f"{where}: sandbox.mode must be one of {', '.join(SANDBOX_MODES)}")
-            elif limited and _stricter(value, mode) != value:
-                ignored.append(f"{where}: sandbox.mode={value} (the project is not trusted)")
-            else:
-                mode = value
-        value = section.get("network")
-        if value is not None:
-            if not isinstance(value, bool):
-                problems.append(f"{where}: sandbox.network must be true or false")
-            elif limited and value:
-                ignored.append(f"{where}: sandbox.network=true (the project is not trusted)")
-            else:
-                network = value
+        mode, network = _switches(section, where, limited, mode, network, ignored, problems)
         value = section.get("writable_paths")
         if value is not None:
             if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
@@ -196,6 +181,36 @@ def sandbox_settings(
         tuple(dict.fromkeys(protected)),
         tuple(p for p in dict.fromkeys(masked) if p not in unmasked),
     )
+
+
+def _switches(
+    section: Mapping[str, Any],
+    where: str,
+    limited: bool,
+    mode: SandboxMode,
+    network: bool,
+    ignored: list[str],
+    problems: list[str],
+) -> tuple[SandboxMode, bool]:
+    """``mode`` and ``network`` after one file's section: a wrong value is a problem, a
+    looser one from a ``limited`` (untrusted project) file is ignored."""
+    value = section.get("mode")
+    if value is not None:
+        if not is_sandbox_mode(value):
+            problems.append(f"{where}: sandbox.mode must be one of {', '.join(SANDBOX_MODES)}")
+        elif limited and _stricter(value, mode) != value:
+            ignored.append(f"{where}: sandbox.mode={value} (the project is not trusted)")
+        else:
+            mode = value
+    value = section.get("network")
+    if value is not None:
+        if not isinstance(value, bool):
+            problems.append(f"{where}: sandbox.network must be true or false")
+        elif limited and value:
+            ignored.append(f"{where}: sandbox.network=true (the project is not trusted)")
+        else:
+            network = value
+    return mode, network
 
 
 _KEYS = frozenset(

@@ -174,34 +174,9 @@ async def run_process(
     where = _working_directory(cwd)
     tag = new_tag()
     environ = tagged_environment(command_environment(os.environ if env is None else env), tag)
-    if sandbox is None:
-        if confinement is not None and confinement.read_only:
-            raise PermissionError(1, "a read-only command needs a sandbox to hold it", argv[0])
-        command = list(argv)
-    else:  # the first use probes bubblewrap, and the scan reads the disk: off the loop
-        command = await asyncio.to_thread(sandbox.wrap, argv, cwd=where, confinement=confinement)
-    loop = asyncio.get_running_loop()
-    pipes = _Pipes(sink, loop)
-    starting = asyncio.ensure_future(
-        loop.subprocess_exec(
-            lambda: pipes,
-            *command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=where,
-            env=environ,
-            start_new_session=True,
-        )
-    )
-    try:
-        # Shielded: cancelling asyncio's own start of a process can hang and leave the
-        # process running (the child watcher may not know it yet).
-        transport, _ = await asyncio.shield(starting)
-    except BaseException:
-        await _stop_starting(starting)
-        kill_tagged(tag)  # and whatever it had started already: they carry the tag
-        raise
+    command = await _command(argv, where, sandbox, confinement)
+    pipes = _Pipes(sink, asyncio.get_running_loop())
+    transport = await _start(command, pipes, where, environ, tag)
     pid = transport.get_pid()
     tree = ProcessTree(pid)
     ended_by: ExecutionStatus | None = None
@@ -234,15 +209,7 @@ async def run_process(
                 ended_by = "aborted"
             kill_everything()
         await pipes.exited
-        if not pipes.pipes_closed.done():
-            await asyncio.wait((pipes.pipes_closed,), timeout=drain_timeout)
-        # Whatever the command left behind goes now; their pipe ends close with them.
-        signalled = kill_everything()
-        if not pipes.pipes_closed.done():
-            await asyncio.wait((pipes.pipes_closed,), timeout=min(drain_timeout, 0.1))
-        # SIGKILL is delivered when the kernel next schedules the process: the call
-        # returns once they are gone, so nothing it started is seen running after it.
-        await wait_gone(signalled, _SETTLE_TIMEOUT)
+        await _clear_up(pipes, kill_everything, drain_timeout)
     except BaseException:
         signalled = kill_everything()
         transport.close()
@@ -259,3 +226,65 @@ async def run_process(
     exit_code = transport.get_returncode()
     status: ExecutionStatus = ended_by or ("completed" if exit_code == 0 else "failed")
     return ProcessOutcome(status, exit_code, pid)
+
+
+async def _command(
+    argv: Sequence[str],
+    where: Path,
+    sandbox: Sandbox | None,
+    confinement: Confinement | None,
+) -> list[str]:
+    """The command line to start: ``argv`` itself, or wrapped by ``sandbox``; a read-only
+    ``confinement`` with no sandbox to hold it is refused (`PermissionError`)."""
+    if sandbox is None:
+        if confinement is not None and confinement.read_only:
+            raise PermissionError(1, "a read-only command needs a sandbox to hold it", argv[0])
+        return list(argv)
+    # the first use probes bubblewrap, and the scan reads the disk: off the loop
+    return await asyncio.to_thread(sandbox.wrap, argv, cwd=where, confinement=confinement)
+
+
+async def _start(
+    command: list[str], pipes: _Pipes, where: Path, environ: dict[str, str], tag: str
+) -> asyncio.SubprocessTransport:
+    """Start ``command`` in a session of its own with its output going to ``pipes``; when
+    the start fails or is cancelled, whatever it started already is killed (by ``tag``)
+    before the error is raised again."""
+    loop = asyncio.get_running_loop()
+    starting = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: pipes,
+            *command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=where,
+            env=environ,
+            start_new_session=True,
+        )
+    )
+    try:
+        # Shielded: cancelling asyncio's own start of a process can hang and leave the
+        # process running (the child watcher may not know it yet).
+        transport, _ = await asyncio.shield(starting)
+    except BaseException:
+        await _stop_starting(starting)
+        kill_tagged(tag)  # and whatever it had started already: they carry the tag
+        raise
+    return transport
+
+
+async def _clear_up(
+    pipes: _Pipes, kill_everything: Callable[[], list[int]], drain_timeout: float
+) -> None:
+    """After the command exited: let its output drain, kill what it left behind, and
+    return once those processes are gone."""
+    if not pipes.pipes_closed.done():
+        await asyncio.wait((pipes.pipes_closed,), timeout=drain_timeout)
+    # Whatever the command left behind goes now; their pipe ends close with them.
+    signalled = kill_everything()
+    if not pipes.pipes_closed.done():
+        await asyncio.wait((pipes.pipes_closed,), timeout=min(drain_timeout, 0.1))
+    # SIGKILL is delivered when the kernel next schedules the process: the call
+    # returns once they are gone, so nothing it started is seen running after it.
+    await wait_gone(signalled, _SETTLE_TIMEOUT)

@@ -29,7 +29,10 @@ from typing import IO, TYPE_CHECKING, Any, TypeAlias
 from skillkit.text import neutralize
 
 if TYPE_CHECKING:
+    from skillkit.skills.diagnostics import Diagnostic
+    from skillkit.skills.prompt import Catalog
     from skillkit.skills.registry import SkillRegistry
+    from skillkit.skills.snapshot import SkillEntry
 
 __all__ = ["MAKE_REGISTRY", "RegistryFactory", "main", "register"]
 
@@ -180,36 +183,7 @@ def _list(args: argparse.Namespace) -> int:
         _print(f"warning: {diagnostic}", file=sys.stderr)
     status = 1 if incomplete else 0
     if args.json:
-        data: dict[str, Any] = {
-            "skills": [
-                {
-                    "name": e.skill.name,
-                    "description": e.skill.description,
-                    "location": str(e.skill.location),
-                    "scope": e.source.scope,
-                    "status": e.status,
-                    "unmet": list(e.unmet),
-                    "model_visible": e.model_visible,
-                    "offered": registry.offered(e.skill.name),
-                    "actions": [a.name for a in e.skill.actions],
-                    "visible_to": visible_to(e.skill.location),
-                }
-                for e in entries
-            ],
-            "catalog": {
-                "level": catalog.level,
-                "offered": catalog.count,
-                "chars": catalog.used,
-                "budget": registry.catalog_budget.chars(registry.context_window),
-            },
-            "left_out": [d.to_dict() for d in incomplete],
-        }
-        if args.all:
-            data["shadowed"] = [
-                {"name": s.skill.name, "location": str(s.skill.location), "winner": str(s.winner)}
-                for s in registry.shadowed
-            ]
-            data["diagnostics"] = [d.to_dict() for d in registry.diagnostics]
+        data = _list_data(registry, entries, catalog, incomplete, show_all=args.all)
         _print_json(data)
         return status
     if not entries and not args.all:
@@ -219,22 +193,7 @@ def _list(args: argparse.Namespace) -> int:
         return status
     width = max((len(e.skill.name) for e in entries), default=4)
     for entry in entries:
-        skill = entry.skill
-        marks = []
-        if skill.actions:
-            marks.append(f"{len(skill.actions)} action{'s' if len(skill.actions) > 1 else ''}")
-        if skill.disable_model_invocation:
-            marks.append("user only")
-        shared = [agent for agent in visible_to(skill.location) if agent != "skillkit"]
-        if shared:
-            marks.append(f"also {', '.join(shared)}")
-        note = f" [{', '.join(marks)}]" if marks else ""
-        if entry.eligible:
-            summary = _short(skill.description)
-            _print(f"  {skill.name:<{width}}  {entry.source.scope:<7}  {summary}{note}")
-        else:
-            reason = "switched off in settings" if entry.disabled else "; ".join(entry.unmet)
-            _print(f"- {skill.name:<{width}}  {entry.source.scope:<7}  {entry.status}: {reason}")
+        _print(_entry_line(entry, width))
     if args.all:
         for shadow in registry.shadowed:
             _print(
@@ -253,13 +212,75 @@ def _list(args: argparse.Namespace) -> int:
     return status
 
 
+def _list_data(
+    registry: SkillRegistry,
+    entries: list[SkillEntry],
+    catalog: Catalog,
+    incomplete: list[Diagnostic],
+    *,
+    show_all: bool,
+) -> dict[str, Any]:
+    """What ``skills list --json`` prints: the skills, the catalog offered to the model,
+    what was left out (with ``--all`` also the shadowed skills and every diagnostic)."""
+    data: dict[str, Any] = {
+        "skills": [
+            {
+                "name": e.skill.name,
+                "description": e.skill.description,
+                "location": str(e.skill.location),
+                "scope": e.source.scope,
+                "status": e.status,
+                "unmet": list(e.unmet),
+                "model_visible": e.model_visible,
+                "offered": registry.offered(e.skill.name),
+                "actions": [a.name for a in e.skill.actions],
+                "visible_to": visible_to(e.skill.location),
+            }
+            for e in entries
+        ],
+        "catalog": {
+            "level": catalog.level,
+            "offered": catalog.count,
+            "chars": catalog.used,
+            "budget": registry.catalog_budget.chars(registry.context_window),
+        },
+        "left_out": [d.to_dict() for d in incomplete],
+    }
+    if show_all:
+        data["shadowed"] = [
+            {"name": s.skill.name, "location": str(s.skill.location), "winner": str(s.winner)}
+            for s in registry.shadowed
+        ]
+        data["diagnostics"] = [d.to_dict() for d in registry.diagnostics]
+    return data
+
+
+def _entry_line(entry: SkillEntry, width: int) -> str:
+    """One skill's line in ``skills list``: name, scope and summary with its marks, or
+    why it is not eligible."""
+    skill = entry.skill
+    marks = []
+    if skill.actions:
+        marks.append(f"{len(skill.actions)} action{'s' if len(skill.actions) > 1 else ''}")
+    if skill.disable_model_invocation:
+        marks.append("user only")
+    shared = [agent for agent in visible_to(skill.location) if agent != "skillkit"]
+    if shared:
+        marks.append(f"also {', '.join(shared)}")
+    note = f" [{', '.join(marks)}]" if marks else ""
+    if entry.eligible:
+        summary = _short(skill.description)
+        return f"  {skill.name:<{width}}  {entry.source.scope:<7}  {summary}{note}"
+    reason = "switched off in settings" if entry.disabled else "; ".join(entry.unmet)
+    return f"- {skill.name:<{width}}  {entry.source.scope:<7}  {entry.status}: {reason}"
+
+
 # --------------------------------------------------------------------------- validate
 
 
 def _validate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from skillkit.skills.diagnostics import Diagnostic
     from skillkit.skills.discovery import discover
     from skillkit.skills.loader import validate_skill
 

@@ -159,15 +159,7 @@ async def run_action(
     from skillkit.runtime.sandbox import Sandbox, SandboxUnavailable
     from skillkit.runtime.spawn import run_process
 
-    typed = spec.validate(values)
-    argv = spec.argv(typed)
-    cwd = spec.working_directory(project_dir)
-    env = dict(os.environ if environ is None else environ)
-    env.update(spec.env)
-    env["SKILLKIT_SKILL_DIR"] = str(spec.skill_dir)
-    if not await asyncio.to_thread(cwd.is_dir):
-        raise ActionError(f"action '{spec.name}': working folder not found: {cwd}")
-    program = await asyncio.to_thread(_program, argv, env, cwd, spec.name)
+    argv, cwd, env, program = await _command(spec, values, project_dir, environ)
     own_sandbox = sandbox is None
     confine = sandbox if sandbox is not None else Sandbox(workspace=project_dir)
     # the skill's own files (its scripts) are read where they are, also in the host's /tmp
@@ -217,6 +209,27 @@ async def run_action(
         truncated=out.truncated or err.truncated,
         duration=time.monotonic() - started,
     )
+
+
+async def _command(
+    spec: ActionSpec,
+    values: Mapping[str, Any],
+    project_dir: Path,
+    environ: Mapping[str, str] | None,
+) -> tuple[list[str], Path, dict[str, str], str]:
+    """The action's command line, working folder, environment and resolved program for
+    ``values``; `ActionError` when the arguments are invalid, the folder is missing or
+    the program cannot be found."""
+    typed = spec.validate(values)
+    argv = spec.argv(typed)
+    cwd = spec.working_directory(project_dir)
+    env = dict(os.environ if environ is None else environ)
+    env.update(spec.env)
+    env["SKILLKIT_SKILL_DIR"] = str(spec.skill_dir)
+    if not await asyncio.to_thread(cwd.is_dir):
+        raise ActionError(f"action '{spec.name}': working folder not found: {cwd}")
+    program = await asyncio.to_thread(_program, argv, env, cwd, spec.name)
+    return argv, cwd, env, program
 
 
 def action_tool_name(skill: str, action: str) -> str:

@@ -233,34 +233,10 @@ class GrepTool:
         remove = abort.on_abort(stop)
         problem: list[str] = []
 
-        async def feed() -> None:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                stdin.write(json.dumps(header).encode() + b"\n")
-                for index in range(0, len(files), 512):
-                    batch = files[index : index + 512]
-                    stdin.write(
-                        b"".join(
-                            os.fsencode(real) + b"\0" + os.fsencode(shown) + b"\0"
-                            for real, shown in batch
-                        )
-                    )
-                    await stdin.drain()
-                stdin.close()
-
-        async def read() -> None:
-            while raw := await stdout.readline():
-                kind, text = raw[:1], raw[1:].rstrip(b"\n").decode("utf-8", "replace")
-                if kind == b"E":
-                    problem.append(text)
-                    return
-                kept = collector.add("--" if kind == b"S" else text, kind == b"M")
-                if not kept:
-                    return
-
         timed_out = False
-        feeding = asyncio.ensure_future(feed())
+        feeding = asyncio.ensure_future(_feed_worker(stdin, header, files))
         try:
-            await asyncio.wait_for(read(), self.timeout)
+            await asyncio.wait_for(_read_worker(stdout, collector, problem), self.timeout)
         except TimeoutError:
             timed_out = True
         finally:
@@ -349,3 +325,38 @@ class GrepTool:
             )
         if result.exit_code == 2 and not collector.matches:
             raise ToolError(result.stderr.strip() or f"ripgrep failed on {args.pattern!r}")
+
+
+async def _feed_worker(
+    stdin: asyncio.StreamWriter, header: dict[str, object], files: list[tuple[str, str]]
+) -> None:
+    """Send the search worker its settings (one JSON line) and the files to search (real
+    and shown path, NUL-terminated), then close its input; a worker gone early is not an
+    error."""
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(json.dumps(header).encode() + b"\n")
+        for index in range(0, len(files), 512):
+            batch = files[index : index + 512]
+            stdin.write(
+                b"".join(
+                    os.fsencode(real) + b"\0" + os.fsencode(shown) + b"\0" for real, shown in batch
+                )
+            )
+            await stdin.drain()
+        stdin.close()
+
+
+async def _read_worker(
+    stdout: asyncio.StreamReader, collector: _Collector, problem: list[str]
+) -> None:
+    """Feed the worker's lines (``M`` a match, ``C`` context, ``S`` a separator) to
+    ``collector`` until it is full or the worker ends; an ``E`` line (a pattern error)
+    goes to ``problem`` and ends the reading."""
+    while raw := await stdout.readline():
+        kind, text = raw[:1], raw[1:].rstrip(b"\n").decode("utf-8", "replace")
+        if kind == b"E":
+            problem.append(text)
+            return
+        kept = collector.add("--" if kind == b"S" else text, kind == b"M")
+        if not kept:
+            return
