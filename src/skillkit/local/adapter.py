@@ -31,11 +31,13 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.repetition import stop_repetition
+from skillkit.local.constrained import call_first
 from skillkit.local.errors import LocalModelError
 from skillkit.local.grounding import keep_grounded, known_words, request_texts
-from skillkit.local.model import default_model, model_path_from_string
+from skillkit.local.model import default_model, model_path_from_string, tool_template
 from skillkit.local.profile import ModelProfile
 from skillkit.local.server import CLIENT_HEADERS, LocalServer
+from skillkit.local.tool_formats import ToolFormat, recover_tool_calls, tool_format
 from skillkit.model_registry import (
     ModelCompat,
     ModelCost,
@@ -59,7 +61,10 @@ class LocalAdapter(LLMAdapter):
     ``notify`` (default: a line on stderr) is told once what it shortened. ``verbose``
     (default: the ``SKILLKIT_VERBOSE`` environment variable set to ``1``, which
     ``skillkit --verbose`` sets) writes the exact JSON body of every request to stderr.
-    Replies that start repeating themselves are ended (`stop_repetition`); a cut reply
+    ``tool_style`` is the tool-call format of the model's chat template
+    (`skillkit.local.tool_formats`): a reply written as a call in it that the server left
+    as text becomes a tool call. Replies that start repeating themselves are ended
+    (`stop_repetition`); a cut reply
     keeps its usage (input counted by the server's tokenizer, output by the deltas
     received). Otherwise streams, errors, usage and abort behave exactly as
     `OpenAIAdapter`'s. ``aclose()`` is idempotent.
@@ -77,6 +82,7 @@ class LocalAdapter(LLMAdapter):
         profile: ModelProfile | None = None,
         notify: Callable[[str], None] | None = None,
         verbose: bool | None = None,
+        tool_style: ToolFormat | None = None,
     ) -> None:
         self.server = server
         self.inner = inner
@@ -86,6 +92,7 @@ class LocalAdapter(LLMAdapter):
         self.notify = notify or _to_stderr
         self.verbose = os.environ.get("SKILLKIT_VERBOSE") == "1" if verbose is None else verbose
         self.noticed = False
+        self.tool_style = tool_style
         self.closed = False
 
     @property
@@ -114,16 +121,22 @@ class LocalAdapter(LLMAdapter):
                 f"skillkit: the local model {self.model} is small: {'; '.join(notes)}. "
                 "Tools and prompts you set are sent as given."
             )
+        sent, style = shaped, self.tool_style
+        constrained = call_first(shaped) if self.profile.call_first else None
+        if constrained is not None:
+            sent, style = constrained, "json"
         if self.verbose:
-            self.notify(f"skillkit: request to {self.server.base_url}: {self.request_body(shaped)}")
+            self.notify(f"skillkit: request to {self.server.base_url}: {self.request_body(sent)}")
 
         async def usage_on_cut(deltas: int) -> TokenUsage | None:
-            prompt = await self.count_prompt_tokens(shaped)
+            prompt = await self.count_prompt_tokens(sent)
             return None if prompt is None else TokenUsage(input=prompt, output=deltas)
 
-        events = stop_repetition(
-            self.inner.chat_stream_events(shaped, abort=abort), usage_on_cut=usage_on_cut
-        )
+        events = self.inner.chat_stream_events(sent, abort=abort)
+        if style is not None and shaped.tools:
+            offered = {schema.name for schema in shaped.tools}
+            events = recover_tool_calls(events, style, offered)
+        events = stop_repetition(events, usage_on_cut=usage_on_cut)
         if self.profile.grounded:
             known = known_words(request_texts(shaped))
             events = keep_grounded(events, known, usage_on_cut=usage_on_cut)
@@ -152,7 +165,11 @@ class LocalAdapter(LLMAdapter):
             try:
                 applied = _post_json(
                     url + "/apply-template",
-                    {k: body[k] for k in ("messages", "tools") if k in body},
+                    {
+                        k: body[k]
+                        for k in ("messages", "tools", "chat_template_kwargs")
+                        if k in body
+                    },
                 )
                 tokens = _post_json(
                     url + "/tokenize", {"content": applied["prompt"], "add_special": True}
@@ -262,9 +279,18 @@ def create_local_adapter(
             system_prompt=entry.get("system_prompt"),
             options=options if isinstance(options, dict) else None,
             grounded=bool(entry.get("grounded", False)),
+            call_first=bool(entry.get("call_first", False)),
         )
     inner.images = "image" in definition.capabilities
-    return LocalAdapter(server, inner, owns_server=owns, client=client, profile=profile)
+    if server.template == "tools":
+        style = tool_format(tool_template())
+    elif server.template == "model":
+        style = tool_format(server.info.chat_template if server.info is not None else None)
+    else:
+        style = tool_format(_read_text(server.template))
+    return LocalAdapter(
+        server, inner, owns_server=owns, client=client, profile=profile, tool_style=style
+    )
 
 
 def _to_stderr(line: str) -> None:
@@ -279,3 +305,11 @@ def _post_json(url: str, body: dict[str, Any]) -> Any:
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return None

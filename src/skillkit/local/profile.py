@@ -51,7 +51,8 @@ class ModelProfile:
     SkillKit's); ``replaces``: the default prompt it replaces; ``options``: request
     options the request does not set itself (``{"stop": ["\\n\\n"]}`` ends a reply at
     its first blank line); ``grounded``: answers are checked against the request (see
-    `skillkit.local.grounding`).
+    `skillkit.local.grounding`); ``call_first``: a reply to the user is a tool call
+    constrained by the tools' schemas (see `skillkit.local.constrained`).
     """
 
     tools: Collection[str] | None = None
@@ -60,6 +61,7 @@ class ModelProfile:
     replaces: str = SKILLKIT_DEFAULT_PROMPT
     options: Mapping[str, Any] | None = None
     grounded: bool = False
+    call_first: bool = False
 
     def apply(self, request: LLMRequest) -> LLMRequest:
         """``request`` shaped (the same object when the profile changes nothing)."""
