@@ -23,6 +23,7 @@ it is held back; as soon as it cannot, it streams as it comes.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator, Collection
 from typing import Any, Literal
@@ -33,6 +34,8 @@ __all__ = ["ToolFormat", "parse_tool_calls", "recover_tool_calls", "tool_format"
 
 ToolFormat = Literal["tags", "llama3", "json"]
 
+_COMMENT = re.compile(r"\{#.*?#\}", re.DOTALL)
+
 _OPENERS: dict[ToolFormat, tuple[str, ...]] = {
     "tags": ("<tool_call>",),
     "llama3": ("<|python_tag|>", "{"),
@@ -42,7 +45,8 @@ _OPENERS: dict[ToolFormat, tuple[str, ...]] = {
 
 def tool_format(template: str | None) -> ToolFormat | None:
     """The tool-call format a chat template teaches its model (None: no tools)."""
-    if not template or "tools" not in template:
+    template = _COMMENT.sub("", template or "")
+    if not re.search(r"\btools\b", template):
         return None
     if "<tool_call>" in template:
         return "tags"
