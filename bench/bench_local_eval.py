@@ -190,6 +190,7 @@ class Score:
     grounded: bool = False
     invented: list[str] = field(default_factory=list)
     answer: str = ""
+    first_call: str = ""
     seconds: float = 0.0
     error: str | None = None
 
@@ -248,6 +249,8 @@ async def run_task(task: Task, server: LocalServer) -> Score:
         if isinstance(part, ToolCall)
     ]
     score.calls = len(calls)
+    if calls:
+        score.first_call = f"{calls[0].name}({json.dumps(calls[0].arguments)})"
     score.valid = sum(_valid(call, adapter.offered) for call in calls)
     score.right_tool = bool(calls) and calls[0].name in task.needs
     results = " ".join(m.text for m in response.messages if isinstance(m, ToolResultMessage))
@@ -379,7 +382,7 @@ def main() -> None:
                 scores.append(score)
                 if args.show:
                     print(
-                        f"[{task.kind}] {task.prompt} -> {score.answer!r} "
+                        f"[{task.kind}] {task.prompt} {score.first_call} -> {score.answer!r} "
                         f"calls={score.calls} valid={score.valid} right={score.right_tool} "
                         f"grounded={score.grounded} invented={score.invented} "
                         f"{score.seconds:.1f}s" + (f" ERROR {score.error}" if score.error else ""),

@@ -12,9 +12,10 @@ are offered, the request sets no ``tool_choice``), the request is rewritten:
   template's examples do;
 - ``json_schema`` is one object per tool -- ``{"name": <the tool>, "arguments": <its
   schema>}`` -- which llama.cpp turns into a grammar, so the reply can only be a
-  well-formed call of an offered tool with arguments valid under its schema (strings
-  without a ``maxLength`` get `MAX_STRING`, so a model that loops inside a string still
-  closes it).
+  well-formed call of an offered tool with arguments valid under its schema. Only the
+  required arguments are asked for (the optional ones keep their defaults: a 135M model
+  fills an optional ``path`` with a command it imagines), and strings without a
+  ``maxLength`` get `MAX_STRING`, so a model that loops inside a string still closes it.
 
 The reply comes back as the call's JSON text, which `skillkit.local.tool_formats`
 turns into a tool call (style ``"json"``). Later turns (after a tool result) are sent
@@ -70,13 +71,27 @@ def calls_schema(tools: list[ToolSchema]) -> dict[str, Any]:
                 "type": "object",
                 "properties": {
                     "name": {"const": tool.name},
-                    "arguments": _bounded(tool.parameters),
+                    "arguments": _bounded(_required_only(tool.parameters)),
                 },
                 "required": ["name", "arguments"],
                 "additionalProperties": False,
             }
             for tool in tools
         ]
+    }
+
+
+def _required_only(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with only its required top-level properties (the others keep their
+    defaults): a 135M model fills an optional ``path`` with the command it imagines."""
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, dict):
+        return schema
+    required = [name for name in schema.get("required", []) if name in properties]
+    return {
+        **schema,
+        "properties": {name: properties[name] for name in required},
+        "additionalProperties": False,
     }
 
 
