@@ -81,3 +81,14 @@ def test_the_default_models_own_tools_are_skillkits_built_in_tools() -> None:
     own = set(default_model().entry["own_tools"])
     assert own == {*BUILTIN_KINDS, TASK_TOOL_NAME}
     assert set(default_model().entry["offered_tools"]) <= own
+
+
+def test_skillkits_generated_sections_can_be_left_out_but_never_the_users() -> None:
+    env = "# Environment\nWorking directory: /x"
+    prompt = f"{SKILLKIT_DEFAULT_PROMPT}\n\n{env}\n\n# AGENTS.md\nBe terse."
+    profile = _profile(drop_sections=("# Environment",))
+    shaped, notes = profile.shape(_request(system_prompt=prompt))
+    assert shaped.system_prompt == "short\n\n# AGENTS.md\nBe terse."
+    assert "without # Environment" in notes[-1]
+    own = f"Be a pirate.\n\n{env}"
+    assert profile.shape(_request(system_prompt=own))[0].system_prompt == own

@@ -280,6 +280,7 @@ def create_local_adapter(
             options=options if isinstance(options, dict) else None,
             grounded=bool(entry.get("grounded", False)),
             call_first=bool(entry.get("call_first", False)),
+            drop_sections=tuple(entry.get("drop_sections", ())),
         )
     inner.images = "image" in definition.capabilities
     if server.template == "tools":

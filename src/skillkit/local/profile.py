@@ -52,7 +52,10 @@ class ModelProfile:
     options the request does not set itself (``{"stop": ["\\n\\n"]}`` ends a reply at
     its first blank line); ``grounded``: answers are checked against the request (see
     `skillkit.local.grounding`); ``call_first``: a reply to the user is a tool call
-    constrained by the tools' schemas (see `skillkit.local.constrained`).
+    constrained by the tools' schemas (see `skillkit.local.constrained`);
+    ``drop_sections``: headings of SkillKit's own generated prompt sections (such as
+    ``# Environment``) left out when SkillKit's default prompt is replaced -- never a
+    section of a prompt the user set.
     """
 
     tools: Collection[str] | None = None
@@ -62,6 +65,7 @@ class ModelProfile:
     options: Mapping[str, Any] | None = None
     grounded: bool = False
     call_first: bool = False
+    drop_sections: Collection[str] = ()
 
     def apply(self, request: LLMRequest) -> LLMRequest:
         """``request`` shaped (the same object when the profile changes nothing)."""
@@ -88,9 +92,21 @@ class ModelProfile:
         if self.system_prompt is not None and self.replaces and prompt.startswith(self.replaces):
             rest = prompt[len(self.replaces) :]
             if not rest or rest.startswith("\n"):
-                changes["system_prompt"] = self.system_prompt + rest
-                notes.append("SkillKit's default system prompt is replaced by a shorter one")
+                changes["system_prompt"] = self.system_prompt + self._without_dropped(rest)
+                notes.append(
+                    "SkillKit's default system prompt is replaced by a shorter one"
+                    + (f" (without {', '.join(self.drop_sections)})" if self.drop_sections else "")
+                )
         if self.options and any(key not in request.options for key in self.options):
             changes["options"] = {**self.options, **request.options}
         shaped = msgspec.structs.replace(request, **changes) if changes else request
         return shaped, notes
+
+    def _without_dropped(self, rest: str) -> str:
+        """``rest`` (the sections after SkillKit's prompt, each after a blank line)
+        without the sections whose first line is one of ``drop_sections``."""
+        if not self.drop_sections:
+            return rest
+        sections = rest.split("\n\n")
+        kept = [s for s in sections if s.split("\n", 1)[0] not in self.drop_sections]
+        return "\n\n".join(kept)
