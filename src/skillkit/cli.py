@@ -205,6 +205,11 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         "instructions from AGENTS.md / CLAUDE.md are still added)",
     )
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show on stderr the exact request sent to the local model (sets SKILLKIT_VERBOSE=1)",
+    )
+    parser.add_argument(
         "--append-system-prompt",
         metavar="TEXT",
         help="add TEXT at the end of the system prompt, after the project instructions",
@@ -347,6 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "verbose", False):
+        os.environ["SKILLKIT_VERBOSE"] = "1"
     handler: Callable[[argparse.Namespace], int] = args.handler
     code = handler(args)
     sys.stdout.flush()  # a closed pipe shows here, inside main, not at interpreter exit

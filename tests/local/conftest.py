@@ -43,3 +43,9 @@ def local_server(default_gguf: Path) -> Iterator[LocalServer]:
         _missing(str(exc))
     yield server
     server.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: runs the real local model for more than a few seconds"
+    )

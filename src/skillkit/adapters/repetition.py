@@ -2,137 +2,133 @@
 
 Small models often fall into a loop, writing the same few lines (or the same few words
 on one line) over and over until the output limit. `stop_repetition` wraps an
-adapter's event stream and watches the text line by line. A line that repeats an
-earlier line is held back; while the held lines go on repeating earlier text in order
-they stay held; once ``min_lines`` non-blank lines
-(and ``min_chars`` characters) repeat, the reply is ended there: the held lines are
-dropped, the text block is closed with what was shown, and the stream ends with
-``done`` / ``stop_reason="stop"``. The same happens when the line being written ends
-with ``min_lines`` back-to-back copies of one piece of at least ``min_chars`` characters
-in all (the first copy is kept). The provider stream is closed (which closes its HTTP
-request). A held line that breaks the repetition is released as it was.
+adapter's event stream and watches the text as it streams; every delta is passed on as
+it arrives (nothing is held back). The reply is ended as soon as
+
+- its last ``min_lines`` non-blank complete lines (at least ``min_chars`` characters in
+  all) repeat, in order, lines written earlier in the same block, or
+- the line being written ends with ``min_lines`` back-to-back copies of one piece of at
+  least ``min_chars`` characters in all.
+
+Then a note (`CUT_NOTE`) is added to the text, the text block is closed with everything
+shown, the provider stream is closed (which closes its HTTP request) and the stream ends
+with ``done`` / ``stop_reason="stop"``. Its usage is what ``usage_on_cut`` reports for
+the cut reply (given the number of text deltas received, about one per token on local
+servers), else the output count alone -- the provider's own usage only arrives at the
+end of a stream that was not cut.
 
 Only text is guarded; thinking, tool calls and the final events pass through unchanged.
-The user never sees the repeated copy: text is released a line at a time, so a delta
-may arrive later than the provider sent it, but never reordered.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
-from skillkit.models import StreamEvent
+from skillkit.models import StreamEvent, TokenUsage
 
-__all__ = ["stop_repetition"]
+__all__ = ["CUT_NOTE", "stop_repetition"]
+
+CUT_NOTE = "\n[cut: the reply started repeating itself]"
+"""The text added where a repeating reply was ended."""
+
+UsageOnCut = Callable[[int], Awaitable[TokenUsage | None]]
 
 
-class _Lines:
-    """The text shown so far, as lines, with the held-back lines of a possible repeat."""
+class _Watch:
+    """The text of one block as it streams, and whether it has started repeating."""
 
     def __init__(self, min_lines: int, min_chars: int) -> None:
         self.min_lines = min_lines
         self.min_chars = min_chars
-        self.shown: list[str] = []  # complete lines released (with their newline)
-        self.held: list[str] = []  # complete lines that repeat earlier text so far
+        self.lines: list[str] = []  # complete non-blank lines so far
         self.partial = ""  # the line being written
-        self.text = ""  # everything released
+        self.text = ""  # everything passed on
+        self.run = 0  # how many of the last complete lines repeat earlier ones in order
 
-    def feed(self, delta: str) -> tuple[str, bool]:
-        """Take a delta; returns (text to release now, whether the reply repeats)."""
-        out: list[str] = []
+    def feed(self, delta: str) -> bool:
+        """Take a delta (already passed on); returns whether the reply now repeats."""
+        self.text += delta
         self.partial += delta
         while "\n" in self.partial:
             line, _, self.partial = self.partial.partition("\n")
-            released, repeating = self._line(line + "\n")
-            out.append(released)
-            if repeating:
-                return "".join(out), True
-        cut = _looping_tail(self.partial, self.min_lines, self.min_chars)
-        if cut is not None:  # the line being written repeats a piece of itself
-            self.partial = self.partial[:cut]
-            return "".join(out) + self.flush(), True
-        return "".join(out), False
+            if line.strip() and self._line(line):
+                return True
+        return _looping_tail(self.partial, self.min_lines, self.min_chars)
 
-    def flush(self) -> str:
-        """The held lines and the unfinished line (the reply ended without repeating)."""
-        rest = "".join(self.held) + self.partial
-        self.held, self.partial = [], ""
-        return rest
+    def _line(self, line: str) -> bool:
+        self.lines.append(line)
+        self.run = self._longest_repeat()
+        if self.run < self.min_lines:
+            return False
+        return sum(map(len, self.lines[-self.run :])) >= self.min_chars
 
-    def _line(self, line: str) -> tuple[str, bool]:
-        candidate = [*self.held, line]
-        if self._repeats(candidate):
-            self.held = candidate
-            content = [held for held in candidate if held.strip()]
-            repeating = len(content) >= self.min_lines and sum(map(len, content)) >= self.min_chars
-            return "", repeating
-        released = self.held  # the repetition broke off: show what was held
-        self.held = []
-        self.shown.extend(released)
-        if line.strip() and self._repeats([line]):
-            self.held = [line]
-        else:
-            self.shown.append(line)
-            released = [*released, line]
-        return "".join(released), False
-
-    def _repeats(self, lines: list[str]) -> bool:
-        """Whether ``lines`` occur, in order, among the lines already shown."""
+    def _longest_repeat(self) -> int:
+        """The length of the longest run of last lines that occurs earlier, in order
+        (grown one line at a time: a run can only extend the previous one by one)."""
+        lines = self.lines
         n = len(lines)
-        shown = self.shown
-        return any(shown[start : start + n] == lines for start in range(len(shown) - n + 1))
+        for size in range(min(self.run + 1, n // 2), 0, -1):
+            tail = lines[n - size :]
+            if any(lines[start : start + size] == tail for start in range(n - 2 * size + 1)):
+                return size
+        return 0
 
 
-def _looping_tail(line: str, copies: int, min_chars: int) -> int | None:
-    """Where to cut ``line`` when it ends with ``copies`` back-to-back copies of one
-    piece (``py, py, py, ``) that total at least ``min_chars`` characters: the end of the
-    first copy. None when it does not."""
+def _looping_tail(line: str, copies: int, min_chars: int) -> bool:
+    """Whether ``line`` ends with ``copies`` back-to-back copies of one piece
+    (``py, py, py, ``) that total at least ``min_chars`` characters."""
     longest = len(line) // copies
     for size in range(max(2, min_chars // copies), min(longest, 200) + 1):
-        piece = line[-size:]
-        if line.endswith(piece * copies):
-            return len(line) - size * (copies - 1)
-    return None
+        if line.endswith(line[-size:] * copies):
+            return True
+    return False
 
 
 async def stop_repetition(
-    events: AsyncIterator[StreamEvent], *, min_lines: int = 3, min_chars: int = 30
+    events: AsyncIterator[StreamEvent],
+    *,
+    min_lines: int = 3,
+    min_chars: int = 30,
+    usage_on_cut: UsageOnCut | None = None,
 ) -> AsyncIterator[StreamEvent]:
-    """``events`` with text that starts repeating earlier lines cut off (see the module
-    docs). Closes ``events`` when it stops early. ``min_lines`` non-blank repeated lines
-    of at least ``min_chars`` characters in all count as a repetition."""
-    lines = _Lines(min_lines, min_chars)
-    in_text = False
+    """``events`` with a reply that starts repeating itself ended there (see the module
+    docs). Closes ``events`` when it stops early. ``usage_on_cut`` gives the usage of a
+    cut reply (None from it, or an error: the output count alone)."""
+    watch = _Watch(min_lines, min_chars)
+    deltas = 0
     try:
         async for event in events:
             kind = event.type
-            if kind == "text_start":
-                in_text = True
+            if kind == "text_delta":
+                deltas += 1
                 yield event
-            elif kind == "text_delta":
-                released, repeating = lines.feed(event.content)
-                if released:
-                    yield StreamEvent("text_delta", content=released)
-                if repeating:
-                    yield StreamEvent("text_end", content=lines.text + released)
-                    yield StreamEvent("done", stop_reason="stop", usage=None)
+                if watch.feed(event.content):
+                    yield StreamEvent("text_delta", content=CUT_NOTE)
+                    yield StreamEvent("text_end", content=watch.text + CUT_NOTE)
+                    closer = getattr(events, "aclose", None)
+                    if closer is not None:
+                        await closer()
+                    usage = await _cut_usage(usage_on_cut, deltas)
+                    yield StreamEvent("done", stop_reason="stop", usage=usage)
                     return
-                lines.text += released
-            elif kind == "text_end":
-                rest = lines.flush()
-                if rest:
-                    yield StreamEvent("text_delta", content=rest)
-                    lines.text += rest
-                in_text = False
-                yield StreamEvent("text_end", content=lines.text)
-                lines = _Lines(min_lines, min_chars)
             else:
-                if in_text and kind in ("done", "error"):
-                    rest = lines.flush()
-                    if rest:
-                        yield StreamEvent("text_delta", content=rest)
+                if kind == "text_start":
+                    watch = _Watch(min_lines, min_chars)
+                elif kind == "tool_call_delta" or kind == "thinking_delta":
+                    deltas += 1
                 yield event
     finally:
         closer = getattr(events, "aclose", None)
         if closer is not None:
             await closer()
+
+
+async def _cut_usage(usage_on_cut: UsageOnCut | None, deltas: int) -> TokenUsage:
+    if usage_on_cut is not None:
+        try:
+            usage = await usage_on_cut(deltas)
+        except Exception:
+            usage = None
+        if usage is not None:
+            return usage
+    return TokenUsage(output=deltas)

@@ -8,33 +8,43 @@ stops the server.
 
 Local models are small, so every reply passes through
 `skillkit.adapters.repetition.stop_repetition` (a reply that starts writing itself again
-is ended there). The default model also has a profile in ``model.json``: the tools it is
-offered (``offered_tools``; a 135M model picks the right one from four, not from twenty)
-and a short system prompt written for it (``system_prompt``), which replaces the agent's.
+is ended there, with a note). The default model also has a profile in ``model.json``
+(`skillkit.local.profile.ModelProfile`): of SkillKit's own built-in tools it is offered
+only ``offered_tools``, SkillKit's default system prompt is replaced by a short one
+written for it (``system_prompt``) -- what the user chose is always sent as given -- and
+its answers are kept to what the request contains (`skillkit.local.grounding`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping
-from dataclasses import dataclass
+import asyncio
+import json
+import os
+import sys
+import urllib.request
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import msgspec
 import openai
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.repetition import stop_repetition
-from skillkit.local.model import default_model, model_path_from_string
+from skillkit.local.constrained import call_first
+from skillkit.local.errors import LocalModelError
+from skillkit.local.grounding import keep_grounded, known_words, request_texts
+from skillkit.local.model import default_model, model_path_from_string, tool_template
+from skillkit.local.profile import ModelProfile
 from skillkit.local.server import CLIENT_HEADERS, LocalServer
+from skillkit.local.tool_formats import ToolFormat, recover_tool_calls, tool_format
 from skillkit.model_registry import (
     ModelCompat,
     ModelCost,
     ModelDefinition,
     default_registry,
 )
-from skillkit.models import LLMRequest, StreamEvent
+from skillkit.models import LLMRequest, StreamEvent, TokenUsage
 
 __all__ = ["LocalAdapter", "ModelProfile", "create_local_adapter", "local_model_definition"]
 
@@ -42,39 +52,21 @@ PROVIDER = "local"
 _LLAMACPP_COMPAT = ModelCompat(reasoning_field="reasoning_content")
 
 
-@dataclass(frozen=True, slots=True)
-class ModelProfile:
-    """How requests are shaped for one small model. ``tools``: the names of the only
-    tools it is offered (None: all); ``system_prompt``: the prompt sent in place of the
-    agent's (None: the agent's); ``options``: request options the request does not set
-    itself (``{"stop": ["\n\n"]}`` ends a reply at its first blank line)."""
-
-    tools: Collection[str] | None = None
-    system_prompt: str | None = None
-    options: Mapping[str, Any] | None = None
-
-    def apply(self, request: LLMRequest) -> LLMRequest:
-        """``request`` with the profile's tools and system prompt (the same object when
-        the profile changes nothing)."""
-        changes: dict[str, Any] = {}
-        if self.tools is not None:
-            offered = [schema for schema in request.tools if schema.name in self.tools]
-            if len(offered) != len(request.tools):
-                changes["tools"] = offered
-        if self.system_prompt is not None and request.system_prompt != self.system_prompt:
-            changes["system_prompt"] = self.system_prompt
-        if self.options and any(key not in request.options for key in self.options):
-            changes["options"] = {**self.options, **request.options}
-        return msgspec.structs.replace(request, **changes) if changes else request
-
-
 class LocalAdapter(LLMAdapter):
     """An `OpenAIAdapter` bound to a `LocalServer`.
 
     ``owns_server`` (default True) makes ``aclose()`` stop the server as well as the HTTP
     client (``client``, closed by ``aclose()`` when given). ``profile`` shapes every
-    request (see `ModelProfile`). Replies that start repeating themselves are ended
-    (`stop_repetition`); otherwise streams, errors, usage and abort behave exactly as
+    request (see `ModelProfile`); the first time it shortens one of SkillKit's defaults,
+    ``notify`` (default: a line on stderr) is told once what it shortened. ``verbose``
+    (default: the ``SKILLKIT_VERBOSE`` environment variable set to ``1``, which
+    ``skillkit --verbose`` sets) writes the exact JSON body of every request to stderr.
+    ``tool_style`` is the tool-call format of the model's chat template
+    (`skillkit.local.tool_formats`): a reply written as a call in it that the server left
+    as text becomes a tool call. Replies that start repeating themselves are ended
+    (`stop_repetition`); a cut reply
+    keeps its usage (input counted by the server's tokenizer, output by the deltas
+    received). Otherwise streams, errors, usage and abort behave exactly as
     `OpenAIAdapter`'s. ``aclose()`` is idempotent.
     """
 
@@ -88,12 +80,19 @@ class LocalAdapter(LLMAdapter):
         owns_server: bool = True,
         client: openai.AsyncOpenAI | None = None,
         profile: ModelProfile | None = None,
+        notify: Callable[[str], None] | None = None,
+        verbose: bool | None = None,
+        tool_style: ToolFormat | None = None,
     ) -> None:
         self.server = server
         self.inner = inner
         self.owns_server = owns_server
         self.client = client
         self.profile = profile or ModelProfile()
+        self.notify = notify or _to_stderr
+        self.verbose = os.environ.get("SKILLKIT_VERBOSE") == "1" if verbose is None else verbose
+        self.noticed = False
+        self.tool_style = tool_style
         self.closed = False
 
     @property
@@ -115,8 +114,71 @@ class LocalAdapter(LLMAdapter):
     def chat_stream_events(
         self, request: LLMRequest, *, abort: AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
-        request = self.profile.apply(request)
-        return stop_repetition(self.inner.chat_stream_events(request, abort=abort))
+        shaped, notes = self.profile.shape(request)
+        if notes and not self.noticed:
+            self.noticed = True
+            self.notify(
+                f"skillkit: the local model {self.model} is small: {'; '.join(notes)}. "
+                "Tools and prompts you set are sent as given."
+            )
+        sent, style = shaped, self.tool_style
+        constrained = call_first(shaped) if self.profile.call_first else None
+        if constrained is not None:
+            sent, style = constrained, "json"
+        if self.verbose:
+            self.notify(f"skillkit: request to {self.server.base_url}: {self.request_body(sent)}")
+
+        async def usage_on_cut(deltas: int) -> TokenUsage | None:
+            prompt = await self.count_prompt_tokens(sent)
+            return None if prompt is None else TokenUsage(input=prompt, output=deltas)
+
+        events = self.inner.chat_stream_events(sent, abort=abort)
+        if style is not None and shaped.tools:
+            offered = {schema.name for schema in shaped.tools}
+            events = recover_tool_calls(events, style, offered)
+        events = stop_repetition(events, usage_on_cut=usage_on_cut)
+        if self.profile.grounded:
+            known = known_words(request_texts(shaped))
+            events = keep_grounded(events, known, usage_on_cut=usage_on_cut)
+        return events
+
+    def request_body(self, request: LLMRequest) -> str:
+        """The JSON body the server receives for ``request`` (already shaped)."""
+        body = {
+            "model": self.inner.model,
+            "messages": self.inner.build_messages(request, self.inner.model),
+            "stream": True,
+            **self.inner.build_options(request),
+        }
+        return json.dumps(body, ensure_ascii=False)
+
+    async def count_prompt_tokens(self, request: LLMRequest) -> int | None:
+        """The prompt tokens of ``request`` as the server counts them (its chat template
+        applied, then its tokenizer), or None when the server cannot tell."""
+        body = json.loads(self.request_body(request))
+        try:
+            url = self.server.url
+        except LocalModelError:
+            return None
+
+        def count() -> int | None:
+            try:
+                applied = _post_json(
+                    url + "/apply-template",
+                    {
+                        k: body[k]
+                        for k in ("messages", "tools", "chat_template_kwargs")
+                        if k in body
+                    },
+                )
+                tokens = _post_json(
+                    url + "/tokenize", {"content": applied["prompt"], "add_special": True}
+                )
+                return len(tokens["tokens"])
+            except (OSError, KeyError, TypeError, ValueError):
+                return None
+
+        return await asyncio.to_thread(count)
 
     async def aclose(self) -> None:
         if self.closed:
@@ -210,10 +272,45 @@ def create_local_adapter(
         entry = default_model().entry
         tools = entry.get("offered_tools")
         options = entry.get("request_options")
+        own = entry.get("own_tools")
         profile = ModelProfile(
             tools=frozenset(tools) if isinstance(tools, list) else None,
+            own_tools=frozenset(own) if isinstance(own, list) else frozenset(),
             system_prompt=entry.get("system_prompt"),
             options=options if isinstance(options, dict) else None,
+            grounded=bool(entry.get("grounded", False)),
+            call_first=bool(entry.get("call_first", False)),
+            drop_sections=tuple(entry.get("drop_sections", ())),
         )
     inner.images = "image" in definition.capabilities
-    return LocalAdapter(server, inner, owns_server=owns, client=client, profile=profile)
+    if server.template == "tools":
+        style = tool_format(tool_template())
+    elif server.template == "model":
+        style = tool_format(server.info.chat_template if server.info is not None else None)
+    else:
+        style = tool_format(_read_text(server.template))
+    return LocalAdapter(
+        server, inner, owns_server=owns, client=client, profile=profile, tool_style=style
+    )
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _post_json(url: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **CLIENT_HEADERS},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return None

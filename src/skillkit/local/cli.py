@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
-__all__ = ["install_command", "register", "run_install", "run_serve"]
+__all__ = [
+    "install_command",
+    "register",
+    "run_add",
+    "run_install",
+    "run_list",
+    "run_remove",
+    "run_serve",
+]
 
 DEFAULT_SERVE_PORT = 8080
 """``local serve``'s port: llama.cpp's usual one, where the ``llamacpp`` provider looks."""
@@ -79,10 +87,27 @@ def register(subparsers: Subparsers) -> None:
     )
     install.set_defaults(handler=run_install)
 
+    add = commands.add_parser(
+        "add",
+        help="register a GGUF file under a name, for --model local:NAME",
+        description="Register a GGUF file you have under NAME, so `--model local:NAME` "
+        "runs it (names are kept in ~/.skillkit/local-models.json).",
+    )
+    add.add_argument("name", help="letters, digits, '.', '_' and '-'")
+    add.add_argument("path", help="the GGUF file")
+    add.set_defaults(handler=run_add)
+
+    listing = commands.add_parser("list", help="show the registered GGUF files")
+    listing.set_defaults(handler=run_list)
+
+    remove = commands.add_parser("remove", help="forget a registered name (not the file)")
+    remove.add_argument("name")
+    remove.set_defaults(handler=run_remove)
+
 
 def _usage(parser: argparse.ArgumentParser) -> int:
     print(
-        "skillkit: error: local: choose a command: serve or install "
+        "skillkit: error: local: choose a command: serve, install, add, list or remove "
         "('skillkit local --help' lists them)",
         file=sys.stderr,
     )
@@ -195,4 +220,59 @@ def run_install(args: argparse.Namespace) -> int:
     if code != 0:
         print(f"skillkit: error: local install: pip failed (exit code {code})", file=sys.stderr)
         return code
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    """``skillkit local add NAME PATH``: register a GGUF file; prints what it did."""
+    from pathlib import Path
+
+    from skillkit.local.errors import LocalModelError
+    from skillkit.local.gguf import read_gguf_info
+    from skillkit.local.named import add_model
+    from skillkit.local.tool_formats import tool_format
+
+    try:
+        path = add_model(args.name, Path(args.path))
+        info = read_gguf_info(path)
+    except LocalModelError as exc:
+        print(f"skillkit: error: {exc}", file=sys.stderr)
+        return 1
+    style = tool_format(info.chat_template)
+    calls = f"tool calls: {style}" if style else "its chat template shows no tools"
+    print(f"local:{args.name} -> {path} ({info.architecture or 'unknown'}; {calls})")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """``skillkit local list``: the registered names and paths."""
+    from skillkit.local.errors import LocalModelError
+    from skillkit.local.named import named_models
+
+    try:
+        models = named_models()
+    except LocalModelError as exc:
+        print(f"skillkit: error: {exc}", file=sys.stderr)
+        return 1
+    if not models:
+        print("no GGUF files registered: skillkit local add NAME PATH")
+    for name, path in sorted(models.items()):
+        print(f"local:{name}\t{path}")
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    """``skillkit local remove NAME``: forget a name (the file stays)."""
+    from skillkit.local.errors import LocalModelError
+    from skillkit.local.named import remove_model
+
+    try:
+        removed = remove_model(args.name)
+    except LocalModelError as exc:
+        print(f"skillkit: error: {exc}", file=sys.stderr)
+        return 1
+    if not removed:
+        print(f"skillkit: error: no model registered as {args.name!r}", file=sys.stderr)
+        return 1
+    print(f"removed local:{args.name}")
     return 0

@@ -113,8 +113,10 @@ def is_local_model(model: str) -> bool:
 
 
 def model_path_from_string(model: str) -> Path | None:
-    """The GGUF path a ``local:PATH`` string names, or None for the default model
-    (``local``, ``local:``, or ``local:`` followed by the default model's id or alias).
+    """The GGUF path a ``local:PATH`` or ``local:NAME`` string names (NAME: registered
+    with ``skillkit local add``, see `skillkit.local.named`), or None for the default
+    model (``local``, ``local:``, or ``local:`` followed by the default model's id or
+    alias).
 
     Raises `ValueError` when ``model`` is not a ``local`` model string.
     """
@@ -124,7 +126,10 @@ def model_path_from_string(model: str) -> Path | None:
     default = default_model()
     if not rest or rest == default.id or rest in default.entry.get("aliases", ()):
         return None
-    return Path(os.path.expanduser(rest))
+    from skillkit.local.named import resolve_name
+
+    named = resolve_name(rest)
+    return named if named is not None else Path(os.path.expanduser(rest))
 
 
 def tool_template() -> str:
