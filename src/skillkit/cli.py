@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
@@ -293,6 +293,7 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         handler=_run_agent,
         make_skill_registry=_session_skills,
         make_agent_registry=_session_agents,
+        make_mcp_server=_mcp_server,
     )
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
@@ -313,6 +314,32 @@ def _session_agents(cwd: str | None) -> AgentRegistry:
     from skillkit.frontends.setup import agent_registry
 
     return agent_registry(cwd)
+
+
+def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[None]]]:
+    """``skillkit mcp serve``: this folder's agent in an `AgentSession`, no user there
+    (approvals denied), served by a `SkillServer`; and the function closing it."""
+    from pathlib import Path
+
+    from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.setup import build_agent
+    from skillkit.mcp.serve import SkillServer
+
+    agent = build_agent(agent_options(args))
+    agent.make_non_interactive()
+    for line in (*agent.warnings, *agent.notices):
+        _note(line)
+    session = AgentSession.from_agent(agent)
+    registry = agent.skills
+    server = SkillServer(
+        registry.eligible() if registry is not None else [],
+        project_dir=registry.cwd if registry is not None else Path.cwd(),
+        sandbox=registry.sandbox if registry is not None else None,
+        gate=agent.permissions.gate,
+        session=session,
+        version=__version__,
+    )
+    return server, session.aclose
 
 
 def main(argv: Sequence[str] | None = None) -> int:

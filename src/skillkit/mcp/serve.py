@@ -1,0 +1,497 @@
+"""``skillkit mcp serve``: SkillKit as an MCP server (see ``docs/mcp.md``).
+
+`SkillServer` offers, over the official ``mcp`` SDK's low-level server:
+
+- each eligible skill's deterministic actions as tools named ``<skill>__<action>``
+  (`skillkit.skills.runner.action_tool_name`), their input schema the action's typed
+  arguments, their result structured (`ActionResult.to_dict`) as well as text. Every
+  call is judged by the permission gate first: a call the gate would ask about is
+  denied (approval through MCP elicitation is not offered yet), a refused one too;
+- ``run_task``: one agent turn in the session (`TaskSession`, an ``AgentSession``
+  seen structurally so this layer does not name the faces): prompt in, answer, stop
+  reason and usage out, a progress notification for each step while it works, the run
+  aborted when the client cancels the request. An approval the run needs is denied at
+  once and a question declined (nobody is there to answer);
+- the skills' files as resources, ``skill://<skill>/<path>``.
+
+The ``mcp`` SDK is imported only when a server is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import mimetypes
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, unquote
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+    from skillkit.permissions.gate import PermissionGate
+    from skillkit.runtime.sandbox import Sandbox
+    from skillkit.skills.actions import ActionSpec
+    from skillkit.skills.skill import Skill
+
+__all__ = [
+    "MAX_RESOURCES_PER_SKILL",
+    "MAX_RESOURCE_BYTES",
+    "RUN_TASK",
+    "ServedAction",
+    "SkillServer",
+    "TaskSession",
+    "TaskSubscription",
+    "serve_stdio",
+]
+
+RUN_TASK = "run_task"
+"""The name of the tool that runs an agent turn."""
+MAX_RESOURCE_BYTES = 1_000_000
+"""A skill file larger than this is not offered as a resource."""
+MAX_RESOURCES_PER_SKILL = 200
+"""At most this many files of one skill are offered."""
+
+_SCHEME = "skill://"
+
+_ACTION_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "skill": {"type": "string"},
+        "action": {"type": "string"},
+        "argv": {"type": "array", "items": {"type": "string"}},
+        "exit_code": {"type": ["integer", "null"]},
+        "stdout": {"type": "string"},
+        "stderr": {"type": "string"},
+        "timed_out": {"type": "boolean"},
+        "aborted": {"type": "boolean"},
+        "truncated": {"type": "boolean"},
+        "duration": {"type": "number"},
+    },
+    "required": ["skill", "action", "argv", "exit_code", "stdout", "stderr"],
+}
+
+_TASK_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "prompt": {"type": "string", "description": "what the agent should do"},
+    },
+    "required": ["prompt"],
+    "additionalProperties": False,
+}
+
+_TASK_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "stop_reason": {"type": "string"},
+        "error": {"type": ["string", "null"]},
+        "usage": {"type": "object"},
+    },
+    "required": ["answer", "stop_reason", "usage"],
+}
+
+# the events of a run worth a progress notification, and what each says
+_PROGRESS_EVENTS = frozenset(
+    {"turn_start", "tool_execution_start", "tool_execution_end", "message_end", "agent_end"}
+)
+
+
+class TaskSubscription(Protocol):
+    """A reader of a session's event stream (``skillkit.frontends.Subscription``)."""
+
+    def __aiter__(self) -> TaskSubscription: ...
+
+    async def __anext__(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class TaskSession(Protocol):
+    """What ``run_task`` needs of an ``AgentSession``."""
+
+    def subscribe(self) -> TaskSubscription: ...
+
+    async def run(self, message: str) -> Any: ...
+
+    def respond(self, request_id: str, answer: object) -> Any: ...
+
+    @property
+    def is_running(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ServedAction:
+    """One action offered as a tool: the skill, the action and where it runs."""
+
+    name: str
+    skill: str
+    spec: ActionSpec
+    project_dir: Path
+    sandbox: Sandbox | None = None
+
+
+class SkillServer:
+    """The MCP server of one SkillKit workspace. ``skills`` are the eligible skills
+    (their actions become tools, their files resources), ``project_dir`` where actions
+    run, ``sandbox`` what confines them, ``gate`` the permission gate that judges every
+    call (None: nothing judges them — an SDK use without a gate), ``session`` the
+    session ``run_task`` drives (None: no ``run_task`` tool)."""
+
+    def __init__(
+        self,
+        skills: Sequence[Skill],
+        *,
+        project_dir: Path,
+        gate: PermissionGate | None,
+        session: TaskSession | None = None,
+        sandbox: Sandbox | None = None,
+        name: str = "skillkit",
+        version: str = "",
+    ) -> None:
+        from skillkit.skills.runner import action_tool_name
+
+        self.skills = list(skills)
+        self.project_dir = project_dir
+        self.gate = gate
+        self.session = session
+        self.name = name
+        self.version = version
+        self.actions: dict[str, ServedAction] = {}
+        for skill in self.skills:
+            for spec in skill.actions:
+                tool = action_tool_name(skill.name, spec.name)
+                self.actions[tool] = ServedAction(tool, skill.name, spec, project_dir, sandbox)
+        self._task_lock = asyncio.Lock()
+
+    # ----- tools
+
+    def tools(self) -> list[Any]:
+        """The tools offered, as ``mcp_types.Tool``."""
+        import mcp_types as types
+
+        out: list[Any] = []
+        for action in self.actions.values():
+            spec = action.spec
+            out.append(
+                types.Tool(
+                    name=action.name,
+                    description=f"{spec.description} (action '{spec.name}' of skill "
+                    f"'{action.skill}'; runs: {spec.describe_command()})",
+                    input_schema=_input_schema(spec),
+                    output_schema=_ACTION_OUTPUT_SCHEMA,
+                )
+            )
+        if self.session is not None:
+            out.append(
+                types.Tool(
+                    name=RUN_TASK,
+                    description="Run one turn of the SkillKit agent of this workspace: "
+                    "the prompt in, its answer and token usage out. Tool calls the "
+                    "agent would need approval for are denied.",
+                    input_schema=_TASK_INPUT_SCHEMA,
+                    output_schema=_TASK_OUTPUT_SCHEMA,
+                )
+            )
+        return out
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        progress: Callable[[float, str], Awaitable[None]] | None = None,
+    ) -> Any:
+        """Call tool ``name``; an ``mcp_types.CallToolResult`` (errors are results with
+        ``is_error``, never exceptions)."""
+        if name == RUN_TASK and self.session is not None:
+            return await self._run_task(self.session, arguments, progress)
+        action = self.actions.get(name)
+        if action is None:
+            return _error(f"unknown tool: {name}")
+        return await self._call_action(action, dict(arguments))
+
+    async def _call_action(self, action: ServedAction, values: dict[str, Any]) -> Any:
+        import mcp_types as types
+
+        from skillkit.abort import AbortSignal
+        from skillkit.skills.actions import ActionError
+        from skillkit.skills.runner import run_action
+
+        try:
+            typed = action.spec.validate(values)
+        except ActionError as exc:
+            return _error(str(exc))
+        confinement = None
+        if self.gate is not None:
+            allowed, message, confinement = self._judge(action, values)
+            if not allowed:
+                return _error(message)
+        abort = AbortSignal()
+        try:
+            result = await run_action(
+                action.skill,
+                action.spec,
+                typed.model_dump(by_alias=True, exclude_none=True)
+                if hasattr(typed, "model_dump")
+                else values,
+                project_dir=action.project_dir,
+                abort=abort,
+                sandbox=action.sandbox,
+                confinement=confinement,
+            )
+        except ActionError as exc:
+            return _error(str(exc))
+        except asyncio.CancelledError:
+            abort.abort("cancelled by the MCP client")
+            raise
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.to_text())],
+            structured_content=result.to_dict(),
+            is_error=not result.ok,
+        )
+
+    def _judge(self, action: ServedAction, values: Mapping[str, Any]) -> tuple[bool, str, Any]:
+        """The gate's verdict on one call: allowed, the message when not, and the
+        confinement when it is. Fails closed: a gate that raises denies."""
+        from skillkit.permissions.gate import GateAction, GateOutcome
+        from skillkit.permissions.install import confinement_for
+        from skillkit.skills.runner import ActionTool
+
+        gate = self.gate
+        assert gate is not None
+        tool = ActionTool(action.skill, action.spec, action.project_dir, sandbox=action.sandbox)
+        try:
+            decision = gate.decide(action.name, values, tool)
+            if decision.action is GateAction.REFUSE:
+                return False, decision.reason, None
+            if decision.action is GateAction.ASK:
+                return (
+                    False,
+                    f"Permission needed: {action.name} asks for approval, and approvals "
+                    "cannot be given over MCP (allow it with a rule, e.g. "
+                    f"--allow '{decision.suggested_rule or action.name}').",
+                    None,
+                )
+            outcome = GateOutcome(True, "", decision)
+            return True, "", confinement_for(gate, values, outcome)
+        except Exception as exc:  # fail closed
+            return False, f"Permission check failed: {' '.join(str(exc).split())}", None
+
+    async def _run_task(
+        self,
+        session: TaskSession,
+        arguments: Mapping[str, Any],
+        progress: Callable[[float, str], Awaitable[None]] | None,
+    ) -> Any:
+        import mcp_types as types
+        import msgspec
+
+        prompt = arguments.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            return _error("'prompt' must be a non-empty string")
+        if self._task_lock.locked() or session.is_running:
+            return _error("the agent is busy with another task; try again when it ends")
+        async with self._task_lock:
+            stream = session.subscribe()
+            watcher = asyncio.create_task(self._watch(session, stream, progress))
+            try:
+                response = await session.run(prompt)
+            finally:
+                stream.close()
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
+        usage = msgspec.to_builtins(response.usage)
+        data = {
+            "answer": response.text,
+            "stop_reason": str(response.stop_reason),
+            "error": response.error,
+            "usage": usage,
+        }
+        text = response.text or (response.error or f"(stopped: {response.stop_reason})")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=data,
+            is_error=response.error is not None,
+        )
+
+    async def _watch(
+        self,
+        session: TaskSession,
+        stream: TaskSubscription,
+        progress: Callable[[float, str], Awaitable[None]] | None,
+    ) -> None:
+        """Deny approvals, decline questions, and report progress while a task runs."""
+        step = 0
+        async for record in stream:
+            kind = record.get("type")
+            if kind == "ui_request":
+                answer: object = "deny" if record.get("kind") == "approval" else None
+                try:
+                    session.respond(str(record.get("id")), answer)
+                except Exception:  # answered or withdrawn meanwhile; it is denied anyway
+                    pass
+                continue
+            if progress is None or kind not in _PROGRESS_EVENTS:
+                continue
+            step += 1
+            payload = record.get("payload") or {}
+            tool = payload.get("tool_name") if isinstance(payload, dict) else None
+            message = f"{kind}: {tool}" if tool else str(kind)
+            try:
+                await progress(float(step), message)
+            except Exception:  # the client went away; the run goes on to its end
+                progress = None
+
+    # ----- resources
+
+    def resources(self) -> list[Any]:
+        """The skills' files, as ``mcp_types.Resource``."""
+        import mcp_types as types
+
+        out: list[Any] = []
+        for skill in self.skills:
+            for path, relative in _skill_files(skill):
+                mime, _ = mimetypes.guess_type(path.name)
+                out.append(
+                    types.Resource(
+                        uri=_uri(skill.name, relative),
+                        name=f"{skill.name}/{relative}",
+                        description=skill.description if relative == path.name else None,
+                        mime_type=mime or "text/plain",
+                        size=path.stat().st_size,
+                    )
+                )
+        return out
+
+    def read_resource(self, uri: str) -> Any:
+        """The contents of resource ``uri``; raises `LookupError` for one not offered."""
+        import mcp_types as types
+
+        path = self._resource_path(uri)
+        data = path.read_bytes()
+        mime, _ = mimetypes.guess_type(path.name)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            blob = base64.b64encode(data).decode("ascii")
+            return types.ReadResourceResult(
+                contents=[
+                    types.BlobResourceContents(
+                        uri=uri, blob=blob, mime_type=mime or "application/octet-stream"
+                    )
+                ]
+            )
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(uri=uri, text=text, mime_type=mime or "text/plain")
+            ]
+        )
+
+    def _resource_path(self, uri: str) -> Path:
+        if not uri.startswith(_SCHEME):
+            raise LookupError(f"unknown resource: {uri}")
+        skill_name, _, relative = uri[len(_SCHEME) :].partition("/")
+        skill_name, relative = unquote(skill_name), unquote(relative)
+        for skill in self.skills:
+            if skill.name != skill_name:
+                continue
+            for path, rel in _skill_files(skill):
+                if rel == relative:
+                    return path
+        raise LookupError(f"unknown resource: {uri}")
+
+    # ----- the MCP server
+
+    def build(self) -> Server[Any]:
+        """The low-level ``mcp`` server offering all this."""
+        import mcp_types as types
+        from mcp.server.lowlevel.server import Server
+
+        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=self.tools())
+
+        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+            async def progress(step: float, message: str) -> None:
+                await ctx.session.report_progress(step, None, message)
+
+            return await self.call_tool(params.name, params.arguments or {}, progress)
+
+        async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+            return types.ListResourcesResult(resources=self.resources())
+
+        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+            from mcp.shared.exceptions import MCPError
+
+            try:
+                return self.read_resource(str(params.uri))
+            except (LookupError, OSError) as exc:
+                raise MCPError(code=-32002, message=str(exc)) from None
+
+        return Server(
+            self.name,
+            version=self.version,
+            instructions="SkillKit: skill actions as tools, run_task for a whole agent turn.",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_read_resource=read_resource,
+        )
+
+
+async def serve_stdio(server: SkillServer) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    app = server.build()
+    async with stdio_server() as (read_stream, write_stream):
+        await app.run(read_stream, write_stream, app.create_initialization_options())
+
+
+def _input_schema(spec: ActionSpec) -> dict[str, Any]:
+    schema = dict(spec.args_model.model_json_schema())
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    schema.pop("title", None)
+    return schema
+
+
+def _error(message: str) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+def _uri(skill: str, relative: str) -> str:
+    return f"{_SCHEME}{quote(skill, safe='')}/{quote(relative)}"
+
+
+def _skill_files(skill: Skill) -> list[tuple[Path, str]]:
+    """The files of ``skill``'s folder offered as resources: regular files (no links
+    leaving it), no hidden ones, at most `MAX_RESOURCES_PER_SKILL`, none larger than
+    `MAX_RESOURCE_BYTES`; with their paths relative to the folder."""
+    location = Path(skill.location)
+    root = location.parent if location.is_file() else location
+    try:
+        base = root.resolve()
+    except OSError:
+        return []
+    out: list[tuple[Path, str]] = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_RESOURCE_BYTES:
+                continue
+            if not path.resolve().is_relative_to(base):
+                continue
+        except OSError:
+            continue
+        out.append((path, relative.as_posix()))
+        if len(out) >= MAX_RESOURCES_PER_SKILL:
+            break
+    return out
