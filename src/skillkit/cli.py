@@ -324,6 +324,7 @@ def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[N
     from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.setup import build_agent
     from skillkit.mcp.serve import SkillServer
+    from skillkit.skills.runner import ActionTool
 
     agent = build_agent(agent_options(args))
     agent.make_non_interactive()
@@ -331,10 +332,13 @@ def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[N
         _note(line)
     session = AgentSession.from_agent(agent)
     registry = agent.skills
+    skills = registry.eligible() if registry is not None else []
+    cwd = registry.cwd if registry is not None else Path.cwd()
+    sandbox = registry.sandbox if registry is not None else None
+    actions = [ActionTool(s.name, a, cwd, sandbox=sandbox) for s in skills for a in s.actions]
     server = SkillServer(
-        registry.eligible() if registry is not None else [],
-        project_dir=registry.cwd if registry is not None else Path.cwd(),
-        sandbox=registry.sandbox if registry is not None else None,
+        actions,
+        skills=skills,
         gate=agent.permissions.gate,
         session=session,
         version=__version__,

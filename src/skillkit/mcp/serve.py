@@ -3,8 +3,9 @@
 `SkillServer` offers, over the official ``mcp`` SDK's low-level server:
 
 - each eligible skill's deterministic actions as tools named ``<skill>__<action>``
-  (`skillkit.skills.runner.action_tool_name`), their input schema the action's typed
-  arguments, their result structured (`ActionResult.to_dict`) as well as text. Every
+  (the skills' ``ActionTool``, handed in by the assembly), their input schema the
+  action's typed arguments, their result structured (its ``details``, the action's
+  ``ActionResult.to_dict``) as well as text. Every
   call is judged by the permission gate first: a call the gate would ask about is
   denied (approval through MCP elicitation is not offered yet), a refused one too;
 - ``run_task``: one agent turn in the session (`TaskSession`, an ``AgentSession``
@@ -23,7 +24,6 @@ import asyncio
 import base64
 import mimetypes
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, unquote
@@ -32,15 +32,13 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
     from skillkit.permissions.gate import PermissionGate
-    from skillkit.runtime.sandbox import Sandbox
-    from skillkit.skills.actions import ActionSpec
-    from skillkit.skills.skill import Skill
+    from skillkit.tools.base import Tool
 
 __all__ = [
     "MAX_RESOURCES_PER_SKILL",
     "MAX_RESOURCE_BYTES",
     "RUN_TASK",
-    "ServedAction",
+    "SkillFiles",
     "SkillServer",
     "TaskSession",
     "TaskSubscription",
@@ -122,49 +120,45 @@ class TaskSession(Protocol):
     def is_running(self) -> bool: ...
 
 
-@dataclass(frozen=True)
-class ServedAction:
-    """One action offered as a tool: the skill, the action and where it runs."""
+class SkillFiles(Protocol):
+    """What the resources need of a skill (``skillkit.skills.Skill``)."""
 
-    name: str
-    skill: str
-    spec: ActionSpec
-    project_dir: Path
-    sandbox: Sandbox | None = None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def location(self) -> Path: ...
 
 
 class SkillServer:
-    """The MCP server of one SkillKit workspace. ``skills`` are the eligible skills
-    (their actions become tools, their files resources), ``project_dir`` where actions
-    run, ``sandbox`` what confines them, ``gate`` the permission gate that judges every
-    call (None: nothing judges them — an SDK use without a gate), ``session`` the
-    session ``run_task`` drives (None: no ``run_task`` tool)."""
+    """The MCP server of one SkillKit workspace. ``actions`` are the tools of the
+    eligible skills' actions (``skillkit.skills.runner.ActionTool``, or any `Tool`
+    whose result ``details`` is its structured output), ``skills`` the skills whose
+    files are resources, ``gate`` the permission gate that judges every call (None:
+    nothing judges them — an SDK use without a gate), ``session`` the session
+    ``run_task`` drives (None: no ``run_task`` tool)."""
 
     def __init__(
         self,
-        skills: Sequence[Skill],
+        actions: Sequence[Tool],
         *,
-        project_dir: Path,
+        skills: Sequence[SkillFiles] = (),
         gate: PermissionGate | None,
         session: TaskSession | None = None,
-        sandbox: Sandbox | None = None,
         name: str = "skillkit",
         version: str = "",
     ) -> None:
-        from skillkit.skills.runner import action_tool_name
-
+        self.actions: dict[str, Tool] = {tool.name: tool for tool in actions}
         self.skills = list(skills)
-        self.project_dir = project_dir
         self.gate = gate
         self.session = session
         self.name = name
         self.version = version
-        self.actions: dict[str, ServedAction] = {}
-        for skill in self.skills:
-            for spec in skill.actions:
-                tool = action_tool_name(skill.name, spec.name)
-                self.actions[tool] = ServedAction(tool, skill.name, spec, project_dir, sandbox)
         self._task_lock = asyncio.Lock()
+        self._calls = 0
 
     # ----- tools
 
@@ -173,14 +167,12 @@ class SkillServer:
         import mcp_types as types
 
         out: list[Any] = []
-        for action in self.actions.values():
-            spec = action.spec
+        for tool in self.actions.values():
             out.append(
                 types.Tool(
-                    name=action.name,
-                    description=f"{spec.description} (action '{spec.name}' of skill "
-                    f"'{action.skill}'; runs: {spec.describe_command()})",
-                    input_schema=_input_schema(spec),
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=_input_schema(tool),
                     output_schema=_ACTION_OUTPUT_SCHEMA,
                 )
             )
@@ -212,66 +204,59 @@ class SkillServer:
             return _error(f"unknown tool: {name}")
         return await self._call_action(action, dict(arguments))
 
-    async def _call_action(self, action: ServedAction, values: dict[str, Any]) -> Any:
+    async def _call_action(self, tool: Tool, values: dict[str, Any]) -> Any:
         import mcp_types as types
 
         from skillkit.abort import AbortSignal
-        from skillkit.skills.actions import ActionError
-        from skillkit.skills.runner import run_action
+        from skillkit.errors import describe_exception
+        from skillkit.tools.base import ToolContext, ToolError
 
         try:
-            typed = action.spec.validate(values)
-        except ActionError as exc:
-            return _error(str(exc))
+            args = tool.args_model.model_validate(values)
+        except Exception as exc:
+            return _error(f"{tool.name}: invalid arguments: {' '.join(str(exc).split())}")
         confinement = None
         if self.gate is not None:
-            allowed, message, confinement = self._judge(action, values)
+            allowed, message, confinement = self._judge(tool, values)
             if not allowed:
                 return _error(message)
         abort = AbortSignal()
+        self._calls += 1
+        context = ToolContext(f"mcp-{self._calls}", tool.name, abort, confinement=confinement)
         try:
-            result = await run_action(
-                action.skill,
-                action.spec,
-                typed.model_dump(by_alias=True, exclude_none=True)
-                if hasattr(typed, "model_dump")
-                else values,
-                project_dir=action.project_dir,
-                abort=abort,
-                sandbox=action.sandbox,
-                confinement=confinement,
-            )
-        except ActionError as exc:
+            result = await tool.execute(args, context)
+        except ToolError as exc:
             return _error(str(exc))
         except asyncio.CancelledError:
             abort.abort("cancelled by the MCP client")
             raise
+        except Exception as exc:
+            return _error(describe_exception(exc))
+        structured = result.details if isinstance(result.details, dict) else None
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.to_text())],
-            structured_content=result.to_dict(),
-            is_error=not result.ok,
+            content=[types.TextContent(type="text", text=result.output)],
+            structured_content=structured,
+            is_error=result.is_error,
         )
 
-    def _judge(self, action: ServedAction, values: Mapping[str, Any]) -> tuple[bool, str, Any]:
+    def _judge(self, tool: Tool, values: Mapping[str, Any]) -> tuple[bool, str, Any]:
         """The gate's verdict on one call: allowed, the message when not, and the
         confinement when it is. Fails closed: a gate that raises denies."""
         from skillkit.permissions.gate import GateAction, GateOutcome
         from skillkit.permissions.install import confinement_for
-        from skillkit.skills.runner import ActionTool
 
         gate = self.gate
         assert gate is not None
-        tool = ActionTool(action.skill, action.spec, action.project_dir, sandbox=action.sandbox)
         try:
-            decision = gate.decide(action.name, values, tool)
+            decision = gate.decide(tool.name, values, tool)
             if decision.action is GateAction.REFUSE:
                 return False, decision.reason, None
             if decision.action is GateAction.ASK:
                 return (
                     False,
-                    f"Permission needed: {action.name} asks for approval, and approvals "
+                    f"Permission needed: {tool.name} asks for approval, and approvals "
                     "cannot be given over MCP (allow it with a rule, e.g. "
-                    f"--allow '{decision.suggested_rule or action.name}').",
+                    f"--allow '{decision.suggested_rule or tool.name}').",
                     None,
                 )
             outcome = GateOutcome(True, "", decision)
@@ -449,8 +434,10 @@ async def serve_stdio(server: SkillServer) -> None:
         await app.run(read_stream, write_stream, app.create_initialization_options())
 
 
-def _input_schema(spec: ActionSpec) -> dict[str, Any]:
-    schema = dict(spec.args_model.model_json_schema())
+def _input_schema(tool: Tool) -> dict[str, Any]:
+    from skillkit.tools.base import tool_schema
+
+    schema = dict(tool_schema(tool).parameters)
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     schema.pop("title", None)
@@ -469,7 +456,7 @@ def _uri(skill: str, relative: str) -> str:
     return f"{_SCHEME}{quote(skill, safe='')}/{quote(relative)}"
 
 
-def _skill_files(skill: Skill) -> list[tuple[Path, str]]:
+def _skill_files(skill: SkillFiles) -> list[tuple[Path, str]]:
     """The files of ``skill``'s folder offered as resources: regular files (no links
     leaving it), no hidden ones, at most `MAX_RESOURCES_PER_SKILL`, none larger than
     `MAX_RESOURCE_BYTES`; with their paths relative to the folder."""
