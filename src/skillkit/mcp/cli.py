@@ -71,6 +71,15 @@ def _register_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser
     serve.add_argument(
         "--no-tools", action="store_false", dest="tools", help="offer no built-in tools"
     )
+    serve.add_argument(
+        "--http",
+        action="store_true",
+        help="serve Streamable HTTP on 127.0.0.1 instead of stdio; every request needs the "
+        "bearer token (SKILLKIT_MCP_TOKEN, else a random one printed at start)",
+    )
+    serve.add_argument(
+        "--port", type=int, default=8766, metavar="N", help="the HTTP port (default 8766; 0: any)"
+    )
     serve.set_defaults(handler=run_serve)
 
 
@@ -80,8 +89,9 @@ def run_serve(args: argparse.Namespace) -> int:
     it with the coroutine function that closes it (the assembly's factory, handed down
     by ``skillkit.cli``)."""
     import asyncio
+    import secrets
 
-    from skillkit.mcp.serve import serve_stdio
+    from skillkit.mcp.serve import serve_http, serve_stdio
 
     make = getattr(args, "make_mcp_server", None)
     if make is None:
@@ -93,13 +103,28 @@ def run_serve(args: argparse.Namespace) -> int:
         sys.stderr.write(f"skillkit: error: {' '.join(str(exc).split())}\n")
         return 2
 
+    token = os.environ.get("SKILLKIT_MCP_TOKEN", "").strip() or secrets.token_urlsafe(32)
+
+    def ready(url: str) -> None:
+        sys.stdout.write(f"{url}\ntoken: {token}\n")
+        sys.stdout.flush()
+
     async def serving() -> None:
         try:
-            await serve_stdio(server)
+            if args.http:
+                await serve_http(server, port=args.port, token=token, ready=ready)
+            else:
+                await serve_stdio(server)
         finally:
             await close()
 
-    asyncio.run(serving())
+    try:
+        asyncio.run(serving())
+    except OSError as exc:
+        sys.stderr.write(f"skillkit: error: mcp serve: {exc.strerror or exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 0
     return 0
 
 
