@@ -326,7 +326,9 @@ def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[N
     from skillkit.mcp.serve import SkillServer
     from skillkit.skills.runner import ActionTool
 
-    agent = build_agent(agent_options(args))
+    folder = getattr(args, "cwd", None)
+    where = {"workspace": Path(os.path.abspath(folder))} if folder else {}
+    agent = build_agent(agent_options(args, **where))
     agent.make_non_interactive()
     for line in (*agent.warnings, *agent.notices):
         _note(line)

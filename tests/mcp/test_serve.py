@@ -46,7 +46,9 @@ def _script(tmp_path: Path, text: str) -> Path:
 
 
 @asynccontextmanager
-async def served(tmp_path: Path, script: str, *extra: str) -> AsyncIterator[Any]:
+async def served(
+    tmp_path: Path, script: str, *extra: str, start_in: Path | None = None
+) -> AsyncIterator[Any]:
     from mcp.client.stdio import stdio_client
 
     from mcp import Client, StdioServerParameters
@@ -74,7 +76,7 @@ async def served(tmp_path: Path, script: str, *extra: str) -> AsyncIterator[Any]
             *extra,
         ],
         env=env,
-        cwd=str(project),
+        cwd=str(start_in or project),
     )
     errlog = (tmp_path / "stderr.txt").open("w")
     try:
@@ -193,3 +195,12 @@ async def test_skill_files_are_resources(tmp_path: Path) -> None:
 
         with pytest.raises(MCPError):
             await client.read_resource("skill://kit/../../etc/passwd")
+
+
+async def test_cwd_names_the_project(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    project = tmp_path / "project"
+    async with served(tmp_path, HELLO, "--cwd", str(project), start_in=elsewhere) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert names == {"kit__echo", "run_task"}

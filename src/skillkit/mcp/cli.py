@@ -53,6 +53,9 @@ def _register_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser
         "resources. Every call is judged by the permission gate; a call it would ask "
         "about is denied (allow it with --allow). Logs go to stderr.",
     )
+    serve.add_argument(
+        "--cwd", metavar="DIR", help="the project folder (default: where it is started)"
+    )
     serve.add_argument("--model", metavar="MODEL", help="the model, as for 'skillkit --model'")
     serve.add_argument("--base-url", metavar="URL", help="as for 'skillkit --base-url'")
     serve.add_argument(
