@@ -47,7 +47,11 @@ def _script(tmp_path: Path, text: str) -> Path:
 
 @asynccontextmanager
 async def served(
-    tmp_path: Path, script: str, *extra: str, start_in: Path | None = None
+    tmp_path: Path,
+    script: str,
+    *extra: str,
+    start_in: Path | None = None,
+    elicitation: Any = None,
 ) -> AsyncIterator[Any]:
     from mcp.client.stdio import stdio_client
 
@@ -80,7 +84,8 @@ async def served(
     )
     errlog = (tmp_path / "stderr.txt").open("w")
     try:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
+        client_options = {"elicitation_callback": elicitation} if elicitation else {}
+        async with Client(stdio_client(params, errlog=errlog), **client_options) as client:
             yield client
     finally:
         errlog.close()
@@ -204,3 +209,45 @@ async def test_cwd_names_the_project(tmp_path: Path) -> None:
     async with served(tmp_path, HELLO, "--cwd", str(project), start_in=elsewhere) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert names == {"kit__echo", "run_task"}
+
+
+def _answering(approve: bool | None, asked: list[str]) -> Any:
+    import mcp_types as types
+
+    async def answer(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        if approve is None:
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"approve": approve})
+
+    return answer
+
+
+async def test_an_asked_action_is_put_to_the_user_through_elicitation(tmp_path: Path) -> None:
+    asked: list[str] = []
+    async with served(tmp_path, HELLO, elicitation=_answering(True, asked)) as client:
+        result = await client.call_tool("kit__echo", {"text": "yes"})
+        assert result.is_error is False, result.content[0].text
+        assert json.loads(result.structured_content["stdout"]) == ["yes", "--count", "1"]
+    assert len(asked) == 1 and "kit__echo" in asked[0] and '"yes"' in asked[0]
+
+
+@pytest.mark.parametrize("approve", [False, None])
+async def test_a_refusal_through_elicitation_denies(tmp_path: Path, approve: bool | None) -> None:
+    asked: list[str] = []
+    async with served(tmp_path, HELLO, elicitation=_answering(approve, asked)) as client:
+        result = await client.call_tool("kit__echo", {"text": "no"})
+        assert result.is_error is True
+        assert "denied by the user" in result.content[0].text
+    assert len(asked) == 1
+
+
+async def test_an_allowed_action_is_not_asked(tmp_path: Path) -> None:
+    asked: list[str] = []
+    served_with = served(
+        tmp_path, HELLO, "--allow", "kit__echo", elicitation=_answering(False, asked)
+    )
+    async with served_with as client:
+        result = await client.call_tool("kit__echo", {"text": "x"})
+        assert result.is_error is False
+    assert asked == []

@@ -38,6 +38,7 @@ __all__ = [
     "MAX_RESOURCES_PER_SKILL",
     "MAX_RESOURCE_BYTES",
     "RUN_TASK",
+    "Ask",
     "SkillFiles",
     "SkillServer",
     "TaskSession",
@@ -54,6 +55,9 @@ MAX_RESOURCES_PER_SKILL = 200
 """At most this many files of one skill are offered."""
 
 _SCHEME = "skill://"
+
+Ask = Callable[[str], Awaitable[bool]]
+"""Asks the client's user a yes/no approval question; True only for an approval."""
 
 _ACTION_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -195,17 +199,20 @@ class SkillServer:
         name: str,
         arguments: Mapping[str, Any],
         progress: Callable[[float, str], Awaitable[None]] | None = None,
+        ask: Ask | None = None,
     ) -> Any:
         """Call tool ``name``; an ``mcp_types.CallToolResult`` (errors are results with
-        ``is_error``, never exceptions)."""
+        ``is_error``, never exceptions). ``progress`` is told of each step of a task;
+        ``ask`` asks the client's user to approve a call the gate would ask about (True:
+        approved) — without it such a call is denied."""
         if name == RUN_TASK and self.session is not None:
-            return await self._run_task(self.session, arguments, progress)
+            return await self._run_task(self.session, arguments, progress, ask)
         action = self.actions.get(name)
         if action is None:
             return _error(f"unknown tool: {name}")
-        return await self._call_action(action, dict(arguments))
+        return await self._call_action(action, dict(arguments), ask)
 
-    async def _call_action(self, tool: Tool, values: dict[str, Any]) -> Any:
+    async def _call_action(self, tool: Tool, values: dict[str, Any], ask: Ask | None) -> Any:
         import mcp_types as types
 
         from skillkit.abort import AbortSignal
@@ -218,7 +225,7 @@ class SkillServer:
             return _error(f"{tool.name}: invalid arguments: {' '.join(str(exc).split())}")
         confinement = None
         if self.gate is not None:
-            allowed, message, confinement = self._judge(tool, values)
+            allowed, message, confinement = await self._judge(tool, values, ask)
             if not allowed:
                 return _error(message)
         abort = AbortSignal()
@@ -240,9 +247,13 @@ class SkillServer:
             is_error=result.is_error,
         )
 
-    def _judge(self, tool: Tool, values: Mapping[str, Any]) -> tuple[bool, str, Any]:
+    async def _judge(
+        self, tool: Tool, values: Mapping[str, Any], ask: Ask | None
+    ) -> tuple[bool, str, Any]:
         """The gate's verdict on one call: allowed, the message when not, and the
-        confinement when it is. Fails closed: a gate that raises denies."""
+        confinement when it is; a call it would ask about is put to ``ask`` (denied
+        without one). Fails closed: a gate or an ``ask`` that raises denies."""
+        from skillkit.permissions.broker import ApprovalDecision
         from skillkit.permissions.gate import GateAction, GateOutcome
         from skillkit.permissions.install import confinement_for
 
@@ -252,6 +263,13 @@ class SkillServer:
             decision = gate.decide(tool.name, values, tool)
             if decision.action is GateAction.REFUSE:
                 return False, decision.reason, None
+            if decision.action is GateAction.ASK and ask is not None:
+                question = f"Allow {tool.name} with {_brief(values)}? {decision.reason}".strip()
+                if not await _asked(ask, question):
+                    return False, f"Permission denied by the user: {tool.name} was not run.", None
+                approval = ApprovalDecision(kind="allow_once", by="user")
+                outcome = GateOutcome(True, "", decision, approval)
+                return True, "", confinement_for(gate, values, outcome)
             if decision.action is GateAction.ASK:
                 return (
                     False,
@@ -262,6 +280,8 @@ class SkillServer:
                 )
             outcome = GateOutcome(True, "", decision)
             return True, "", confinement_for(gate, values, outcome)
+        except _NeedsApproval:
+            raise
         except Exception as exc:  # fail closed
             return False, f"Permission check failed: {' '.join(str(exc).split())}", None
 
@@ -270,6 +290,7 @@ class SkillServer:
         session: TaskSession,
         arguments: Mapping[str, Any],
         progress: Callable[[float, str], Awaitable[None]] | None,
+        ask: Ask | None,
     ) -> Any:
         import mcp_types as types
         import msgspec
@@ -281,7 +302,7 @@ class SkillServer:
             return _error("the agent is busy with another task; try again when it ends")
         async with self._task_lock:
             stream = session.subscribe()
-            watcher = asyncio.create_task(self._watch(session, stream, progress))
+            watcher = asyncio.create_task(self._watch(session, stream, progress, ask))
             try:
                 response = await session.run(prompt)
             finally:
@@ -307,13 +328,21 @@ class SkillServer:
         session: TaskSession,
         stream: TaskSubscription,
         progress: Callable[[float, str], Awaitable[None]] | None,
+        ask: Ask | None,
     ) -> None:
-        """Deny approvals, decline questions, and report progress while a task runs."""
+        """Put approvals to ``ask`` (deny them without one), decline questions, and
+        report progress while a task runs."""
         step = 0
         async for record in stream:
             kind = record.get("type")
             if kind == "ui_request":
-                answer: object = "deny" if record.get("kind") == "approval" else None
+                answer: object = None
+                if record.get("kind") == "approval":
+                    answer = "deny"
+                    if ask is not None:
+                        name = record.get("tool_name")
+                        question = f"Allow {name}: {record.get('description') or ''}".strip()
+                        answer = "allow" if await _asked(ask, question) else "deny"
                 try:
                     session.respond(str(record.get("id")), answer)
                 except Exception:  # answered or withdrawn meanwhile; it is denied anyway
@@ -394,6 +423,7 @@ class SkillServer:
         """The low-level ``mcp`` server offering all this."""
         import mcp_types as types
         from mcp.server.lowlevel.server import Server
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(tools=self.tools())
@@ -402,7 +432,25 @@ class SkillServer:
             async def progress(step: float, message: str) -> None:
                 await ctx.session.report_progress(step, None, message)
 
-            return await self.call_tool(params.name, params.arguments or {}, progress)
+            arguments = params.arguments or {}
+            if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                return await self.call_tool(params.name, arguments, progress, _elicitation(ctx))
+            # 2026-07-28: no requests mid-call; an approval is an input-required round
+            # trip (answered in the retry's input responses); none inside run_task
+            ask = _approval_round(ctx, params) if params.name != RUN_TASK else None
+            try:
+                return await self.call_tool(params.name, arguments, progress, ask)
+            except _NeedsApproval as needed:
+                return types.InputRequiredResult(
+                    input_requests={
+                        _APPROVAL_KEY: types.ElicitRequest(
+                            params=types.ElicitRequestFormParams(
+                                message=needed.question, requested_schema=_APPROVAL_SCHEMA
+                            )
+                        )
+                    },
+                    request_state=_APPROVAL_KEY,
+                )
 
         async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
             return types.ListResourcesResult(resources=self.resources())
@@ -424,6 +472,104 @@ class SkillServer:
             on_list_resources=list_resources,
             on_read_resource=read_resource,
         )
+
+
+_APPROVAL_KEY = "approve"
+_APPROVAL_SCHEMA: Any = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "run it"}},
+    "required": ["approve"],
+}
+
+
+class _NeedsApproval(Exception):
+    """Raised by the ask of a 2026-07-28 call without an answer yet: the call ends in
+    an input-required result asking ``question``."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(question)
+        self.question = question
+
+
+def _approved(answer: Any) -> bool:
+    return bool(
+        getattr(answer, "action", None) == "accept"
+        and (getattr(answer, "content", None) or {}).get("approve") is True
+    )
+
+
+def _approval_round(ctx: Any, params: Any) -> Ask | None:
+    """The ask of one 2026-07-28 ``tools/call``: the client's answer when this is the
+    retry carrying it, else `_NeedsApproval` (when the client can elicit at all)."""
+    if not _can_elicit(ctx):
+        return None
+    responses = getattr(params, "input_responses", None) or {}
+    if _APPROVAL_KEY in responses:
+        approved = _approved(responses[_APPROVAL_KEY])
+
+        async def answered(question: str) -> bool:
+            return approved
+
+        return answered
+
+    async def later(question: str) -> bool:
+        raise _NeedsApproval(question)
+
+    return later
+
+
+def _can_elicit(ctx: Any) -> bool:
+    import mcp_types as types
+
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    try:
+        return bool(ctx.session.check_client_capability(wanted))
+    except Exception:
+        return False
+
+
+def _elicitation(ctx: Any) -> Ask | None:
+    """Asking the user of the client of ``ctx`` through form elicitation, when it
+    offers it. A failure or anything but an explicit approval is a denial."""
+    import mcp_types as types
+
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    try:
+        if not ctx.session.check_client_capability(wanted):
+            return None
+    except Exception:
+        return None
+    schema: Any = {
+        "type": "object",
+        "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "run it"}},
+        "required": ["approve"],
+    }
+
+    async def ask(message: str) -> bool:
+        result = await ctx.session.elicit_form(message, schema, ctx.request_id)
+        return bool(result.action == "accept" and (result.content or {}).get("approve") is True)
+
+    return ask
+
+
+async def _asked(ask: Ask, question: str) -> bool:
+    import sys
+
+    try:
+        return await ask(question)
+    except _NeedsApproval:
+        raise
+    except Exception as exc:  # fail closed
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stderr.write(f"skillkit mcp serve: asking the client failed, denied: {text}\n")
+        return False
+
+
+def _brief(values: Mapping[str, Any]) -> str:
+    import json
+
+    text = json.dumps(dict(values), ensure_ascii=False)
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 async def serve_stdio(server: SkillServer) -> None:
