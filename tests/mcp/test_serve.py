@@ -251,3 +251,19 @@ async def test_an_allowed_action_is_not_asked(tmp_path: Path) -> None:
         result = await client.call_tool("kit__echo", {"text": "x"})
         assert result.is_error is False
     assert asked == []
+
+
+WRITE = (
+    "replies:\n"
+    "  - tool_calls:\n"
+    "      - name: write\n"
+    "        arguments: {path: made.txt, content: hi}\n"
+    "  - text: 'I was not allowed to write.'\n"
+)
+
+
+async def test_run_task_approvals_are_denied(tmp_path: Path) -> None:
+    async with served(tmp_path, WRITE) as client:
+        result = await asyncio.wait_for(client.call_tool("run_task", {"prompt": "write"}), 60)
+        assert result.structured_content["answer"] == "I was not allowed to write."
+    assert not (tmp_path / "project" / "made.txt").exists()
