@@ -52,6 +52,7 @@ async def served(
     *extra: str,
     start_in: Path | None = None,
     elicitation: Any = None,
+    mode: str = "auto",
 ) -> AsyncIterator[Any]:
     from mcp.client.stdio import stdio_client
 
@@ -84,7 +85,9 @@ async def served(
     )
     errlog = (tmp_path / "stderr.txt").open("w")
     try:
-        client_options = {"elicitation_callback": elicitation} if elicitation else {}
+        client_options: dict[str, Any] = {"mode": mode}
+        if elicitation is not None:
+            client_options["elicitation_callback"] = elicitation
         async with Client(stdio_client(params, errlog=errlog), **client_options) as client:
             yield client
     finally:
@@ -223,19 +226,27 @@ def _answering(approve: bool | None, asked: list[str]) -> Any:
     return answer
 
 
-async def test_an_asked_action_is_put_to_the_user_through_elicitation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_asked_action_is_put_to_the_user_through_elicitation(
+    tmp_path: Path, mode: str
+) -> None:
+    """2026-07-28 (auto): an input-required round trip; legacy: elicitation/create."""
     asked: list[str] = []
-    async with served(tmp_path, HELLO, elicitation=_answering(True, asked)) as client:
+    async with served(tmp_path, HELLO, elicitation=_answering(True, asked), mode=mode) as client:
         result = await client.call_tool("kit__echo", {"text": "yes"})
         assert result.is_error is False, result.content[0].text
         assert json.loads(result.structured_content["stdout"]) == ["yes", "--count", "1"]
     assert len(asked) == 1 and "kit__echo" in asked[0] and '"yes"' in asked[0]
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("approve", [False, None])
-async def test_a_refusal_through_elicitation_denies(tmp_path: Path, approve: bool | None) -> None:
+async def test_a_refusal_through_elicitation_denies(
+    tmp_path: Path, approve: bool | None, mode: str
+) -> None:
     asked: list[str] = []
-    async with served(tmp_path, HELLO, elicitation=_answering(approve, asked)) as client:
+    answer = _answering(approve, asked)
+    async with served(tmp_path, HELLO, elicitation=answer, mode=mode) as client:
         result = await client.call_tool("kit__echo", {"text": "no"})
         assert result.is_error is True
         assert "denied by the user" in result.content[0].text
