@@ -343,6 +343,7 @@ def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[N
         skills=skills,
         gate=agent.permissions.gate,
         session=session,
+        prompt=registry.activation_message if registry is not None else None,
         version=__version__,
     )
     return server, session.aclose

@@ -278,3 +278,18 @@ async def test_run_task_approvals_are_denied(tmp_path: Path) -> None:
         result = await asyncio.wait_for(client.call_tool("run_task", {"prompt": "write"}), 60)
         assert result.structured_content["answer"] == "I was not allowed to write."
     assert not (tmp_path / "project" / "made.txt").exists()
+
+
+async def test_skills_are_prompts(tmp_path: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with served(tmp_path, HELLO) as client:
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert set(prompts) == {"kit"}
+        assert prompts["kit"].description == "Test kit."
+        got = await client.get_prompt("kit", {"arguments": "echo twice"})
+        text = got.messages[0].content.text
+        assert got.messages[0].role == "user"
+        assert "Body of the kit." in text and "echo twice" in text
+        with pytest.raises(MCPError):
+            await client.get_prompt("nope", {})

@@ -13,7 +13,8 @@
   reason and usage out, a progress notification for each step while it works, the run
   aborted when the client cancels the request. An approval the run needs is denied at
   once and a question declined (nobody is there to answer);
-- the skills' files as resources, ``skill://<skill>/<path>``.
+- the skills' files as resources, ``skill://<skill>/<path>``;
+- the user-invocable skills as prompts (what ``/skill:NAME ARGS`` would send).
 
 The ``mcp`` SDK is imported only when a server is built.
 """
@@ -144,7 +145,9 @@ class SkillServer:
     whose result ``details`` is its structured output), ``skills`` the skills whose
     files are resources, ``gate`` the permission gate that judges every call (None:
     nothing judges them — an SDK use without a gate), ``session`` the session
-    ``run_task`` drives (None: no ``run_task`` tool)."""
+    ``run_task`` drives (None: no ``run_task`` tool), ``prompt`` the text of a skill's
+    prompt (``SkillRegistry.activation_message``: name and arguments in; None: no
+    prompts) — each user-invocable skill is one MCP prompt."""
 
     def __init__(
         self,
@@ -153,10 +156,12 @@ class SkillServer:
         skills: Sequence[SkillFiles] = (),
         gate: PermissionGate | None,
         session: TaskSession | None = None,
+        prompt: Callable[[str, str], str] | None = None,
         name: str = "skillkit",
         version: str = "",
     ) -> None:
         self.actions: dict[str, Tool] = {tool.name: tool for tool in actions}
+        self.prompt = prompt
         self.skills = list(skills)
         self.gate = gate
         self.session = session
@@ -359,6 +364,46 @@ class SkillServer:
             except Exception:  # the client went away; the run goes on to its end
                 progress = None
 
+    # ----- prompts
+
+    def prompts(self) -> list[Any]:
+        """The user-invocable skills as ``mcp_types.Prompt`` (none without ``prompt``)."""
+        import mcp_types as types
+
+        if self.prompt is None:
+            return []
+        return [
+            types.Prompt(
+                name=skill.name,
+                description=skill.description,
+                arguments=[
+                    types.PromptArgument(
+                        name="arguments",
+                        description="what to do with the skill (as after /skill:NAME)",
+                        required=False,
+                    )
+                ],
+            )
+            for skill in self.skills
+            if getattr(skill, "user_invocable", True)
+        ]
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None) -> Any:
+        """Skill ``name``'s prompt as one user message; raises `LookupError` for a skill
+        that is not offered as a prompt."""
+        import mcp_types as types
+
+        offered = {p.name for p in self.prompts()}
+        if self.prompt is None or name not in offered:
+            raise LookupError(f"unknown prompt: {name}")
+        text = self.prompt(name, (arguments or {}).get("arguments", "") or "")
+        return types.GetPromptResult(
+            description=next(s.description for s in self.skills if s.name == name),
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
     # ----- resources
 
     def resources(self) -> list[Any]:
@@ -463,8 +508,21 @@ class SkillServer:
             except (LookupError, OSError) as exc:
                 raise MCPError(code=-32002, message=str(exc)) from None
 
+        async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+            return types.ListPromptsResult(prompts=self.prompts())
+
+        async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+            from mcp.shared.exceptions import MCPError
+
+            try:
+                return self.get_prompt(params.name, params.arguments)
+            except LookupError as exc:
+                raise MCPError(code=-32602, message=str(exc.args[0] if exc.args else exc)) from None
+
         return Server(
             self.name,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
             version=self.version,
             instructions="SkillKit: skill actions as tools, run_task for a whole agent turn.",
             on_list_tools=list_tools,
