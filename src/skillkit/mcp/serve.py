@@ -619,7 +619,7 @@ async def _asked(ask: Ask, question: str) -> bool:
         raise
     except Exception as exc:  # fail closed
         text = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"skillkit mcp serve: asking the client failed, denied: {text}\n")
+        sys.stderr.write(f"skillkit: mcp serve: asking the client failed, denied: {text}\n")
         return False
 
 
