@@ -140,6 +140,10 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
     ("mcp",): [["mcp"]],
     ("mcp", "list"): [["mcp", "list"], ["mcp", "list", "--json"]],
+    ("mcp", "serve"): [
+        ["mcp", "serve", "--model", HELLO, "--no-session"],
+        ["mcp", "serve", "--http", "--port", "0", "--model", HELLO, "--no-session"],
+    ],
     ("install",): [["install", "npm:missing"]],
     ("plugin",): [["plugin", "list"]],
     ("plugin", "install"): [["plugin", "install", "npm:missing"]],

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
@@ -306,6 +306,7 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         handler=_run_agent,
         make_skill_registry=_session_skills,
         make_agent_registry=_session_agents,
+        make_mcp_server=_mcp_server,
     )
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
@@ -326,6 +327,39 @@ def _session_agents(cwd: str | None) -> AgentRegistry:
     from skillkit.frontends.setup import agent_registry
 
     return agent_registry(cwd)
+
+
+def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[None]]]:
+    """``skillkit mcp serve``: this folder's agent in an `AgentSession`, no user there
+    (approvals denied), served by a `SkillServer`; and the function closing it."""
+    from pathlib import Path
+
+    from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.setup import build_agent
+    from skillkit.mcp.serve import SkillServer
+    from skillkit.skills.runner import ActionTool
+
+    folder = getattr(args, "cwd", None)
+    where = {"workspace": Path(os.path.abspath(folder))} if folder else {}
+    agent = build_agent(agent_options(args, **where))
+    agent.make_non_interactive()
+    for line in (*agent.warnings, *agent.notices):
+        _note(line)
+    session = AgentSession.from_agent(agent)
+    registry = agent.skills
+    skills = registry.eligible() if registry is not None else []
+    cwd = registry.cwd if registry is not None else Path.cwd()
+    sandbox = registry.sandbox if registry is not None else None
+    actions = [ActionTool(s.name, a, cwd, sandbox=sandbox) for s in skills for a in s.actions]
+    server = SkillServer(
+        actions,
+        skills=skills,
+        gate=agent.permissions.gate,
+        session=session,
+        prompt=registry.activation_message if registry is not None else None,
+        version=__version__,
+    )
+    return server, session.aclose
 
 
 def main(argv: Sequence[str] | None = None) -> int:

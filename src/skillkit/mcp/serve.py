@@ -1,0 +1,755 @@
+"""``skillkit mcp serve``: SkillKit as an MCP server (see ``docs/mcp.md``).
+
+`SkillServer` offers, over the official ``mcp`` SDK's low-level server:
+
+- each eligible skill's deterministic actions as tools named ``<skill>__<action>``
+  (the skills' ``ActionTool``, handed in by the assembly), their input schema the
+  action's typed arguments, their result structured (its ``details``, the action's
+  ``ActionResult.to_dict``) as well as text. Every
+  call is judged by the permission gate first: a call the gate would ask about is
+  denied (approval through MCP elicitation is not offered yet), a refused one too;
+- ``run_task``: one agent turn in the session (`TaskSession`, an ``AgentSession``
+  seen structurally so this layer does not name the faces): prompt in, answer, stop
+  reason and usage out, a progress notification for each step while it works, the run
+  aborted when the client cancels the request. An approval the run needs is denied at
+  once and a question declined (nobody is there to answer);
+- the skills' files as resources, ``skill://<skill>/<path>``;
+- the user-invocable skills as prompts (what ``/skill:NAME ARGS`` would send).
+
+The ``mcp`` SDK is imported only when a server is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import mimetypes
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, unquote
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+    from skillkit.permissions.gate import PermissionGate
+    from skillkit.tools.base import Tool
+
+__all__ = [
+    "MAX_RESOURCES_PER_SKILL",
+    "MAX_RESOURCE_BYTES",
+    "RUN_TASK",
+    "Ask",
+    "SkillFiles",
+    "SkillServer",
+    "TaskSession",
+    "TaskSubscription",
+    "serve_http",
+    "serve_stdio",
+]
+
+RUN_TASK = "run_task"
+"""The name of the tool that runs an agent turn."""
+MAX_RESOURCE_BYTES = 1_000_000
+"""A skill file larger than this is not offered as a resource."""
+MAX_RESOURCES_PER_SKILL = 200
+"""At most this many files of one skill are offered."""
+
+_SCHEME = "skill://"
+
+Ask = Callable[[str], Awaitable[bool]]
+"""Asks the client's user a yes/no approval question; True only for an approval."""
+
+_ACTION_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "skill": {"type": "string"},
+        "action": {"type": "string"},
+        "argv": {"type": "array", "items": {"type": "string"}},
+        "exit_code": {"type": ["integer", "null"]},
+        "stdout": {"type": "string"},
+        "stderr": {"type": "string"},
+        "timed_out": {"type": "boolean"},
+        "aborted": {"type": "boolean"},
+        "truncated": {"type": "boolean"},
+        "duration": {"type": "number"},
+    },
+    "required": ["skill", "action", "argv", "exit_code", "stdout", "stderr"],
+}
+
+_TASK_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "prompt": {"type": "string", "description": "what the agent should do"},
+    },
+    "required": ["prompt"],
+    "additionalProperties": False,
+}
+
+_TASK_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "stop_reason": {"type": "string"},
+        "error": {"type": ["string", "null"]},
+        "usage": {"type": "object"},
+    },
+    "required": ["answer", "stop_reason", "usage"],
+}
+
+# the events of a run worth a progress notification, and what each says
+_PROGRESS_EVENTS = frozenset(
+    {"turn_start", "tool_execution_start", "tool_execution_end", "message_end", "agent_end"}
+)
+
+
+class TaskSubscription(Protocol):
+    """A reader of a session's event stream (``skillkit.frontends.Subscription``)."""
+
+    def __aiter__(self) -> TaskSubscription: ...
+
+    async def __anext__(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class TaskSession(Protocol):
+    """What ``run_task`` needs of an ``AgentSession``."""
+
+    def subscribe(self) -> TaskSubscription: ...
+
+    async def run(self, message: str) -> Any: ...
+
+    def respond(self, request_id: str, answer: object) -> Any: ...
+
+    @property
+    def is_running(self) -> bool: ...
+
+
+class SkillFiles(Protocol):
+    """What the resources need of a skill (``skillkit.skills.Skill``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def location(self) -> Path: ...
+
+
+class SkillServer:
+    """The MCP server of one SkillKit workspace. ``actions`` are the tools of the
+    eligible skills' actions (``skillkit.skills.runner.ActionTool``, or any `Tool`
+    whose result ``details`` is its structured output), ``skills`` the skills whose
+    files are resources, ``gate`` the permission gate that judges every call (None:
+    nothing judges them — an SDK use without a gate), ``session`` the session
+    ``run_task`` drives (None: no ``run_task`` tool), ``prompt`` the text of a skill's
+    prompt (``SkillRegistry.activation_message``: name and arguments in; None: no
+    prompts) — each user-invocable skill is one MCP prompt."""
+
+    def __init__(
+        self,
+        actions: Sequence[Tool],
+        *,
+        skills: Sequence[SkillFiles] = (),
+        gate: PermissionGate | None,
+        session: TaskSession | None = None,
+        prompt: Callable[[str, str], str] | None = None,
+        name: str = "skillkit",
+        version: str = "",
+    ) -> None:
+        self.actions: dict[str, Tool] = {tool.name: tool for tool in actions}
+        self.prompt = prompt
+        self.skills = list(skills)
+        self.gate = gate
+        self.session = session
+        self.name = name
+        self.version = version
+        self._task_lock = asyncio.Lock()
+        self._calls = 0
+
+    # ----- tools
+
+    def tools(self) -> list[Any]:
+        """The tools offered, as ``mcp_types.Tool``."""
+        import mcp_types as types
+
+        out: list[Any] = []
+        for tool in self.actions.values():
+            out.append(
+                types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=_input_schema(tool),
+                    output_schema=_ACTION_OUTPUT_SCHEMA,
+                )
+            )
+        if self.session is not None:
+            out.append(
+                types.Tool(
+                    name=RUN_TASK,
+                    description="Run one turn of the SkillKit agent of this workspace: "
+                    "the prompt in, its answer and token usage out. Tool calls the "
+                    "agent would need approval for are denied.",
+                    input_schema=_TASK_INPUT_SCHEMA,
+                    output_schema=_TASK_OUTPUT_SCHEMA,
+                )
+            )
+        return out
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        progress: Callable[[float, str], Awaitable[None]] | None = None,
+        ask: Ask | None = None,
+    ) -> Any:
+        """Call tool ``name``; an ``mcp_types.CallToolResult`` (errors are results with
+        ``is_error``, never exceptions). ``progress`` is told of each step of a task;
+        ``ask`` asks the client's user to approve a call the gate would ask about (True:
+        approved) — without it such a call is denied."""
+        if name == RUN_TASK and self.session is not None:
+            return await self._run_task(self.session, arguments, progress, ask)
+        action = self.actions.get(name)
+        if action is None:
+            return _error(f"unknown tool: {name}")
+        return await self._call_action(action, dict(arguments), ask)
+
+    async def _call_action(self, tool: Tool, values: dict[str, Any], ask: Ask | None) -> Any:
+        import mcp_types as types
+
+        from skillkit.abort import AbortSignal
+        from skillkit.errors import describe_exception
+        from skillkit.tools.base import ToolContext, ToolError
+
+        try:
+            args = tool.args_model.model_validate(values)
+        except Exception as exc:
+            return _error(f"{tool.name}: invalid arguments: {' '.join(str(exc).split())}")
+        confinement = None
+        if self.gate is not None:
+            allowed, message, confinement = await self._judge(tool, values, ask)
+            if not allowed:
+                return _error(message)
+        abort = AbortSignal()
+        self._calls += 1
+        context = ToolContext(f"mcp-{self._calls}", tool.name, abort, confinement=confinement)
+        try:
+            result = await tool.execute(args, context)
+        except ToolError as exc:
+            return _error(str(exc))
+        except asyncio.CancelledError:
+            abort.abort("cancelled by the MCP client")
+            raise
+        except Exception as exc:
+            return _error(describe_exception(exc))
+        structured = result.details if isinstance(result.details, dict) else None
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.output)],
+            structured_content=structured,
+            is_error=result.is_error,
+        )
+
+    async def _judge(
+        self, tool: Tool, values: Mapping[str, Any], ask: Ask | None
+    ) -> tuple[bool, str, Any]:
+        """The gate's verdict on one call: allowed, the message when not, and the
+        confinement when it is; a call it would ask about is put to ``ask`` (denied
+        without one). Fails closed: a gate or an ``ask`` that raises denies."""
+        from skillkit.permissions.broker import ApprovalDecision
+        from skillkit.permissions.gate import GateAction, GateOutcome
+        from skillkit.permissions.install import confinement_for
+
+        gate = self.gate
+        assert gate is not None
+        try:
+            decision = gate.decide(tool.name, values, tool)
+            if decision.action is GateAction.REFUSE:
+                return False, decision.reason, None
+            if decision.action is GateAction.ASK and ask is not None:
+                question = f"Allow {tool.name} with {_brief(values)}? {decision.reason}".strip()
+                if not await _asked(ask, question):
+                    return False, f"Permission denied by the user: {tool.name} was not run.", None
+                approval = ApprovalDecision(kind="allow_once", by="user")
+                outcome = GateOutcome(True, "", decision, approval)
+                return True, "", confinement_for(gate, values, outcome)
+            if decision.action is GateAction.ASK:
+                return (
+                    False,
+                    f"Permission needed: {tool.name} asks for approval, and approvals "
+                    "cannot be given over MCP (allow it with a rule, e.g. "
+                    f"--allow '{decision.suggested_rule or tool.name}').",
+                    None,
+                )
+            outcome = GateOutcome(True, "", decision)
+            return True, "", confinement_for(gate, values, outcome)
+        except _NeedsApproval:
+            raise
+        except Exception as exc:  # fail closed
+            return False, f"Permission check failed: {' '.join(str(exc).split())}", None
+
+    async def _run_task(
+        self,
+        session: TaskSession,
+        arguments: Mapping[str, Any],
+        progress: Callable[[float, str], Awaitable[None]] | None,
+        ask: Ask | None,
+    ) -> Any:
+        import mcp_types as types
+        import msgspec
+
+        prompt = arguments.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            return _error("'prompt' must be a non-empty string")
+        if self._task_lock.locked() or session.is_running:
+            return _error("the agent is busy with another task; try again when it ends")
+        async with self._task_lock:
+            stream = session.subscribe()
+            watcher = asyncio.create_task(self._watch(session, stream, progress, ask))
+            try:
+                response = await session.run(prompt)
+            finally:
+                stream.close()
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
+        usage = msgspec.to_builtins(response.usage)
+        data = {
+            "answer": response.text,
+            "stop_reason": str(response.stop_reason),
+            "error": response.error,
+            "usage": usage,
+        }
+        text = response.text or (response.error or f"(stopped: {response.stop_reason})")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=data,
+            is_error=response.error is not None,
+        )
+
+    async def _watch(
+        self,
+        session: TaskSession,
+        stream: TaskSubscription,
+        progress: Callable[[float, str], Awaitable[None]] | None,
+        ask: Ask | None,
+    ) -> None:
+        """Put approvals to ``ask`` (deny them without one), decline questions, and
+        report progress while a task runs."""
+        step = 0
+        async for record in stream:
+            kind = record.get("type")
+            if kind == "ui_request":
+                answer: object = None
+                if record.get("kind") == "approval":
+                    answer = "deny"
+                    if ask is not None:
+                        name = record.get("tool_name")
+                        question = f"Allow {name}: {record.get('description') or ''}".strip()
+                        answer = "allow" if await _asked(ask, question) else "deny"
+                try:
+                    session.respond(str(record.get("id")), answer)
+                except Exception:  # answered or withdrawn meanwhile; it is denied anyway
+                    pass
+                continue
+            if progress is None or kind not in _PROGRESS_EVENTS:
+                continue
+            step += 1
+            payload = record.get("payload") or {}
+            tool = payload.get("tool_name") if isinstance(payload, dict) else None
+            message = f"{kind}: {tool}" if tool else str(kind)
+            try:
+                await progress(float(step), message)
+            except Exception:  # the client went away; the run goes on to its end
+                progress = None
+
+    # ----- prompts
+
+    def prompts(self) -> list[Any]:
+        """The user-invocable skills as ``mcp_types.Prompt`` (none without ``prompt``)."""
+        import mcp_types as types
+
+        if self.prompt is None:
+            return []
+        return [
+            types.Prompt(
+                name=skill.name,
+                description=skill.description,
+                arguments=[
+                    types.PromptArgument(
+                        name="arguments",
+                        description="what to do with the skill (as after /skill:NAME)",
+                        required=False,
+                    )
+                ],
+            )
+            for skill in self.skills
+            if getattr(skill, "user_invocable", True)
+        ]
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None) -> Any:
+        """Skill ``name``'s prompt as one user message; raises `LookupError` for a skill
+        that is not offered as a prompt."""
+        import mcp_types as types
+
+        offered = {p.name for p in self.prompts()}
+        if self.prompt is None or name not in offered:
+            raise LookupError(f"unknown prompt: {name}")
+        text = self.prompt(name, (arguments or {}).get("arguments", "") or "")
+        return types.GetPromptResult(
+            description=next(s.description for s in self.skills if s.name == name),
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    # ----- resources
+
+    def resources(self) -> list[Any]:
+        """The skills' files, as ``mcp_types.Resource``."""
+        import mcp_types as types
+
+        out: list[Any] = []
+        for skill in self.skills:
+            for path, relative in _skill_files(skill):
+                mime, _ = mimetypes.guess_type(path.name)
+                out.append(
+                    types.Resource(
+                        uri=_uri(skill.name, relative),
+                        name=f"{skill.name}/{relative}",
+                        description=skill.description if relative == path.name else None,
+                        mime_type=mime or "text/plain",
+                        size=path.stat().st_size,
+                    )
+                )
+        return out
+
+    def read_resource(self, uri: str) -> Any:
+        """The contents of resource ``uri``; raises `LookupError` for one not offered."""
+        import mcp_types as types
+
+        path = self._resource_path(uri)
+        data = path.read_bytes()
+        mime, _ = mimetypes.guess_type(path.name)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            blob = base64.b64encode(data).decode("ascii")
+            return types.ReadResourceResult(
+                contents=[
+                    types.BlobResourceContents(
+                        uri=uri, blob=blob, mime_type=mime or "application/octet-stream"
+                    )
+                ]
+            )
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(uri=uri, text=text, mime_type=mime or "text/plain")
+            ]
+        )
+
+    def _resource_path(self, uri: str) -> Path:
+        if not uri.startswith(_SCHEME):
+            raise LookupError(f"unknown resource: {uri}")
+        skill_name, _, relative = uri[len(_SCHEME) :].partition("/")
+        skill_name, relative = unquote(skill_name), unquote(relative)
+        for skill in self.skills:
+            if skill.name != skill_name:
+                continue
+            for path, rel in _skill_files(skill):
+                if rel == relative:
+                    return path
+        raise LookupError(f"unknown resource: {uri}")
+
+    # ----- the MCP server
+
+    def build(self) -> Server[Any]:
+        """The low-level ``mcp`` server offering all this."""
+        import mcp_types as types
+        from mcp.server.lowlevel.server import Server
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=self.tools())
+
+        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
+            async def progress(step: float, message: str) -> None:
+                await ctx.session.report_progress(step, None, message)
+
+            arguments = params.arguments or {}
+            if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                return await self.call_tool(params.name, arguments, progress, _elicitation(ctx))
+            # 2026-07-28: no requests mid-call; an approval is an input-required round
+            # trip (answered in the retry's input responses); none inside run_task
+            ask = _approval_round(ctx, params) if params.name != RUN_TASK else None
+            try:
+                return await self.call_tool(params.name, arguments, progress, ask)
+            except _NeedsApproval as needed:
+                return types.InputRequiredResult(
+                    input_requests={
+                        _APPROVAL_KEY: types.ElicitRequest(
+                            params=types.ElicitRequestFormParams(
+                                message=needed.question, requested_schema=_APPROVAL_SCHEMA
+                            )
+                        )
+                    },
+                    request_state=_APPROVAL_KEY,
+                )
+
+        async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+            return types.ListResourcesResult(resources=self.resources())
+
+        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+            from mcp.shared.exceptions import MCPError
+
+            try:
+                return self.read_resource(str(params.uri))
+            except (LookupError, OSError) as exc:
+                raise MCPError(code=-32002, message=str(exc)) from None
+
+        async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+            return types.ListPromptsResult(prompts=self.prompts())
+
+        async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+            from mcp.shared.exceptions import MCPError
+
+            try:
+                return self.get_prompt(params.name, params.arguments)
+            except LookupError as exc:
+                raise MCPError(code=-32602, message=str(exc.args[0] if exc.args else exc)) from None
+
+        return Server(
+            self.name,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            version=self.version,
+            instructions="SkillKit: skill actions as tools, run_task for a whole agent turn.",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_read_resource=read_resource,
+        )
+
+
+_APPROVAL_KEY = "approve"
+_APPROVAL_SCHEMA: Any = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "run it"}},
+    "required": ["approve"],
+}
+
+
+class _NeedsApproval(Exception):
+    """Raised by the ask of a 2026-07-28 call without an answer yet: the call ends in
+    an input-required result asking ``question``."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(question)
+        self.question = question
+
+
+def _approved(answer: Any) -> bool:
+    return bool(
+        getattr(answer, "action", None) == "accept"
+        and (getattr(answer, "content", None) or {}).get("approve") is True
+    )
+
+
+def _approval_round(ctx: Any, params: Any) -> Ask | None:
+    """The ask of one 2026-07-28 ``tools/call``: the client's answer when this is the
+    retry carrying it, else `_NeedsApproval` (when the client can elicit at all)."""
+    if not _can_elicit(ctx):
+        return None
+    responses = getattr(params, "input_responses", None) or {}
+    if _APPROVAL_KEY in responses:
+        approved = _approved(responses[_APPROVAL_KEY])
+
+        async def answered(question: str) -> bool:
+            return approved
+
+        return answered
+
+    async def later(question: str) -> bool:
+        raise _NeedsApproval(question)
+
+    return later
+
+
+def _can_elicit(ctx: Any) -> bool:
+    import mcp_types as types
+
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    try:
+        return bool(ctx.session.check_client_capability(wanted))
+    except Exception:
+        return False
+
+
+def _elicitation(ctx: Any) -> Ask | None:
+    """Asking the user of the client of ``ctx`` through form elicitation, when it
+    offers it. A failure or anything but an explicit approval is a denial."""
+    import mcp_types as types
+
+    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    try:
+        if not ctx.session.check_client_capability(wanted):
+            return None
+    except Exception:
+        return None
+    schema: Any = {
+        "type": "object",
+        "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "run it"}},
+        "required": ["approve"],
+    }
+
+    async def ask(message: str) -> bool:
+        result = await ctx.session.elicit_form(message, schema, ctx.request_id)
+        return bool(result.action == "accept" and (result.content or {}).get("approve") is True)
+
+    return ask
+
+
+async def _asked(ask: Ask, question: str) -> bool:
+    import sys
+
+    try:
+        return await ask(question)
+    except _NeedsApproval:
+        raise
+    except Exception as exc:  # fail closed
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        sys.stderr.write(f"skillkit: mcp serve: asking the client failed, denied: {text}\n")
+        return False
+
+
+def _brief(values: Mapping[str, Any]) -> str:
+    import json
+
+    text = json.dumps(dict(values), ensure_ascii=False)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+async def serve_stdio(server: SkillServer) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    app = server.build()
+    async with stdio_server() as (read_stream, write_stream):
+        await app.run(read_stream, write_stream, app.create_initialization_options())
+
+
+async def serve_http(
+    server: SkillServer,
+    *,
+    port: int,
+    token: str,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve ``server`` over Streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until
+    cancelled. Every request must carry ``Authorization: Bearer <token>``; any other is
+    answered 401 before the MCP layer sees it. ``ready`` gets the address once the port
+    is bound (``port`` 0 picks a free one). Raises `OSError` when it cannot be bound."""
+    import socket
+
+    import uvicorn
+
+    if not token:
+        raise ValueError("a token is required")
+    app = _TokenGuard(server.build().streamable_http_app(host="127.0.0.1"), token)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        bound = sock.getsockname()[1]
+        sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
+        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        if ready is not None:
+            ready(f"http://127.0.0.1:{bound}/mcp")
+        await web.serve(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class _TokenGuard:
+    """An ASGI wrapper refusing every HTTP request without the bearer ``token``."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope.get("type") == "http":
+            given = b""
+            for key, value in scope.get("headers") or ():
+                if key.lower() == b"authorization":
+                    given = value
+                    break
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "invalid or missing token"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _input_schema(tool: Tool) -> dict[str, Any]:
+    from skillkit.tools.base import tool_schema
+
+    schema = dict(tool_schema(tool).parameters)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    schema.pop("title", None)
+    return schema
+
+
+def _error(message: str) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
+
+
+def _uri(skill: str, relative: str) -> str:
+    return f"{_SCHEME}{quote(skill, safe='')}/{quote(relative)}"
+
+
+def _skill_files(skill: SkillFiles) -> list[tuple[Path, str]]:
+    """The files of ``skill``'s folder offered as resources: regular files (no links
+    leaving it), no hidden ones, at most `MAX_RESOURCES_PER_SKILL`, none larger than
+    `MAX_RESOURCE_BYTES`; with their paths relative to the folder."""
+    location = Path(skill.location)
+    root = location.parent if location.is_file() else location
+    try:
+        base = root.resolve()
+    except OSError:
+        return []
+    out: list[tuple[Path, str]] = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_RESOURCE_BYTES:
+                continue
+            if not path.resolve().is_relative_to(base):
+                continue
+        except OSError:
+            continue
+        out.append((path, relative.as_posix()))
+        if len(out) >= MAX_RESOURCES_PER_SKILL:
+            break
+    return out
