@@ -39,6 +39,7 @@ from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.json import JSON
+from rich.live import Live
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
@@ -57,6 +58,7 @@ from skillkit.events import (
     ToolExecutionUpdate,
     Usage,
 )
+from skillkit.frontends.markdown import MarkdownBlocks
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -70,6 +72,7 @@ ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None
 a tool call would run (a skill action), or None when the tool is not one."""
 
 _THINKING_STYLE = "dim italic"
+_CODE_THEME = "monokai"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 _COMPACT_ARGS = 80  # arguments up to this many characters of JSON are shown on one line
@@ -208,6 +211,17 @@ def _visible_lines(text: str) -> str:
     return "\n".join(out)
 
 
+def _last_lines(text: str, count: int = 12) -> str:
+    """The last ``count`` lines of ``text`` (found from its end, so the cost does not grow
+    with the text's length)."""
+    end = len(text)
+    for _ in range(count):
+        end = text.rfind("\n", 0, end)
+        if end < 0:
+            return text
+    return text[end + 1 :]
+
+
 def _cleaner(redactor: Redactor | None) -> Callable[[str], str]:
     def clean(text: str) -> str:
         return neutralize(redactor.redact(text) if redactor is not None else text)
@@ -244,8 +258,15 @@ class TerminalRenderer:
         brief_tools: frozenset[str] = BRIEF_TOOLS,
         redactor: Redactor | None = None,
         action_preview: ActionPreview | None = None,
+        markdown: bool | None = None,
     ) -> None:
         self.console = console if console is not None else Console(highlight=False)
+        self.markdown = markdown
+        """Whether answers are rendered as Markdown (None: when the console is a terminal;
+        plain text otherwise)."""
+        self._blocks = MarkdownBlocks()
+        self._blocks_drawn = 0  # Markdown blocks drawn of the current answer
+        self._live: Live | None = None  # the open block, when lines are not held
         self.max_result_lines = max_result_lines
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
@@ -624,11 +645,22 @@ class TerminalRenderer:
                 pieces[-1] = (style, pieces[-1][1] + text)
             else:
                 pieces.append((style, text))
+        if self._markdown_on():
+            open_text = self._blocks.open_text
+            if open_text:
+                pieces.append(("", _last_lines(open_text)))
         return pieces
 
     def end_line(self) -> None:
-        """Finish a line of streamed text, if one is open."""
+        """Finish a line of streamed text, if one is open (and the Markdown answer
+        being drawn: its open block is drawn now)."""
         self._flush_pending()
+        if self._blocks.open_text or self._blocks_drawn:
+            self._stop_live()
+            for block in self._blocks.finish():
+                self._draw_block(block)
+            self._blocks_drawn = 0
+            self._at_line_start = True
         if self._held.plain:
             held, self._held = self._held, Text()
             self.console.print(held, soft_wrap=True)
@@ -653,7 +685,42 @@ class TerminalRenderer:
         pending, self._pending = self._pending, ""
         self._show(pending, self._pending_style)
 
+    def _markdown_on(self) -> bool:
+        return self.console.is_terminal if self.markdown is None else self.markdown
+
+    def _draw_block(self, block: str) -> None:
+        if self._blocks_drawn:
+            self.console.print()
+        self._blocks_drawn += 1
+        self.console.print(Markdown(block, code_theme=_CODE_THEME, hyperlinks=False))
+
+    def _show_markdown(self, text: str) -> None:
+        """Stream answer text as Markdown: each completed block is drawn once; the open
+        block is shown raw by the live area (held lines) or a transient rich `Live`."""
+        blocks = self._blocks.feed(self.clean(text))
+        if blocks and self._live is not None:
+            self._live.update(Text(""), refresh=True)
+        for block in blocks:
+            self._draw_block(block)
+        if self.hold_partial_line:
+            return
+        open_text = self._blocks.open_text
+        if open_text.strip():
+            if self._live is None:
+                self._live = Live(console=self.console, transient=True, refresh_per_second=10)
+                self._live.start()
+            self._live.update(Text(_last_lines(open_text)))
+
+    def _stop_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.update(Text(""))
+            live.stop()
+
     def _show(self, text: str, style: str) -> None:
+        if text and not style and self._markdown_on():
+            self._show_markdown(text)
+            return
         if text and self.hold_partial_line and self._at_line_start:
             *done, rest = self.clean(text).split("\n")
             for piece in done:
