@@ -118,8 +118,8 @@ async def test_a_skill_action_is_drawn_as_a_call_and_its_result(tmp_path: Path) 
 
     assert result == CommandResult()
     shown = session.out.getvalue()
-    assert "tool call word-stats/count" in shown and '"path": "notes.txt"' in shown
-    assert "result word-stats/count" in shown
+    assert "⏺ word-stats/count(notes.txt)" in shown
+    assert "✓ word-stats/count" in shown
     assert '"words": 5' in shown and '"top": [["the", 2]]' in shown
 
 

@@ -1,8 +1,11 @@
 """Terminal rendering of an agent run with rich.
 
 `TerminalRenderer` draws what an agent does: text streamed as it arrives, thinking
-dimmed, one panel per tool call (with its arguments), a tool's output once (streamed
-lines as they come, then only what the result adds; a panel when nothing streamed),
+dimmed and answers as Markdown on a terminal (`skillkit.frontends.markdown`: each block
+drawn once it is complete), one line per tool call (``bash(git status)``; an edit or a
+write with its coloured diff), a tool's output once (streamed lines as they come, then
+only what the result adds) with one line for how it ended and its elapsed time and a
+folded preview of its result,
 error lines, provider retries as they happen, compaction, a footer with the run's
 outcome and token usage, approval requests and questions (``approval_needed`` /
 ``question_needed``; a caller that asks about them one at a time turns that off with
@@ -31,14 +34,14 @@ real target.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console, RenderableType
-from rich.json import JSON
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.panel import Panel
@@ -65,7 +68,13 @@ from skillkit.runtime.events import BgResult
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 
-__all__ = ["BRIEF_TOOLS", "ActionPreview", "TerminalRenderer", "approval_text", "format_footer"]
+__all__ = [
+    "BRIEF_TOOLS",
+    "ActionPreview",
+    "TerminalRenderer",
+    "approval_text",
+    "format_footer",
+]
 
 ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None"]
 """``preview(tool_name, tool_input) -> (argv, working folder) | None``: the exact command
@@ -75,7 +84,6 @@ _THINKING_STYLE = "dim italic"
 _CODE_THEME = "monokai"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
-_COMPACT_ARGS = 80  # arguments up to this many characters of JSON are shown on one line
 _OUTCOME: dict[str, tuple[str, str]] = {
     "stop": ("done", "green"),
     "tool_use": ("done", "green"),
@@ -211,6 +219,80 @@ def _visible_lines(text: str) -> str:
     return "\n".join(out)
 
 
+class _ToolSummary(NamedTuple):
+    """A tool call in one line: ``call`` (``bash(git status)``) and, for an edit or a
+    write, the lines it adds and removes."""
+
+    call: str
+    added: int = 0
+    removed: int = 0
+
+
+_SUBJECT_KEYS = ("command", "cmd", "script", "path", "file_path", "pattern", "query", "url")
+_SUBJECT_WIDTH = 70
+
+
+def _tool_summary(name: str, args: Mapping[str, Any]) -> tuple[_ToolSummary, list[str]]:
+    """``(summary, diff lines)`` of one tool call: its subject is the command (first line),
+    the path (with ``:start-end`` when a range is read), the pattern, query or URL, else
+    the arguments as ``key=value``; cut to 70 characters. An edit (``old_string`` /
+    ``new_string``, or a list of ``edits`` of them) or a write (``content``) counts the
+    lines it adds and removes, and gives a unified diff without headers."""
+    subject = ""
+    for key in _SUBJECT_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            subject = value.strip().split("\n", 1)[0]
+            if "\n" in value.strip():
+                subject += " …"
+            break
+    if subject and any(isinstance(args.get(k), str) for k in _PATH_KEYS):
+        start = args.get("offset", args.get("start_line"))
+        limit, end = args.get("limit"), args.get("end_line")
+        if isinstance(start, int) and isinstance(end, int):
+            subject += f":{start}-{end}"
+        elif isinstance(start, int) and isinstance(limit, int):
+            subject += f":{start}-{start + limit - 1}"
+        elif isinstance(start, int):
+            subject += f":{start}-"
+    if not subject and args:
+        subject = ", ".join(
+            f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
+            for key, value in args.items()
+        )
+    if len(subject) > _SUBJECT_WIDTH:
+        subject = subject[: _SUBJECT_WIDTH - 1] + "…"
+    call = f"{name}({subject})"
+    pairs: list[tuple[str, str]] = []
+    if isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
+        pairs.append((args["old_string"], args["new_string"]))
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        for edit in edits:
+            if isinstance(edit, Mapping):
+                old, new = edit.get("old_string"), edit.get("new_string")
+                if isinstance(old, str) and isinstance(new, str):
+                    pairs.append((old, new))
+    if not pairs and isinstance(args.get("content"), str):
+        pairs.append(("", args["content"]))
+    if not pairs:
+        return _ToolSummary(call), []
+    diff: list[str] = []
+    for old, new in pairs:
+        rows = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
+        diff.extend(row for row in rows if not row.startswith(("---", "+++", "@@")))
+    added = sum(1 for row in diff if row.startswith("+"))
+    removed = sum(1 for row in diff if row.startswith("-"))
+    return _ToolSummary(call, added, removed), diff
+
+
+def _elapsed(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
 def _last_lines(text: str, count: int = 12) -> str:
     """The last ``count`` lines of ``text`` (found from its end, so the cost does not grow
     with the text's length)."""
@@ -254,7 +336,8 @@ class TerminalRenderer:
         self,
         console: Console | None = None,
         *,
-        max_result_lines: int = 20,
+        max_result_lines: int = 4,
+        max_diff_lines: int = 20,
         brief_tools: frozenset[str] = BRIEF_TOOLS,
         redactor: Redactor | None = None,
         action_preview: ActionPreview | None = None,
@@ -268,6 +351,7 @@ class TerminalRenderer:
         self._blocks_drawn = 0  # Markdown blocks drawn of the current answer
         self._live: Live | None = None  # the open block, when lines are not held
         self.max_result_lines = max_result_lines
+        self.max_diff_lines = max_diff_lines
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
@@ -309,9 +393,17 @@ class TerminalRenderer:
                 self.tool_call(name, args)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
                 self._streamed.setdefault(call, []).extend(self.tool_output(output))
-            case ToolExecutionEnd(tool_call_id=call, tool_name=name, result=result):
+            case ToolExecutionEnd(
+                tool_call_id=call, tool_name=name, result=result, duration=duration
+            ):
                 shown = self._streamed.pop(call, None)
-                self.tool_result(name, result.output, is_error=result.is_error, shown=shown)
+                self.tool_result(
+                    name,
+                    result.output,
+                    is_error=result.is_error,
+                    shown=shown,
+                    elapsed=duration or None,
+                )
             case Usage() as usage:
                 self._last_usage = usage
             case ErrorInfo(stage=stage, message=message) if stage.startswith("plugin:"):
@@ -387,17 +479,27 @@ class TerminalRenderer:
         return neutralize(self.redactor.redact(text), drop_styles=drop_styles)
 
     def tool_call(self, name: str, args: dict[str, Any]) -> None:
-        """A panel naming the tool, with its arguments as JSON."""
-        body: RenderableType = Text("no arguments", style="dim")
+        """One line naming the tool and its subject — ``bash(git status)``,
+        ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `_tool_summary`); an edit
+        or a write is followed by its coloured diff (at most ``max_diff_lines``)."""
+        line = Text("⏺ ", style="cyan")
         if name in self.brief_tools:
-            body = Text("(shown below)", style="dim")
-        elif args:
-            # json.dumps escapes C0 controls; neutralize catches C1 and bidi controls
-            # (kept raw with ensure_ascii=False) and the stand-ins are valid JSON text.
-            compact = self.clean(json.dumps(args, ensure_ascii=False, default=str))
-            body = JSON(compact, indent=None if len(compact) <= _COMPACT_ARGS else 2)
-        title = Text.assemble(("tool call ", "dim"), (self.clean(name), "bold cyan"))
-        self._print(Panel(body, title=title, title_align="left", border_style="cyan", expand=False))
+            line.append(self.clean(name), style="bold")
+            line.append(" (shown below)", style="dim")
+            self._print(line)
+            return
+        summary, diff = _tool_summary(name, args)
+        line.append(self.clean(summary.call), style="bold")
+        if summary.added or summary.removed:
+            line.append(f" +{summary.added}", style="green")
+            line.append(f" −{summary.removed}", style="red")
+        self._print(line)
+        shown = diff[: self.max_diff_lines]
+        for row in shown:
+            style = "green" if row.startswith("+") else "red" if row.startswith("-") else "dim"
+            self._print(Text("    " + self.clean(row, drop_styles=True), style=style))
+        if len(diff) > len(shown):
+            self._print(Text(f"    … {len(diff) - len(shown)} more diff lines", style="dim"))
 
     def tool_output(self, output: str) -> list[str]:
         """Partial output of a running tool, dimmed; returns the lines drawn (cleaned)."""
@@ -408,13 +510,21 @@ class TerminalRenderer:
         return lines
 
     def tool_result(
-        self, name: str, output: str, *, is_error: bool, shown: list[str] | None = None
+        self,
+        name: str,
+        output: str,
+        *,
+        is_error: bool,
+        shown: list[str] | None = None,
+        elapsed: float | None = None,
     ) -> None:
-        """A tool's result (red when it failed), cut to ``max_result_lines``.
+        """How a tool call ended, on one line (``⎿ ✓ name · 0.4s`` or ``⎿ ✗ name failed``),
+        then a folded preview of its result: the first ``max_result_lines`` lines (red
+        when it failed; ``max_diff_lines`` for the ``brief_tools``, whose result is the
+        user's own answer) and a count of the rest.
 
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
-        they are not drawn again. When the result adds nothing to them, one line says
-        how the call ended; else a panel shows only the lines they lack."""
+        they are not drawn again, only the lines the result adds."""
         lines = self.clean(output, drop_styles=True).split("\n")
         if lines and not lines[-1]:
             lines.pop()
@@ -425,26 +535,36 @@ class TerminalRenderer:
             while above < min(len(shown), len(lines)) and shown[above] == lines[above]:
                 above += 1
             lines = lines[above:]
-            if not lines:
-                line = Text("  ╰ ", style="dim")
-                line.append("✗ failed " if is_error else "✓ ", style=colour)
-                line.append(clean_name, style="bold")
-                line.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
-                self._print(line)
-                return
-        body = Text()
+        head = Text("  ⎿ ", style="dim")
+        head.append("✗ " if is_error else "✓ ", style=colour)
+        head.append(clean_name, style="bold")
+        if is_error:
+            head.append(" failed", style=colour)
         if above:
-            body.append(f"… {above} line{'' if above == 1 else 's'} above\n", style="dim")
-        kept = "\n".join(lines[: self.max_result_lines])
-        if kept.strip():
-            body.append(kept)
-        else:
-            body.append("no output", style="dim")
-        hidden = len(lines) - self.max_result_lines
+            head.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
+        if elapsed is not None:
+            head.append(f" · {_elapsed(elapsed)}", style="dim")
+        if not lines and above:
+            self._print(head)
+            return
+        total = len(lines)
+        if not any(line.strip() for line in lines):
+            head.append(" · no output", style="dim")
+            self._print(head)
+            return
+        if total > 1:
+            head.append(f" · {total} lines", style="dim")
+        self._print(head)
+        # the answers to a brief tool's request (questions, the plan) are the user's own:
+        # shown whole, up to the bound of a diff
+        limit = self.max_diff_lines if name in self.brief_tools else self.max_result_lines
+        for line in lines[:limit]:
+            self._print(Text("    " + line, style="red" if is_error else ""))
+        hidden = total - limit
         if hidden > 0:
-            body.append(f"\n… {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
-        title = Text.assemble(("error " if is_error else "result ", colour), (clean_name, "bold"))
-        self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
+            self._print(
+                Text(f"    … {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
+            )
 
     def approval_request(self, request: ApprovalNeeded, *, agent: str | None = None) -> None:
         """A panel asking to allow one tool call: what it does, why it asks, the risk,
