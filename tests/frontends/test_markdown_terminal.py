@@ -4,11 +4,13 @@ pyte terminal emulator at 80 and 120 columns; and the plain text when not a term
 from __future__ import annotations
 
 import io
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from skillkit.frontends.markdown import MarkdownBlocks
 from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.models import StreamEvent
 from tests.frontends.markdown_driver import ANSWER
+from tests.frontends.tmux_terminal import Terminal
 
 pyte = pytest.importorskip("pyte")
 
@@ -29,7 +32,8 @@ _ENVIRONMENT["TERM"] = "xterm-256color"
 
 
 def _screen_in_tmux(tmp_path: Path, columns: int) -> pyte.Screen:
-    socket = tmp_path / f"tmux-{columns}"
+    # a short socket path: unix socket paths are limited to ~100 bytes
+    socket = Path(tempfile.mkdtemp(prefix="skm-")) / "sock"
     command = shlex.join([sys.executable, "-m", "tests.frontends.markdown_driver"])
 
     def tmux(*args: str) -> str:
@@ -53,9 +57,13 @@ def _screen_in_tmux(tmp_path: Path, columns: int) -> pyte.Screen:
         assert "END-OF-ANSWER" in captured, captured
     finally:
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], check=False, env=_ENVIRONMENT)
-    screen = pyte.Screen(columns, 50)
-    stream = pyte.Stream(screen)
-    stream.feed(captured.replace("\n", "\r\n"))
+        shutil.rmtree(socket.parent, ignore_errors=True)
+    return _emulate(captured, columns, 50)
+
+
+def _emulate(captured: str, columns: int, rows: int) -> pyte.Screen:
+    screen = pyte.Screen(columns, rows)
+    pyte.Stream(screen).feed(captured.replace("\n", "\r\n"))
     return screen
 
 
@@ -89,6 +97,28 @@ def test_a_streamed_answer_renders_a_table_code_and_a_list(tmp_path: Path, colum
     assert screen.buffer[bold][lines[bold].index("build")].bold
     assert all(len(line) <= columns for line in lines)
     assert "Everything is committed." in text
+
+
+def test_the_interactive_session_renders_a_streamed_markdown_answer(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    script = tmp_path / "markdown.yaml"
+    script.write_text(json.dumps({"replies": [{"text": ANSWER}], "cycle": True}))
+    terminal.start("--model", f"scripted:{script}")
+    terminal.wait_for_prompt_count(1)
+    terminal.type("How did the build go?")
+    terminal.wait_for("● done")
+    screen = _emulate(terminal.screen(escapes=True), 120, 40)
+    lines = [line.rstrip() for line in screen.display]
+    text = "\n".join(lines)
+    assert "**" not in text and "```" not in text and "|---" not in text, text
+    assert any(line.strip().startswith("2 read the report") for line in lines), text
+    header = next(i for i, line in enumerate(lines) if "file" in line and "note" in line)
+    assert set(lines[header + 1].strip()) == {"─"}
+    code = next(i for i, line in enumerate(lines) if "def greet(name: str)" in line)
+    column = lines[code].index("def")
+    assert screen.buffer[code][column].fg != screen.buffer[code][column + 4].fg
+    assert text.count("The build passes") == 1  # each block drawn once
 
 
 def test_plain_text_when_output_is_not_a_terminal() -> None:

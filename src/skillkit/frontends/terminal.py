@@ -45,6 +45,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.segment import Segment, Segments
 from rich.text import Text
 
 from skillkit.events import (
@@ -291,6 +292,13 @@ def _elapsed(seconds: float) -> str:
         return f"{seconds:.1f}s"
     minutes, rest = divmod(int(seconds), 60)
     return f"{minutes}m{rest:02d}s"
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(
+        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
+        for segment in line
+    )
 
 
 def _last_lines(text: str, count: int = 12) -> str:
@@ -812,7 +820,19 @@ class TerminalRenderer:
         if self._blocks_drawn:
             self.console.print()
         self._blocks_drawn += 1
-        self.console.print(Markdown(block, code_theme=_CODE_THEME, hyperlinks=False))
+        markdown = Markdown(block, code_theme=_CODE_THEME, hyperlinks=False)
+        lines = self.console.render_lines(markdown, pad=False)
+        # blank lines around a block (a list's, a paragraph's) are dropped: one is drawn
+        # between blocks; a code block's padding (it has a background) is kept
+        while lines and _blank(lines[-1]):
+            lines.pop()
+        while lines and _blank(lines[0]):
+            lines.pop(0)
+        segments: list[Segment] = []
+        for line in lines:
+            segments.extend(line)
+            segments.append(Segment.line())
+        self.console.print(Segments(segments))
 
     def _show_markdown(self, text: str) -> None:
         """Stream answer text as Markdown: each completed block is drawn once; the open
