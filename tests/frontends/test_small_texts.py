@@ -24,3 +24,18 @@ def test_doctor_names_a_keyless_provider_without_empty_brackets() -> None:
     rows = [text for _, text in section.rows if "no key needed" in text]
     assert rows
     assert not any("()" in text for text in rows)
+
+
+def test_the_resume_preview_shows_what_the_user_typed() -> None:
+    from skillkit.frontends.session_view import typed_text
+
+    skill = (
+        '<skill_content name="word-stats" location="/x/SKILL.md">\nCount words.\n'
+        "</skill_content>\n\nUser request: count notes.txt"
+    )
+    assert typed_text(skill) == "/skill:word-stats count notes.txt"
+    bare = '<skill_content name="deploy" location="/x">\nbody\n</skill_content>'
+    assert typed_text(bare) == "/skill:deploy"
+    note = "I ran this shell command myself; it finished.\n$ ls -la\n<output>\na\n</output>"
+    assert typed_text(note) == "!ls -la"
+    assert typed_text("what is in notes.txt?") is None

@@ -295,17 +295,20 @@ class InteractiveSession:
         task = asyncio.ensure_future(self._shell(text) if shell else self._drain(text))
         aborting = leaving = False
 
-        def abort() -> None:  # Esc, or a first Ctrl-C
+        def abort(*, noted: bool = False) -> None:  # Esc, or a first Ctrl-C (noted)
             nonlocal aborting
             if not aborting:
                 aborting = True
                 agent.abort("interrupted by the user")
-                self.renderer.notice("aborting… (Ctrl-C again to exit)")
+                if noted:  # how to leave, kept above: a second Ctrl-C exits
+                    self.renderer.notice("aborting… (Ctrl-C again to exit)")
+                else:  # Esc: only the working line says so, until the run ends
+                    self._input.keys = "aborting… (Ctrl-C again to exit)"
 
         def interrupted() -> None:  # Ctrl-C: abort; once aborting, leave
             nonlocal leaving
             if not aborting:
-                abort()
+                abort(noted=True)
             else:
                 leaving = True
                 task.cancel()
