@@ -177,12 +177,26 @@ class InteractiveSession:
         watcher = self._start_watcher()
         try:
             with quiet_keyboard():
-                return await self._loop(session)
+                code = await self._loop(session)
+            self._resume_hint()
+            return code
         finally:
             if watcher is not None:
                 await watcher.stop()
             for step in reversed(undo):
                 step()
+
+    def _resume_hint(self) -> None:
+        """On leaving, how to go on with this session (when it is saved and holds a
+        conversation): ``skillkit -c``, or ``skillkit --session ID`` once another session
+        of the folder is newer."""
+        agent = self.agent_session
+        recorded = agent.session
+        if recorded is None or not agent.messages:
+            return
+        self.renderer.info(
+            f"to go on with this session: skillkit -c (or skillkit --session {recorded.id})"
+        )
 
     # ----- the prompt loop
 
