@@ -449,3 +449,29 @@ def test_markdown_from_the_model_is_rendered_and_script_free(
         assert answer.locator("a[href='https://example.com/docs']").count() == 1
         assert page.evaluate("window.pwned === undefined")
         assert page.script_errors == []
+
+
+ACTIVITY_SCRIPT = """\
+replies:
+  - text: "Working on it slowly, word by word, so the page has time to show it."
+    delay: 0.3
+cycle: true
+"""
+
+
+def test_the_activity_line_shows_within_200_ms_of_sending(tmp_path: Path, browser: object) -> None:
+    with skillkit_serve(tmp_path, ACTIVITY_SCRIPT) as served:
+        page = _open(browser, served.url)
+        expect(page.get_by_role("status", name="Connection")).to_have_text("connected")
+        activity = page.get_by_role("status", name="Activity")
+        expect(activity).to_be_hidden()
+        _send(page, "go")
+        expect(activity).to_be_visible(timeout=200)
+        expect(activity).to_contain_text("writing")
+        expect(activity).to_have_text(re.compile(r"^● writing · \d+s$"))
+        expect(activity).to_be_hidden()  # the run ended
+        answer = page.get_by_role("log", name="Conversation").get_by_role(
+            "article", name="Assistant"
+        )
+        expect(answer).to_contain_text("Working on it slowly")
+        assert page.script_errors == []

@@ -56,6 +56,36 @@
 
   // ------------------------------------------------------------------ state
 
+  // ------------------------------------------------------------------ activity
+
+  // What the agent does now and for how long, from the moment a prompt is sent until
+  // its run ends: "sending", "waiting for the model", "thinking", "writing",
+  // "running NAME".
+  const activityLine = $("activity");
+  let activityLabel = "";
+  let activityStarted = 0;
+  let activityTimer = null;
+
+  function drawActivity() {
+    const seconds = Math.floor((Date.now() - activityStarted) / 1000);
+    activityLine.textContent = "● " + activityLabel + " · " + seconds + "s";
+  }
+
+  function activity(label) {
+    if (!label) {
+      activityLabel = "";
+      activityLine.hidden = true;
+      if (activityTimer !== null) clearInterval(activityTimer);
+      activityTimer = null;
+      return;
+    }
+    if (!activityLabel) activityStarted = Date.now();
+    activityLabel = label;
+    activityLine.hidden = false;
+    drawActivity();
+    if (activityTimer === null) activityTimer = setInterval(drawActivity, 250);
+  }
+
   function setRunning(value) {
     running = value;
     abortButton.disabled = !value;
@@ -365,11 +395,13 @@
     switch (event.type) {
       case "agent_start":
         setRunning(true);
+        activity("waiting for the model");
         notice("");
         if (p.prompt) addMessage("user", p.prompt);
         break;
       case "agent_end":
         setRunning(false);
+        activity("");
         current = null;
         thinking = null;
         if (p.error) notice(p.error);
@@ -377,6 +409,7 @@
         break;
       case "text_start":
         current = addMessage("assistant", "");
+        activity("writing");
         break;
       case "text_delta":
         if (!current) current = addMessage("assistant", "");
@@ -390,6 +423,7 @@
         break;
       case "thinking_start":
         thinking = thinkingBlock();
+        activity("thinking");
         break;
       case "thinking_delta":
         if (!thinking) thinking = thinkingBlock();
@@ -416,6 +450,7 @@
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         if (!tool.args.textContent) tool.args.textContent = pretty(p.args);
         setStatus(tool, "running");
+        activity("running " + (p.tool_name || "a tool"));
         break;
       }
       case "tool_execution_update": {
@@ -427,6 +462,7 @@
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         tool.output.textContent = resultText(p.result);
         setStatus(tool, p.result && p.result.is_error ? "error" : "done");
+        activity("waiting for the model");
         break;
       }
       case "usage":
@@ -485,7 +521,9 @@
     if (!text.trim()) return;
     const fields = { message: text };
     if (running) fields.streaming_behavior = $("behavior").value;
+    if (!running) activity("sending");
     const response = await send("prompt", fields);
+    if (!response.success && !running) activity("");
     if (response.success) {
       promptBox.value = "";
       notice("");
