@@ -847,7 +847,7 @@ class TerminalRenderer:
         open_text = self._blocks.open_text
         if open_text.strip():
             if self._live is None:
-                self._live = Live(console=self.console, transient=True, refresh_per_second=10)
+                self._live = Live(console=self.console, transient=True, refresh_per_second=4)
                 self._live.start()
             self._live.update(Text(_last_lines(open_text)))
 
