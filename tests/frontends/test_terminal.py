@@ -446,3 +446,24 @@ def test_footer_shows_no_saving_without_cache_reads() -> None:
     line = format_footer("stop", TokenUsage(input=5, output=1), cost=0.5, saved=0.0).plain
     assert "cache saved" not in line
     assert "cache saved $0.1200" in format_footer("stop", TokenUsage(), saved=0.12).plain
+
+
+def test_a_long_streamed_output_is_folded_and_counted() -> None:
+    from skillkit.events import EventBus, ToolExecutionEnd, ToolExecutionUpdate
+    from skillkit.models import ToolResult
+
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+    bus = EventBus()
+    numbers = [str(i) for i in range(1, 101)]
+    for start in range(0, 100, 10):
+        chunk = "\n".join(numbers[start : start + 10]) + "\n"
+        renderer.emit(
+            bus.event(ToolExecutionUpdate(tool_call_id="c", tool_name="bash", output=chunk))
+        )
+    result = ToolResult.text("\n".join(numbers))
+    renderer.emit(bus.event(ToolExecutionEnd(tool_call_id="c", tool_name="bash", result=result)))
+
+    lines = out.getvalue().splitlines()
+    assert [line for line in lines if line.startswith("  │")] == [f"  │ {i}" for i in range(1, 9)]
+    assert lines[-1] == "  ⎿ ✓ bash · 100 lines, 8 above, 92 folded"

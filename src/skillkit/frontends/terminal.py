@@ -360,6 +360,9 @@ class TerminalRenderer:
         self._live: Live | None = None  # the open block, when lines are not held
         self.max_result_lines = max_result_lines
         self.max_diff_lines = max_diff_lines
+        self.max_streamed_lines = 8
+        """How many lines a running tool's streamed output draws before the rest is
+        folded (counted on its result line)."""
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
@@ -400,7 +403,9 @@ class TerminalRenderer:
             case ToolExecutionStart(tool_name=name, args=args):
                 self.tool_call(name, args)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
-                self._streamed.setdefault(call, []).extend(self.tool_output(output))
+                streamed = self._streamed.setdefault(call, [])
+                room = self.max_streamed_lines - len(streamed)
+                streamed.extend(self.tool_output(output, limit=max(room, 0)))
             case ToolExecutionEnd(
                 tool_call_id=call, tool_name=name, result=result, duration=duration
             ):
@@ -411,6 +416,7 @@ class TerminalRenderer:
                     is_error=result.is_error,
                     shown=shown,
                     elapsed=duration or None,
+                    drawn=min(len(shown), self.max_streamed_lines) if shown else None,
                 )
             case Usage() as usage:
                 self._last_usage = usage
@@ -509,11 +515,13 @@ class TerminalRenderer:
         if len(diff) > len(shown):
             self._print(Text(f"    … {len(diff) - len(shown)} more diff lines", style="dim"))
 
-    def tool_output(self, output: str) -> list[str]:
-        """Partial output of a running tool, dimmed; returns the lines drawn (cleaned)."""
+    def tool_output(self, output: str, *, limit: int | None = None) -> list[str]:
+        """Partial output of a running tool, dimmed; returns its lines (cleaned). Only
+        the first ``limit`` of them are drawn (all when None): `emit` folds a long
+        stream after ``max_streamed_lines``, and the result says how many were folded."""
         text = self.clean(output, drop_styles=True)
         lines = text.rstrip("\n").split("\n")
-        for line in lines:
+        for line in lines if limit is None else lines[:limit]:
             self._print(Text("  │ " + line, style="dim"))
         return lines
 
@@ -525,6 +533,7 @@ class TerminalRenderer:
         is_error: bool,
         shown: list[str] | None = None,
         elapsed: float | None = None,
+        drawn: int | None = None,
     ) -> None:
         """How a tool call ended, on one line (``⎿ ✓ name · 0.4s`` or ``⎿ ✗ name failed``),
         then a folded preview of its result: the first ``max_result_lines`` lines (red
@@ -532,7 +541,8 @@ class TerminalRenderer:
         user's own answer) and a count of the rest.
 
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
-        they are not drawn again, only the lines the result adds."""
+        they are not drawn again, only the lines the result adds; ``drawn`` says how many
+        of them were drawn when the rest were folded."""
         lines = self.clean(output, drop_styles=True).split("\n")
         if lines and not lines[-1]:
             lines.pop()
@@ -548,7 +558,10 @@ class TerminalRenderer:
         head.append(clean_name, style="bold")
         if is_error:
             head.append(" failed", style=colour)
-        if above:
+        folded = above - drawn if drawn is not None and drawn < above else 0
+        if above and folded:
+            head.append(f" · {above} lines, {above - folded} above, {folded} folded", style="dim")
+        elif above:
             head.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
         if elapsed is not None:
             head.append(f" · {_elapsed(elapsed)}", style="dim")
