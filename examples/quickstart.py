@@ -43,8 +43,12 @@ async def main() -> None:
         match event.type:
             case "text_delta":
                 print(event.content, end="")
+            case "thinking_start":
+                print("[thinking] ", end="")
             case "thinking_delta":
-                print(f"[thinking] {event.content}", end="")
+                print(event.content, end="")
+            case "thinking_end":
+                print()
             case "tool_call_start":
                 print(f"\n> Calling {event.tool_name}...")
             case "error":

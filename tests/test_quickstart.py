@@ -21,4 +21,6 @@ def test_quickstart_example_runs() -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith("It is sunny in Paris. (stop, ")
     assert lines[1] == "Still sunny."
-    assert "[thinking] " in lines[2] and lines[2].endswith("Sunny, as before.")
+    assert lines[2] == "[thinking] The user asks again."  # the label once, not per delta
+    assert lines[3] == "Sunny, as before."
+    assert result.stdout.count("[thinking]") == 1

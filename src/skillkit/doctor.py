@@ -160,7 +160,8 @@ def _providers(env: Mapping[str, str]) -> Section:
     for info in default_registry().providers():
         label = info.display_name or info.name
         if info.local:
-            section.rows.append((info.name, f"{label}: no key needed ({info.base_url or ''})"))
+            where = f" ({info.base_url})" if info.base_url else ""
+            section.rows.append((info.name, f"{label}: no key needed{where}"))
             continue
         if not info.api_key_env:
             continue

@@ -71,6 +71,11 @@ async def test_help_lists_every_command_then_the_keys(tmp_path: Path) -> None:
     listed = " ".join(lines)
     for name in ("/mode [NAME]", "/skills", "/skill NAME [ARGS]", "/reload", "/plugins"):
         assert name in listed
+    shell = next(line for line in lines if line.strip().startswith("!command"))
+    assert "shell command yourself" in shell
+    # the description column is set by the short synopses, not by the longest one
+    columns = {line.index(line.split()[1]) for line in lines[1:8] if len(line.split()) > 1}
+    assert min(columns) <= 2 + 24 + 2
     keys = lines[lines.index("Keys:") + 1 :]
     assert [k.split()[0] for k in keys] == [
         "Ctrl-J",
@@ -118,8 +123,8 @@ async def test_a_skill_action_is_drawn_as_a_call_and_its_result(tmp_path: Path) 
 
     assert result == CommandResult()
     shown = session.out.getvalue()
-    assert "tool call word-stats/count" in shown and '"path": "notes.txt"' in shown
-    assert "result word-stats/count" in shown
+    assert "⏺ word-stats/count(notes.txt)" in shown
+    assert "✓ word-stats/count" in shown
     assert '"words": 5' in shown and '"top": [["the", 2]]' in shown
 
 

@@ -1,5 +1,5 @@
 """The interactive session in a real terminal (tmux): typing a prompt streams the answer,
-tool calls get panels, Ctrl-C aborts a run, and /quit or Ctrl-D leave (exit code 0), a
+each tool call is one line, Ctrl-C aborts a run, and /quit or Ctrl-D leave (exit code 0), a
 second Ctrl-C too (exit code 130)."""
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ def test_a_tool_call_shows_its_arguments_and_its_error_result(terminal: Terminal
 
     screen = terminal.wait_for("● done")
     lines = screen.splitlines()
-    call = next(i for i, line in enumerate(lines) if "tool call get_weather" in line)
-    result = next(i for i, line in enumerate(lines) if "error get_weather" in line)
+    call = next(i for i, line in enumerate(lines) if "⏺ get_weather(" in line)
+    result = next(i for i, line in enumerate(lines) if "✗ get_weather failed" in line)
     assert call < result
-    assert '{"city": "Paris"}' in lines[call + 1]
+    assert 'get_weather(city="Paris")' in lines[call]
     assert "Unknown tool 'get_weather'. Available tools: ask_user, bash," in lines[result + 1]
-    assert lines[call].lstrip().startswith("╭") and lines[result].lstrip().startswith("╭")
+    assert lines[call].startswith("⏺") and lines[result].lstrip().startswith("⎿")
     answer = next(i for i, line in enumerate(lines) if "I could not check the weather" in line)
     assert answer > result
     assert "2 turns" in screen

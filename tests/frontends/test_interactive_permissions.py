@@ -100,7 +100,7 @@ def test_pressing_n_denies_the_command_and_the_model_reads_why(
         "The user denied this bash call; it was not run. Their message: use python instead"
         in screen
     )
-    assert "error bash" in screen
+    assert "✗ bash failed" in screen
     assert not (work / "out.txt").exists()
     terminal.wait_for_prompt_count(2)
     terminal.press("C-d")

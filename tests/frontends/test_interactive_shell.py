@@ -34,7 +34,7 @@ def test_a_shell_command_runs_and_its_output_reaches_the_model(
     terminal.wait_for_prompt_count(1)
     terminal.type("!cat notes.txt")
     screen = terminal.wait_for("the output goes to the model with your next prompt")
-    assert "tool call bash" in screen
+    assert "⏺ bash(" in screen
     assert "the secret word is marmalade" in screen
     terminal.wait_for_prompt_count(2)
     terminal.type("what did it say?")

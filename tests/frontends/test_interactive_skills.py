@@ -67,7 +67,7 @@ def test_slash_skill_with_an_action_runs_it_without_the_model(
 
     terminal.type("/skill:word-stats count notes.txt top=1")
 
-    screen = terminal.wait_for("result word-stats/count")
+    screen = terminal.wait_for("✓ word-stats/count")
     assert "word-stats/count: exit code 0" in screen
     assert '"words": 5' in screen and '"top": [["the", 2]]' in screen
     assert "I read the skill" not in screen  # no model call

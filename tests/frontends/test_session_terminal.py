@@ -74,6 +74,8 @@ def test_the_picker_filters_and_opens_the_chosen_session(
     terminal.wait_for("Picked up where we left.")
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
+    hint = f"to go on with this session: skillkit -c (or skillkit --session {ids[1]})"
+    assert hint in terminal.screen()
 
     store = SessionStore(terminal.home)
     assert sorted(info.id for info in store.list(cwd)) == sorted(ids)  # no new session

@@ -4,6 +4,7 @@ errors and the usage footer, from bus events or from StreamEvents alone."""
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 
@@ -11,6 +12,8 @@ from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.frontends.terminal import TerminalRenderer, format_footer
 from skillkit.models import TokenUsage
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _console(*, colour: bool = False) -> tuple[Console, io.StringIO]:
@@ -63,9 +66,8 @@ async def test_sink_draws_text_tool_call_result_and_footer_in_order() -> None:
     order = [
         "I should call the weather tool.",
         "Let me check.",
-        "tool call get_weather",
-        '{"city": "Paris"}',
-        "result get_weather",
+        '⏺ get_weather(city="Paris")',
+        "✓ get_weather",
         "Sunny in Paris",
         "It is sunny in Paris.",
         "● done",
@@ -104,7 +106,7 @@ async def test_unknown_tool_shows_an_error_result_panel() -> None:
     await runner.chat("Weather in Oslo?")
 
     screen = out.getvalue()
-    assert "error get_weather" in screen
+    assert "✗ get_weather failed" in screen
     assert "Unknown tool 'get_weather'" in screen
     assert "No tool." in screen
 
@@ -152,9 +154,8 @@ async def test_stream_events_alone_draw_the_same_run() -> None:
     screen = out.getvalue()
     for fragment in (
         "Let me check.",
-        "tool call get_weather",
-        '{"city": "Paris"}',
-        "result get_weather",
+        '⏺ get_weather(city="Paris")',
+        "✓ get_weather",
         "Sunny in Paris",
         "It is sunny in Paris.",
         "● done",
@@ -186,14 +187,51 @@ def test_tool_text_is_not_read_as_markup() -> None:
     assert "[red]y[/red]" in screen
 
 
-def test_long_arguments_are_shown_indented() -> None:
+def test_a_tool_call_is_one_line_naming_its_subject() -> None:
     console, out = _console()
     renderer = TerminalRenderer(console)
 
-    renderer.tool_call("write", {"path": "notes.txt", "content": "x" * 100})
+    renderer.tool_call("bash", {"command": "git status\ngit log"})
+    renderer.tool_call("read", {"path": "src/app.py", "offset": 1, "limit": 80})
+    renderer.tool_call("fetch", {"q": "y" * 200, "n": 3})
 
     lines = out.getvalue().splitlines()
-    assert any(line.strip().startswith('│   "path": "notes.txt",') for line in lines)
+    assert lines[0] == "⏺ bash(git status …)"
+    assert lines[1] == "⏺ read(src/app.py:1-80)"
+    assert lines[2].startswith('⏺ fetch(q="yyy') and lines[2].endswith("…)")
+    assert len(lines) == 3
+
+
+def test_an_edit_shows_its_counts_and_a_coloured_diff() -> None:
+    console, out = _console(colour=True)
+    renderer = TerminalRenderer(console, markdown=False)
+
+    renderer.tool_call(
+        "edit", {"path": "app.py", "old_string": "a\nb\n", "new_string": "a\nB\nc\nd\n"}
+    )
+    renderer.tool_call("write", {"path": "notes.txt", "content": "x\n" * 30})
+
+    plain = _SGR.sub("", out.getvalue())
+    lines = plain.splitlines()
+    assert lines[0] == "⏺ edit(app.py) +3 −1"
+    assert [line.strip() for line in lines[1:6]] == ["a", "-b", "+B", "+c", "+d"]
+    assert "⏺ write(notes.txt) +30 −0" in plain
+    assert "… 10 more diff lines" in plain  # 20 drawn
+    coloured = out.getvalue()
+    assert "\x1b[31m    -b" in coloured and "\x1b[32m    +B" in coloured
+
+
+def test_a_result_is_one_status_line_with_elapsed_time_and_a_folded_preview() -> None:
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+
+    renderer.tool_result(
+        "bash", "\n".join(str(i) for i in range(1, 101)), is_error=False, elapsed=1.25
+    )
+
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "  ⎿ ✓ bash · 1.2s · 100 lines"
+    assert [line.strip() for line in lines[1:]] == ["1", "2", "3", "4", "… 96 more lines"]
 
 
 def test_footer_names_each_outcome() -> None:
@@ -319,7 +357,7 @@ def test_the_call_panel_of_ask_user_leaves_the_arguments_to_the_question_panel()
 
     TerminalRenderer(console).tool_call("ask_user", {"questions": [{"question": "Why?"}]})
 
-    assert "tool call ask_user" in out.getvalue()
+    assert "⏺ ask_user (shown below)" in out.getvalue()
     assert "Why?" not in out.getvalue()
 
 
@@ -354,7 +392,7 @@ def test_streamed_tool_output_is_not_drawn_again_with_the_result() -> None:
     text = out.getvalue()
     assert text.count("one") == 1 and text.count("two") == 1 and text.count("three") == 1
     assert "✓ bash · 2 lines above" in text
-    assert "… 1 line above" in text and "[exit code 1]" in text  # only what it adds
+    assert "✗ bash failed · 1 line above" in text and "[exit code 1]" in text  # only what it adds
 
 
 def test_held_lines_reach_the_console_whole_and_asides_do_not_cut_them() -> None:
@@ -408,3 +446,24 @@ def test_footer_shows_no_saving_without_cache_reads() -> None:
     line = format_footer("stop", TokenUsage(input=5, output=1), cost=0.5, saved=0.0).plain
     assert "cache saved" not in line
     assert "cache saved $0.1200" in format_footer("stop", TokenUsage(), saved=0.12).plain
+
+
+def test_a_long_streamed_output_is_folded_and_counted() -> None:
+    from skillkit.events import EventBus, ToolExecutionEnd, ToolExecutionUpdate
+    from skillkit.models import ToolResult
+
+    console, out = _console()
+    renderer = TerminalRenderer(console)
+    bus = EventBus()
+    numbers = [str(i) for i in range(1, 101)]
+    for start in range(0, 100, 10):
+        chunk = "\n".join(numbers[start : start + 10]) + "\n"
+        renderer.emit(
+            bus.event(ToolExecutionUpdate(tool_call_id="c", tool_name="bash", output=chunk))
+        )
+    result = ToolResult.text("\n".join(numbers))
+    renderer.emit(bus.event(ToolExecutionEnd(tool_call_id="c", tool_name="bash", result=result)))
+
+    lines = out.getvalue().splitlines()
+    assert [line for line in lines if line.startswith("  │")] == [f"  │ {i}" for i in range(1, 9)]
+    assert lines[-1] == "  ⎿ ✓ bash · 100 lines, 8 above, 92 folded"

@@ -29,6 +29,9 @@ ATTACK = (
 TOKEN = "ghp_terminal_test_token_0123456789"
 # Sequences rich itself writes for colours: SGR only.
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
+# What rich's Live writes to redraw the open Markdown block: hide/show the cursor, erase
+# the line, go up a line, return to the line's start.
+_LIVE = re.compile(r"\x1b\[\?25[lh]|\x1b\[2K|\x1b\[[0-9]*A|\r")
 
 
 def _colour_console() -> tuple[Console, io.StringIO]:
@@ -53,8 +56,9 @@ def fetch_page(url: str) -> str:
     return f"page {url}: {ATTACK} token={TOKEN}"
 
 
+@pytest.mark.parametrize("markdown", [False, True])
 async def test_a_hostile_run_draws_nothing_the_terminal_would_obey(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, markdown: bool
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     adapter = ScriptedAdapter(
@@ -70,11 +74,14 @@ async def test_a_hostile_run_draws_nothing_the_terminal_would_obey(
     )
     runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, tools=[fetch_page])
     console, out = _colour_console()
-    runner.events.add_sink(TerminalRenderer(console))
+    runner.events.add_sink(TerminalRenderer(console, markdown=markdown))
 
     await runner.chat("go")
 
     output = out.getvalue()
+    if markdown:  # the answer streamed as Markdown, its open block in a rich Live
+        output = _LIVE.sub("", output)
+        assert "ok␍FAKE" in output  # the model's own carriage return is shown, not obeyed
     _assert_inert(output)
     assert TOKEN not in output and "[REDACTED:GITHUB_TOKEN]" in output
     plain = _SGR.sub("", output)

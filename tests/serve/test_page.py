@@ -10,6 +10,7 @@ the ``playwright`` package is missing; CI installs both.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -412,4 +413,65 @@ def test_text_from_the_model_is_shown_as_text_never_run(tmp_path: Path, browser:
         )
         assert log.locator("b, i, img, script").count() == 0
         assert page.evaluate("window.pwned === undefined")
+        assert page.script_errors == []
+
+
+MARKDOWN_ANSWER = (
+    "# Result\n\nThe **build** passes:\n\n- one\n- two\n\n"
+    "| file | lines |\n|------|------:|\n| app.py | 120 |\n\n"
+    "```python\nprint('hi')\n```\n\n"
+    '<script>window.pwned=2</script> <img src=x onerror="window.pwned=1"> '
+    "[go](javascript:window.pwned=3) [docs](https://example.com/docs)"
+)
+MARKDOWN_SCRIPT = json.dumps({"replies": [{"text": MARKDOWN_ANSWER}]})
+
+
+def test_markdown_from_the_model_is_rendered_and_script_free(
+    tmp_path: Path, browser: object
+) -> None:
+    with skillkit_serve(tmp_path, MARKDOWN_SCRIPT) as served:
+        page = _open(browser, served.url)
+        _send(page, "report")
+        answer = page.get_by_role("log", name="Conversation").get_by_role(
+            "article", name="Assistant"
+        )
+        expect(answer.locator("h1")).to_have_text("Result")
+        expect(answer.locator("strong")).to_have_text("build")
+        expect(answer.locator("li")).to_have_count(2)
+        expect(answer.locator("table th")).to_have_count(2)
+        expect(answer.locator("td.align-right")).to_have_text("120")
+        expect(answer.locator("pre code.language-python")).to_have_text("print('hi')")
+        # the model's HTML stays text; a javascript: link is no link
+        expect(answer).to_contain_text("<script>window.pwned=2</script>")
+        expect(answer).to_contain_text('<img src=x onerror="window.pwned=1">')
+        assert answer.locator("script, img, [onerror]").count() == 0
+        assert answer.locator("a[href^='javascript']").count() == 0
+        assert answer.locator("a[href='https://example.com/docs']").count() == 1
+        assert page.evaluate("window.pwned === undefined")
+        assert page.script_errors == []
+
+
+ACTIVITY_SCRIPT = """\
+replies:
+  - text: "Working on it slowly, word by word, so the page has time to show it."
+    delay: 0.3
+cycle: true
+"""
+
+
+def test_the_activity_line_shows_within_200_ms_of_sending(tmp_path: Path, browser: object) -> None:
+    with skillkit_serve(tmp_path, ACTIVITY_SCRIPT) as served:
+        page = _open(browser, served.url)
+        expect(page.get_by_role("status", name="Connection")).to_have_text("connected")
+        activity = page.get_by_role("status", name="Activity")
+        expect(activity).to_be_hidden()
+        _send(page, "go")
+        expect(activity).to_be_visible(timeout=200)
+        expect(activity).to_contain_text("writing")
+        expect(activity).to_have_text(re.compile(r"^● writing · \d+s$"))
+        expect(activity).to_be_hidden()  # the run ended
+        answer = page.get_by_role("log", name="Conversation").get_by_role(
+            "article", name="Assistant"
+        )
+        expect(answer).to_contain_text("Working on it slowly")
         assert page.script_errors == []

@@ -57,7 +57,7 @@ async def test_one_line_per_child_with_its_current_tool() -> None:
     assert "all done" in screen
     # the child's own reply is its parent's tool result, not text streamed by the parent
     assert screen.count("the child's answer") == 1
-    assert "result task" in screen
+    assert "✓ task" in screen
 
 
 @pytest.mark.timeout(20)

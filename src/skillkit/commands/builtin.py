@@ -76,6 +76,9 @@ def help_command(ctx: CommandContext, args: str) -> str:
         return "\n".join(lines)
     commands = registry.list()
     entries = [(f"/{c.name} {c.usage}".rstrip(), c.description) for c in commands if not c.group]
+    entries.append(
+        ("!command", "run a shell command yourself; its output goes with your next prompt")
+    )
     width = min(max((len(left) for left, _ in entries), default=0), _HELP_COLUMN)
     body: list[str] = []
     for left, text in entries:
@@ -258,10 +261,12 @@ def _cache_line(usage: TokenUsage, model: ModelDefinition | None) -> str:
         return f"caching: {usage.cache_read} tokens read from cache (saving unknown: no prices)"
     rate_in, _, rate_read, _ = model.cost.rates_for(usage.prompt_tokens)
     saved = model.cost.cache_savings(usage)
-    return (
-        f"caching saved: ${saved:.4f} ({usage.cache_read} tokens read from cache at "
-        f"${rate_read:g}/M instead of ${rate_in:g}/M)"
-    )
+    read = f"{usage.cache_read} tokens read from cache"
+    if not rate_in:
+        return f"caching: {read} (the model's input is free: nothing to save)"
+    if rate_read >= rate_in:
+        return f"caching: {read} (priced as input at ${rate_in:g}/M: nothing saved)"
+    return f"caching saved: ${saved:.4f} ({read} at ${rate_read:g}/M instead of ${rate_in:g}/M)"
 
 
 def init_command(ctx: CommandContext, args: str) -> str:

@@ -46,7 +46,11 @@ that is not a command (``/usr/bin/env``, plain text) goes to the model.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import CommandResult
@@ -65,10 +69,12 @@ from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import CompleteEvent, Completion
+    from prompt_toolkit.document import Document
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyBindings
 
-    from skillkit.commands.dispatch import CommandRegistry
+    from skillkit.commands.dispatch import Command, CommandRegistry
     from skillkit.extensions.registries import Frontend
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
@@ -114,6 +120,7 @@ class InteractiveSession:
         self.renderer = renderer if renderer is not None else TerminalRenderer()
         self.title = title
         self.permissions: Permissions | None = agent.permissions
+        self._root = Path.cwd()  # where @path mentions are found
         if skills is None and agent.manager is not None:
             skills = agent.manager.registries.skills
         self.skills = skills
@@ -154,6 +161,10 @@ class InteractiveSession:
             multiline=True,
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
+            completer=PromptCompleter(
+                self.agent_session.commands.list, self._skill_names, self._root
+            ).completer(),
+            complete_while_typing=False,
         )
         session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
@@ -177,12 +188,31 @@ class InteractiveSession:
         watcher = self._start_watcher()
         try:
             with quiet_keyboard():
-                return await self._loop(session)
+                code = await self._loop(session)
+            self._resume_hint()
+            return code
         finally:
             if watcher is not None:
                 await watcher.stop()
             for step in reversed(undo):
                 step()
+
+    def _skill_names(self) -> list[str]:
+        if self.skills is None:
+            return []
+        return sorted(entry.skill.name for entry in self.skills.entries())
+
+    def _resume_hint(self) -> None:
+        """On leaving, how to go on with this session (when it is saved and holds a
+        conversation): ``skillkit -c``, or ``skillkit --session ID`` once another session
+        of the folder is newer."""
+        agent = self.agent_session
+        recorded = agent.session
+        if recorded is None or not agent.messages:
+            return
+        self.renderer.info(
+            f"to go on with this session: skillkit -c (or skillkit --session {recorded.id})"
+        )
 
     # ----- the prompt loop
 
@@ -228,6 +258,10 @@ class InteractiveSession:
                         continue
                     text = result.send
             shell = text.startswith("!") and bool(text[1:].strip())
+            if not shell and "@" in text:
+                text, attached = attach_mentions(text, self._root)
+                if attached:
+                    renderer.info("↳ attached " + ", ".join(attached))
             quit_now, aborted = await self._run_prompt(text[1:].strip() if shell else text, shell)
             if quit_now:
                 return INTERRUPTED
@@ -295,17 +329,20 @@ class InteractiveSession:
         task = asyncio.ensure_future(self._shell(text) if shell else self._drain(text))
         aborting = leaving = False
 
-        def abort() -> None:  # Esc, or a first Ctrl-C
+        def abort(*, noted: bool = False) -> None:  # Esc, or a first Ctrl-C (noted)
             nonlocal aborting
             if not aborting:
                 aborting = True
                 agent.abort("interrupted by the user")
-                self.renderer.notice("aborting… (Ctrl-C again to exit)")
+                if noted:  # how to leave, kept above: a second Ctrl-C exits
+                    self.renderer.notice("aborting… (Ctrl-C again to exit)")
+                else:  # Esc: only the working line says so, until the run ends
+                    self._input.keys = "aborting… (Ctrl-C again to exit)"
 
         def interrupted() -> None:  # Ctrl-C: abort; once aborting, leave
             nonlocal leaving
             if not aborting:
-                abort()
+                abort(noted=True)
             else:
                 leaving = True
                 task.cancel()
@@ -549,3 +586,191 @@ def _describe(data: Mapping[str, object]) -> str:
         f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
         for key, value in data.items()
     )
+
+
+# ----- completion and @file mentions
+
+_MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
+_MENTION_BYTES = 20_000  # of one mentioned file's content sent with the prompt
+_FILE_LIST_LIMIT = 20_000
+_FILE_LIST_TTL = 10.0
+
+
+def workspace_files(root: Path) -> list[str]:
+    """The files of the workspace at ``root``, relative, ``/``-separated: ``git ls-files``
+    (tracked and untracked, ``.gitignore`` respected) in a git checkout, else a walk that
+    skips hidden folders; at most 20,000."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            cwd=root,
+            capture_output=True,
+            timeout=5,
+            check=True,
+        )
+        names = [n for n in listed.stdout.decode("utf-8", "replace").split("\0") if n]
+        return sorted(set(names))[:_FILE_LIST_LIMIT]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        base = Path(folder).relative_to(root)
+        found.extend((base / f).as_posix() for f in sorted(files))
+        if len(found) >= _FILE_LIST_LIMIT:
+            break
+    return found[:_FILE_LIST_LIMIT]
+
+
+def fuzzy_files(query: str, files: list[str], limit: int = 20) -> list[str]:
+    """The files matching ``query`` best: every character of it in order (any case);
+    a name that starts with it first, then one that contains it, then the rest, shorter
+    paths first."""
+    wanted = query.lower()
+    ranked: list[tuple[int, int, str]] = []
+    for path in files:
+        lower = path.lower()
+        name = lower.rsplit("/", 1)[-1]
+        if name.startswith(wanted):
+            rank = 0
+        elif wanted in lower:
+            rank = 1
+        else:
+            position = 0
+            for char in wanted:
+                position = lower.find(char, position) + 1
+                if position == 0:
+                    break
+            else:
+                rank = 2
+            if position == 0:
+                continue
+        ranked.append((rank, len(path), path))
+    ranked.sort()
+    return [path for _, _, path in ranked[:limit]]
+
+
+def attach_mentions(text: str, root: Path) -> tuple[str, list[str]]:
+    """``(text with the files, the files attached)``: the content of each ``@path``
+    ``text`` mentions that is a readable text file under ``root`` is appended (at most
+    20,000 bytes each, a note saying so when cut)."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    seen_files: list[str] = []
+    base = root.resolve()
+    for match in _MENTION.finditer(text):
+        name = match.group(1).rstrip(".,;:!?)")
+        if name in seen:
+            continue
+        seen.add(name)
+        path = (root / name).resolve()
+        if not path.is_relative_to(base) or not path.is_file():
+            continue
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(_MENTION_BYTES + 1)
+        except OSError:
+            continue
+        if b"\0" in data:
+            continue  # not a text file
+        body = data[:_MENTION_BYTES].decode("utf-8", "replace")
+        cut = "\n[… cut at 20,000 bytes]" if len(data) > _MENTION_BYTES else ""
+        parts.append(f'<file path="{name}">\n{body}{cut}\n</file>')
+        seen_files.append(name)
+    attached = list(seen_files)
+    return (text if not parts else text + "\n\n" + "\n\n".join(parts)), attached
+
+
+class PromptCompleter:
+    """Tab completion at the prompt: slash commands (and aliases) by name, then their
+    first argument (its choices; model ids for ``/model``; skill names for ``/skill``
+    and ``/skill:NAME``), and ``@path`` mentions by fuzzy search over the workspace's
+    files. A prompt_toolkit completer (through `completer`), built without importing
+    prompt_toolkit until it is used."""
+
+    def __init__(
+        self,
+        commands: Callable[[], list[Command]],
+        skills: Callable[[], list[str]],
+        root: Path,
+    ) -> None:
+        self.commands = commands
+        self.skills = skills
+        self.root = root
+        self._files: list[str] = []
+        self._listed = -_FILE_LIST_TTL
+
+    def files(self) -> list[str]:
+        now = time.monotonic()
+        if now - self._listed > _FILE_LIST_TTL:
+            self._files, self._listed = workspace_files(self.root), now
+        return self._files
+
+    def completer(self) -> Any:
+        """This completer as a prompt_toolkit ``Completer``."""
+        from prompt_toolkit.completion import Completer
+
+        owner = self
+
+        class _Completer(Completer):
+            def get_completions(
+                self, document: Document, complete_event: CompleteEvent
+            ) -> Iterator[Completion]:
+                return owner.get_completions(document, complete_event)
+
+        return _Completer()
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        from prompt_toolkit.completion import Completion
+
+        before = document.text_before_cursor
+        mention = re.search(r"(?:^|\s)@([^\s@]*)$", before)
+        if mention is not None:
+            query = mention.group(1)
+            for path in fuzzy_files(query, self.files()):
+                yield Completion("@" + path, start_position=-len(query) - 1)
+            return
+        if not before.startswith("/") or "\n" in before:
+            return
+        head, space, rest = before.partition(" ")
+        if not space:
+            yield from self._names(head[1:])
+            return
+        if " " in rest:
+            return  # only the first argument
+        for value in self._values(head[1:]):
+            if value.startswith(rest) and value != rest:
+                yield Completion(value, start_position=-len(rest))
+
+    def _names(self, typed: str) -> Iterator[Completion]:
+        from prompt_toolkit.completion import Completion
+
+        if typed.startswith("skill:"):
+            for name in self.skills():
+                if name.startswith(typed[6:]):
+                    yield Completion("/skill:" + name, start_position=-len(typed) - 1)
+            return
+        names: set[str] = set()
+        for command in self.commands():
+            for name in (command.name, *command.aliases):
+                if name.startswith(typed) and name not in names:
+                    names.add(name)
+                    yield Completion(
+                        "/" + name, start_position=-len(typed) - 1, display_meta=command.description
+                    )
+
+    def _values(self, name: str) -> list[str]:
+        if name == "model":
+            from skillkit.model_registry import default_registry
+
+            return [f"{m.provider}:{m.id}" for m in default_registry().list()]
+        if name == "skill":
+            return self.skills()
+        command = next((c for c in self.commands() if name == c.name or name in c.aliases), None)
+        if command is None or not command.arguments:
+            return []
+        return list(command.arguments[0].choices)

@@ -2,12 +2,15 @@
 
 `show_earlier_conversation` draws the last few turns of the recorded conversation of
 an `AgentSession` (``skillkit -c``, ``-r``, ``--session``), compactly: each user message and
-answer cut to a few lines, each tool call one line with how it ended, so the user sees
-where they are before typing. A new (empty) session draws nothing.
+answer cut to a few lines (a skill's injected content and the note with the output of the
+user's own shell command as what the user typed: ``/skill:NAME args``, ``!command``),
+each tool call one line with how it ended, so the user sees where they are before typing.
+A new (empty) session draws nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +24,7 @@ from skillkit.models import (
     message_text,
 )
 from skillkit.session.session import BRANCH_SUMMARY_PREFIX
+from skillkit.skills.prompt import SKILL_MESSAGE_KIND
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
     from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.terminal import TerminalRenderer
 
-__all__ = ["earlier_turns", "show_earlier_conversation"]
+__all__ = ["earlier_turns", "show_earlier_conversation", "typed_text"]
 
 TURNS = 3
 """How many user turns are shown."""
@@ -80,7 +84,16 @@ def _message_lines(
     results: dict[str, ToolResultMessage],
 ) -> list[Text]:
     if isinstance(message, UserMessage):
-        return _block(renderer, "› ", message_text(message), _USER_LINES, "bold")
+        text = message_text(message)
+        typed = typed_text(text)
+        if typed is not None:  # what the user typed, not what SkillKit made of it
+            return [_line(renderer, "› " + typed, "bold")]
+        return _block(renderer, "› ", text, _USER_LINES, "bold")
+    if isinstance(message, CustomMessage) and message.kind == SKILL_MESSAGE_KIND:
+        payload = message.payload if isinstance(message.payload, dict) else {}
+        injected = payload.get("text")
+        typed = typed_text(injected) if isinstance(injected, str) else None
+        return [_line(renderer, "› " + (typed or f"/skill:{payload.get('name', '?')}"), "bold")]
     if isinstance(message, AssistantMessage):
         out = _block(renderer, "  ", message.text, _ANSWER_LINES, "")
         for call in message.tool_calls:
@@ -101,6 +114,25 @@ def _message_lines(
             return [_line(renderer, f"  ↳ from an abandoned branch: {first}", "dim")]
         return [_line(renderer, "  (a note kept in the context)", "dim")]
     return []
+
+
+_SKILL_NAME = re.compile(r'^\s*<skill_content name="([^"]*)"')
+_SHELL_NOTE = "I ran this shell command myself;"
+
+
+def typed_text(text: str) -> str | None:
+    """What the user typed for a message SkillKit wrote on their behalf: ``/skill:NAME
+    ARGS`` for a skill's injected content, ``!COMMAND`` for the note with the output of
+    their own shell command; None for any other text."""
+    match = _SKILL_NAME.match(text)
+    if match is not None:
+        _, found, request = text.rpartition("\n\nUser request: ")
+        args = request.strip() if found and "</skill_content>" not in request else ""
+        return f"/skill:{match.group(1)} {args}".rstrip()
+    if text.startswith(_SHELL_NOTE):
+        command = next((line[2:] for line in text.splitlines() if line.startswith("$ ")), "")
+        return f"!{command}"
+    return None
 
 
 def _block(

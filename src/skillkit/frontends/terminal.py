@@ -1,8 +1,11 @@
 """Terminal rendering of an agent run with rich.
 
 `TerminalRenderer` draws what an agent does: text streamed as it arrives, thinking
-dimmed, one panel per tool call (with its arguments), a tool's output once (streamed
-lines as they come, then only what the result adds; a panel when nothing streamed),
+dimmed and answers as Markdown on a terminal (`skillkit.frontends.markdown`: each block
+drawn once it is complete), one line per tool call (``bash(git status)``; an edit or a
+write with its coloured diff), a tool's output once (streamed lines as they come, then
+only what the result adds) with one line for how it ended and its elapsed time and a
+folded preview of its result,
 error lines, provider retries as they happen, compaction, a footer with the run's
 outcome and token usage, approval requests and questions (``approval_needed`` /
 ``question_needed``; a caller that asks about them one at a time turns that off with
@@ -32,16 +35,18 @@ real target.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shlex
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console, RenderableType
-from rich.json import JSON
+from rich.live import Live
 from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.segment import Segment, Segments
 from rich.text import Text
 
 from skillkit.events import (
@@ -58,6 +63,7 @@ from skillkit.events import (
     ToolExecutionUpdate,
     Usage,
 )
+from skillkit.frontends.markdown import MarkdownBlocks
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -65,7 +71,13 @@ from skillkit.runtime.todos import TodoItem, TodoUpdated
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 
-__all__ = ["BRIEF_TOOLS", "ActionPreview", "TerminalRenderer", "approval_text", "format_footer"]
+__all__ = [
+    "BRIEF_TOOLS",
+    "ActionPreview",
+    "TerminalRenderer",
+    "approval_text",
+    "format_footer",
+]
 
 ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None"]
 """``preview(tool_name, tool_input) -> (argv, working folder) | None``: the exact command
@@ -77,9 +89,9 @@ _TODO_STYLES: dict[str, tuple[str, str]] = {
     "in_progress": ("▶", "bold yellow"),
     "done": ("☑", "dim strike"),
 }
+_CODE_THEME = "monokai"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
-_COMPACT_ARGS = 80  # arguments up to this many characters of JSON are shown on one line
 _OUTCOME: dict[str, tuple[str, str]] = {
     "stop": ("done", "green"),
     "tool_use": ("done", "green"),
@@ -215,6 +227,98 @@ def _visible_lines(text: str) -> str:
     return "\n".join(out)
 
 
+class _ToolSummary(NamedTuple):
+    """A tool call in one line: ``call`` (``bash(git status)``) and, for an edit or a
+    write, the lines it adds and removes."""
+
+    call: str
+    added: int = 0
+    removed: int = 0
+
+
+_SUBJECT_KEYS = ("command", "cmd", "script", "path", "file_path", "pattern", "query", "url")
+_SUBJECT_WIDTH = 70
+
+
+def _tool_summary(name: str, args: Mapping[str, Any]) -> tuple[_ToolSummary, list[str]]:
+    """``(summary, diff lines)`` of one tool call: its subject is the command (first line),
+    the path (with ``:start-end`` when a range is read), the pattern, query or URL, else
+    the arguments as ``key=value``; cut to 70 characters. An edit (``old_string`` /
+    ``new_string``, or a list of ``edits`` of them) or a write (``content``) counts the
+    lines it adds and removes, and gives a unified diff without headers."""
+    subject = ""
+    for key in _SUBJECT_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            subject = value.strip().split("\n", 1)[0]
+            if "\n" in value.strip():
+                subject += " …"
+            break
+    if subject and any(isinstance(args.get(k), str) for k in _PATH_KEYS):
+        start = args.get("offset", args.get("start_line"))
+        limit, end = args.get("limit"), args.get("end_line")
+        if isinstance(start, int) and isinstance(end, int):
+            subject += f":{start}-{end}"
+        elif isinstance(start, int) and isinstance(limit, int):
+            subject += f":{start}-{start + limit - 1}"
+        elif isinstance(start, int):
+            subject += f":{start}-"
+    if not subject and args:
+        subject = ", ".join(
+            f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
+            for key, value in args.items()
+        )
+    if len(subject) > _SUBJECT_WIDTH:
+        subject = subject[: _SUBJECT_WIDTH - 1] + "…"
+    call = f"{name}({subject})"
+    pairs: list[tuple[str, str]] = []
+    if isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
+        pairs.append((args["old_string"], args["new_string"]))
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        for edit in edits:
+            if isinstance(edit, Mapping):
+                old, new = edit.get("old_string"), edit.get("new_string")
+                if isinstance(old, str) and isinstance(new, str):
+                    pairs.append((old, new))
+    if not pairs and isinstance(args.get("content"), str):
+        pairs.append(("", args["content"]))
+    if not pairs:
+        return _ToolSummary(call), []
+    diff: list[str] = []
+    for old, new in pairs:
+        rows = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
+        diff.extend(row for row in rows if not row.startswith(("---", "+++", "@@")))
+    added = sum(1 for row in diff if row.startswith("+"))
+    removed = sum(1 for row in diff if row.startswith("-"))
+    return _ToolSummary(call, added, removed), diff
+
+
+def _elapsed(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(
+        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
+        for segment in line
+    )
+
+
+def _last_lines(text: str, count: int = 12) -> str:
+    """The last ``count`` lines of ``text`` (found from its end, so the cost does not grow
+    with the text's length)."""
+    end = len(text)
+    for _ in range(count):
+        end = text.rfind("\n", 0, end)
+        if end < 0:
+            return text
+    return text[end + 1 :]
+
+
 def _cleaner(redactor: Redactor | None) -> Callable[[str], str]:
     def clean(text: str) -> str:
         return neutralize(redactor.redact(text) if redactor is not None else text)
@@ -247,13 +351,25 @@ class TerminalRenderer:
         self,
         console: Console | None = None,
         *,
-        max_result_lines: int = 20,
+        max_result_lines: int = 4,
+        max_diff_lines: int = 20,
         brief_tools: frozenset[str] = BRIEF_TOOLS,
         redactor: Redactor | None = None,
         action_preview: ActionPreview | None = None,
+        markdown: bool | None = None,
     ) -> None:
         self.console = console if console is not None else Console(highlight=False)
+        self.markdown = markdown
+        """Whether answers are rendered as Markdown (None: when the console is a terminal;
+        plain text otherwise)."""
+        self._blocks = MarkdownBlocks()
+        self._blocks_drawn = 0  # Markdown blocks drawn of the current answer
+        self._live: Live | None = None  # the open block, when lines are not held
         self.max_result_lines = max_result_lines
+        self.max_diff_lines = max_diff_lines
+        self.max_streamed_lines = 8
+        """How many lines a running tool's streamed output draws before the rest is
+        folded (counted on its result line)."""
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
@@ -294,10 +410,21 @@ class TerminalRenderer:
             case ToolExecutionStart(tool_name=name, args=args):
                 self.tool_call(name, args)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
-                self._streamed.setdefault(call, []).extend(self.tool_output(output))
-            case ToolExecutionEnd(tool_call_id=call, tool_name=name, result=result):
+                streamed = self._streamed.setdefault(call, [])
+                room = self.max_streamed_lines - len(streamed)
+                streamed.extend(self.tool_output(output, limit=max(room, 0)))
+            case ToolExecutionEnd(
+                tool_call_id=call, tool_name=name, result=result, duration=duration
+            ):
                 shown = self._streamed.pop(call, None)
-                self.tool_result(name, result.output, is_error=result.is_error, shown=shown)
+                self.tool_result(
+                    name,
+                    result.output,
+                    is_error=result.is_error,
+                    shown=shown,
+                    elapsed=duration or None,
+                    drawn=min(len(shown), self.max_streamed_lines) if shown else None,
+                )
             case Usage() as usage:
                 self._last_usage = usage
             case ErrorInfo(stage=stage, message=message) if stage.startswith("plugin:"):
@@ -375,17 +502,27 @@ class TerminalRenderer:
         return neutralize(self.redactor.redact(text), drop_styles=drop_styles)
 
     def tool_call(self, name: str, args: dict[str, Any]) -> None:
-        """A panel naming the tool, with its arguments as JSON."""
-        body: RenderableType = Text("no arguments", style="dim")
+        """One line naming the tool and its subject — ``bash(git status)``,
+        ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `_tool_summary`); an edit
+        or a write is followed by its coloured diff (at most ``max_diff_lines``)."""
+        line = Text("⏺ ", style="cyan")
         if name in self.brief_tools:
-            body = Text("(shown below)", style="dim")
-        elif args:
-            # json.dumps escapes C0 controls; neutralize catches C1 and bidi controls
-            # (kept raw with ensure_ascii=False) and the stand-ins are valid JSON text.
-            compact = self.clean(json.dumps(args, ensure_ascii=False, default=str))
-            body = JSON(compact, indent=None if len(compact) <= _COMPACT_ARGS else 2)
-        title = Text.assemble(("tool call ", "dim"), (self.clean(name), "bold cyan"))
-        self._print(Panel(body, title=title, title_align="left", border_style="cyan", expand=False))
+            line.append(self.clean(name), style="bold")
+            line.append(" (shown below)", style="dim")
+            self._print(line)
+            return
+        summary, diff = _tool_summary(name, args)
+        line.append(self.clean(summary.call), style="bold")
+        if summary.added or summary.removed:
+            line.append(f" +{summary.added}", style="green")
+            line.append(f" −{summary.removed}", style="red")
+        self._print(line)
+        shown = diff[: self.max_diff_lines]
+        for row in shown:
+            style = "green" if row.startswith("+") else "red" if row.startswith("-") else "dim"
+            self._print(Text("    " + self.clean(row, drop_styles=True), style=style))
+        if len(diff) > len(shown):
+            self._print(Text(f"    … {len(diff) - len(shown)} more diff lines", style="dim"))
 
     def todos(self, items: list[TodoItem]) -> None:
         """The model's task list: one line a task, done ones dimmed and struck through,
@@ -405,22 +542,34 @@ class TerminalRenderer:
             Panel(body, title=title, title_align="left", border_style="magenta", expand=False)
         )
 
-    def tool_output(self, output: str) -> list[str]:
-        """Partial output of a running tool, dimmed; returns the lines drawn (cleaned)."""
+    def tool_output(self, output: str, *, limit: int | None = None) -> list[str]:
+        """Partial output of a running tool, dimmed; returns its lines (cleaned). Only
+        the first ``limit`` of them are drawn (all when None): `emit` folds a long
+        stream after ``max_streamed_lines``, and the result says how many were folded."""
         text = self.clean(output, drop_styles=True)
         lines = text.rstrip("\n").split("\n")
-        for line in lines:
+        for line in lines if limit is None else lines[:limit]:
             self._print(Text("  │ " + line, style="dim"))
         return lines
 
     def tool_result(
-        self, name: str, output: str, *, is_error: bool, shown: list[str] | None = None
+        self,
+        name: str,
+        output: str,
+        *,
+        is_error: bool,
+        shown: list[str] | None = None,
+        elapsed: float | None = None,
+        drawn: int | None = None,
     ) -> None:
-        """A tool's result (red when it failed), cut to ``max_result_lines``.
+        """How a tool call ended, on one line (``⎿ ✓ name · 0.4s`` or ``⎿ ✗ name failed``),
+        then a folded preview of its result: the first ``max_result_lines`` lines (red
+        when it failed; ``max_diff_lines`` for the ``brief_tools``, whose result is the
+        user's own answer) and a count of the rest.
 
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
-        they are not drawn again. When the result adds nothing to them, one line says
-        how the call ended; else a panel shows only the lines they lack."""
+        they are not drawn again, only the lines the result adds; ``drawn`` says how many
+        of them were drawn when the rest were folded."""
         lines = self.clean(output, drop_styles=True).split("\n")
         if lines and not lines[-1]:
             lines.pop()
@@ -431,26 +580,39 @@ class TerminalRenderer:
             while above < min(len(shown), len(lines)) and shown[above] == lines[above]:
                 above += 1
             lines = lines[above:]
-            if not lines:
-                line = Text("  ╰ ", style="dim")
-                line.append("✗ failed " if is_error else "✓ ", style=colour)
-                line.append(clean_name, style="bold")
-                line.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
-                self._print(line)
-                return
-        body = Text()
-        if above:
-            body.append(f"… {above} line{'' if above == 1 else 's'} above\n", style="dim")
-        kept = "\n".join(lines[: self.max_result_lines])
-        if kept.strip():
-            body.append(kept)
-        else:
-            body.append("no output", style="dim")
-        hidden = len(lines) - self.max_result_lines
+        head = Text("  ⎿ ", style="dim")
+        head.append("✗ " if is_error else "✓ ", style=colour)
+        head.append(clean_name, style="bold")
+        if is_error:
+            head.append(" failed", style=colour)
+        folded = above - drawn if drawn is not None and drawn < above else 0
+        if above and folded:
+            head.append(f" · {above} lines, {above - folded} above, {folded} folded", style="dim")
+        elif above:
+            head.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
+        if elapsed is not None:
+            head.append(f" · {_elapsed(elapsed)}", style="dim")
+        if not lines and above:
+            self._print(head)
+            return
+        total = len(lines)
+        if not any(line.strip() for line in lines):
+            head.append(" · no output", style="dim")
+            self._print(head)
+            return
+        if total > 1:
+            head.append(f" · {total} lines", style="dim")
+        self._print(head)
+        # the answers to a brief tool's request (questions, the plan) are the user's own:
+        # shown whole, up to the bound of a diff
+        limit = self.max_diff_lines if name in self.brief_tools else self.max_result_lines
+        for line in lines[:limit]:
+            self._print(Text("    " + line, style="red" if is_error else ""))
+        hidden = total - limit
         if hidden > 0:
-            body.append(f"\n… {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
-        title = Text.assemble(("error " if is_error else "result ", colour), (clean_name, "bold"))
-        self._print(Panel(body, title=title, title_align="left", border_style=colour, expand=False))
+            self._print(
+                Text(f"    … {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
+            )
 
     def approval_request(self, request: ApprovalNeeded, *, agent: str | None = None) -> None:
         """A panel asking to allow one tool call: what it does, why it asks, the risk,
@@ -651,11 +813,22 @@ class TerminalRenderer:
                 pieces[-1] = (style, pieces[-1][1] + text)
             else:
                 pieces.append((style, text))
+        if self._markdown_on():
+            open_text = self._blocks.open_text
+            if open_text:
+                pieces.append(("", _last_lines(open_text)))
         return pieces
 
     def end_line(self) -> None:
-        """Finish a line of streamed text, if one is open."""
+        """Finish a line of streamed text, if one is open (and the Markdown answer
+        being drawn: its open block is drawn now)."""
         self._flush_pending()
+        if self._blocks.open_text or self._blocks_drawn:
+            self._stop_live()
+            for block in self._blocks.finish():
+                self._draw_block(block)
+            self._blocks_drawn = 0
+            self._at_line_start = True
         if self._held.plain:
             held, self._held = self._held, Text()
             self.console.print(held, soft_wrap=True)
@@ -680,7 +853,54 @@ class TerminalRenderer:
         pending, self._pending = self._pending, ""
         self._show(pending, self._pending_style)
 
+    def _markdown_on(self) -> bool:
+        return self.console.is_terminal if self.markdown is None else self.markdown
+
+    def _draw_block(self, block: str) -> None:
+        if self._blocks_drawn:
+            self.console.print()
+        self._blocks_drawn += 1
+        markdown = Markdown(block, code_theme=_CODE_THEME, hyperlinks=False)
+        lines = self.console.render_lines(markdown, pad=False)
+        # blank lines around a block (a list's, a paragraph's) are dropped: one is drawn
+        # between blocks; a code block's padding (it has a background) is kept
+        while lines and _blank(lines[-1]):
+            lines.pop()
+        while lines and _blank(lines[0]):
+            lines.pop(0)
+        segments: list[Segment] = []
+        for line in lines:
+            segments.extend(line)
+            segments.append(Segment.line())
+        self.console.print(Segments(segments))
+
+    def _show_markdown(self, text: str) -> None:
+        """Stream answer text as Markdown: each completed block is drawn once; the open
+        block is shown raw by the live area (held lines) or a transient rich `Live`."""
+        blocks = self._blocks.feed(self.clean(text))
+        if blocks and self._live is not None:
+            self._live.update(Text(""), refresh=True)
+        for block in blocks:
+            self._draw_block(block)
+        if self.hold_partial_line:
+            return
+        open_text = self._blocks.open_text
+        if open_text.strip():
+            if self._live is None:
+                self._live = Live(console=self.console, transient=True, refresh_per_second=4)
+                self._live.start()
+            self._live.update(Text(_last_lines(open_text)))
+
+    def _stop_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.update(Text(""))
+            live.stop()
+
     def _show(self, text: str, style: str) -> None:
+        if text and not style and self._markdown_on():
+            self._show_markdown(text)
+            return
         if text and self.hold_partial_line and self._at_line_start:
             *done, rest = self.clean(text).split("\n")
             for piece in done:

@@ -5,7 +5,9 @@ The stylesheet and the script are inlined into ``index.html`` (its ``{{style}}``
 ``{{script}}`` markers), so the page is one response: no CDN, no second request that
 would need the token, works offline. The policy names the SHA-256 of each inlined block,
 so no other script or style runs even if text from the model reaches the document
-(the page also only ever inserts that text as text, never as HTML).
+(the page inserts the model's text as text, or as the Markdown rendering of it by the
+vendored markdown-it with raw HTML off, filtered to an allowlist of elements and
+attributes — never as HTML the model wrote).
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ def load_page() -> Page:
     static = resources.files("skillkit.serve") / "static"
     template = (static / "index.html").read_text(encoding="utf-8")
     style = (static / "app.css").read_text(encoding="utf-8")
-    script = (static / "app.js").read_text(encoding="utf-8")
+    # markdown-it 14.1.0 (MIT, markdown-it.LICENSE.txt), vendored: the page renders the
+    # model's Markdown with it, offline
+    renderer = (static / "markdown-it.min.js").read_text(encoding="utf-8")
+    script = renderer + "\n;\n" + (static / "app.js").read_text(encoding="utf-8")
     if "{{style}}" not in template or "{{script}}" not in template:
         raise RuntimeError("the page template lacks its {{style}} or {{script}} marker")
     html = template.replace("{{style}}", style).replace("{{script}}", script)

@@ -56,6 +56,36 @@
 
   // ------------------------------------------------------------------ state
 
+  // ------------------------------------------------------------------ activity
+
+  // What the agent does now and for how long, from the moment a prompt is sent until
+  // its run ends: "sending", "waiting for the model", "thinking", "writing",
+  // "running NAME".
+  const activityLine = $("activity");
+  let activityLabel = "";
+  let activityStarted = 0;
+  let activityTimer = null;
+
+  function drawActivity() {
+    const seconds = Math.floor((Date.now() - activityStarted) / 1000);
+    activityLine.textContent = "● " + activityLabel + " · " + seconds + "s";
+  }
+
+  function activity(label) {
+    if (!label) {
+      activityLabel = "";
+      activityLine.hidden = true;
+      if (activityTimer !== null) clearInterval(activityTimer);
+      activityTimer = null;
+      return;
+    }
+    if (!activityLabel) activityStarted = Date.now();
+    activityLabel = label;
+    activityLine.hidden = false;
+    drawActivity();
+    if (activityTimer === null) activityTimer = setInterval(drawActivity, 250);
+  }
+
   function setRunning(value) {
     running = value;
     abortButton.disabled = !value;
@@ -110,6 +140,73 @@
     return node;
   }
 
+  // ------------------------------------------------------------------ Markdown
+
+  // The model's Markdown, rendered by the vendored markdown-it with raw HTML off (a tag
+  // the model writes stays text), then rebuilt element by element from an allowlist:
+  // nothing else, no event handler, no style, and links only to http(s), mailto or a
+  // fragment. The parsed document is inert (DOMParser runs no script, loads nothing).
+  const markdown = typeof window.markdownit === "function"
+    ? window.markdownit({ html: false, linkify: false, typographer: false })
+    : null;
+  const ALLOWED = new Set([
+    "P", "H1", "H2", "H3", "H4", "H5", "H6", "EM", "STRONG", "S", "DEL", "CODE", "PRE",
+    "BLOCKQUOTE", "UL", "OL", "LI", "A", "HR", "BR", "TABLE", "THEAD", "TBODY", "TR", "TH",
+    "TD",
+  ]);
+  const SAFE_LINK = /^(https?:|mailto:|#)/i;
+
+  function cleanCopy(source, into) {
+    for (const child of Array.from(source.childNodes)) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        into.append(child.textContent);
+      } else if (child.nodeType === Node.ELEMENT_NODE) {
+        if (!ALLOWED.has(child.tagName)) {
+          cleanCopy(child, into); // unknown element: its text only
+          continue;
+        }
+        const copy = document.createElement(child.tagName.toLowerCase());
+        if (child.tagName === "A") {
+          const href = child.getAttribute("href") || "";
+          if (SAFE_LINK.test(href)) copy.setAttribute("href", href);
+          copy.setAttribute("rel", "noopener noreferrer nofollow");
+          copy.setAttribute("target", "_blank");
+        }
+        if (child.tagName === "OL" && /^\d+$/.test(child.getAttribute("start") || "")) {
+          copy.setAttribute("start", child.getAttribute("start"));
+        }
+        if (child.tagName === "TH" || child.tagName === "TD") {
+          const align = (child.getAttribute("class") || "").match(/^align-(left|right|center)$/);
+          if (align) copy.className = align[0];
+        }
+        if (child.tagName === "CODE") {
+          const language = (child.getAttribute("class") || "").match(/^language-([\w+-]+)$/);
+          if (language) copy.className = "language-" + language[1];
+        }
+        cleanCopy(child, copy);
+        into.append(copy);
+      }
+    }
+  }
+
+  function renderMarkdown(node, text) {
+    if (!markdown) {
+      node.textContent = text;
+      return;
+    }
+    // a table column's alignment comes as a style attribute, which the page's policy
+    // refuses: made a class first (the model's own text is escaped, so this only
+    // matches what markdown-it wrote)
+    const html = markdown.render(text).replace(
+      /<(th|td) style="text-align:(left|right|center)">/g, '<$1 class="align-$2">'
+    );
+    const parsed = new DOMParser().parseFromString(html, "text/html");
+    const fragment = document.createDocumentFragment();
+    cleanCopy(parsed.body, fragment);
+    node.replaceChildren(fragment);
+    node.classList.add("markdown");
+  }
+
   function partsText(content) {
     if (typeof content === "string") return content;
     return (content || [])
@@ -129,7 +226,7 @@
         addMessage("user", partsText(message.content));
       } else if (message.role === "assistant") {
         for (const part of message.content || []) {
-          if (part.type === "text" && part.text) addMessage("assistant", part.text);
+          if (part.type === "text" && part.text) renderMarkdown(addMessage("assistant", ""), part.text);
           if (part.type === "thinking" && part.thinking) thinkingBlock().pre.textContent = part.thinking;
           if (part.type === "tool_call") {
             const tool = toolBlock(part.id, part.name);
@@ -318,11 +415,13 @@
     switch (event.type) {
       case "agent_start":
         setRunning(true);
+        activity("waiting for the model");
         notice("");
         if (p.prompt) addMessage("user", p.prompt);
         break;
       case "agent_end":
         setRunning(false);
+        activity("");
         current = null;
         thinking = null;
         if (p.error) notice(p.error);
@@ -330,6 +429,7 @@
         break;
       case "text_start":
         current = addMessage("assistant", "");
+        activity("writing");
         break;
       case "text_delta":
         if (!current) current = addMessage("assistant", "");
@@ -337,11 +437,13 @@
         scrollDown();
         break;
       case "text_end":
-        if (current && typeof p.content === "string") current.textContent = p.content;
+        if (current && typeof p.content === "string") renderMarkdown(current, p.content);
+        else if (current) renderMarkdown(current, current.textContent);
         current = null;
         break;
       case "thinking_start":
         thinking = thinkingBlock();
+        activity("thinking");
         break;
       case "thinking_delta":
         if (!thinking) thinking = thinkingBlock();
@@ -368,6 +470,7 @@
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         if (!tool.args.textContent) tool.args.textContent = pretty(p.args);
         setStatus(tool, "running");
+        activity("running " + (p.tool_name || "a tool"));
         break;
       }
       case "tool_execution_update": {
@@ -379,6 +482,7 @@
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         tool.output.textContent = resultText(p.result);
         setStatus(tool, p.result && p.result.is_error ? "error" : "done");
+        activity("waiting for the model");
         break;
       }
       case "usage":
@@ -440,7 +544,9 @@
     if (!text.trim()) return;
     const fields = { message: text };
     if (running) fields.streaming_behavior = $("behavior").value;
+    if (!running) activity("sending");
     const response = await send("prompt", fields);
+    if (!response.success && !running) activity("");
     if (response.success) {
       promptBox.value = "";
       notice("");

@@ -1,0 +1,114 @@
+"""Markdown streamed into completed blocks, for rendering while an answer arrives.
+
+`MarkdownBlocks` takes an answer's text a delta at a time and hands back each top-level
+Markdown block (a paragraph, a heading, a list, a table, a fenced code block, a block
+quote) once it is complete — that is, once a later block has begun — so the terminal
+renders every block exactly once and keeps only the open block live. The block
+boundaries come from ``markdown-it-py`` (the parser rich's Markdown uses); no Markdown
+is parsed here by hand. The open text is parsed again only when a line ends, and an
+open fenced code block only looks at its new lines for the closing fence, so the cost
+per delta does not grow with the answer's length.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from markdown_it import MarkdownIt
+
+__all__ = ["MarkdownBlocks"]
+
+
+def _fence_opener(line: str) -> str:
+    """The fence (``` or ~~~ run) that ``line`` opens, or ''."""
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3:
+        return ""
+    for char in "`~":
+        run = len(stripped) - len(stripped.lstrip(char))
+        if run >= 3:
+            return char * run
+    return ""
+
+
+class MarkdownBlocks:
+    """Splits streamed Markdown into complete top-level blocks.
+
+    ``feed(delta)`` returns the blocks that became complete (their source text, in
+    order); ``finish()`` returns what is left at the end of the answer; ``open_text``
+    is the block still arriving.
+    """
+
+    def __init__(self) -> None:
+        self._parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+        self._lines: list[str] = []  # complete lines of the open text
+        self._tail = ""  # the line still arriving
+        self._fence = ""  # the fence of an open code block at the start of the open text
+
+    @property
+    def open_text(self) -> str:
+        """The open (not yet complete) text."""
+        return "".join(self._lines) + self._tail
+
+    def feed(self, delta: str) -> list[str]:
+        """Add ``delta``; the blocks it completed."""
+        if "\n" not in delta:
+            self._tail += delta
+            return []
+        *done, self._tail = (self._tail + delta).split("\n")
+        done_blocks: list[str] = []
+        for line in done:
+            done_blocks.extend(self._add_line(line + "\n"))
+        return done_blocks
+
+    def finish(self) -> list[str]:
+        """The rest of the answer as blocks (the open text, when not blank); resets."""
+        rest = self.open_text
+        self._lines, self._tail, self._fence = [], "", ""
+        return [rest] if rest.strip() else []
+
+    def _add_line(self, line: str) -> list[str]:
+        if self._fence:
+            self._lines.append(line)
+            stripped = line.strip()
+            if (
+                len(self._lines) > 1
+                and stripped.startswith(self._fence[0] * len(self._fence))
+                and not stripped.strip(self._fence[0])
+            ):
+                block, self._lines, self._fence = "".join(self._lines), [], ""
+                return [block]
+            return []
+        if not self._lines and not line.strip():
+            return []  # blank lines between blocks
+        if not self._lines:
+            self._fence = _fence_opener(line)
+            self._lines.append(line)
+            return []
+        self._lines.append(line)
+        if line.strip() and not self._lines[-2].strip():
+            # a line after a blank one may begin a new block: ask the parser
+            return self._split()
+        if _fence_opener(line) and not line.startswith((" ", "\t")):
+            return self._split()
+        return []
+
+    def _split(self) -> list[str]:
+        tokens = self._parser.parse("".join(self._lines))
+        starts = [t.map[0] for t in tokens if t.level == 0 and t.nesting >= 0 and t.map]
+        starts += [t.map[0] for t in tokens if t.level == 0 and t.nesting == 1 and t.map]
+        starts = sorted(set(starts))
+        if len(starts) < 2:
+            return []
+        cut = starts[-1]
+        last_line = len(self._lines) - 1
+        if cut != last_line:
+            return []  # the new line continues the last block
+        blocks: list[str] = []
+        for begin, end in itertools.pairwise(starts):
+            block = "".join(self._lines[begin:end])
+            if block.strip():
+                blocks.append(block.rstrip("\n") + "\n")
+        self._lines = self._lines[cut:]
+        self._fence = _fence_opener(self._lines[0])
+        return blocks

@@ -1,0 +1,92 @@
+"""Tab completion at the prompt (slash commands, a model id, ``@`` file mentions) in a
+real terminal, and the pieces behind it: fuzzy file search and attached mentions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from skillkit.frontends.interactive import attach_mentions, fuzzy_files, workspace_files
+from tests.frontends.tmux_terminal import Terminal
+
+
+def project(tmp_path: Path) -> tuple[Path, str]:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "README.md").write_text("# Demo\nthe readme says hello\n")
+    (work / "src").mkdir()
+    (work / "src" / "reader.py").write_text("x = 1\n")
+    script = tmp_path / "model.yaml"
+    script.write_text(json.dumps({"replies": [{"text": "Read it."}], "cycle": True}))
+    return work, f"scripted:{script}"
+
+
+def _input_line(screen: str) -> str:
+    return next(line for line in reversed(screen.splitlines()) if line.startswith("›"))
+
+
+def test_tab_completes_a_command_a_model_id_and_a_file_mention(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+
+    terminal.press("-l", "/mode")
+    terminal.press("Tab")
+    screen = terminal.wait_for("/model")  # the menu offers /mode and /model
+    terminal.press("C-u")
+
+    terminal.press("-l", "/model anthropic:claude-sonnet-4-")
+    terminal.press("Tab")
+    terminal.wait_for("  anthropic:claude-sonnet-4-5")  # the ids offered
+    terminal.press("Tab")  # the first one taken
+    terminal.wait_for(lambda s: "/model anthropic:claude-sonnet-4-" in _input_line(s))
+    assert _input_line(terminal.screen()).split()[-1] != "anthropic:claude-sonnet-4-"
+    terminal.press("Escape")
+    terminal.press("C-u")
+
+    terminal.press("-l", "look at @REA")
+    terminal.press("Tab")
+    terminal.wait_for("  @README.md")  # offered first, before src/reader.py
+    terminal.press("Tab")
+    terminal.wait_for(lambda s: _input_line(s).rstrip().endswith("look at @README.md"))
+    terminal.press("Enter")
+    screen = terminal.wait_for("● done")
+    assert "↳ attached README.md" in screen
+    assert "Read it." in screen
+
+
+def test_fuzzy_search_ranks_names_that_start_with_the_query_first(tmp_path: Path) -> None:
+    files = ["docs/guide/readme-old.txt", "src/reader.py", "README.md", "tests/r_e_a.py"]
+    assert fuzzy_files("REA", files) == [
+        "README.md",
+        "src/reader.py",
+        "docs/guide/readme-old.txt",
+        "tests/r_e_a.py",
+    ]
+    assert fuzzy_files("zzz", files) == []
+
+
+def test_the_workspace_files_respect_gitignore(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "out.txt").write_text("x")
+    (tmp_path / "app.py").write_text("x")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    assert workspace_files(tmp_path) == [".gitignore", "app.py"]
+
+
+def test_a_mention_attaches_a_bounded_text_file_inside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "big.txt").write_text("y" * 30_000)
+    (tmp_path / "blob.bin").write_bytes(b"\0\1\2")
+    text, attached = attach_mentions(
+        "see @notes.txt, @big.txt @blob.bin @../etc/passwd @missing.md", tmp_path
+    )
+    assert attached == ["notes.txt", "big.txt"]
+    assert '<file path="notes.txt">\nhello\n\n</file>' in text
+    assert "[… cut at 20,000 bytes]" in text and "y" * 20_001 not in text
+    assert text.startswith("see @notes.txt, @big.txt")

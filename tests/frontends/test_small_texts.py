@@ -1,0 +1,41 @@
+"""Small texts the faces show: /help lists ``!command``, /cost on a free model, and the
+doctor's rows of keyless providers."""
+
+from __future__ import annotations
+
+from skillkit.commands.builtin import _cache_line
+from skillkit.doctor import _providers
+from skillkit.model_registry import default_registry
+from skillkit.models import TokenUsage
+
+
+def test_cost_on_a_free_model_says_there_is_nothing_to_save() -> None:
+    model = default_registry().get("ollama:qwen3:8b")
+    assert model is not None and model.cost.input == 0
+    line = _cache_line(TokenUsage(input=10, output=1, cache_read=500), model)
+    assert (
+        line == "caching: 500 tokens read from cache (the model's input is free: nothing to save)"
+    )
+    assert "$0/M" not in line
+
+
+def test_doctor_names_a_keyless_provider_without_empty_brackets() -> None:
+    section = _providers({})
+    rows = [text for _, text in section.rows if "no key needed" in text]
+    assert rows
+    assert not any("()" in text for text in rows)
+
+
+def test_the_resume_preview_shows_what_the_user_typed() -> None:
+    from skillkit.frontends.session_view import typed_text
+
+    skill = (
+        '<skill_content name="word-stats" location="/x/SKILL.md">\nCount words.\n'
+        "</skill_content>\n\nUser request: count notes.txt"
+    )
+    assert typed_text(skill) == "/skill:word-stats count notes.txt"
+    bare = '<skill_content name="deploy" location="/x">\nbody\n</skill_content>'
+    assert typed_text(bare) == "/skill:deploy"
+    note = "I ran this shell command myself; it finished.\n$ ls -la\n<output>\na\n</output>"
+    assert typed_text(note) == "!ls -la"
+    assert typed_text("what is in notes.txt?") is None
