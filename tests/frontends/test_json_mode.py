@@ -56,7 +56,7 @@ def test_the_header_comes_first_and_names_the_recorded_session(tmp_path: Path) -
         "schema_version": SCHEMA_VERSION,
         "session_id": header["session_id"],
     }
-    files = list((tmp_path / "home" / ".skillkit" / "sessions").rglob("*.jsonl"))
+    files = list((tmp_path / "home" / ".skillkit" / "sessions").glob("*/*.jsonl"))
     assert len(files) == 1 and header["session_id"] in files[0].read_text()
 
 

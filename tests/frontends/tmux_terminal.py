@@ -65,26 +65,35 @@ class Terminal:
     def press(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "skillkit", *keys)
 
-    def screen(self, *, escapes: bool = False) -> str:
-        """The visible pane (wrapped lines joined), with colour codes if ``escapes``."""
-        flags = ["-p", "-J"] + (["-e"] if escapes else [])
+    def screen(self, *, escapes: bool = False, history: bool = False) -> str:
+        """The visible pane (wrapped lines joined), with colour codes if ``escapes``;
+        with ``history``, the lines scrolled off above it too."""
+        flags = ["-p", "-J"] + (["-e"] if escapes else []) + (["-S", "-"] if history else [])
         return self.tmux("capture-pane", *flags, "-t", "skillkit")
 
-    def wait_for(self, expected: str | Callable[[str], bool], *, escapes: bool = False) -> str:
-        """Poll the screen until it contains ``expected`` (or the predicate holds)."""
+    def wait_for(
+        self,
+        expected: str | Callable[[str], bool],
+        *,
+        escapes: bool = False,
+        history: bool = False,
+    ) -> str:
+        """Poll the screen until it contains ``expected`` (or the predicate holds); with
+        ``history`` the lines scrolled off the top count too."""
         check = expected if callable(expected) else (lambda screen: expected in screen)
         deadline = time.monotonic() + POLL_TIMEOUT
         screen = ""
         while time.monotonic() < deadline:
-            screen = self.screen(escapes=escapes)
+            screen = self.screen(escapes=escapes, history=history)
             if check(screen):
                 return screen
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting for {expected!r}; the screen was:\n{screen}")
 
     def wait_for_prompt_count(self, count: int) -> str:
-        """Wait until ``count`` input prompts (``›``) are on the screen."""
-        return self.wait_for(lambda screen: _prompts(screen) >= count)
+        """Wait until ``count`` input prompts (``›``) have been drawn (also those a long
+        output scrolled off the top)."""
+        return self.wait_for(lambda screen: _prompts(screen) >= count, history=True)
 
     def restart(self, *args: str, cwd: Path = ROOT) -> None:
         """End the current session (skillkit must have exited) and start a new one."""

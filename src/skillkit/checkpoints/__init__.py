@@ -19,22 +19,26 @@ checkpoints.undo()                      # take the rewind back
 
 from __future__ import annotations
 
-from skillkit.checkpoints.store import (
-    DEFAULT_MAX_FILE_SIZE,
-    FileChange,
-    LeftOut,
-    Snapshot,
-    SnapshotError,
-    SnapshotStore,
-)
-from skillkit.checkpoints.turns import (
-    ChangedOutsideError,
-    Checkpoints,
-    RestoreResult,
-    RewindTarget,
-    Turn,
-    store_folder_of,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillkit.checkpoints.store import (
+        DEFAULT_MAX_FILE_SIZE,
+        FileChange,
+        LeftOut,
+        Snapshot,
+        SnapshotError,
+        SnapshotStore,
+    )
+    from skillkit.checkpoints.turns import (
+        ChangedOutsideError,
+        Checkpoints,
+        RestoreResult,
+        RewindTarget,
+        Turn,
+        store_folder_of,
+    )
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -50,3 +54,18 @@ __all__ = [
     "Turn",
     "store_folder_of",
 ]
+
+_STORE_NAMES = frozenset(
+    {"DEFAULT_MAX_FILE_SIZE", "FileChange", "LeftOut", "Snapshot", "SnapshotError", "SnapshotStore"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the command line imports `skillkit.checkpoints.cli` on every
+    # start, and the contributor half brings in the agent core.
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = "store" if name in _STORE_NAMES else "turns"
+    value = getattr(importlib.import_module(f"skillkit.checkpoints.{module}"), name)
+    globals()[name] = value
+    return value
