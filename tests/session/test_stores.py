@@ -346,3 +346,17 @@ def test_the_sessions_command_reads_the_store_it_is_given(tmp_path: Path) -> Non
     assert open_store(url).list() == []
     bad = run_cli("sessions", "list", "--session-store", "redis://x", home=home, cwd=cwd)
     assert bad.returncode != 0 and "redis" in bad.stderr
+
+
+def test_deleting_a_file_session_removes_the_folders_kept_beside_it(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "home")
+    session = store.create(tmp_path)
+    sidecar = session.path.with_suffix(".checkpoints")
+    (sidecar / "objects").mkdir(parents=True)
+    (sidecar / "turns.jsonl").write_text("{}\n")
+    other = session.path.parent / "unrelated.checkpoints"
+    other.mkdir()
+    session.close()
+    store.delete(session.id)
+    assert not session.path.exists() and not sidecar.exists()
+    assert other.is_dir()

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import glob
 import hashlib
 import os
 import re
 import secrets
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -180,12 +182,17 @@ class SessionStore:
         )
 
     def delete(self, ref: str | Path) -> Path:
-        """Delete a session (refused with `SessionLockedError` while it is written)."""
+        """Delete a session (refused with `SessionLockedError` while it is written),
+        with the folders other layers keep beside its file (``<file stem>.<name>/``,
+        e.g. its checkpoints)."""
         path = self.resolve(ref)
         lock = WriteLock(path)
         lock.acquire()
         try:
             path.unlink()
+            for sidecar in path.parent.glob(f"{glob.escape(path.stem)}.*"):
+                if sidecar.is_dir() and not sidecar.is_symlink():
+                    shutil.rmtree(sidecar, ignore_errors=True)
         finally:
             lock.release()
         forget(path)
