@@ -154,3 +154,16 @@ def test_an_open_block_is_not_drawn_until_it_completes() -> None:
     assert blocks.feed("```\n") == ["```python\nx = 1\n\ny = 2\n```\n"]
     assert blocks.feed("| a |\n|---|\n| 1 |\n") == []
     assert blocks.feed("\nnext\n") == ["| a |\n|---|\n| 1 |\n"]
+
+
+def test_raw_html_in_an_answer_is_shown_as_text_not_dropped() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    renderer = TerminalRenderer(console)
+    answer = "Before.\n\n<script>alert(1)</script> stays text.\n\nAn <b>inline</b> tag too.\n"
+    for start in range(0, len(answer), 3):
+        renderer.stream(StreamEvent(type="text_delta", content=answer[start : start + 3]))
+    renderer.end_line()
+    shown = out.getvalue()
+    assert "<script>alert(1)</script> stays text." in shown
+    assert "An <b>inline</b> tag too." in shown

@@ -13,10 +13,12 @@ per delta does not grow with the answer's length.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from markdown_it import MarkdownIt
+from rich.markdown import Markdown
 
-__all__ = ["MarkdownBlocks"]
+__all__ = ["MarkdownBlocks", "TextMarkdown"]
 
 
 def _fence_opener(line: str) -> str:
@@ -29,6 +31,17 @@ def _fence_opener(line: str) -> str:
         if run >= 3:
             return char * run
     return ""
+
+
+class TextMarkdown(Markdown):
+    """rich's `Markdown` with raw HTML read as text: rich draws nothing for HTML, so
+    ``<b>x</b>`` or ``<script>…`` in a model's answer would vanish from the terminal;
+    here it is shown as written, never interpreted."""
+
+    def __init__(self, markup: str, **options: Any) -> None:
+        super().__init__(markup, **options)
+        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+        self.parsed = parser.parse(markup)
 
 
 class MarkdownBlocks:

@@ -44,7 +44,6 @@ from typing import Any, NamedTuple
 
 from rich.console import Console, RenderableType
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.segment import Segment, Segments
 from rich.text import Text
@@ -63,7 +62,7 @@ from skillkit.events import (
     ToolExecutionUpdate,
     Usage,
 )
-from skillkit.frontends.markdown import MarkdownBlocks
+from skillkit.frontends.markdown import MarkdownBlocks, TextMarkdown
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -622,7 +621,7 @@ class TerminalRenderer:
         ``parent_id`` is set); it is shown in the title."""
         if request.plan_content:
             plan = self.clean(request.plan_content)
-            body: RenderableType = Markdown(plan, hyperlinks=False)
+            body: RenderableType = TextMarkdown(plan, hyperlinks=False)
             title = Text("plan for approval", style="bold yellow")
             self._print(Panel(body, title=title, title_align="left", border_style="yellow"))
             return
@@ -860,7 +859,7 @@ class TerminalRenderer:
         if self._blocks_drawn:
             self.console.print()
         self._blocks_drawn += 1
-        markdown = Markdown(block, code_theme=_CODE_THEME, hyperlinks=False)
+        markdown = TextMarkdown(block, code_theme=_CODE_THEME, hyperlinks=False)
         lines = self.console.render_lines(markdown, pad=False)
         # blank lines around a block (a list's, a paragraph's) are dropped: one is drawn
         # between blocks; a code block's padding (it has a background) is kept
