@@ -83,7 +83,7 @@ ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None
 a tool call would run (a skill action), or None when the tool is not one."""
 
 _THINKING_STYLE = "dim italic"
-_TODO_STYLES: dict[str, tuple[str, str]] = {
+_TASK_STYLES: dict[str, tuple[str, str]] = {
     "pending": ("☐", ""),
     "in_progress": ("▶", "bold yellow"),
     "done": ("☑", "dim strike"),
@@ -528,7 +528,7 @@ class TerminalRenderer:
         the one in progress highlighted."""
         body = Text()
         for number, item in enumerate(items):
-            mark, style = _TODO_STYLES.get(item.status, _TODO_STYLES["pending"])
+            mark, style = _TASK_STYLES.get(item.status, _TASK_STYLES["pending"])
             if number:
                 body.append("\n")
             body.append(mark + " ", style=style)

@@ -247,15 +247,15 @@
   }
 
   // the model's task list (the todo tool), shown above the prompt
-  const TODO_MARKS = { pending: "☐", in_progress: "▶", done: "☑" };
+  const TASK_MARKS = { pending: "☐", in_progress: "▶", done: "☑" };
 
   function renderTodos(items) {
     const list = $("todo-list");
     list.replaceChildren();
     for (const item of items || []) {
       if (!item || typeof item.content !== "string") continue;
-      const status = TODO_MARKS[item.status] ? item.status : "pending";
-      const row = element("li", "", TODO_MARKS[status] + " " + item.content);
+      const status = TASK_MARKS[item.status] ? item.status : "pending";
+      const row = element("li", "", TASK_MARKS[status] + " " + item.content);
       row.dataset.status = status;
       list.append(row);
     }
