@@ -46,10 +46,7 @@ that is not a command (``/usr/bin/env``, plain text) goes to the model.
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +54,13 @@ from skillkit.commands.dispatch import CommandResult
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
+from skillkit.frontends.prompt_completion import (
+    PromptCompleter,
+    attach_mentions,
+    fuzzy_files,
+    workspace_files,
+)
+from skillkit.frontends.request_answers import RequestAnswers
 from skillkit.frontends.run_input import (
     ESCAPE_DELAY,
     RUN_KEYS,
@@ -69,18 +73,23 @@ from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import CompleteEvent, Completion
-    from prompt_toolkit.document import Document
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyBindings
 
-    from skillkit.commands.dispatch import Command, CommandRegistry
+    from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
 
-__all__ = ["INTERRUPTED", "InteractiveSession"]
+__all__ = [
+    "INTERRUPTED",
+    "InteractiveSession",
+    "PromptCompleter",
+    "attach_mentions",
+    "fuzzy_files",
+    "workspace_files",
+]
 
 INTERRUPTED = 130
 """The exit code when the user leaves with Ctrl-C Ctrl-C (128 + SIGINT, as shells do)."""
@@ -162,7 +171,7 @@ class InteractiveSession:
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
             completer=PromptCompleter(
-                self.agent_session.commands.list, self._skill_names, self._root
+                self.agent_session.commands.list, self._skill_names, self._root, _model_ids
             ).completer(),
             complete_while_typing=False,
         )
@@ -425,81 +434,7 @@ class InteractiveSession:
             self._requests.put_nowait(request.payload)
 
     async def _answer(self, request: _Request) -> None:
-        """Ask about one request. A request the terminal fails to ask about is denied
-        (or declined), so no call waits forever."""
-        try:
-            if isinstance(request, ApprovalNeeded):
-                await self._answer_approval(request)
-            else:
-                await self._answer_questions(request)
-        except Exception as exc:
-            self.renderer.error(f"could not ask: {exc!r}")
-            if self.permissions is not None:
-                from skillkit.permissions import ApprovalDecision
-
-                reason = "the terminal could not ask the user"
-                denial = ApprovalDecision.deny(f"Not run: {reason}.", by="terminal")
-                self.permissions.approvals.respond(request.request_id, denial)
-                self.permissions.questions.decline(request.request_id, reason)
-
-    async def _answer_approval(self, event: ApprovalNeeded) -> None:
-        from skillkit.frontends.answers import ask_approval
-
-        permissions = self.permissions
-        if permissions is None:
-            return
-        request = permissions.approvals.get(event.request_id)
-        if request is None:  # answered already (an abort, a timeout, a callback)
-            return
-        self.renderer.approval_request(event)
-        decision = await ask_approval(request)
-        if decision is None:
-            if self._interrupt is not None:
-                self._interrupt()
-            return
-        if not self._respond(event.request_id, decision):
-            return
-        renderer = self.renderer
-        if decision.kind == "deny":
-            note = f": {decision.message}" if decision.message else ""
-            renderer.notice(f"✗ denied{note}")
-        elif decision.kind == "allow_always":
-            rule = decision.rule or request.suggested_rule
-            renderer.info(f"✓ allowed; from now on also {rule}" if rule else "✓ allowed")
-        else:
-            renderer.info("✓ allowed once" if not request.plan_content else "✓ plan approved")
-
-    async def _answer_questions(self, event: QuestionNeeded) -> None:
-        """Ask the questions of ``event`` one at a time. Ctrl-C declines them and every
-        other question still waiting, so one Ctrl-C ends all the asking."""
-        from skillkit.frontends.answers import ask_questions
-
-        permissions = self.permissions
-        if permissions is None or all(
-            r.request_id != event.request_id for r in permissions.questions.pending()
-        ):
-            return
-        answers = await ask_questions(
-            event, show=lambda index: self.renderer.question(event, index)
-        )
-        if answers is not None:
-            self._respond(event.request_id, answers)
-            return
-        declined = 0
-        waiting = [event.request_id, *(r.request_id for r in permissions.questions.pending())]
-        for request_id in dict.fromkeys(waiting):
-            declined += permissions.questions.decline(request_id)
-        word = "question was" if declined <= 1 else "questions were"
-        self.renderer.notice(f"✗ the {word} not answered")
-
-    def _respond(self, request_id: str, answer: object) -> bool:
-        """Hand the user's answer to the session; False when the request was answered
-        already (an abort, a timeout)."""
-        try:
-            self.agent_session.respond(request_id, answer)
-        except SessionCommandError:
-            return False
-        return True
+        await RequestAnswers(self.agent_session, self.renderer, self._interrupt).answer(request)
 
     # ----- modes and skills
 
@@ -588,189 +523,8 @@ def _describe(data: Mapping[str, object]) -> str:
     )
 
 
-# ----- completion and @file mentions
+def _model_ids() -> list[str]:
+    """The model ids offered after ``/model``: every model of the catalog."""
+    from skillkit.model_registry import default_registry
 
-_MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
-_MENTION_BYTES = 20_000  # of one mentioned file's content sent with the prompt
-_FILE_LIST_LIMIT = 20_000
-_FILE_LIST_TTL = 10.0
-
-
-def workspace_files(root: Path) -> list[str]:
-    """The files of the workspace at ``root``, relative, ``/``-separated: ``git ls-files``
-    (tracked and untracked, ``.gitignore`` respected) in a git checkout, else a walk that
-    skips hidden folders; at most 20,000."""
-    import subprocess
-
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root,
-            capture_output=True,
-            timeout=5,
-            check=True,
-        )
-        names = [n for n in listed.stdout.decode("utf-8", "replace").split("\0") if n]
-        return sorted(set(names))[:_FILE_LIST_LIMIT]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    found: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        base = Path(folder).relative_to(root)
-        found.extend((base / f).as_posix() for f in sorted(files))
-        if len(found) >= _FILE_LIST_LIMIT:
-            break
-    return found[:_FILE_LIST_LIMIT]
-
-
-def fuzzy_files(query: str, files: list[str], limit: int = 20) -> list[str]:
-    """The files matching ``query`` best: every character of it in order (any case);
-    a name that starts with it first, then one that contains it, then the rest, shorter
-    paths first."""
-    wanted = query.lower()
-    ranked: list[tuple[int, int, str]] = []
-    for path in files:
-        lower = path.lower()
-        name = lower.rsplit("/", 1)[-1]
-        if name.startswith(wanted):
-            rank = 0
-        elif wanted in lower:
-            rank = 1
-        else:
-            position = 0
-            for char in wanted:
-                position = lower.find(char, position) + 1
-                if position == 0:
-                    break
-            else:
-                rank = 2
-            if position == 0:
-                continue
-        ranked.append((rank, len(path), path))
-    ranked.sort()
-    return [path for _, _, path in ranked[:limit]]
-
-
-def attach_mentions(text: str, root: Path) -> tuple[str, list[str]]:
-    """``(text with the files, the files attached)``: the content of each ``@path``
-    ``text`` mentions that is a readable text file under ``root`` is appended (at most
-    20,000 bytes each, a note saying so when cut)."""
-    parts: list[str] = []
-    seen: set[str] = set()
-    seen_files: list[str] = []
-    base = root.resolve()
-    for match in _MENTION.finditer(text):
-        name = match.group(1).rstrip(".,;:!?)")
-        if name in seen:
-            continue
-        seen.add(name)
-        path = (root / name).resolve()
-        if not path.is_relative_to(base) or not path.is_file():
-            continue
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(_MENTION_BYTES + 1)
-        except OSError:
-            continue
-        if b"\0" in data:
-            continue  # not a text file
-        body = data[:_MENTION_BYTES].decode("utf-8", "replace")
-        cut = "\n[… cut at 20,000 bytes]" if len(data) > _MENTION_BYTES else ""
-        parts.append(f'<file path="{name}">\n{body}{cut}\n</file>')
-        seen_files.append(name)
-    attached = list(seen_files)
-    return (text if not parts else text + "\n\n" + "\n\n".join(parts)), attached
-
-
-class PromptCompleter:
-    """Tab completion at the prompt: slash commands (and aliases) by name, then their
-    first argument (its choices; model ids for ``/model``; skill names for ``/skill``
-    and ``/skill:NAME``), and ``@path`` mentions by fuzzy search over the workspace's
-    files. A prompt_toolkit completer (through `completer`), built without importing
-    prompt_toolkit until it is used."""
-
-    def __init__(
-        self,
-        commands: Callable[[], list[Command]],
-        skills: Callable[[], list[str]],
-        root: Path,
-    ) -> None:
-        self.commands = commands
-        self.skills = skills
-        self.root = root
-        self._files: list[str] = []
-        self._listed = -_FILE_LIST_TTL
-
-    def files(self) -> list[str]:
-        now = time.monotonic()
-        if now - self._listed > _FILE_LIST_TTL:
-            self._files, self._listed = workspace_files(self.root), now
-        return self._files
-
-    def completer(self) -> Any:
-        """This completer as a prompt_toolkit ``Completer``."""
-        from prompt_toolkit.completion import Completer
-
-        owner = self
-
-        class _Completer(Completer):
-            def get_completions(
-                self, document: Document, complete_event: CompleteEvent
-            ) -> Iterator[Completion]:
-                return owner.get_completions(document, complete_event)
-
-        return _Completer()
-
-    def get_completions(
-        self, document: Document, complete_event: CompleteEvent
-    ) -> Iterator[Completion]:
-        from prompt_toolkit.completion import Completion
-
-        before = document.text_before_cursor
-        mention = re.search(r"(?:^|\s)@([^\s@]*)$", before)
-        if mention is not None:
-            query = mention.group(1)
-            for path in fuzzy_files(query, self.files()):
-                yield Completion("@" + path, start_position=-len(query) - 1)
-            return
-        if not before.startswith("/") or "\n" in before:
-            return
-        head, space, rest = before.partition(" ")
-        if not space:
-            yield from self._names(head[1:])
-            return
-        if " " in rest:
-            return  # only the first argument
-        for value in self._values(head[1:]):
-            if value.startswith(rest) and value != rest:
-                yield Completion(value, start_position=-len(rest))
-
-    def _names(self, typed: str) -> Iterator[Completion]:
-        from prompt_toolkit.completion import Completion
-
-        if typed.startswith("skill:"):
-            for name in self.skills():
-                if name.startswith(typed[6:]):
-                    yield Completion("/skill:" + name, start_position=-len(typed) - 1)
-            return
-        names: set[str] = set()
-        for command in self.commands():
-            for name in (command.name, *command.aliases):
-                if name.startswith(typed) and name not in names:
-                    names.add(name)
-                    yield Completion(
-                        "/" + name, start_position=-len(typed) - 1, display_meta=command.description
-                    )
-
-    def _values(self, name: str) -> list[str]:
-        if name == "model":
-            from skillkit.model_registry import default_registry
-
-            return [f"{m.provider}:{m.id}" for m in default_registry().list()]
-        if name == "skill":
-            return self.skills()
-        command = next((c for c in self.commands() if name == c.name or name in c.aliases), None)
-        if command is None or not command.arguments:
-            return []
-        return list(command.arguments[0].choices)
+    return [f"{m.provider}:{m.id}" for m in default_registry().list()]

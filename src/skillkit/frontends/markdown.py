@@ -16,9 +16,11 @@ import itertools
 from typing import Any
 
 from markdown_it import MarkdownIt
+from rich.console import Console
 from rich.markdown import Markdown
+from rich.segment import Segment, Segments
 
-__all__ = ["MarkdownBlocks", "TextMarkdown"]
+__all__ = ["MarkdownBlocks", "TextMarkdown", "block_segments", "last_lines"]
 
 
 def _fence_opener(line: str) -> str:
@@ -125,3 +127,39 @@ class MarkdownBlocks:
         self._lines = self._lines[cut:]
         self._fence = _fence_opener(self._lines[0])
         return blocks
+
+
+def block_segments(console: Console, block: str, *, code_theme: str) -> Segments:
+    """One complete Markdown block rendered for ``console`` (without hyperlinks, so a
+    link shows its real target), with the blank lines around it dropped — a list's, a
+    paragraph's; the caller draws one between blocks — and a code block's padding (it
+    has a background) kept."""
+    markdown = TextMarkdown(block, code_theme=code_theme, hyperlinks=False)
+    lines = console.render_lines(markdown, pad=False)
+    while lines and _blank(lines[-1]):
+        lines.pop()
+    while lines and _blank(lines[0]):
+        lines.pop(0)
+    segments: list[Segment] = []
+    for line in lines:
+        segments.extend(line)
+        segments.append(Segment.line())
+    return Segments(segments)
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(
+        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
+        for segment in line
+    )
+
+
+def last_lines(text: str, count: int = 12) -> str:
+    """The last ``count`` lines of ``text`` (found from its end, so the cost does not grow
+    with the text's length)."""
+    end = len(text)
+    for _ in range(count):
+        end = text.rfind("\n", 0, end)
+        if end < 0:
+            return text
+    return text[end + 1 :]
