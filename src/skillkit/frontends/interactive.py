@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import CommandResult
+from skillkit.events import AgentStart, Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
@@ -141,6 +142,7 @@ class InteractiveSession:
         self._escape: Callable[[], None] | None = None
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
+        self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -191,6 +193,7 @@ class InteractiveSession:
             give_back_requests,
             agent.listen(self.renderer.emit),
             agent.listen(self.status.emit),
+            agent.listen(self._show_queued),
             agent.on_ui_request(self._queue_request),
             own.install(agent.commands),
         ]
@@ -420,12 +423,25 @@ class InteractiveSession:
             return False
         if later:
             agent.follow_up(text)
+            self._queued.append(text)
             self.renderer.aside(f"⧗ queued for after this run: {text}")
         else:
             agent.steer(text)
             self._steered.append(text)
             self.renderer.aside(f"↳ sent to the running agent: {text}")
         return True
+
+    def _show_queued(self, event: Event) -> None:
+        """A queued message (Alt+Enter) is shown as a prompt when the run it starts
+        begins, so the answer that follows has its question above it."""
+        payload = event.payload
+        if not isinstance(payload, AgentStart) or event.parent_id is not None:
+            return
+        if payload.prompt in self._queued:
+            self._queued.remove(payload.prompt)
+            self.renderer.end_line()
+            self.renderer.console.print()
+            self.renderer.prompt_line(payload.prompt)
 
     # ----- approvals and questions
 

@@ -437,6 +437,16 @@ class TerminalRenderer:
         """A yellow line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="yellow"))
 
+    def prompt_line(self, prompt: str) -> None:
+        """A prompt the user sent, drawn as the input line shows it (``› text``, its
+        first line; a note counts the rest)."""
+        first, *rest = self.clean(prompt).split("\n")
+        line = Text("› ", style="bold cyan")
+        line.append(first, style="bold")
+        if rest:
+            line.append(f" (+{len(rest)} lines)", style="dim")
+        self._print(line)
+
     def aside(self, message: str) -> None:
         """A yellow line that leaves the streamed line open when lines are held (see
         ``hold_partial_line``): for what the user did meanwhile (a message sent to the
