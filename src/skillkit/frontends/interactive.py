@@ -70,6 +70,7 @@ from skillkit.frontends.run_input import (
     quiet_keyboard,
 )
 from skillkit.frontends.terminal import TerminalRenderer
+from skillkit.frontends.tool_rows import expanded_rows
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ class InteractiveSession:
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
+        self._expanded = False  # Ctrl-O: the last tool call shown whole above the prompt
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -163,12 +165,12 @@ class InteractiveSession:
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.formatted_text import FormattedText
-        from prompt_toolkit.history import InMemoryHistory
+
+        from skillkit.frontends.prompt_history import PromptHistory, history_file
 
         session: PromptSession[str] = PromptSession(
-            FormattedText([_PROMPT]),
-            history=InMemoryHistory(),
+            self._prompt_message,
+            history=PromptHistory(history_file(), self.renderer.redactor),
             multiline=True,
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
@@ -185,9 +187,11 @@ class InteractiveSession:
         drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
         renderer.draw_requests = False  # drawn when asked, one at a time
         renderer.hold_partial_line = True  # shown by the working lines until it ends
+        renderer.expand_hint = "ctrl+o shows all"
 
         def give_back_requests() -> None:
             renderer.draw_requests, renderer.hold_partial_line = drawn_by_renderer, held
+            renderer.expand_hint = ""
 
         undo = [
             give_back_requests,
@@ -249,6 +253,7 @@ class InteractiveSession:
                 # finished background task) is drawn above it.
                 with patch_stdout(raw=True):
                     typed = await session.prompt_async(default=self._input.take_text())
+                self._expanded = False
                 text = typed.strip()
             except KeyboardInterrupt:
                 if exit_armed:
@@ -455,17 +460,23 @@ class InteractiveSession:
     # ----- modes and skills
 
     def _key_bindings(self) -> KeyBindings:
+        from prompt_toolkit.filters import is_searching
         from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
         bindings = KeyBindings()
 
-        @bindings.add("enter")
+        @bindings.add("enter", filter=~is_searching)  # Ctrl-R's Enter takes the match
         def send(event: KeyPressEvent) -> None:
             event.current_buffer.validate_and_handle()
 
         @bindings.add("c-j")
         def new_line(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-o")
+        def expand(event: KeyPressEvent) -> None:
+            self._expanded = not self._expanded and bool(self.renderer.tool_records)
+            event.app.invalidate()
 
         if self.permissions is not None:
             agent = self.agent_session
@@ -476,6 +487,24 @@ class InteractiveSession:
                 event.app.invalidate()
 
         return bindings
+
+    def _prompt_message(self) -> StyleAndTextTuples:
+        """The prompt; with Ctrl-O, the last tool call shown whole above it (as much as
+        the terminal's height leaves room for) until Ctrl-O folds it again."""
+        if not self._expanded or not self.renderer.tool_records:
+            return [_PROMPT]
+        from prompt_toolkit.application.current import get_app
+
+        size = get_app().output.get_size()
+        room, width = size.rows - 4, max(size.columns - 3, 10)
+        styles = {"diff+": "ansigreen", "diff-": "ansired", "error": "ansired", "dim": "#888888"}
+        out: StyleAndTextTuples = []
+        for style, line in expanded_rows(self.renderer.tool_records[-1], room):
+            line = ("  " if out else "") + line
+            line = line if len(line) <= width else line[: width - 1] + "…"
+            out.append((styles.get(style, style), line + "\n"))
+        out[0] = (out[0][0], out[0][1].rstrip("\n") + " · ctrl+o folds\n")
+        return [*out, _PROMPT]
 
     def _toolbar(self) -> StyleAndTextTuples:
         assert self.permissions is not None

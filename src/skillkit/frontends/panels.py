@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from rich.panel import Panel
 from rich.text import Text
@@ -23,7 +24,14 @@ from skillkit.runtime.todos import TodoItem
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 
-__all__ = ["approval_panel", "approval_text", "plan_panel", "question_panel", "todo_panel"]
+__all__ = [
+    "approval_argv",
+    "approval_panel",
+    "approval_text",
+    "plan_panel",
+    "question_panel",
+    "todo_panel",
+]
 
 _COMMAND_KEYS = ("command", "cmd", "script")
 _TASK_STYLES: dict[str, tuple[str, str]] = {
@@ -123,6 +131,27 @@ def plan_panel(plan: str) -> Panel:
     body = TextMarkdown(plan, hyperlinks=False)
     title = Text("plan for approval", style="bold yellow")
     return Panel(body, title=title, title_align="left", border_style="yellow")
+
+
+def approval_argv(
+    request: ApprovalNeeded,
+    preview: Callable[[str, Mapping[str, Any]], tuple[list[str], str] | None] | None,
+) -> tuple[list[str] | None, str]:
+    """The exact argument list (and working folder) the call of ``request`` runs, when
+    it runs a declared program: the request's own ``argv`` when it carries one, else
+    what ``preview(tool_name, tool_input)`` says; ``(None, "")`` otherwise. A preview
+    that raises gives none (it must not hide the request)."""
+    carried = getattr(request, "argv", None)
+    if isinstance(carried, list) and carried and all(isinstance(a, str) for a in carried):
+        carried_cwd = getattr(request, "cwd", "")
+        return list(carried), carried_cwd if isinstance(carried_cwd, str) else ""
+    if preview is None:
+        return None, ""
+    try:
+        found = preview(request.tool_name, request.tool_input)
+    except Exception:  # a preview that fails must not hide the request
+        found = None
+    return found if found is not None else (None, "")
 
 
 def approval_panel(

@@ -35,6 +35,7 @@ real target.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -59,6 +60,7 @@ from skillkit.events import (
 from skillkit.frontends.child_agents import ChildAgents
 from skillkit.frontends.markdown import MarkdownBlocks, block_segments, last_lines
 from skillkit.frontends.panels import (
+    approval_argv,
     approval_panel,
     approval_text,
     plan_panel,
@@ -66,7 +68,7 @@ from skillkit.frontends.panels import (
     todo_panel,
 )
 from skillkit.frontends.run_footer import format_footer, short_count
-from skillkit.frontends.tool_rows import call_rows, result_rows
+from skillkit.frontends.tool_rows import ToolRecord, call_rows, result_rows, tool_summary
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -155,6 +157,11 @@ class TerminalRenderer:
         the output shows it there: partial lines written above such an area would be
         overwritten by it)."""
         self._children = ChildAgents()
+        self._calls: dict[str, tuple[str, list[str]]] = {}  # call id -> (call, diff)
+        self.tool_records: deque[ToolRecord] = deque(maxlen=20)
+        """The last tool calls that ended, whole (see `tool_result`)."""
+        self.expand_hint = ""
+        """Said after a folded result, how to see all of it (e.g. a key of the face)."""
         self.draw_requests = True
         """Whether `emit` draws ``approval_needed`` / ``question_needed`` events; a
         caller that asks one request at a time sets False and draws each itself
@@ -175,8 +182,8 @@ class TerminalRenderer:
                 # once validated, and the result follows).
                 if not stream_event.type.startswith("tool_call"):
                     self.stream(stream_event)
-            case ToolExecutionStart(tool_name=name, args=args):
-                self.tool_call(name, args)
+            case ToolExecutionStart(tool_call_id=call, tool_name=name, args=args):
+                self.tool_call(name, args, call_id=call)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
                 streamed = self._streamed.setdefault(call, [])
                 room = self.max_streamed_lines - len(streamed)
@@ -192,6 +199,7 @@ class TerminalRenderer:
                     shown=shown,
                     elapsed=duration or None,
                     drawn=min(len(shown), self.max_streamed_lines) if shown else None,
+                    call_id=call,
                 )
             case Usage() as usage:
                 self._last_usage = usage
@@ -271,12 +279,20 @@ class TerminalRenderer:
         """``text`` with secrets redacted and control characters neutralized."""
         return neutralize(self.redactor.redact(text), drop_styles=drop_styles)
 
-    def tool_call(self, name: str, args: dict[str, Any]) -> None:
+    def tool_call(self, name: str, args: dict[str, Any], *, call_id: str = "") -> None:
         """One line naming the tool and its subject — ``bash(git status)``,
         ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `tool_summary`); an edit
-        or a write is followed by its coloured diff (at most ``max_diff_lines``)."""
-        brief = name in self.brief_tools
-        for row in call_rows(name, args, clean=self.clean, brief=brief, limit=self.max_diff_lines):
+        or a write is followed by its coloured diff (at most ``max_diff_lines``).
+        ``call_id`` pairs it with its `tool_result` in `tool_records`."""
+        if name in self.brief_tools:
+            line = Text("⏺ ", style="cyan")
+            line.append(self.clean(name), style="bold")
+            line.append(" (shown below)", style="dim")
+            self._print(line)
+            return
+        summary, diff = tool_summary(name, args)
+        self._calls[call_id] = (self.clean(summary.call), diff)
+        for row in call_rows(summary, diff, clean=self.clean, limit=self.max_diff_lines):
             self._print(row)
 
     def todos(self, items: list[TodoItem]) -> None:
@@ -303,6 +319,7 @@ class TerminalRenderer:
         shown: list[str] | None = None,
         elapsed: float | None = None,
         drawn: int | None = None,
+        call_id: str = "",
     ) -> None:
         """How a tool call ended, on one line (``⎿ ✓ name · 0.4s`` or ``⎿ ✗ name failed``),
         then a folded preview of its result: the first ``max_result_lines`` lines (red
@@ -311,13 +328,23 @@ class TerminalRenderer:
 
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
         they are not drawn again, only the lines the result adds; ``drawn`` says how many
-        of them were drawn when the rest were folded."""
+        of them were drawn when the rest were folded. The call and its whole result are
+        kept in `tool_records` (the last 20), for a view that expands them."""
+        cleaned = self.clean(output, drop_styles=True)
+        call, diff = self._calls.pop(call_id, (self.clean(name), []))
+        lines = cleaned.split("\n")
+        if lines and not lines[-1]:
+            lines.pop()
+        self.tool_records.append(
+            ToolRecord(call, [self.clean(r, drop_styles=True) for r in diff], lines, is_error)
+        )
         # the answers to a brief tool's request (questions, the plan) are the user's own:
         # shown whole, up to the bound of a diff
         limit = self.max_diff_lines if name in self.brief_tools else self.max_result_lines
         rows = result_rows(
-            self.clean(output, drop_styles=True),
+            cleaned,
             name=self.clean(name),
+            hint=self.expand_hint,
             is_error=is_error,
             shown=shown,
             elapsed=elapsed,
@@ -336,22 +363,7 @@ class TerminalRenderer:
         if request.plan_content:
             self._print(plan_panel(self.clean(request.plan_content)))
             return
-        argv: list[str] | None = None
-        cwd = ""
-        # A request that carries its argv (a future ``ApprovalNeeded.argv``) wins over
-        # the renderer's own preview.
-        carried = getattr(request, "argv", None)
-        if isinstance(carried, list) and carried and all(isinstance(a, str) for a in carried):
-            argv = list(carried)
-            carried_cwd = getattr(request, "cwd", "")
-            cwd = carried_cwd if isinstance(carried_cwd, str) else ""
-        elif self.action_preview is not None:
-            try:
-                preview = self.action_preview(request.tool_name, request.tool_input)
-            except Exception:  # a preview that fails must not hide the request
-                preview = None
-            if preview is not None:
-                argv, cwd = preview
+        argv, cwd = approval_argv(request, self.action_preview)
         self._print(
             approval_panel(
                 request, clean=self.clean, redactor=self.redactor, argv=argv, cwd=cwd, agent=agent

@@ -13,8 +13,11 @@ from rich.text import Text
 
 __all__ = [
     "PATH_KEYS",
+    "ToolRecord",
     "ToolSummary",
     "call_rows",
+    "diff_row",
+    "expanded_rows",
     "format_elapsed",
     "result_rows",
     "tool_summary",
@@ -100,34 +103,33 @@ def format_elapsed(seconds: float) -> str:
 
 
 def call_rows(
-    name: str,
-    args: Mapping[str, Any],
+    summary: ToolSummary,
+    diff: list[str],
     *,
     clean: Callable[..., str],
-    brief: bool = False,
     limit: int = 20,
 ) -> list[Text]:
     """The rows drawn when a tool call starts: ``⏺ bash(git status)`` (with ``+3 −1`` for
-    an edit or a write), then its diff, green and red, at most ``limit`` rows and a count
-    of the rest. A ``brief`` tool (its request panel shows the arguments) gets its name
-    only. ``clean(text, drop_styles=...)`` redacts and neutralizes."""
+    an edit or a write), then its ``diff`` (see `tool_summary`), green and red, at most
+    ``limit`` rows and a count of the rest. ``clean(text, drop_styles=...)`` redacts and
+    neutralizes."""
     line = Text("⏺ ", style="cyan")
-    if brief:
-        line.append(clean(name), style="bold")
-        line.append(" (shown below)", style="dim")
-        return [line]
-    summary, diff = tool_summary(name, args)
     line.append(clean(summary.call), style="bold")
     if summary.added or summary.removed:
         line.append(f" +{summary.added}", style="green")
         line.append(f" −{summary.removed}", style="red")
     rows = [line]
     for row in diff[:limit]:
-        style = "green" if row.startswith("+") else "red" if row.startswith("-") else "dim"
-        rows.append(Text("    " + clean(row, drop_styles=True), style=style))
+        rows.append(diff_row(clean(row, drop_styles=True)))
     if len(diff) > limit:
         rows.append(Text(f"    … {len(diff) - limit} more diff lines", style="dim"))
     return rows
+
+
+def diff_row(row: str) -> Text:
+    """One line of a diff (already cleaned): added green, removed red, context dim."""
+    style = "green" if row.startswith("+") else "red" if row.startswith("-") else "dim"
+    return Text("    " + row, style=style)
 
 
 def result_rows(
@@ -139,6 +141,7 @@ def result_rows(
     elapsed: float | None = None,
     drawn: int | None = None,
     limit: int = 4,
+    hint: str = "",
 ) -> list[Text]:
     """The rows drawn when a tool call ends: how it ended on one line (``⎿ ✓ name · 0.4s``
     or ``⎿ ✗ name failed``), then the first ``limit`` lines of ``output`` (``name`` and
@@ -146,7 +149,8 @@ def result_rows(
 
     ``shown`` are the output lines already drawn while the tool ran: they are not drawn
     again, only the lines the result adds; ``drawn`` says how many of them were drawn
-    when the rest were folded."""
+    when the rest were folded. ``hint`` (how to see the rest) ends the count of the lines
+    not shown."""
     lines = output.split("\n")
     if lines and not lines[-1]:
         lines.pop()
@@ -164,6 +168,8 @@ def result_rows(
     folded = above - drawn if drawn is not None and drawn < above else 0
     if above and folded:
         head.append(f" · {above} lines, {above - folded} above, {folded} folded", style="dim")
+        if hint:
+            head.append(f" · {hint}", style="dim")
     elif above:
         head.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
     if elapsed is not None:
@@ -180,5 +186,35 @@ def result_rows(
     rows.extend(Text("    " + line, style="red" if is_error else "") for line in lines[:limit])
     hidden = total - limit
     if hidden > 0:
-        rows.append(Text(f"    … {hidden} more line" + ("" if hidden == 1 else "s"), style="dim"))
+        more = f"    … {hidden} more line" + ("" if hidden == 1 else "s")
+        rows.append(Text(more + (f" · {hint}" if hint else ""), style="dim"))
     return rows
+
+
+class ToolRecord(NamedTuple):
+    """A finished tool call kept for the expanded view: its one-line ``call``, the
+    ``diff`` of an edit or a write and its ``output`` lines, all already cleaned."""
+
+    call: str
+    diff: list[str]
+    output: list[str]
+    is_error: bool = False
+
+
+def expanded_rows(record: ToolRecord, room: int) -> list[tuple[str, str]]:
+    """A tool call shown whole, as ``(style, line)`` pairs for at most ``room`` lines:
+    its call, its diff, then its output; when it does not fit, the last line says how
+    many lines were left out."""
+    body = [
+        ("diff+" if r.startswith("+") else "diff-" if r.startswith("-") else "dim", r)
+        for r in record.diff
+    ]
+    style = "error" if record.is_error else ""
+    body += [(style, line) for line in record.output]
+    total = len(record.diff) + len(record.output)
+    head = ("bold", f"⏷ {record.call} · {total} line{'' if total == 1 else 's'}")
+    room = max(room, 2)
+    if len(body) + 1 <= room:
+        return [head, *body]
+    shown = body[: room - 2]
+    return [head, *shown, ("dim", f"… {len(body) - len(shown)} more lines")]
