@@ -58,7 +58,7 @@ from skillkit.events import (
     Usage,
 )
 from skillkit.frontends.child_agents import ChildAgents
-from skillkit.frontends.markdown import MarkdownBlocks, block_segments, last_lines
+from skillkit.frontends.markdown import MarkdownBlocks, OpenBlock, block_segments, last_lines
 from skillkit.frontends.panels import (
     approval_argv,
     approval_panel,
@@ -545,27 +545,23 @@ class TerminalRenderer:
         return self.console.is_terminal if self.markdown is None else self.markdown
 
     def _draw_block(self, block: str) -> None:
-        if self._blocks_drawn:
-            self.console.print()
+        gap = bool(self._blocks_drawn)
         self._blocks_drawn += 1
-        self.console.print(block_segments(self.console, block, code_theme=_CODE_THEME))
+        self.console.print(block_segments(self.console, block, code_theme=_CODE_THEME, gap=gap))
 
     def _show_markdown(self, text: str) -> None:
         """Stream answer text as Markdown: each completed block is drawn once; the open
-        block is shown raw by the live area (held lines) or a transient rich `Live`."""
-        blocks = self._blocks.feed(self.clean(text))
-        if blocks and self._live is not None:
-            self._live.update(Text(""), refresh=True)
-        for block in blocks:
+        block is shown raw by the live area (held lines) or a transient rich `Live`,
+        which reads it when it refreshes (nothing is drawn per delta)."""
+        for block in self._blocks.feed(self.clean(text)):
             self._draw_block(block)
-        if self.hold_partial_line:
+        if self.hold_partial_line or self._live is not None:
             return
-        open_text = self._blocks.open_text
-        if open_text.strip():
-            if self._live is None:
-                self._live = Live(console=self.console, transient=True, refresh_per_second=4)
-                self._live.start()
-            self._live.update(Text(last_lines(open_text)))
+        if self._blocks.open_text.strip():
+            self._live = Live(
+                OpenBlock(self._blocks), console=self.console, transient=True, refresh_per_second=4
+            )
+            self._live.start()
 
     def _stop_live(self) -> None:
         live, self._live = self._live, None
