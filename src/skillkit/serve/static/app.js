@@ -98,8 +98,22 @@
     $("cost").textContent = typeof cost === "number" ? "$" + cost.toFixed(4) : "cost n/a";
   }
 
+  let lastState = {};
+
+  // The mode menu offers default, accept edits and plan; bypass only to a session that
+  // was started in it (the server refuses to switch to it otherwise).
+  function offerModes(mode) {
+    if (mode === "bypass" && !modeSelect.querySelector('option[value="bypass"]')) {
+      modeSelect.append(element("option", "", "bypass"));
+      modeSelect.lastChild.value = "bypass";
+    }
+  }
+
   function applyState(state) {
     if (!state) return;
+    lastState = state;
+    offerModes(state.mode);
+    showSession(state);
     if (state.model !== undefined && document.activeElement !== modelInput) {
       modelInput.value = state.model || "";
     }
@@ -130,7 +144,7 @@
 
   // ------------------------------------------------------------------ transcript
 
-  const SPEAKERS = { user: "You", assistant: "Assistant", note: "Note" };
+  const SPEAKERS = { user: "You", assistant: "Assistant", note: "Note", command: "Command" };
 
   function addMessage(role, text) {
     const node = element("article", "message " + role, text);
@@ -231,6 +245,7 @@
           if (part.type === "tool_call") {
             const tool = toolBlock(part.id, part.name);
             tool.args.textContent = pretty(part.arguments);
+            setSubject(tool, part.arguments);
             setStatus(tool, "requested");
           }
         }
@@ -284,6 +299,7 @@
     box.setAttribute("aria-label", "Tool call " + (name || "tool"));
     const summary = element("summary");
     summary.append(element("span", "name", name || "tool"));
+    summary.append(element("span", "subject", ""));
     const status = element("span", "status", "");
     summary.append(status);
     box.append(summary);
@@ -291,10 +307,25 @@
     const output = element("pre", "output");
     box.append(args, output);
     conversation.append(box);
-    tool = { name: name, box: box, status: status, args: args, output: output, request: null };
+    tool = { name: name, box: box, status: status, args: args, output: output, request: null,
+             subject: summary.querySelector(".subject") };
     tools.set(id, tool);
     scrollDown();
     return tool;
+  }
+
+  // A call's subject in its one line: the command (first line), the path, the pattern,
+  // the query or the URL, cut to 70 characters — bash(git status), read(src/app.py).
+  const SUBJECT_KEYS = ["command", "cmd", "script", "path", "file_path", "pattern", "query", "url"];
+
+  function setSubject(tool, args) {
+    if (!args || typeof args !== "object") return;
+    const key = SUBJECT_KEYS.find((name) => typeof args[name] === "string" && args[name].trim());
+    if (!key) return;
+    const lines = args[key].trim().split("\n");
+    let subject = lines[0] + (lines.length > 1 ? " …" : "");
+    if (subject.length > 70) subject = subject.slice(0, 69) + "…";
+    tool.subject.textContent = "(" + subject + ")";
   }
 
   function setStatus(tool, status) {
@@ -425,7 +456,7 @@
         current = null;
         thinking = null;
         if (p.error) notice(p.error);
-        refreshState();
+        refreshState().then(refreshTree);
         break;
       case "text_start":
         current = addMessage("assistant", "");
@@ -463,12 +494,14 @@
       case "tool_call_end": {
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         tool.args.textContent = pretty(p.arguments !== undefined ? p.arguments : p.content);
+        setSubject(tool, p.arguments);
         setStatus(tool, "requested");
         break;
       }
       case "tool_execution_start": {
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         if (!tool.args.textContent) tool.args.textContent = pretty(p.args);
+        setSubject(tool, p.args);
         setStatus(tool, "running");
         activity("running " + (p.tool_name || "a tool"));
         break;
@@ -489,6 +522,7 @@
         showUsage(p.cumulative_usage, p.cumulative_cost);
         break;
       case "mode_changed":
+        offerModes(p.mode);
         if (p.mode) modeSelect.value = p.mode;
         break;
       case "todo_updated":
@@ -519,7 +553,8 @@
     source.onopen = () => {
       connection.textContent = "connected";
       connection.className = "live";
-      resync();
+      loadCommands();
+      resync().then(refreshTree);
     };
     source.onerror = () => {
       connection.textContent = "reconnecting";
@@ -536,12 +571,215 @@
     };
   }
 
+  // ------------------------------------------------------------------ commands
+
+  // The session's one command table (get_commands), the same the terminal serves as
+  // /name: a typed "/name ARGS" line becomes {type: name, ...fields} from the table's
+  // typed arguments; "!command" is the session's bash. A line that only looks like a
+  // path ("/usr/bin/env") is a prompt.
+  let commandTable = [];
+  const PAGE_ALIASES = { mode: "set_mode" }; // the terminal's own /mode
+  const CHANGES_TRANSCRIPT = new Set(["clear", "compact", "fork", "rewind", "undo", "tree"]);
+
+  async function loadCommands() {
+    const response = await send("get_commands");
+    if (response.success) commandTable = (response.data && response.data.commands) || [];
+  }
+
+  function findCommand(name) {
+    return commandTable.find((c) => c.name === name || (c.aliases || []).includes(name));
+  }
+
+  // The fields of a typed line: one word per argument, in order; the last string
+  // argument takes the rest of the line. Words are converted by the argument's kind;
+  // a word that does not convert is sent as typed (the server says what is wrong).
+  function commandFields(command, rest) {
+    const fields = {};
+    let remaining = rest.trim();
+    const args = command.arguments || [];
+    args.forEach((arg, index) => {
+      if (!remaining) return;
+      if ((arg.kind || "string") === "string" && (index === args.length - 1 || arg.rest)) {
+        fields[arg.name] = remaining;
+        remaining = "";
+        return;
+      }
+      const split = remaining.match(/^(\S+)\s*([\s\S]*)$/);
+      const word = split[1];
+      remaining = split[2];
+      const lower = word.toLowerCase();
+      if (arg.kind === "integer") fields[arg.name] = /^-?\d+$/.test(word) ? parseInt(word, 10) : word;
+      else if (arg.kind === "number") fields[arg.name] = Number.isNaN(Number(word)) ? word : Number(word);
+      else if (arg.kind === "boolean") {
+        if (["true", "yes", "1", arg.name].includes(lower)) fields[arg.name] = true;
+        else if (["false", "no", "0"].includes(lower)) fields[arg.name] = false;
+        else fields[arg.name] = word;
+      } else if (arg.kind === "json") {
+        try {
+          fields[arg.name] = JSON.parse(word);
+        } catch (error) {
+          fields[arg.name] = word;
+        }
+      } else fields[arg.name] = word;
+    });
+    return { fields: fields, extra: remaining };
+  }
+
+  function showOutput(line, text) {
+    const node = addMessage("command", "");
+    node.append(element("div", "typed", line));
+    if (text) node.append(element("pre", "", text));
+    scrollDown();
+  }
+
+  function describe(data) {
+    if (!data || typeof data !== "object") return "";
+    if (typeof data.output === "string") return data.output;
+    return Object.entries(data)
+      .map(([key, value]) => key + ": " + (typeof value === "string" ? value : JSON.stringify(value)))
+      .join("\n");
+  }
+
+  // Runs the typed line when it is a command or !command; false when it is a prompt.
+  async function runLine(text) {
+    const line = text.trim();
+    if (line.startsWith("!") && line.slice(1).trim()) {
+      const response = await send("bash", { command: line.slice(1).trim() });
+      if (response.success) {
+        const data = response.data || {};
+        showOutput(line, data.ran ? "the output goes to the model with your next prompt"
+          : "not run: " + (data.reason || "refused"));
+      }
+      return true;
+    }
+    const typed = line.match(/^\/([a-z][\w.-]*)(?::(\S+))?(?:\s+([\s\S]*))?$/);
+    if (!typed) return false;
+    let name = typed[1];
+    let rest = typed[3] || "";
+    if (typed[2] !== undefined) {
+      if (name !== "skill") return false;
+      rest = typed[2] + (rest ? " " + rest : ""); // /skill:NAME ARGS
+    }
+    if (!commandTable.length) await loadCommands();
+    name = PAGE_ALIASES[name] || name;
+    const command = findCommand(name);
+    if (!command) {
+      notice("unknown command /" + typed[1] + " (/help lists them)");
+      return true;
+    }
+    if (command.name === "quit") {
+      notice("/quit ends a terminal session; close the tab to leave the page");
+      return true;
+    }
+    const parsed = commandFields(command, rest);
+    if (parsed.extra) {
+      notice("too many arguments for /" + command.name + ": " + parsed.extra);
+      return true;
+    }
+    const before = lastState;
+    const response = await send(command.name, parsed.fields);
+    if (!response.success) return true;
+    notice("");
+    await refreshState();
+    const moved = CHANGES_TRANSCRIPT.has(command.name) && (command.name !== "tree" || rest.trim());
+    if (moved || lastState.session_id !== before.session_id
+        || lastState.message_count !== before.message_count) {
+      await resync();
+    }
+    showOutput(line, describe(response.data));
+    refreshTree();
+    return true;
+  }
+
+  // ------------------------------------------------------------------ the session panel
+
+  function showSession(state) {
+    $("session-id").textContent = state.session_id
+      ? "session " + state.session_id : "no session saved";
+    for (const id of ["rename-form", "fork"]) {
+      for (const control of document.querySelectorAll("#" + id + ", #" + id + " *")) {
+        if ("disabled" in control) control.disabled = !state.session_id;
+      }
+    }
+  }
+
+  // The current session's tree, from the tree command: one row per entry of the
+  // branch ("● where you are"); clicking one goes back to it.
+  async function refreshTree() {
+    const list = $("tree");
+    if (!lastState.session_id) {
+      list.replaceChildren();
+      return;
+    }
+    const response = await send("tree", { args: "" });
+    if (!response.success) return;
+    const rows = [];
+    for (const line of ((response.data && response.data.output) || "").split("\n")) {
+      const entry = line.match(/^(\s*)([•●]?)\s*([0-9a-f]{4,})\s+(.*)$/);
+      if (!entry) continue;
+      entry.splice(1, 1, entry[1].length); // the indent: entry[1] is the depth in spaces
+      const item = element("li");
+      if (!entry[2]) item.className = "off"; // not on the current branch
+      if (entry[1] > 0) item.dataset.depth = String(Math.min(Math.floor(entry[1] / 2), 4));
+      const button = element("button", "", entry[4]);
+      button.type = "button";
+      button.title = entry[3];
+      if (entry[2] === "●") {
+        item.setAttribute("aria-current", "step");
+        button.disabled = true;
+      }
+      button.addEventListener("click", async () => {
+        if (running) {
+          notice("wait for the run to end (or abort it) before going back");
+          return;
+        }
+        const moved = await send("tree", { args: entry[3] });
+        if (moved.success) {
+          await resync();
+          showOutput("/tree " + entry[3], describe(moved.data));
+          refreshTree();
+        }
+      });
+      item.append(button);
+      rows.push(item);
+    }
+    list.replaceChildren(...rows);
+  }
+
+  $("rename-form").addEventListener("submit", async (submitted) => {
+    submitted.preventDefault();
+    const name = $("session-name").value.trim();
+    if (!name) return;
+    const response = await send("name", { args: name });
+    if (response.success) {
+      $("session-name").value = "";
+      showOutput("/name " + name, describe(response.data));
+    }
+  });
+
+  $("fork").addEventListener("click", () => runLine("/fork"));
+  $("clear").addEventListener("click", () => runLine("/clear"));
+
+  // On a narrow screen the panel opens over the page from the header's Session button.
+  const sideToggle = $("side-toggle");
+  function openSide(open) {
+    document.body.classList.toggle("side-open", open);
+    sideToggle.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) refreshTree();
+  }
+  sideToggle.addEventListener("click", () => openSide(!document.body.classList.contains("side-open")));
+  $("side-close").addEventListener("click", () => openSide(false));
+
   // ------------------------------------------------------------------ controls
 
   $("prompt-form").addEventListener("submit", async (submitted) => {
     submitted.preventDefault();
     const text = promptBox.value;
     if (!text.trim()) return;
+    if (await runLine(text)) {
+      promptBox.value = "";
+      return;
+    }
     const fields = { message: text };
     if (running) fields.streaming_behavior = $("behavior").value;
     if (!running) activity("sending");
