@@ -58,7 +58,10 @@ from skillkit.frontends.interrupt import on_interrupt
 from skillkit.frontends.prompt_completion import (
     PromptCompleter,
     attach_mentions,
+    entry_choices,
     fuzzy_files,
+    image_refusal,
+    mentioned_images,
     workspace_files,
 )
 from skillkit.frontends.request_answers import RequestAnswers
@@ -80,6 +83,7 @@ if TYPE_CHECKING:
 
     from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
+    from skillkit.model_registry import ModelRegistry
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
@@ -175,7 +179,11 @@ class InteractiveSession:
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
             completer=PromptCompleter(
-                self.agent_session.commands.list, self._skill_names, self._root, _model_ids
+                self.agent_session.commands.list,
+                self._skill_names,
+                self._root,
+                _model_ids,
+                lambda: entry_choices(self.agent_session.session),
             ).completer(),
             complete_while_typing=False,
         )
@@ -275,6 +283,11 @@ class InteractiveSession:
                         continue
                     text = result.send
             shell = text.startswith("!") and bool(text[1:].strip())
+            images = mentioned_images(text, self._root) if not shell and "@" in text else []
+            if images:
+                model = str(self.agent_session.get_state().get("model") or "")
+                renderer.notice(image_refusal(model, _catalog().get(model), images))
+                continue
             if not shell and "@" in text:
                 text, attached = attach_mentions(text, self._root)
                 if attached:
@@ -568,8 +581,13 @@ def _describe(data: Mapping[str, object]) -> str:
     )
 
 
-def _model_ids() -> list[str]:
-    """The model ids offered after ``/model``: every model of the catalog."""
+def _catalog() -> ModelRegistry:
+    """The model catalog: the ids offered after ``/model``, what each model takes."""
     from skillkit.model_registry import default_registry
 
-    return [f"{m.provider}:{m.id}" for m in default_registry().list()]
+    return default_registry()
+
+
+def _model_ids() -> list[str]:
+    """The model ids offered after ``/model``: every model of the catalog."""
+    return [f"{m.provider}:{m.id}" for m in _catalog().list()]

@@ -19,8 +19,19 @@ if TYPE_CHECKING:
     from prompt_toolkit.document import Document
 
     from skillkit.commands.dispatch import Command
+    from skillkit.model_registry import ModelDefinition
+    from skillkit.session import Session
 
-__all__ = ["PromptCompleter", "attach_mentions", "fuzzy_files", "workspace_files"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "PromptCompleter",
+    "attach_mentions",
+    "entry_choices",
+    "fuzzy_files",
+    "image_refusal",
+    "mentioned_images",
+    "workspace_files",
+]
 
 _MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
 _MENTION_BYTES = 20_000  # of one mentioned file's content sent with the prompt
@@ -84,6 +95,47 @@ def fuzzy_files(query: str, files: list[str], limit: int = 20) -> list[str]:
     return [path for _, _, path in ranked[:limit]]
 
 
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+"""The file names an ``@path`` mention treats as an image."""
+
+
+def mentioned_images(text: str, root: Path) -> list[str]:
+    """The ``@path`` mentions of ``text`` that name an image file under ``root`` (by its
+    suffix, any case), in order, each once."""
+    found: list[str] = []
+    base = root.resolve()
+    for match in _MENTION.finditer(text):
+        name = match.group(1).rstrip(".,;:!?)")
+        if Path(name).suffix.lower() not in IMAGE_SUFFIXES or name in found:
+            continue
+        path = (root / name).resolve()
+        if path.is_relative_to(base) and path.is_file():
+            found.append(name)
+    return found
+
+
+def image_refusal(model: str, definition: ModelDefinition | None, images: list[str]) -> str:
+    """The one line saying why a prompt mentioning ``images`` is not sent to ``model``
+    (its catalog ``definition``, None when unknown): the model does not take images,
+    or the terminal cannot send them yet (`AgentSession` takes text prompts only)."""
+    named = ", ".join("@" + image for image in images)
+    if definition is None or "image" not in definition.capabilities:
+        return f"✗ not sent: {model or 'the model'} does not take images ({named})"
+    return f"✗ not sent: the terminal cannot send images yet ({named})"
+
+
+def entry_choices(session: Session | None) -> list[tuple[str, str]]:
+    """What ``/tree`` and ``/fork`` take, each with what it is: ``session``'s labels,
+    then its entries newest first (at most 200); nothing without a session."""
+    from skillkit.session.branching import describe_entry
+
+    if session is None:
+        return []
+    choices = [(label, f"label of {entry}") for entry, label in session.labels().items()]
+    choices += [(e.id, describe_entry(e, 50)) for e in reversed(session.entries[-200:])]
+    return choices
+
+
 def attach_mentions(text: str, root: Path) -> tuple[str, list[str]]:
     """``(text with the files, the files attached)``: the content of each ``@path``
     ``text`` mentions that is a readable text file under ``root`` is appended (at most
@@ -118,9 +170,11 @@ def attach_mentions(text: str, root: Path) -> tuple[str, list[str]]:
 class PromptCompleter:
     """Tab completion at the prompt: slash commands (and aliases) by name, then their
     first argument (its choices; the model ids ``models`` gives for ``/model``; skill
-    names for ``/skill`` and ``/skill:NAME``), and ``@path`` mentions by fuzzy search
-    over the workspace's files. A prompt_toolkit completer (through `completer`), built
-    without importing prompt_toolkit until it is used."""
+    names for ``/skill`` and ``/skill:NAME``; the session's labels and entry ids
+    ``entries`` gives, with what each entry is, for ``/tree`` and ``/fork``), and
+    ``@path`` mentions by fuzzy search over the workspace's files. A prompt_toolkit
+    completer (through `completer`), built without importing prompt_toolkit until it
+    is used."""
 
     def __init__(
         self,
@@ -128,10 +182,12 @@ class PromptCompleter:
         skills: Callable[[], list[str]],
         root: Path,
         models: Callable[[], list[str]] = list,
+        entries: Callable[[], list[tuple[str, str]]] = list,
     ) -> None:
         self.commands = commands
         self.skills = skills
         self.models = models
+        self.entries = entries
         self.root = root
         self._files: list[str] = []
         self._listed = -_FILE_LIST_TTL
@@ -176,9 +232,9 @@ class PromptCompleter:
             return
         if " " in rest:
             return  # only the first argument
-        for value in self._values(head[1:]):
+        for value, about in self._values(head[1:]):
             if value.startswith(rest) and value != rest:
-                yield Completion(value, start_position=-len(rest))
+                yield Completion(value, start_position=-len(rest), display_meta=about)
 
     def _names(self, typed: str) -> Iterator[Completion]:
         from prompt_toolkit.completion import Completion
@@ -197,12 +253,19 @@ class PromptCompleter:
                         "/" + name, start_position=-len(typed) - 1, display_meta=command.description
                     )
 
-    def _values(self, name: str) -> list[str]:
+    def _values(self, name: str) -> list[tuple[str, str]]:
+        """The values offered for the first argument of ``name``, each with a note."""
         if name == "model":
-            return self.models()
+            return [(model, "") for model in self.models()]
         if name == "skill":
-            return self.skills()
+            return [(skill, "") for skill in self.skills()]
+        if name in _ENTRY_COMMANDS:
+            return self.entries()
         command = next((c for c in self.commands() if name == c.name or name in c.aliases), None)
         if command is None or not command.arguments:
             return []
-        return list(command.arguments[0].choices)
+        return [(choice, "") for choice in command.arguments[0].choices]
+
+
+_ENTRY_COMMANDS = frozenset({"tree", "fork"})
+"""The commands whose first argument is an entry of the session (an id or a label)."""
