@@ -19,6 +19,9 @@ _OUTCOME: dict[str, tuple[str, str]] = {
     "aborted": ("aborted", "yellow"),
     "max_iterations": ("paused at the iteration limit", "yellow"),
     "output_invalid": ("failed: the answer never matched the output schema", "red"),
+    "approval_pending": ("paused: tool calls wait for approval", "yellow"),
+    "budget": ("stopped: the next model call would exceed the budget", "yellow"),
+    "guardrail": ("stopped by a guardrail", "red"),
 }
 
 
