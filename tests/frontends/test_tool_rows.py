@@ -83,3 +83,12 @@ def test_ctrl_o_expands_the_last_tool_row_and_folds_it_again(
     assert "  30" not in [line.rstrip() for line in screen.splitlines()]
     terminal.press("C-d")
     assert terminal.wait_exit() == 0
+
+
+def test_the_edit_tools_own_replacements_show_their_diff() -> None:
+    renderer, out = _renderer()
+    edits = [{"old_text": "port = 80\n", "new_text": "port = 8080\n"}]
+    renderer.tool_call("edit", {"path": "app.cfg", "edits": edits}, call_id="e1")
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "⏺ edit(app.cfg) +1 −1"
+    assert [line.strip() for line in lines[1:]] == ["-port = 80", "+port = 8080"]

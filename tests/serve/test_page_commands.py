@@ -174,3 +174,37 @@ def test_screenshots_at_desktop_and_phone_width_keep_the_page_usable(
             panel.get_by_role("button", name="Close the session panel").click()
             expect(panel).to_be_hidden()
         assert page.script_errors == []
+
+
+EDIT_SCRIPT = """\
+replies:
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "port = 80", new_text: "port = 8080"}]
+  - text: "Changed the port."
+"""
+
+
+def test_an_edit_shows_its_coloured_diff_in_its_tool_row(
+    tmp_path: Path,
+    browser: object,  # noqa: F811
+) -> None:
+    with skillkit_serve(tmp_path, EDIT_SCRIPT) as served:
+        (served.workspace / "app.cfg").write_text("name = demo\nport = 80\n")
+        page = _open(browser, served.url)
+        _send(page, "use port 8080")
+        page.get_by_role("article", name="Approval").get_by_role(
+            "button", name="Allow once"
+        ).click()
+        log = page.get_by_role("log", name="Conversation")
+        tool = log.get_by_role("group", name="Tool call edit")
+        expect(tool.locator(".status")).to_have_text("done")
+        expect(tool.locator("summary")).to_have_text(re.compile(r"edit\(app\.cfg\) \+1 −1"))
+        tool.locator("summary").click()
+        diff = tool.get_by_label("Changes")
+        expect(diff.locator(".removed")).to_have_text(["-port = 80"])
+        expect(diff.locator(".added")).to_have_text(["+port = 8080"])
+        assert (served.workspace / "app.cfg").read_text() == "name = demo\nport = 8080\n"
+        assert page.script_errors == []

@@ -43,8 +43,9 @@ _SUBJECT_WIDTH = 70
 def tool_summary(name: str, args: Mapping[str, Any]) -> tuple[ToolSummary, list[str]]:
     """``(summary, diff lines)`` of one tool call: its subject is the command (first line),
     the path (with ``:start-end`` when a range is read), the pattern, query or URL, else
-    the arguments as ``key=value``; cut to 70 characters. An edit (``old_string`` /
-    ``new_string``, or a list of ``edits`` of them) or a write (``content``) counts the
+    the arguments as ``key=value``; cut to 70 characters. An edit (``old_text`` /
+    ``new_text`` or ``old_string`` / ``new_string``, or a list of ``edits`` of them) or a
+    write (``content``) counts the
     lines it adds and removes, and gives a unified diff without headers."""
     subject = ""
     for key in _SUBJECT_KEYS:
@@ -71,16 +72,14 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> tuple[ToolSummary, list[
     if len(subject) > _SUBJECT_WIDTH:
         subject = subject[: _SUBJECT_WIDTH - 1] + "…"
     call = f"{name}({subject})"
-    pairs: list[tuple[str, str]] = []
-    if isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
-        pairs.append((args["old_string"], args["new_string"]))
     edits = args.get("edits")
-    if isinstance(edits, list):
-        for edit in edits:
-            if isinstance(edit, Mapping):
-                old, new = edit.get("old_string"), edit.get("new_string")
-                if isinstance(old, str) and isinstance(new, str):
-                    pairs.append((old, new))
+    pairs = [
+        pair
+        for edit in [args, *(edits if isinstance(edits, list) else [])]
+        if isinstance(edit, Mapping)
+        for pair in [_replacement(edit)]
+        if pair is not None
+    ]
     if not pairs and isinstance(args.get("content"), str):
         pairs.append(("", args["content"]))
     if not pairs:
@@ -92,6 +91,19 @@ def tool_summary(name: str, args: Mapping[str, Any]) -> tuple[ToolSummary, list[
     added = sum(1 for row in diff if row.startswith("+"))
     removed = sum(1 for row in diff if row.startswith("-"))
     return ToolSummary(call, added, removed), diff
+
+
+_REPLACEMENT_KEYS = (("old_text", "new_text"), ("old_string", "new_string"))
+
+
+def _replacement(edit: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(old, new)`` of one replacement (SkillKit's ``old_text`` / ``new_text``, or the
+    ``old_string`` / ``new_string`` other agents' edit tools use), None when it is none."""
+    for old_key, new_key in _REPLACEMENT_KEYS:
+        old, new = edit.get(old_key), edit.get(new_key)
+        if isinstance(old, str) and isinstance(new, str):
+            return old, new
+    return None
 
 
 def format_elapsed(seconds: float) -> str:
