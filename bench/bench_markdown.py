@@ -18,12 +18,12 @@ Times are CPU time of the process (every thread: a ``Live`` refreshes in its own
 best of the rounds, each round running every way once in turn, so a burst of load on
 a shared machine hits all of them alike.
 
-Measured on a shared 2-core machine under heavy load (load average 7-10): floor
-9.5-10.5 us per delta; rendered once 2.0-2.2x the floor; held 29.5-30 us (2.94-3.16x
-the floor, 1.43x rendering once); in a Live 31.6-38 us (3.3-3.8x); 10,000 vs 1,000
-deltas 0.92-1.05x. Before this round (a parser built per block, inline markup parsed
-to find block boundaries, the Live updated on every delta and redrawn twice per block)
-the same measurement gave held 3.3x and Live 4.0x.
+Measured on a shared 2-core machine under load (load average 6-10), 7 rounds: floor
+9.5 us per delta; rendered once 1.86x the floor; held 24.4 us (2.57x the floor, 1.38x
+rendering once); in a Live 26.7 us (2.81x); 10,000 vs 1,000 deltas 1.05x. The same
+benchmark on the code before this round (a parser built per block, inline markup
+parsed to find block boundaries, the Live updated on every delta and redrawn twice per
+block): held 4.72x, Live 5.94x, on the same machine minutes apart.
 """
 
 from __future__ import annotations
