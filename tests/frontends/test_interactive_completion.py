@@ -132,3 +132,21 @@ def test_an_image_mention_is_refused_in_one_line_for_a_model_without_images(
     assert "Read it." not in terminal.screen()  # nothing reached the model
     terminal.press("C-d")
     assert terminal.wait_exit() == 0
+
+
+def test_images_are_found_by_mention_or_pasted_path_but_not_by_a_name_in_a_sentence(
+    tmp_path: Path,
+) -> None:
+    from skillkit.frontends.prompt_completion import mentioned_images
+
+    work = tmp_path / "work"
+    (work / "art").mkdir(parents=True)
+    (work / "art" / "logo.PNG").write_bytes(b"\x89PNG")
+    (work / "notes.md").write_text("not an image")
+    pasted = tmp_path / "Screen Shot.jpg"
+    pasted.write_bytes(b"\xff\xd8")
+
+    text = f'compare @art/logo.PNG with "{pasted}", then @notes.md and @gone.png'
+    assert mentioned_images(text, work) == ["art/logo.PNG", str(pasted)]
+    assert mentioned_images("rename logo.png to icon.png", work) == []
+    assert mentioned_images(f"{tmp_path}/missing.png please", work) == []

@@ -100,8 +100,9 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 
 
 def mentioned_images(text: str, root: Path) -> list[str]:
-    """The ``@path`` mentions of ``text`` that name an image file under ``root`` (by its
-    suffix, any case), in order, each once."""
+    """The images ``text`` names, in order, each once: ``@path`` mentions of an image file
+    under ``root``, and pasted paths of image files (absolute or ``~/…``, quotes around
+    them allowed) — by the file's suffix, any case."""
     found: list[str] = []
     base = root.resolve()
     for match in _MENTION.finditer(text):
@@ -111,7 +112,18 @@ def mentioned_images(text: str, root: Path) -> list[str]:
         path = (root / name).resolve()
         if path.is_relative_to(base) and path.is_file():
             found.append(name)
+    for match in _PASTED_PATH.finditer(text):
+        name = match.group(1) or match.group(2)
+        if Path(name).suffix.lower() not in IMAGE_SUFFIXES or name in found:
+            continue
+        if Path(name).expanduser().is_file():
+            found.append(name)
     return found
+
+
+_PASTED_PATH = re.compile(r"""['"]((?:~|/)[^'"\n]+)['"]|(?<![\w@])((?:~/|/)[^\s'"@]+)""")
+"""A pasted path: absolute or ``~/…``, bare or in quotes (a bare file name in a sentence
+is no image to send: "rename a.png" stays a prompt)."""
 
 
 def image_refusal(model: str, definition: ModelDefinition | None, images: list[str]) -> str:
