@@ -344,6 +344,24 @@ class AgentSession:
         return Redactor.from_environment(api_keys=self.secrets())
 
     @property
+    def child_usage(self) -> TokenUsage:
+        """The part of the agent's usage its child agents spent (``runner.roles.spent``)."""
+        return self.runner.roles.spent.usage
+
+    @property
+    def child_cost(self) -> float | None:
+        """What the child agents' calls cost at their own models' prices (USD); None when
+        a child's prices were unknown."""
+        return self.runner.roles.spent.cost
+
+    async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
+        """Run a child agent (an `AgentDefinition` or the name of one) to its end and
+        return its `ChildResult`; its usage counts in this agent's. `RuntimeError`
+        without child agents."""
+        spawner = self.children if self.children is not None else self.runner.roles.spawner()
+        return await spawner.spawn_child(definition, prompt, description=description)
+
+    @property
     def last_response(self) -> AgentResponse | None:
         """The outcome of the last run that ended, if any."""
         return self._last
