@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from skillkit.agent.budget import SessionBudget
 from skillkit.agent.request import LoopState
 from skillkit.events import EventBus, Usage
 from skillkit.models import TokenUsage
@@ -58,7 +59,7 @@ def _offers(owner: object, *names: str) -> bool:
 class Roles:
     """The runner's permission layer and child-agent runner (each None until given)."""
 
-    __slots__ = ("children", "permissions", "spent")
+    __slots__ = ("budget", "children", "permissions", "spent")
 
     def __init__(
         self, permissions: ModeControl | None = None, children: ChildSpawner | None = None
@@ -66,6 +67,8 @@ class Roles:
         self.permissions = permissions
         self.children = children
         self.spent = ChildUsage()
+        self.budget: SessionBudget | None = None
+        """The session's limits, set by the session layer (`AgentSession.set_budget`)."""
         """What was spent on the runner's behalf outside its own model calls (its child
         agents', `AgentRunner.add_usage`)."""
 
