@@ -123,40 +123,29 @@ class PausedRuns(Protocol):
 _Method = Callable[[Values], Awaitable[object] | object]
 
 
+def entry(
+    name: str, description: str, method: _Method, *arguments: Argument, usage: str = ""
+) -> Command:
+    """A command of the session's group calling ``method`` with the checked values; a
+    `SessionCommandError` it raises becomes the command's error."""
+
+    async def handler(ctx: CommandContext, values: Values) -> CommandOutcome:
+        try:
+            outcome: Any = method(values)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except SessionCommandError as exc:
+            raise CommandError(str(exc)) from None
+        data: dict[str, Any] = outcome
+        return data
+
+    return Command(name, description, handler, usage=usage, arguments=arguments, group=GROUP)
+
+
 def session_entries(session: DrivenSession) -> list[Command]:
     """New `Command` values driving ``session`` (see the module docs)."""
 
-    def entry(
-        name: str, description: str, method: _Method, *arguments: Argument, usage: str = ""
-    ) -> Command:
-        async def handler(ctx: CommandContext, values: Values) -> CommandOutcome:
-            try:
-                outcome: Any = method(values)
-                if inspect.isawaitable(outcome):
-                    outcome = await outcome
-            except SessionCommandError as exc:
-                raise CommandError(str(exc)) from None
-            data: dict[str, Any] = outcome
-            return data
-
-        return Command(name, description, handler, usage=usage, arguments=arguments, group=GROUP)
-
     message = Argument("message", required=True, rest=True, help="the text for the agent")
-
-    def respond(values: Values) -> object:
-        request_id = values["request_id"]
-        request = session.ui_request(request_id)
-        if request is not None and request.kind == "approval":
-            if "decision" not in values:
-                raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
-            return session.respond(request_id, values["decision"])
-        return session.respond(request_id, values.get("answers"))
-
-    def get_commands(ctx: CommandContext, values: Values) -> CommandResult:
-        table = ctx.commands
-        if table is None:
-            raise CommandError("no command table in this session")
-        return CommandResult(output=help_command(ctx, ""), data={"commands": table.describe()})
 
     return [
         entry(
@@ -210,12 +199,43 @@ def session_entries(session: DrivenSession) -> list[Command]:
         entry(
             "respond",
             "answer an approval or a question the agent is waiting on",
-            respond,
+            lambda v: _respond(session, v),
             Argument("request_id", required=True, help="the ui request's id"),
             Argument("decision", kind="json", help="an approval: allow, always or deny"),
             Argument("answers", kind="json", help="a question: the answers, or null"),
             usage="REQUEST_ID [DECISION]",
         ),
+        *pause_entries(session),
+        Command(
+            "get_commands",
+            "list the commands with their typed arguments",
+            _get_commands,
+            arguments=(),
+            group=GROUP,
+        ),
+    ]
+
+
+def _respond(session: DrivenSession, values: Values) -> object:
+    request_id = values["request_id"]
+    request = session.ui_request(request_id)
+    if request is not None and request.kind == "approval":
+        if "decision" not in values:
+            raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
+        return session.respond(request_id, values["decision"])
+    return session.respond(request_id, values.get("answers"))
+
+
+def _get_commands(ctx: CommandContext, values: Values) -> CommandResult:
+    table = ctx.commands
+    if table is None:
+        raise CommandError("no command table in this session")
+    return CommandResult(output=help_command(ctx, ""), data={"commands": table.describe()})
+
+
+def pause_entries(session: DrivenSession) -> list[Command]:
+    """The entries for a run paused on approvals and for the session's budget."""
+    return [
         entry(
             "approvals",
             "the calls a paused run waits on (approve or deny them)",
@@ -254,13 +274,6 @@ def session_entries(session: DrivenSession) -> list[Command]:
             Argument("max_cost_usd", kind="number", help="USD"),
             Argument("max_tokens", kind="integer", help="tokens"),
             Argument("max_turns", kind="integer", help="model calls"),
-        ),
-        Command(
-            "get_commands",
-            "list the commands with their typed arguments",
-            get_commands,
-            arguments=(),
-            group=GROUP,
         ),
     ]
 
