@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_run_state import transcript  # noqa: E402
+from bench_run_state import transcript
 
-from skillkit.frontends.session_runs import pending_run, record_pause  # noqa: E402
-from skillkit.models import PendingApproval, RunState  # noqa: E402
-from skillkit.session import SessionStore  # noqa: E402
+from skillkit.frontends.session_runs import pending_run, record_pause
+from skillkit.models import PendingApproval, RunState
+from skillkit.session import SessionStore
 
 
 def median_ms(fn: Callable[[], object], rounds: int = 30) -> float:
