@@ -11,9 +11,14 @@ which never raises for bad input; ``get_commands`` lists it); and its one event 
 ``events_dropped`` records, under the one back-pressure rule of
 `skillkit.frontends.subscription`). A run goes on in its own task: ``prompt`` answers
 once it has started and its events, ending with ``agent_end``, follow on the stream.
-A ``ui_request`` nobody answers within ``ui_timeout`` seconds is denied. The commands,
-records and stream are described in ``docs/faces.md``; a feature added here appears in
-every face.
+A ``ui_request`` nobody answers within ``ui_timeout`` seconds is denied. A run paused on
+approvals is kept in the recorded session, for this process or any later one to answer
+(`pending_run`, `resume`; the ``approvals`` / ``approve`` / ``deny`` commands), and the
+session can hold a budget over its runs (`set_budget`). The commands, records and
+stream are described in ``docs/faces.md``; a feature added here appears in every face.
+The session's parts live beside it: its runs (`skillkit.frontends.session_runs`), how it
+is made (`session_build`), its records (`session_records`), its history commands
+(`session_history`) and its command entries (`session_commands`).
 """
 
 from __future__ import annotations
