@@ -286,3 +286,31 @@ async def test_a_session_budget_refuses_bad_limits() -> None:
     bad = await session.handle({"type": "set_budget", "max_turns": -1})
     assert bad["success"] is False and "max_turns" in str(bad["error"])
     await session.aclose()
+
+
+async def test_a_session_budget_is_kept_in_the_session_and_goes_on_counting_when_reopened(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    session = store.create(tmp_path)
+    first, _ = agent(store, session, ["one"], defer=False)
+    first.set_budget(max_turns=2)
+    assert (await first.run("hello")).stop_reason == "stop"
+    spent = first.budget()
+    assert spent is not None and spent["turns"] == 1
+    await first.aclose()
+    session.close()
+
+    later, _ = agent(store, store.open(session.id), ["two"], defer=False)
+    carried = later.budget()
+    assert carried is not None
+    assert (carried["max_turns"], carried["turns"], carried["tokens"]) == (2, 1, spent["tokens"])
+    assert (await later.run("again")).stop_reason == "stop"
+    stopped = await later.run("and again")  # a third model call of the session
+    assert stopped.stop_reason == "budget" and "the session reached its limit" in (
+        stopped.error or ""
+    )
+    later.set_budget()  # removed: recorded too
+    await later.aclose()
+    last, _ = agent(store, store.open(session.id), [], defer=False)
+    assert last.budget() is None
+    await last.aclose()

@@ -135,7 +135,8 @@ class SessionBudget:
     were set: what `AgentSession.set_budget` gives the runner (``runner.roles.budget``).
     The runner counts each run against it (`count`): ``turns`` (model calls), and its
     cumulative tokens and cost, which `spent` measures from where the first run began
-    (``tokens_before``, ``cost_before``)."""
+    (``tokens_before``, ``cost_before``), plus what was spent against it before this
+    runner took it over (``carried_tokens``, ``carried_cost``: a session reopened)."""
 
     max_cost_usd: float | None = None
     max_tokens: int | None = None
@@ -145,6 +146,8 @@ class SessionBudget:
     cost_before: float = 0.0
     tokens_now: int = 0
     cost_now: float = 0.0
+    carried_tokens: int = 0
+    carried_cost: float = 0.0
 
     def for_run(
         self, price: Callable[[TokenUsage], float | None] | None, tokens: int, cost: float
@@ -158,8 +161,8 @@ class SessionBudget:
             max_cost_usd=self.max_cost_usd,
             max_tokens=self.max_tokens,
             max_turns=self.max_turns,
-            tokens_before=self.tokens_before,
-            cost_before=self.cost_before,
+            tokens_before=self.tokens_before - self.carried_tokens,
+            cost_before=self.cost_before - self.carried_cost,
             price=price,
             turns_before=self.turns,
             scope="session",
@@ -174,5 +177,8 @@ class SessionBudget:
     def spent(self) -> tuple[int, float]:
         """Tokens and cost (USD) the session's runs spent since the limits were set."""
         if self.tokens_before is None:
-            return 0, 0.0
-        return self.tokens_now - self.tokens_before, self.cost_now - self.cost_before
+            return self.carried_tokens, self.carried_cost
+        return (
+            self.tokens_now - self.tokens_before + self.carried_tokens,
+            self.cost_now - self.cost_before + self.carried_cost,
+        )

@@ -158,6 +158,7 @@ class AgentSession(SessionHistory):
             bus.on("question_needed", self._ui.on_event),
             install(self.commands, session_entries(self)),
         ]
+        self.runs.load_budget()  # a budget the recorded session holds goes on counting
 
     @classmethod
     def from_agent(

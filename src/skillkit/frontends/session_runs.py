@@ -41,16 +41,23 @@ if TYPE_CHECKING:
     from skillkit.session import Session
 
 __all__ = [
+    "BUDGET_KIND",
     "PENDING_KIND",
     "RunControl",
     "SessionRuns",
     "pending_run",
+    "record_budget",
     "record_pause",
+    "recorded_budget",
     "reopen",
 ]
 
 PENDING_KIND = "pending_run"
 """The kind of the custom entry that records a run paused on approvals."""
+
+BUDGET_KIND = "session_budget"
+"""The kind of the custom entry that records the session's budget and what its runs
+spent against it (null data: the budget was removed)."""
 
 
 class _Paused(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,6 +84,59 @@ def record_pause(session: Session, state: RunState) -> None:
     )
     session.append_custom(PENDING_KIND, msgspec.to_builtins(paused))
     session.sync()
+
+
+class _Budget(msgspec.Struct, frozen=True, kw_only=True):
+    """A `SessionBudget` as the `BUDGET_KIND` entry holds it: limits and spending."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    max_turns: int | None = None
+    tokens: int = 0
+    cost: float = 0.0
+    turns: int = 0
+
+
+def record_budget(session: Session, budget: SessionBudget | None) -> None:
+    """Write the session's ``budget`` (None: removed) and its spending so far."""
+    data = None
+    if budget is not None:
+        tokens, cost = budget.spent()
+        data = msgspec.to_builtins(
+            _Budget(
+                max_cost_usd=budget.max_cost_usd,
+                max_tokens=budget.max_tokens,
+                max_turns=budget.max_turns,
+                tokens=tokens,
+                cost=cost,
+                turns=budget.turns,
+            )
+        )
+    session.append_custom(BUDGET_KIND, data)
+
+
+def recorded_budget(session: Session) -> SessionBudget | None:
+    """The budget last recorded on ``session``'s branch, its spending carried over;
+    None when there is none (or it was removed)."""
+    from skillkit.session.format import CustomEntry
+
+    for entry in reversed(session.branch()):
+        if isinstance(entry, CustomEntry) and entry.kind == BUDGET_KIND:
+            if entry.data is None:
+                return None
+            try:
+                kept = msgspec.convert(entry.data, _Budget)
+            except msgspec.ValidationError:
+                return None
+            return SessionBudget(
+                max_cost_usd=kept.max_cost_usd,
+                max_tokens=kept.max_tokens,
+                max_turns=kept.max_turns,
+                turns=kept.turns,
+                carried_tokens=kept.tokens,
+                carried_cost=kept.cost,
+            )
+    return None
 
 
 def pending_run(session: Session) -> RunState | None:
@@ -207,14 +267,34 @@ class SessionRuns:
         self._from_session = False
         self._paused = response.state if response.stop_reason == "approval_pending" else None
         session = self._recorded()
-        if self._paused is not None and session is not None:
-            try:
-                record_pause(session, self._paused)
-            except Exception as exc:  # the run's outcome stands; the pause lives in memory
-                from skillkit.events import ErrorInfo
+        if session is None:
+            return
+        paused = self._paused
+        if paused is not None:
+            self._record(lambda: record_pause(session, paused), "the paused run")
+        if self.runner.roles.budget is not None:
+            self._record(lambda: record_budget(session, self.runner.roles.budget), "the budget")
 
-                text = f"the paused run was not recorded: {describe_exception(exc)}"
-                self.runner.events.emit_nowait(ErrorInfo(stage="session", message=text))
+    def _record(self, write: Callable[[], None], what: str) -> None:
+        """Write into the session; a failure is an ``error`` event (the run's outcome
+        stands, and what was not written lives in memory)."""
+        try:
+            write()
+        except Exception as exc:
+            from skillkit.events import ErrorInfo
+
+            text = f"{what} was not recorded in the session: {describe_exception(exc)}"
+            self.runner.events.emit_nowait(ErrorInfo(stage="session", message=text))
+
+    def load_budget(self) -> None:
+        """Take over the budget recorded in the session (with what its runs spent), if
+        the runner has none."""
+        session = self._recorded()
+        if session is not None and self.runner.roles.budget is None:
+            self._record(lambda: self._take_budget(session), "the budget")
+
+    def _take_budget(self, session: Session) -> None:
+        self.runner.roles.budget = recorded_budget(session)
 
     # ----- the paused run
 
@@ -332,10 +412,13 @@ class RunControl(SessionRuns):
         roles = self.runner.roles
         if (max_cost_usd, max_tokens, max_turns) == (None, None, None):
             roles.budget = None
-            return {"budget": None}
-        roles.budget = SessionBudget(
-            max_cost_usd=max_cost_usd, max_tokens=max_tokens, max_turns=max_turns
-        )
+        else:
+            roles.budget = SessionBudget(
+                max_cost_usd=max_cost_usd, max_tokens=max_tokens, max_turns=max_turns
+            )
+        session = self._recorded()
+        if session is not None:  # kept for whoever opens the session next
+            self._record(lambda: record_budget(session, roles.budget), "the budget")
         return {"budget": self.budget_record()}
 
     def budget_record(self) -> Record | None:
