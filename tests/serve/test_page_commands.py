@@ -52,6 +52,7 @@ def test_slash_commands_and_a_shell_command_run_from_the_page(
         expect(log.get_by_role("article", name="Command").last).to_contain_text(
             "the output goes to the model with your next prompt"
         )
+        expect(page.get_by_role("status", name="Activity")).to_be_hidden()  # nothing runs
 
         _send(page, "/nonsense")
         expect(page.get_by_role("alert")).to_have_text(

@@ -576,7 +576,7 @@
         if (!tool.args.textContent) tool.args.textContent = pretty(p.args);
         setSubject(tool, p.args);
         setStatus(tool, "running");
-        activity("running " + (p.tool_name || "a tool"));
+        if (running) activity("running " + (p.tool_name || "a tool"));
         break;
       }
       case "tool_execution_update": {
@@ -588,7 +588,7 @@
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         tool.output.textContent = resultText(p.result);
         setStatus(tool, p.result && p.result.is_error ? "error" : "done");
-        activity("waiting for the model");
+        if (running) activity("waiting for the model"); // a !command runs outside a run
         break;
       }
       case "usage":
@@ -717,7 +717,9 @@
   async function runLine(text) {
     const line = text.trim();
     if (line.startsWith("!") && line.slice(1).trim()) {
+      if (!running) activity("running " + line.slice(1).trim());
       const response = await send("bash", { command: line.slice(1).trim() });
+      if (!running) activity("");
       if (response.success) {
         const data = response.data || {};
         showOutput(line, data.ran ? "the output goes to the model with your next prompt"
