@@ -8,13 +8,9 @@ the prompt:
 - Ctrl-C arms exit: a second Ctrl-C in a row leaves with exit code 130.
 - Ctrl-D at an empty prompt, ``/quit`` or ``/exit`` leaves with exit code 0.
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
-- ↑ and Ctrl-R reach the prompts typed before, also in earlier sessions
-  (`skillkit.frontends.prompt_history`); Tab completes (`skillkit.frontends.prompt_completion`).
-- Ctrl-O shows the last tool call whole above the prompt (its diff and all its output,
-  as much as the screen holds); Ctrl-O again folds it.
-
-A queued message (Alt+Enter) is shown as a prompt when the run it starts begins. A
-prompt that mentions an image (``@shot.png``) is not sent: one line says why.
+- ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
+  completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
+  whole above the prompt, Ctrl-O again folds it. A prompt naming an image is refused.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
 does and for how long, with an input line under it; nothing typed is echoed into the

@@ -185,9 +185,7 @@ class TerminalRenderer:
             case ToolExecutionStart(tool_call_id=call, tool_name=name, args=args):
                 self.tool_call(name, args, call_id=call)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
-                streamed = self._streamed.setdefault(call, [])
-                room = self.max_streamed_lines - len(streamed)
-                streamed.extend(self.tool_output(output, limit=max(room, 0)))
+                self._tool_update(call, output)
             case ToolExecutionEnd(
                 tool_call_id=call, tool_name=name, result=result, duration=duration
             ):
@@ -299,6 +297,13 @@ class TerminalRenderer:
         """The model's task list: one line a task, done ones dimmed and struck through,
         the one in progress highlighted."""
         self._print(todo_panel(items, clean=self.clean))
+
+    def _tool_update(self, call_id: str, output: str) -> None:
+        """Partial output of a running call: drawn up to ``max_streamed_lines`` in all,
+        the rest folded (counted when the result comes)."""
+        streamed = self._streamed.setdefault(call_id, [])
+        room = self.max_streamed_lines - len(streamed)
+        streamed.extend(self.tool_output(output, limit=max(room, 0)))
 
     def tool_output(self, output: str, *, limit: int | None = None) -> list[str]:
         """Partial output of a running tool, dimmed; returns its lines (cleaned). Only
