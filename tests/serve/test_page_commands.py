@@ -67,7 +67,14 @@ def test_slash_commands_and_a_shell_command_run_from_the_page(
 
         _send(page, "/mode plan")  # the terminal's /mode is the session's set_mode
         expect(page.get_by_role("combobox", name="Permission mode")).to_have_value("plan")
-        assert page.script_errors == []
+
+        # a tab opened now reads the transcript: the note SkillKit wrote with the
+        # command's output is shown as what the user typed
+        later = _open(browser, served.url)
+        said = later.get_by_role("log", name="Conversation").get_by_role("article", name="You")
+        expect(said.filter(has_text="!cat notes.txt")).to_have_count(1)
+        expect(said.filter(has_text="I ran this shell command")).to_have_count(0)
+        assert page.script_errors == [] and later.script_errors == []
 
 
 def test_the_mode_menu_offers_only_the_modes_the_session_allows(

@@ -229,6 +229,31 @@
       .join("");
   }
 
+  // What the user typed for a message SkillKit wrote on their behalf: "/skill:NAME
+  // ARGS" for a skill's injected content, "!COMMAND" for the note carrying the output of
+  // their own shell command; null for any other text (as the terminal shows them).
+  function typedText(text) {
+    const skill = /^\s*<skill_content name="([^"]*)"/.exec(text);
+    if (skill) {
+      const at = text.lastIndexOf("\n\nUser request: ");
+      const request = at >= 0 ? text.slice(at + 16).trim() : "";
+      const args = request && !request.includes("</skill_content>") ? " " + request : "";
+      return "/skill:" + skill[1] + args;
+    }
+    if (text.startsWith("I ran this shell command myself;")) {
+      const line = text.split("\n").find((row) => row.startsWith("$ "));
+      return "!" + (line ? line.slice(2) : "");
+    }
+    return null;
+  }
+
+  function userMessage(text) {
+    const typed = typedText(text);
+    const node = addMessage("user", typed === null ? text : typed);
+    if (typed !== null) node.dataset.typed = "yes";
+    return node;
+  }
+
   function renderTranscript(messages) {
     conversation.replaceChildren();
     renderTodos([]);
@@ -237,7 +262,7 @@
     thinking = null;
     for (const message of messages) {
       if (message.role === "user") {
-        addMessage("user", partsText(message.content));
+        userMessage(partsText(message.content));
       } else if (message.role === "assistant") {
         for (const part of message.content || []) {
           if (part.type === "text" && part.text) renderMarkdown(addMessage("assistant", ""), part.text);
@@ -521,7 +546,7 @@
         setRunning(true);
         activity("waiting for the model");
         notice("");
-        if (p.prompt) addMessage("user", p.prompt);
+        if (p.prompt) userMessage(p.prompt);
         break;
       case "agent_end":
         setRunning(false);
