@@ -216,3 +216,30 @@ def test_an_edit_shows_its_coloured_diff_in_its_tool_row(
         expect(diff.locator(".added")).to_have_text(["+port = 8080"])
         assert (served.workspace / "app.cfg").read_text() == "name = demo\nport = 8080\n"
         assert page.script_errors == []
+
+
+SLOW = """\
+replies:
+  - text: "%s"
+    delay: 0.05
+cycle: true
+""" % ("word " * 200)
+
+
+def test_esc_in_the_message_box_aborts_the_run(
+    tmp_path: Path,
+    browser: object,  # noqa: F811
+) -> None:
+    with skillkit_serve(tmp_path, SLOW) as served:
+        page = _open(browser, served.url)
+        _send(page, "talk")
+        answer = page.get_by_role("log", name="Conversation").get_by_role(
+            "article", name="Assistant"
+        )
+        expect(answer).to_contain_text("word word")
+        abort = page.get_by_role("button", name="Abort")
+        expect(abort).to_be_enabled()
+        page.get_by_role("textbox", name="Message").press("Escape")
+        expect(abort).to_be_disabled()
+        assert len(answer.text_content() or "") < len("word " * 200)
+        assert page.script_errors == []

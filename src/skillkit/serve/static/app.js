@@ -899,6 +899,9 @@
     if (key.key === "Enter" && !key.shiftKey && !key.isComposing) {
       key.preventDefault();
       $("prompt-form").requestSubmit();
+    } else if (key.key === "Escape" && running) {
+      key.preventDefault();
+      send("abort"); // as Esc does in the terminal
     }
   });
 
