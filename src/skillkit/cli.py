@@ -82,6 +82,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.subagents.cli",
     "skillkit.serve.cli",
     "skillkit.mcp.cli",
+    "skillkit.acp.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""

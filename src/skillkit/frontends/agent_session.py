@@ -45,7 +45,7 @@ from skillkit.frontends.subscription import (
     Subscription,
 )
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
-from skillkit.models import AgentMessage, AgentResponse, TokenUsage
+from skillkit.models import AgentMessage, AgentResponse, TokenUsage, UserContent
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -360,7 +360,7 @@ class AgentSession:
 
     async def prompt(
         self,
-        message: str,
+        message: str | list[UserContent],
         streaming_behavior: StreamingBehavior | None = None,
         *,
         output_type: Any = None,
@@ -369,7 +369,13 @@ class AgentSession:
         "started"}`` is returned at once; ``output_type`` asks that run for structured
         output (as `AgentRunner.chat` takes it). During a run: ``streaming_behavior``
         says whether it steers the run or follows it (``{"delivery": "steer"}``);
-        without one, `SessionCommandError`."""
+        without one, `SessionCommandError`. A list of text and image parts (an editor's
+        attachments) starts a run only when idle."""
+        if isinstance(message, list) and message and not self.is_running:
+            self._task = asyncio.create_task(
+                self._drive(message, output_type), name="skillkit-session-run"
+            )
+            return {"delivery": "started"}
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
         if streaming_behavior is not None and streaming_behavior not in _BEHAVIORS:
@@ -630,7 +636,9 @@ class AgentSession:
 
     # ----- internals
 
-    async def _drive(self, message: str, output_type: Any = None) -> AgentResponse:
+    async def _drive(
+        self, message: str | list[UserContent], output_type: Any = None
+    ) -> AgentResponse:
         try:
             response = await self.runner.chat(message, output_type=output_type)
         except Exception as exc:  # a run already started elsewhere (a command compacting)
