@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -59,8 +60,20 @@ class Editor:
     writes: list[tuple[str, str]] = field(default_factory=list)
     incoming: list[dict[str, Any]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self._arrived = asyncio.Event()
+
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        self._arrived.set()
+
+    async def wait_for(self, kind: str) -> list[Any]:
+        """The updates of ``kind`` once there is one (30 s at most)."""
+        async with asyncio.timeout(30):
+            while not self.of(kind):
+                self._arrived.clear()
+                await self._arrived.wait()
+        return self.of(kind)
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
@@ -145,7 +158,8 @@ async def running(
         if event.direction is StreamDirection.INCOMING:
             editor.incoming.append(event.message)
 
-    with open(work.parent / "stderr.log", "ab") as log:
+    log = os.open(work.parent / "stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
         async with spawn_agent_process(
             editor,
             *PROGRAM,
@@ -157,7 +171,9 @@ async def running(
             *args,
             env=env,
             cwd=work,
-            transport_kwargs={"stderr": log.fileno()},
+            transport_kwargs={"stderr": log},
             observers=[observe],
         ) as (conn, process):
             yield Agent(conn, editor, process, work)
+    finally:
+        os.close(log)

@@ -209,9 +209,7 @@ async def test_cancel_mid_run_ends_the_prompt_cancelled(work: Path) -> None:
         prompt = asyncio.create_task(
             agent.conn.prompt(session_id=sid, prompt=[text_block("count")])
         )
-        async with asyncio.timeout(30):
-            while not agent.editor.of("agent_message_chunk"):
-                await asyncio.sleep(0.02)
+        await agent.editor.wait_for("agent_message_chunk")
         await agent.conn.cancel(session_id=sid)
         answer = await asyncio.wait_for(prompt, 30)
         assert answer.stop_reason == "cancelled"
@@ -263,10 +261,8 @@ async def test_modes_and_models_switch(work: Path) -> None:
     async with running(work, HELLO, "--offer-model", f"scripted:{other}") as agent:
         sid = await agent.session()
         await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
-        async with asyncio.timeout(10):
-            while not agent.editor.of("current_mode_update"):
-                await asyncio.sleep(0.02)
-        assert agent.editor.of("current_mode_update")[-1].current_mode_id == "plan"
+        modes = await agent.editor.wait_for("current_mode_update")
+        assert modes[-1].current_mode_id == "plan"
         changed = await agent.conn.set_config_option(
             session_id=sid, config_id="mode", value="accept_edits"
         )
