@@ -1,0 +1,83 @@
+"""The todo list as a plan, the editor's MCP servers, attachments and questions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from acp import embedded_text_resource, image_block, resource_block, text_block
+from acp.schema import McpServerStdio
+
+from tests.acp.conftest import Editor, allow, running
+
+pytestmark = pytest.mark.timeout(90)
+
+DEMO_SERVER = Path(__file__).parent.parent / "mcp" / "servers" / "demo_server.py"
+
+
+def calls(*calls: tuple[str, dict[str, object]]) -> str:
+    replies = [{"tool_calls": [{"name": name, "arguments": args}]} for name, args in calls]
+    return json.dumps({"replies": [*replies, {"text": "Done."}]})
+
+
+async def test_the_todo_list_arrives_as_a_plan(work: Path) -> None:
+    items = [
+        {"content": "read the code", "status": "done"},
+        {"content": "fix the bug", "status": "in_progress"},
+        {"content": "run the tests", "status": "pending"},
+    ]
+    async with running(work, calls(("todo", {"items": items}))) as agent:
+        sid = await agent.session()
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("plan it")])
+    [plan] = agent.editor.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("read the code", "completed"),
+        ("fix the bug", "in_progress"),
+        ("run the tests", "pending"),
+    ]
+    [start] = agent.editor.of("tool_call")
+    assert start.kind == "think"
+
+
+async def test_the_editors_mcp_servers_join_the_session(work: Path) -> None:
+    script = calls(("mcp__editor_demo__echo", {"text": "through the editor's server"}))
+    editor = Editor(answer=allow("allow"))
+    async with running(work, script, editor=editor) as agent:
+        await agent.conn.initialize(protocol_version=1)
+        server = McpServerStdio(
+            name="editor_demo", command=sys.executable, args=[str(DEMO_SERVER)], env=[]
+        )
+        made = await agent.conn.new_session(cwd=str(work), mcp_servers=[server])
+        await agent.conn.prompt(session_id=made.session_id, prompt=[text_block("echo")])
+    done = [u for u in editor.of("tool_call_update") if u.status]
+    assert done[-1].status == "completed"
+    assert done[-1].content[0].content.text == "through the editor's server"
+
+
+async def test_a_prompt_with_an_image_and_an_attached_file_runs(work: Path) -> None:
+    png = (
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
+        "AAAABJRU5ErkJggg=="
+    )
+    attached = resource_block(embedded_text_resource(f"file://{work}/a.py", "print(1)\n"))
+    async with running(work, '{"replies": [{"text": "Seen."}]}') as agent:
+        sid = await agent.session()
+        answer = await agent.conn.prompt(
+            session_id=sid,
+            prompt=[text_block("what is this?"), image_block(png, "image/png"), attached],
+        )
+    assert answer.stop_reason == "end_turn"
+    assert agent.editor.text() == "Seen."
+
+
+async def test_the_models_questions_are_declined(work: Path) -> None:
+    questions = [{"question": "Which colour?", "options": [{"label": "red"}, {"label": "blue"}]}]
+    async with running(work, calls(("ask_user", {"questions": questions}))) as agent:
+        sid = await agent.session()
+        answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("ask me")])
+    assert answer.stop_reason == "end_turn"
+    assert agent.editor.permissions == []
+    [done] = [u for u in agent.editor.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert "declined" in json.dumps(done.raw_output).lower()
