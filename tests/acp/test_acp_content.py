@@ -49,7 +49,9 @@ def test_a_resource_link_is_named_not_opened() -> None:
 
 
 def test_binary_attachments_and_audio_are_left_out_with_a_note() -> None:
-    blob = resource_block(embedded_blob_resource("file:///w/a.bin", "AAAA", "application/zip"))
+    blob = resource_block(
+        embedded_blob_resource("file:///w/a.bin", "AAAA", mime_type="application/zip")
+    )
     audio = AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")
     message = prompt_message([text_block("x"), blob, audio])
     assert isinstance(message, str)
@@ -57,7 +59,7 @@ def test_binary_attachments_and_audio_are_left_out_with_a_note() -> None:
 
 
 def test_an_embedded_image_resource_is_an_image() -> None:
-    blob = resource_block(embedded_blob_resource("file:///w/a.png", "iVBO", "image/png"))
+    blob = resource_block(embedded_blob_resource("file:///w/a.png", "iVBO", mime_type="image/png"))
     assert prompt_message([blob]) == [ImagePart("iVBO", "image/png")]
 
 

@@ -124,7 +124,7 @@ class SkillKitAcpAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise RequestError.invalid_params({"message": "SkillKit needs no authentication"})
+        raise _refused("SkillKit needs no authentication")
 
     # ----- sessions
 
@@ -178,7 +178,7 @@ class SkillKitAcpAgent:
         start = 0
         if cursor is not None:
             if not cursor.isdigit() or int(cursor) > len(infos):
-                raise RequestError.invalid_params({"message": f"unknown cursor {cursor!r}"})
+                raise _refused(f"unknown cursor {cursor!r}")
             start = int(cursor)
         page = infos[start : start + PAGE_SIZE]
         following = start + PAGE_SIZE
@@ -218,7 +218,7 @@ class SkillKitAcpAgent:
         try:
             await session.set_mode(mode_id)
         except SessionCommandError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+            raise _refused(str(exc)) from None
         return SetSessionModeResponse()
 
     async def set_config_option(
@@ -226,7 +226,7 @@ class SkillKitAcpAgent:
     ) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if not isinstance(value, str):
-            raise RequestError.invalid_params({"message": f"{config_id!r} takes a string value"})
+            raise _refused(f"{config_id!r} takes a string value")
         try:
             if config_id == "mode":
                 await session.set_mode(value)
@@ -235,7 +235,7 @@ class SkillKitAcpAgent:
             else:
                 raise SessionCommandError(f"unknown config option {config_id!r}")
         except SessionCommandError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+            raise _refused(str(exc)) from None
         return SetSessionConfigOptionResponse(config_options=list(session.config_options()))
 
     # ----- prompts
@@ -245,13 +245,13 @@ class SkillKitAcpAgent:
         try:
             message = prompt_message(prompt)
         except ValueError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+            raise _refused(str(exc)) from None
         try:
             stop_reason, usage = await session.run(message)
         except SessionCommandError as exc:
-            raise RequestError.invalid_request({"message": str(exc)}) from None
+            raise RequestError(-32600, _one_line(exc)) from None
         except RuntimeError as exc:
-            raise RequestError.internal_error({"message": _one_line(exc)}) from None
+            raise RequestError(-32603, _one_line(exc)) from None
         return PromptResponse(stop_reason=stop_reason, usage=usage)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -298,19 +298,17 @@ class SkillKitAcpAgent:
                 raise _unknown(session_id)
             return open_now
         if self.settings.options.session == "off":
-            raise RequestError.invalid_params({"message": "sessions are not saved (--no-session)"})
+            raise _refused("sessions are not saved (--no-session)")
         known = {info.id for info in self._store().list(folder)}
         if session_id not in known:
-            raise RequestError.invalid_params(
-                {"message": f"no saved session {session_id!r} in {folder}"}
-            )
+            raise _refused(f"no saved session {session_id!r} in {folder}")
         return self._open(folder, session_id, mcp_servers)
 
     def _open(self, folder: Path, session_id: str | None, mcp_servers: Sequence[Any]) -> AcpSession:
         from skillkit.frontends.setup import SetupError, build_agent
 
         if self._client is None:
-            raise RequestError.internal_error({"message": "no client connected"})
+            raise RequestError(-32603, "no client connected")
         options = replace(self.settings.options, workspace=folder)
         if options.session != "off":
             options = replace(
@@ -321,7 +319,7 @@ class SkillKitAcpAgent:
         try:
             built = (self.settings.build or build_agent)(options)
         except SetupError as exc:
-            raise RequestError.invalid_params({"message": _one_line(exc)}) from None
+            raise _refused(_one_line(exc)) from None
         for line in (*built.warnings, *built.notices):
             log.warning("%s", _one_line(line))
         agent = AgentSession.from_agent(built, ui_timeout=self.settings.ui_timeout)
@@ -414,14 +412,19 @@ def _add_mcp_servers(agent: AgentSession, servers: Sequence[Any]) -> None:
 def _folder(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
-        raise RequestError.invalid_params({"message": f"cwd must be an absolute path: {cwd!r}"})
+        raise _refused(f"cwd must be an absolute path: {cwd!r}")
     if not path.is_dir():
-        raise RequestError.invalid_params({"message": f"cwd is not a folder: {cwd}"})
+        raise _refused(f"cwd is not a folder: {cwd}")
     return path.resolve()
 
 
 def _unknown(session_id: str) -> RequestError:
-    return RequestError.invalid_params({"message": f"unknown session {session_id!r}"})
+    return _refused(f"unknown session {session_id!r}")
+
+
+def _refused(message: str) -> RequestError:
+    """Invalid params (``-32602``), the reason as the error's message: editors show it."""
+    return RequestError(-32602, _one_line(message))
 
 
 def _one_line(text: object) -> str:

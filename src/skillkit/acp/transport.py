@@ -22,6 +22,7 @@ import json
 import os
 import queue
 import threading
+from concurrent.futures import CancelledError
 from typing import Any
 
 __all__ = ["INVALID_REQUEST", "MAX_LINE_BYTES", "PARSE_ERROR", "StdioTransport"]
@@ -153,7 +154,7 @@ class StdioTransport:
                         buffer.clear()
                     else:
                         buffer += rest
-            except (RuntimeError, asyncio.CancelledError):  # the loop closed
+            except (RuntimeError, CancelledError, asyncio.CancelledError):  # the loop closed
                 return
 
         threading.Thread(target=read, name="skillkit-acp-stdin", daemon=True).start()
