@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import RequestError
 from acp.schema import (
-    AgentCapabilities,
     ClientCapabilities,
     ForkSessionResponse,
     HttpMcpServer,
@@ -38,28 +37,24 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpCapabilities,
     McpServerStdio,
     NewSessionResponse,
-    PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
-    SessionCapabilities,
     SessionInfo,
-    SessionListCapabilities,
-    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 from skillkit.acp.content import prompt_message
+from skillkit.acp.handshake import initialize_result
 from skillkit.acp.session import AcpSession
-from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT, AgentSession, SessionCommandError
+from skillkit.acp.settings import AcpSettings
+from skillkit.frontends.agent_session import AgentSession, SessionCommandError
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
-    from skillkit.frontends.setup import AgentOptions, CliAgent
 
 __all__ = ["PAGE_SIZE", "AcpSettings", "SkillKitAcpAgent"]
 
@@ -67,20 +62,6 @@ log = logging.getLogger("skillkit.acp")
 
 PAGE_SIZE = 50
 """Sessions per ``session/list`` page."""
-
-
-@dataclass(frozen=True)
-class AcpSettings:
-    """How ``skillkit acp`` builds each session: ``options`` as for ``skillkit`` (the
-    workspace is replaced by each session's folder), ``models`` the model names a client
-    may switch to, ``ui_timeout`` the seconds a permission request may wait (None:
-    no limit). ``build`` makes the agent (default `build_agent`; tests and embedders
-    replace it)."""
-
-    options: AgentOptions
-    models: tuple[str, ...] = ()
-    ui_timeout: float | None = DEFAULT_UI_TIMEOUT
-    build: Callable[[AgentOptions], CliAgent] | None = field(default=None, compare=False)
 
 
 class SkillKitAcpAgent:
@@ -107,21 +88,19 @@ class SkillKitAcpAgent:
         from skillkit import __version__
 
         self._capabilities = client_capabilities or ClientCapabilities()
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(
-                    image=True, audio=False, embedded_context=True
-                ),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), resume=SessionResumeCapabilities()
-                ),
-            ),
-            auth_methods=[],
-            agent_info=Implementation(name="skillkit", title="SkillKit", version=__version__),
-        )
+        return InitializeResponse.model_validate(initialize_result(protocol_version, __version__))
+
+    def initialized(self, params: dict[str, Any]) -> None:
+        """Take the ``initialize`` params answered before the SDK was loaded
+        (`skillkit.acp.handshake`): the client's capabilities. Capabilities that do not
+        parse count as none (no ``fs``)."""
+        try:
+            self._capabilities = ClientCapabilities.model_validate(
+                params.get("clientCapabilities") or {}
+            )
+        except ValueError:
+            log.warning("the client's capabilities do not parse; none are used")
+            self._capabilities = ClientCapabilities()
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise _refused("SkillKit needs no authentication")

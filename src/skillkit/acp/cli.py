@@ -17,8 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from skillkit.frontends.args import agent_options, positive_int
+
+if TYPE_CHECKING:
+    from skillkit.acp.settings import AcpSettings
 
 __all__ = ["register", "run_acp", "serve_acp"]
 
@@ -107,15 +112,15 @@ def run_acp(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, handlers=[handler]
     )
 
-    from skillkit.acp.agent import AcpSettings
-    from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT
+    def settings() -> AcpSettings:
+        from skillkit.acp.settings import AcpSettings
 
-    options = agent_options(args, session="off" if args.no_session else "new")
-    settings = AcpSettings(
-        options=options,
-        models=tuple(args.offered_models),
-        ui_timeout=args.ui_timeout if args.ui_timeout is not None else DEFAULT_UI_TIMEOUT,
-    )
+        return AcpSettings(
+            options=agent_options(args, session="off" if args.no_session else "new"),
+            models=tuple(args.offered_models),
+            ui_timeout=args.ui_timeout if args.ui_timeout is not None else 300.0,
+        )
+
     try:
         asyncio.run(serve_acp(settings, read_fd=protocol_in, write_fd=protocol_out))
     except KeyboardInterrupt:
@@ -123,21 +128,45 @@ def run_acp(args: argparse.Namespace) -> int:
     return _EXIT_OK
 
 
-async def serve_acp(settings: object, *, read_fd: int, write_fd: int) -> None:
-    """Run the ACP agent of ``settings`` (an `AcpSettings`) on the two descriptors until
-    the client closes its end, then close every session."""
-    from acp import run_agent
-
-    from skillkit.acp.agent import AcpSettings, SkillKitAcpAgent
+async def serve_acp(
+    settings: AcpSettings | Callable[[], AcpSettings], *, read_fd: int, write_fd: int
+) -> None:
+    """Run the ACP agent of ``settings`` (or of what ``settings()`` returns, called once
+    the first ``initialize`` is answered) on the two descriptors until the client closes
+    its end, then close every session. A first ``initialize`` is answered before the
+    ACP SDK or the agent's modules are imported (`skillkit.acp.handshake`), so an editor
+    hears back at once."""
+    from skillkit import __version__
+    from skillkit.acp.handshake import initialize_answer
     from skillkit.acp.transport import StdioTransport
 
-    assert isinstance(settings, AcpSettings)
-    agent = SkillKitAcpAgent(settings)
     transport = StdioTransport(read_fd, write_fd)
     try:
-        await run_agent(agent, transport, use_unstable_protocol=True)
+        first = await transport.receive()
+        if first is None:
+            return
+        answered: dict[str, object] | None = None
+        if first.get("method") == "initialize" and first.get("id") is not None:
+            params = first.get("params")
+            answer = initialize_answer(params, __version__)
+            await transport.send({"jsonrpc": "2.0", "id": first["id"], **answer})
+            if "result" in answer and isinstance(params, dict):
+                answered = params
+        else:
+            transport.push_back(first)
+
+        from acp import run_agent
+
+        from skillkit.acp.agent import SkillKitAcpAgent
+
+        agent = SkillKitAcpAgent(settings if not callable(settings) else settings())
+        if answered is not None:
+            agent.initialized(answered)
+        try:
+            await run_agent(agent, transport, use_unstable_protocol=True)
+        finally:
+            await agent.aclose()
     finally:
-        await agent.aclose()
         await transport.close()
 
 

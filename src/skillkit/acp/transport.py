@@ -11,18 +11,19 @@ skipped and answered the same way. Nothing here ever writes anything but whole J
 frames.
 
 Reads and writes happen in daemon threads, so a stalled peer blocks neither the event
-loop nor the process's exit; `send` waits until its bytes are written, so a peer that
-does not read slows the agent instead of growing a buffer without end.
+loop nor the process's exit. Messages are written in batches (whatever is queued when
+the writing thread wakes up); past a bounded backlog `send` waits for the writing, so a
+peer that does not read slows the agent instead of growing a buffer without end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import queue
 import threading
-from concurrent.futures import CancelledError
 from typing import Any
 
 __all__ = ["INVALID_REQUEST", "MAX_LINE_BYTES", "PARSE_ERROR", "StdioTransport"]
@@ -34,6 +35,10 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 _CHUNK = 1 << 16
+_READ_AHEAD = 4
+"""Chunks of input read ahead of the event loop."""
+_BACKLOG = 256
+"""Messages that may wait for the writing thread before `StdioTransport.send` waits."""
 
 
 class StdioTransport:
@@ -44,21 +49,30 @@ class StdioTransport:
         self.write_fd = write_fd
         self.max_line = max_line
         self.broken = False
-        self._lines: asyncio.Queue[bytes | int | None] | None = None
-        self._jobs: queue.SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = (
+        self._lines: collections.deque[bytes | int | None] = collections.deque()
+        self._arrived: asyncio.Event | None = None
+        self._jobs: queue.SimpleQueue[tuple[bytes, asyncio.Future[None] | None] | None] = (
             queue.SimpleQueue()
         )
+        self._unwritten = 0  # messages sent and not yet written (counted on the loop)
         self._writer: threading.Thread | None = None
         self._closed = False
+        self._again: dict[str, Any] | None = None
+
+    def push_back(self, message: dict[str, Any]) -> None:
+        """Make ``message`` (one `receive` returned) the next one `receive` returns."""
+        self._again = message
 
     # ----- the Transport protocol of the SDK
 
     async def receive(self) -> dict[str, Any] | None:
         """The next well-formed message, or None at end of input. Malformed frames are
         answered here and skipped."""
-        lines = self._start_reading()
+        if self._again is not None:
+            message, self._again = self._again, None
+            return message
         while True:
-            line = await lines.get()
+            line = await self._next_line()
             if line is None:
                 return None
             if isinstance(line, int):
@@ -81,25 +95,33 @@ class StdioTransport:
             return message  # type: ignore[no-any-return]
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Write ``message`` as one line; waits until it is written. After the peer went
-        away, messages are dropped."""
+        """Write ``message`` as one line. Returns once it is queued for writing; waits
+        for the writing while more than `_BACKLOG` messages are queued, so a peer that
+        does not read slows the agent down. After the peer went away, messages are
+        dropped."""
         if self.broken or self._closed:
             return
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         loop = asyncio.get_running_loop()
-        if self._writer is None:
-            self._writer = threading.Thread(
-                target=self._write_all, args=(loop,), name="skillkit-acp-stdout", daemon=True
-            )
-            self._writer.start()
+        self._start_writing(loop)
+        self._unwritten += 1
+        if self._unwritten <= _BACKLOG:
+            self._jobs.put((data, None))
+            return
         done: asyncio.Future[None] = loop.create_future()
         self._jobs.put((data, done))
         await done
 
     async def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._jobs.put(None)
+        """Write what is queued, then stop writing (the descriptors stay open)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._writer is not None and not self.broken:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._jobs.put((b"", done))
+            await done
+        self._jobs.put(None)
 
     # ----- internals
 
@@ -108,73 +130,104 @@ class StdioTransport:
             {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
         )
 
-    def _start_reading(self) -> asyncio.Queue[bytes | int | None]:
-        if self._lines is not None:
-            return self._lines
-        loop = asyncio.get_running_loop()
-        lines: asyncio.Queue[bytes | int | None] = asyncio.Queue(maxsize=64)
-        self._lines = lines
+    async def _next_line(self) -> bytes | int | None:
+        if self._arrived is None:
+            self._arrived = asyncio.Event()
+            self._start_reading(asyncio.get_running_loop(), self._arrived)
+        while not self._lines:
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._lines.popleft()
 
-        def deliver(item: bytes | int | None) -> None:
-            # Blocks the reading thread while 64 lines wait: a peer that floods us is
-            # read no faster than the loop takes its lines.
-            future = asyncio.run_coroutine_threadsafe(lines.put(item), loop)
-            future.result()
+    def _start_reading(self, loop: asyncio.AbstractEventLoop, arrived: asyncio.Event) -> None:
+        lines = self._lines
+        room = threading.Semaphore(_READ_AHEAD)  # chunks read ahead of the loop
+
+        def deliver(items: list[bytes | int | None]) -> None:
+            lines.extend(items)
+            arrived.set()
+            room.release()
 
         def read() -> None:
             buffer = bytearray()
             skipping = 0
-            try:
-                while True:
-                    try:
-                        data = os.read(self.read_fd, _CHUNK)
-                    except OSError:
-                        data = b""
-                    if not data:
-                        if skipping:
-                            deliver(skipping)
-                        elif buffer.strip():
-                            deliver(bytes(buffer))
-                        deliver(None)
-                        return
-                    start = 0
-                    while (end := data.find(b"\n", start)) >= 0:
-                        piece = data[start:end]
-                        if skipping or len(buffer) + len(piece) > self.max_line:
-                            deliver(skipping + len(buffer) + len(piece))
-                            skipping = 0
-                        else:
-                            buffer += piece
-                            deliver(bytes(buffer))
-                        buffer.clear()
-                        start = end + 1
-                    rest = data[start:]
-                    if skipping or len(buffer) + len(rest) > self.max_line:
-                        skipping += len(buffer) + len(rest)
-                        buffer.clear()
+            while True:
+                room.acquire()
+                try:
+                    data = os.read(self.read_fd, _CHUNK)
+                except OSError:
+                    data = b""
+                items: list[bytes | int | None] = []
+                if not data:
+                    if skipping:
+                        items.append(skipping)
+                    elif buffer.strip():
+                        items.append(bytes(buffer))
+                    items.append(None)
+                start = 0
+                while (end := data.find(b"\n", start)) >= 0:
+                    piece = data[start:end]
+                    if skipping or len(buffer) + len(piece) > self.max_line:
+                        items.append(skipping + len(buffer) + len(piece))
+                        skipping = 0
                     else:
-                        buffer += rest
-            except (RuntimeError, CancelledError, asyncio.CancelledError):  # the loop closed
-                return
+                        buffer += piece
+                        items.append(bytes(buffer))
+                    buffer.clear()
+                    start = end + 1
+                rest = data[start:]
+                if skipping or len(buffer) + len(rest) > self.max_line:
+                    skipping += len(buffer) + len(rest)
+                    buffer.clear()
+                else:
+                    buffer += rest
+                try:
+                    loop.call_soon_threadsafe(deliver, items)
+                except RuntimeError:  # the loop closed
+                    return
+                if not data:
+                    return
 
         threading.Thread(target=read, name="skillkit-acp-stdin", daemon=True).start()
-        return lines
+
+    def _start_writing(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._writer is None:
+            self._writer = threading.Thread(
+                target=self._write_all, args=(loop,), name="skillkit-acp-stdout", daemon=True
+            )
+            self._writer.start()
+
+    def _written(self, count: int, waiting: list[asyncio.Future[None]]) -> None:
+        self._unwritten -= count
+        for future in waiting:
+            if not future.done():
+                future.set_result(None)
 
     def _write_all(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The writing thread: everything queued at each wake-up in one write."""
         while True:
             job = self._jobs.get()
-            if job is None:
-                return
-            data, done = job
-            view = memoryview(data)
+            batch = [job]
+            while job is not None:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(job)
+            jobs = [j for j in batch if j is not None]
+            view = memoryview(b"".join(data for data, _ in jobs))
             try:
-                while view:
+                while view and not self.broken:
                     view = view[os.write(self.write_fd, view) :]
             except OSError:
                 self.broken = True
+            waiting = [done for _, done in jobs if done is not None]
+            count = sum(1 for data, _ in jobs if data)
             try:
-                loop.call_soon_threadsafe(_settle, done)
+                loop.call_soon_threadsafe(self._written, count, waiting)
             except RuntimeError:  # the loop closed
+                return
+            if len(jobs) < len(batch):
                 return
 
 
@@ -201,11 +254,6 @@ def _malformed(message: object) -> str | None:
 
 def _is_id(value: object) -> bool:
     return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
-
-
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 def _one_line(text: object) -> str:
