@@ -81,3 +81,19 @@ async def test_the_models_questions_are_declined(work: Path) -> None:
     assert agent.editor.permissions == []
     [done] = [u for u in agent.editor.of("tool_call_update") if u.status in ("completed", "failed")]
     assert "declined" in json.dumps(done.raw_output).lower()
+
+
+async def test_slash_commands_are_offered_and_run(work: Path) -> None:
+    async with running(work, '{"replies": [{"text": "From the model."}], "cycle": true}') as agent:
+        sid = await agent.session()
+        [offered] = await agent.editor.wait_for("available_commands_update")
+        names = {command.name for command in offered.available_commands}
+        assert {"help", "compact", "model", "diff"} <= names
+        assert "quit" not in names
+        answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("/help")])
+        assert answer.stop_reason == "end_turn"
+        shown = agent.editor.text()
+        assert "/compact" in shown and "From the model." not in shown
+        # not a command of the table: the model reads it
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("/etc/hosts is odd")])
+        assert agent.editor.text().endswith("From the model.")

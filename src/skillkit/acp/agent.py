@@ -116,6 +116,7 @@ class SkillKitAcpAgent:
     ) -> NewSessionResponse:
         folder = _folder(cwd)
         session = self._open(folder, None, mcp_servers or ())
+        session.offer_commands()  # sent after the answer: nothing is awaited before it
         return NewSessionResponse(
             session_id=session.id,
             modes=session.modes(),
@@ -132,6 +133,7 @@ class SkillKitAcpAgent:
     ) -> LoadSessionResponse:
         session = await self._reopen(cwd, session_id, mcp_servers or ())
         await session.replay()
+        session.offer_commands()
         return LoadSessionResponse(
             modes=session.modes(), config_options=list(session.config_options())
         )
@@ -145,6 +147,7 @@ class SkillKitAcpAgent:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         session = await self._reopen(cwd, session_id, mcp_servers or ())
+        session.offer_commands()
         return ResumeSessionResponse(
             modes=session.modes(), config_options=list(session.config_options())
         )

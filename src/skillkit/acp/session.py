@@ -21,14 +21,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp.schema import (
+    AgentMessageChunk,
     AllowedOutcome,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
     ConfigOptionUpdate,
     PermissionOption,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    TextContentBlock,
     ToolCallUpdate,
+    UnstructuredCommandInput,
     Usage,
 )
 
@@ -55,6 +61,8 @@ MODES: dict[str, tuple[str, str]] = {
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 _ALLOW, _ALWAYS, _REJECT = "allow", "always", "reject"
+_NOT_IN_EDITORS = frozenset({"quit"})
+"""Commands of the table that mean nothing in an editor (it closes its own sessions)."""
 
 
 class AcpSession:
@@ -144,6 +152,28 @@ class AcpSession:
             )
         )
 
+    def offer_commands(self) -> None:
+        """Tell the client the session's slash commands (the command table: SkillKit's,
+        the plugins' and the skills')."""
+        commands = [
+            AvailableCommand(
+                name=command.name,
+                description=command.description,
+                input=(
+                    AvailableCommandInput(root=UnstructuredCommandInput(hint=command.usage))
+                    if command.usage
+                    else None
+                ),
+            )
+            for command in self.agent.commands.list()
+            if command.name not in _NOT_IN_EDITORS
+        ]
+        self._queue.put_nowait(
+            AvailableCommandsUpdate(
+                session_update="available_commands_update", available_commands=commands
+            )
+        )
+
     async def replay(self) -> None:
         """Send the saved transcript as updates (``session/load``) and wait until sent."""
         for update in history(self.agent.messages, self._updates):
@@ -154,17 +184,48 @@ class AcpSession:
 
     async def run(self, message: str | list[UserContent]) -> tuple[StopReason, Usage]:
         """Run ``message`` to the end; its stop reason and token use, once every update
-        of the run has been sent. Raises `SessionCommandError` when a run is already in
-        progress and `RuntimeError` (its one-line error) when the run failed."""
+        of the run has been sent. A ``/name ARGS`` text naming a command of the table
+        runs the command instead (its output is the answer; a command that hands back a
+        message to send, as ``/skill:NAME`` does, runs that). Raises
+        `SessionCommandError` when a run is already in progress and `RuntimeError` (its
+        one-line error) when the run failed."""
         if self.agent.is_running:
             raise SessionCommandError("a prompt is already running in this session")
         self.cancelled = False
+        if isinstance(message, str) and message.lstrip().startswith("/"):
+            sent = await self._command(message.strip())
+            if sent is None:
+                return "end_turn", Usage(total_tokens=0, input_tokens=0, output_tokens=0)
+            message = sent
         await self.agent.prompt(message)
         try:
             response = await self.agent.wait()
         finally:
             await self.flush()
         return self._stop_reason(response), _usage(response)
+
+    async def _command(self, text: str) -> str | None:
+        """Run the command ``text`` names, if the table has it: None when done (its
+        output sent as the answer), else the message to run (not a command, or the
+        message the command handed back)."""
+        name = text[1:].split(maxsplit=1)[0].lower() if len(text) > 1 else ""
+        if not name or name not in self.agent.commands or name in _NOT_IN_EDITORS:
+            return text
+        result = await self.agent.run_command(text, frontend=self)
+        if result is None:
+            return text
+        shown = result.error if result.error is not None else result.output
+        if shown:
+            self._queue.put_nowait(
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=shown),
+                )
+            )
+        if result.send:
+            return result.send
+        await self.flush()
+        return None
 
     def cancel(self) -> None:
         """Abort the run in progress (its prompt answers ``cancelled``)."""

@@ -21,6 +21,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     ConfigOptionUpdate,
     ContentToolCallContent,
     CurrentModeUpdate,
@@ -62,6 +63,7 @@ Update = (
     | AgentPlanUpdate
     | CurrentModeUpdate
     | ConfigOptionUpdate
+    | AvailableCommandsUpdate
     | UsageUpdate
 )
 
