@@ -242,6 +242,23 @@ async def test_a_saved_session_is_listed_and_loaded_with_its_history(work: Path)
         assert len(editor.updates) > history
 
 
+async def test_a_resumed_session_goes_on_without_replaying(work: Path) -> None:
+    async with running(work, HELLO) as agent:
+        sid = await agent.session()
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("remember me")])
+    async with running(work, HELLO) as agent:
+        await agent.conn.initialize(protocol_version=1)
+        resumed = await agent.conn.resume_session(cwd=str(work), session_id=sid, mcp_servers=[])
+        assert resumed.modes is not None
+        assert agent.editor.of("user_message_chunk") == []
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("again")])
+        assert agent.editor.text() == "Hello back, from SkillKit."
+    async with running(work, HELLO) as agent:
+        await agent.conn.initialize(protocol_version=1)
+        await agent.conn.load_session(cwd=str(work), session_id=sid, mcp_servers=[])
+        assert agent.editor.text("user_message_chunk") == "remember meagain"
+
+
 async def test_a_session_of_another_folder_cannot_be_loaded(work: Path) -> None:
     async with running(work, HELLO) as agent:
         sid = await agent.session()

@@ -55,6 +55,8 @@ from skillkit.frontends.agent_session import AgentSession, SessionCommandError
 if TYPE_CHECKING:
     from acp.interfaces import Client
 
+    from skillkit.frontends.setup import CliAgent
+
 
 __all__ = ["PAGE_SIZE", "AcpSettings", "SkillKitAcpAgent"]
 
@@ -304,15 +306,16 @@ class SkillKitAcpAgent:
             raise _refused(_one_line(exc)) from None
         for line in (*built.warnings, *built.notices):
             log.warning("%s", _one_line(line))
+        sid = built.session.id if built.session is not None else session_id or uuid.uuid4().hex
+        # the assembly's last parts, before the session wraps the agent
+        _add_mcp_servers(built, mcp_servers)
+        self._route_files(built, folder, sid)
         agent = AgentSession.from_agent(built, ui_timeout=self.settings.ui_timeout)
-        sid = agent.session.id if agent.session is not None else session_id or uuid.uuid4().hex
-        _add_mcp_servers(agent, mcp_servers)
-        self._route_files(agent, folder, sid)
         session = AcpSession(sid, agent, self._client, cwd=folder, models=self.settings.models)
         self.sessions[sid] = session
         return session
 
-    def _route_files(self, agent: AgentSession, folder: Path, session_id: str) -> None:
+    def _route_files(self, built: CliAgent, folder: Path, session_id: str) -> None:
         fs = self._capabilities.fs
         client = self._client
         if fs is None or client is None or not (fs.read_text_file or fs.write_text_file):
@@ -330,7 +333,7 @@ class SkillKitAcpAgent:
             assert client is not None
             await client.write_text_file(session_id=session_id, path=path, content=content)
 
-        runner = agent.runner
+        runner = built.runner
         runner.add_contributor(
             ClientFiles(
                 folder,
@@ -343,14 +346,14 @@ class SkillKitAcpAgent:
         )
 
 
-def _add_mcp_servers(agent: AgentSession, servers: Sequence[Any]) -> None:
+def _add_mcp_servers(built: CliAgent, servers: Sequence[Any]) -> None:
     """The client's MCP servers beside the session's own (which win a shared name)."""
     if not servers:
         return
     from skillkit.mcp import McpServers
     from skillkit.mcp.config import McpServerConfig
 
-    runner = agent.runner
+    runner = built.runner
     taken: set[str] = set()
     for contributor in runner.contributors:
         if isinstance(contributor, McpServers):
