@@ -221,6 +221,39 @@ async def test_cancel_mid_run_ends_the_prompt_cancelled(work: Path) -> None:
         assert agent.editor.text().endswith("Second reply.")
 
 
+async def test_a_second_prompt_during_a_run_is_refused(work: Path) -> None:
+    async with running(work, SLOW) as agent:
+        sid = await agent.session()
+        first = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block("1")]))
+        await agent.editor.wait_for("agent_message_chunk")
+        with pytest.raises(RequestError) as caught:
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("2")])
+        assert caught.value.code == -32600
+        await agent.conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(first, 30)).stop_reason == "cancelled"
+
+
+STREAMING = """
+replies:
+  - tool_calls:
+      - name: bash
+        arguments: {command: "for i in 1 2 3; do echo line$i; sleep 0.3; done"}
+  - text: "Counted."
+"""
+
+
+async def test_a_commands_output_streams_into_its_tool_call(work: Path) -> None:
+    async with running(work, STREAMING, editor=Editor(answer=allow("allow"))) as agent:
+        sid = await agent.session()
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("count")])
+    updates = agent.editor.of("tool_call_update")
+    partial = [u for u in updates if u.status is None and u.content]
+    assert partial, "no output arrived before the call ended"
+    assert partial[0].content[0].content.text.startswith("line1")
+    assert updates[-1].status == "completed"
+    assert "line3" in updates[-1].content[0].content.text
+
+
 async def test_a_saved_session_is_listed_and_loaded_with_its_history(work: Path) -> None:
     async with running(work, HELLO) as agent:
         sid = await agent.session()

@@ -88,6 +88,7 @@ class AcpSession:
         self._queue: asyncio.Queue[Update | asyncio.Future[None] | None] = asyncio.Queue()
         self._pump = asyncio.create_task(self._send_all(), name=f"skillkit-acp-{session_id}")
         self._asking: set[asyncio.Task[None]] = set()
+        self._gone = False  # an update could not be sent: the rest are dropped
         self._undo = [
             agent.listen(self._on_event, exclude=frozenset({"context_transform"})),
             agent.on_ui_request(self._on_ui_request),
@@ -299,10 +300,13 @@ class AcpSession:
                 if not item.done():
                     item.set_result(None)
                 continue
+            if self._gone:
+                continue
             try:
                 await self.client.session_update(session_id=self.id, update=item)
             except Exception as exc:  # the connection closed: stop the run it fed
-                log.warning("session %s: an update could not be sent: %s", self.id, exc)
+                log.warning("session %s: updates can no longer be sent: %s", self.id, exc)
+                self._gone = True
                 self.agent.abort("the editor went away")
 
     def _on_ui_request(self, request: UiRequest) -> None:

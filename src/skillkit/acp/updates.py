@@ -13,6 +13,7 @@ Nothing here raises for an event it does not know: it is skipped.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -94,6 +95,8 @@ _DIFF_LIMIT = 1 << 20
 """Files larger than this are not sent as diffs (the result text is sent instead)."""
 _OUTPUT_LIMIT = 64 * 1024
 """Streamed tool output kept for the editor (the tail, when longer)."""
+_OUTPUT_EVERY = 0.1
+"""Seconds between two updates of a tool call's streamed output (its result ends it)."""
 
 
 def tool_kind(name: str) -> ToolKind:
@@ -121,6 +124,7 @@ class Updates:
         self._announced: set[str] = set()
         self._before: dict[str, str | None] = {}
         self._output: dict[str, str] = {}
+        self._shown: dict[str, float] = {}
 
     def of(self, event: Event[Any]) -> list[Update]:
         """The updates ``event`` makes (often none)."""
@@ -209,6 +213,10 @@ class Updates:
         if len(text) > _OUTPUT_LIMIT:
             text = text[-_OUTPUT_LIMIT:]
         self._output[call_id] = text
+        now = time.monotonic()
+        if now - self._shown.get(call_id, 0.0) < _OUTPUT_EVERY:
+            return []  # the whole output so far goes with the next update
+        self._shown[call_id] = now
         return [
             ToolCallProgress(
                 session_update="tool_call_update",
@@ -223,6 +231,7 @@ class Updates:
             out.append(self.announce(call_id, name, {}))
         self._announced.discard(call_id)
         self._output.pop(call_id, None)
+        self._shown.pop(call_id, None)
         before = self._before.pop(call_id, None)
         content: list[
             ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
