@@ -90,7 +90,10 @@ class Editor:
         **kw: Any,
     ) -> ReadTextFileResponse:
         self.reads.append(path)
-        return ReadTextFileResponse(content=self.buffers[path])
+        lines = self.buffers[path].splitlines(keepends=True)
+        first = (line or 1) - 1
+        last = first + limit if limit is not None else None
+        return ReadTextFileResponse(content="".join(lines[first:last]))
 
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kw: Any

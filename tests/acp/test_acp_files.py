@@ -31,6 +31,19 @@ async def test_reads_see_the_editors_unsaved_buffer(work: Path) -> None:
     assert "unsaved" in shown and "buffer text" in shown and "on disk" not in shown
 
 
+async def test_reads_page_through_the_editors_buffer(work: Path) -> None:
+    notes = str(work / "notes.txt")
+    editor = Editor(buffers={notes: "".join(f"line {n}\n" for n in range(1, 6))})
+    script = calls(("read", {"path": "notes.txt", "offset": 2, "limit": 2}))
+    async with running(work, script, editor=editor) as agent:
+        sid = await agent.session(fs=True)
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("read it")])
+    [done] = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    shown = done.content[0].content.text
+    assert shown.splitlines()[:2] == ["     2\tline 2", "     3\tline 3"]
+    assert "Use offset=4 to continue" in shown
+
+
 async def test_writes_go_to_the_editor(work: Path) -> None:
     editor = Editor()
     script = calls(("write", {"path": "out.txt", "content": "from the model\n"}))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skillkit.agent.contributors import Contributor
+from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.read import sniff_image
 from skillkit.tools.builtin.workspace import Workspace
@@ -90,16 +91,35 @@ class _ClientRead(_ClientTool):
         self.workspace.check_readable(args.path, real)
         if real.is_dir() or _looks_like_image(real):
             return await self.local.execute(args, ctx)
-        try:
-            text = await self._read(str(real), args.offset, args.limit)
+        limits = getattr(self.local, "limits", None)
+        if not isinstance(limits, OutputLimits):
+            limits = OutputLimits()
+        start = args.offset or 1
+        wanted = min(args.limit or limits.max_lines, limits.max_lines)
+        try:  # one line more than shown: whether the file goes on
+            text = await self._read(str(real), start, wanted + 1)
         except Exception as exc:
             raise ToolError(f"{args.path}: the editor could not read it ({_reason(exc)})") from None
-        start = args.offset or 1
         lines = text.splitlines()
-        shown = "\n".join(f"{start + i:>6}\t{line}" for i, line in enumerate(lines))
+        more = len(lines) > wanted
+        shown: list[str] = []
+        size = 0
+        for number, line in enumerate(lines[:wanted], start):
+            if len(line) > limits.max_line_chars:
+                cut = len(line) - limits.max_line_chars
+                line = f"{line[: limits.max_line_chars]} [... {cut} more characters in this line]"
+            entry = f"{number:>6}\t{line}"
+            if shown and size + len(entry) + 1 > limits.max_chars:
+                more = True
+                break
+            shown.append(entry)
+            size += len(entry) + 1
+        body = "\n".join(shown) or f"{args.path} is empty"
+        if more:
+            end = start + len(shown) - 1
+            body += f"\n\n[Showing lines {start}-{end}. Use offset={end + 1} to continue.]"
         return ToolResult.text(
-            shown or f"{args.path} is empty",
-            details={"path": str(real), "source": "editor", "lines": len(lines)},
+            body, details={"path": str(real), "source": "editor", "lines": len(shown)}
         )
 
 
