@@ -89,7 +89,8 @@ async def test_slash_commands_are_offered_and_run(work: Path) -> None:
         [offered] = await agent.editor.wait_for("available_commands_update")
         names = {command.name for command in offered.available_commands}
         assert {"help", "compact", "model", "diff"} <= names
-        assert "quit" not in names
+        assert {"bash", "fork"} <= names
+        assert not names & {"quit", "prompt", "abort", "respond", "get_state", "set_mode"}
         answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("/help")])
         assert answer.stop_reason == "end_turn"
         shown = agent.editor.text()
@@ -97,3 +98,15 @@ async def test_slash_commands_are_offered_and_run(work: Path) -> None:
         # not a command of the table: the model reads it
         await agent.conn.prompt(session_id=sid, prompt=[text_block("/etc/hosts is odd")])
         assert agent.editor.text().endswith("From the model.")
+
+
+async def test_the_users_own_shell_command_asks_and_runs(work: Path) -> None:
+    editor = Editor(answer=allow("allow"))
+    async with running(work, '{"replies": [{"text": "unused"}]}', editor=editor) as agent:
+        sid = await agent.session()
+        answer = await agent.conn.prompt(
+            session_id=sid, prompt=[text_block("/bash echo made > made.txt")]
+        )
+    assert answer.stop_reason == "end_turn"
+    assert len(editor.permissions) == 1
+    assert (work / "made.txt").read_text() == "made\n"

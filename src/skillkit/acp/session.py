@@ -41,6 +41,7 @@ from acp.schema import (
 from skillkit.acp.updates import Update, Updates, history, tool_kind, tool_title
 from skillkit.events import Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
+from skillkit.frontends.session_commands import SESSION_COMMANDS
 from skillkit.models import AgentResponse, UserContent
 from skillkit.permissions.events import ApprovalNeeded
 
@@ -61,8 +62,10 @@ MODES: dict[str, tuple[str, str]] = {
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 _ALLOW, _ALWAYS, _REJECT = "allow", "always", "reject"
-_NOT_IN_EDITORS = frozenset({"quit"})
-"""Commands of the table that mean nothing in an editor (it closes its own sessions)."""
+_NOT_IN_EDITORS = frozenset({"quit", *SESSION_COMMANDS}) - {"bash"}
+"""Commands of the table not offered to an editor: ``quit`` (the editor closes its own
+sessions) and the session's JSON commands, which ACP has methods for (``prompt``,
+``abort``, ``set_mode``...) — but ``bash``, the user's own shell command."""
 
 
 class AcpSession:
