@@ -110,3 +110,16 @@ async def test_the_users_own_shell_command_asks_and_runs(work: Path) -> None:
     assert answer.stop_reason == "end_turn"
     assert len(editor.permissions) == 1
     assert (work / "made.txt").read_text() == "made\n"
+
+
+async def test_a_model_switched_by_slash_command_is_told_to_the_editor(work: Path) -> None:
+    other = work.parent / "other.yaml"
+    other.write_text('{"replies": [{"text": "Other model."}]}')
+    async with running(work, '{"replies": [{"text": "First model."}]}') as agent:
+        sid = await agent.session()
+        await agent.conn.prompt(session_id=sid, prompt=[text_block(f"/model scripted:{other}")])
+        [update] = await agent.editor.wait_for("config_option_update")
+        current = {option.id: option.current_value for option in update.config_options}
+        assert current["model"] == f"scripted:{other}"
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("who?")])
+        assert agent.editor.text().endswith("Other model.")

@@ -215,9 +215,17 @@ class AcpSession:
         name = text[1:].split(maxsplit=1)[0].lower() if len(text) > 1 else ""
         if not name or name not in self.agent.commands or name in _NOT_IN_EDITORS:
             return text
+        model = self.agent.model
         result = await self.agent.run_command(text, frontend=self)
         if result is None:
             return text
+        if self.agent.model != model:  # /model NAME
+            self._queue.put_nowait(
+                ConfigOptionUpdate(
+                    session_update="config_option_update",
+                    config_options=list(self.config_options()),
+                )
+            )
         shown = result.error if result.error is not None else result.output
         if shown:
             self._queue.put_nowait(
