@@ -147,6 +147,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
         ["mcp", "serve", "--model", HELLO, "--no-session"],
         ["mcp", "serve", "--http", "--port", "0", "--model", HELLO, "--no-session"],
     ],
+    ("acp",): [["acp", "--model", HELLO, "--no-session"]],
     ("install",): [["install", "npm:missing"]],
     ("plugin",): [["plugin", "list"]],
     ("plugin", "install"): [["plugin", "install", "npm:missing"]],

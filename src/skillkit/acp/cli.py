@@ -15,6 +15,7 @@ Only argparse is imported up front (the parser is built for every ``skillkit`` c
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -93,7 +94,6 @@ def run_acp(args: argparse.Namespace) -> int:
     """Serve ACP on stdin/stdout until the editor closes it; the exit code."""
     import asyncio
     import importlib.util
-    import logging
 
     if importlib.util.find_spec("acp") is None:
         sys.stderr.write(
@@ -107,7 +107,7 @@ def run_acp(args: argparse.Namespace) -> int:
         if args.log_file
         else logging.StreamHandler(sys.stderr)
     )
-    handler.setFormatter(logging.Formatter("skillkit acp: %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_LogLines())
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, handlers=[handler]
     )
@@ -168,6 +168,17 @@ async def serve_acp(
             await agent.aclose()
     finally:
         await transport.close()
+
+
+class _LogLines(logging.Formatter):
+    """``skillkit: warning: MESSAGE`` lines (a traceback follows as written), with the
+    environment's secrets redacted."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from skillkit.secrets import Redactor
+
+        text = super().format(record)
+        return f"skillkit: {record.levelname.lower()}: {Redactor.from_environment().redact(text)}"
 
 
 def _take_stdio() -> tuple[int, int]:
