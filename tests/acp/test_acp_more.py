@@ -123,3 +123,24 @@ async def test_a_model_switched_by_slash_command_is_told_to_the_editor(work: Pat
         assert current["model"] == f"scripted:{other}"
         await agent.conn.prompt(session_id=sid, prompt=[text_block("who?")])
         assert agent.editor.text().endswith("Other model.")
+
+
+async def test_a_child_agents_stream_stays_inside_its_task_call(work: Path) -> None:
+    child = work.parent / "child.yaml"
+    child.write_text('{"replies": [{"text": "CHILD-ANSWER four"}]}')
+    agents = work.parent / "home" / ".skillkit" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper.md").write_text(
+        "---\nname: helper\ndescription: Answers one question.\n"
+        f"tools: [read]\nmodel: scripted:{child}\n---\nAnswer the question.\n"
+    )
+    task = {"agent": "helper", "description": "add", "prompt": "What is two plus two?"}
+    async with running(work, calls(("task", task)), editor=Editor(answer=allow("allow"))) as agent:
+        sid = await agent.session()
+        answer = await agent.conn.prompt(session_id=sid, prompt=[text_block("ask the helper")])
+    assert answer.stop_reason == "end_turn"
+    assert agent.editor.text() == "Done."  # the parent's answer only
+    [start] = agent.editor.of("tool_call")
+    assert start.title.startswith("task")
+    [done] = [u for u in agent.editor.of("tool_call_update") if u.status == "completed"]
+    assert "CHILD-ANSWER" in json.dumps(done.raw_output)

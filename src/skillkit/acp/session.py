@@ -92,6 +92,7 @@ class AcpSession:
         self._pump = asyncio.create_task(self._send_all(), name=f"skillkit-acp-{session_id}")
         self._asking: set[asyncio.Task[None]] = set()
         self._gone = False  # an update could not be sent: the rest are dropped
+        self._agent_id = agent.agent_id
         self._undo = [
             agent.listen(self._on_event, exclude=frozenset({"context_transform"})),
             agent.on_ui_request(self._on_ui_request),
@@ -287,6 +288,8 @@ class AcpSession:
         return definition.context_window if definition is not None else None
 
     def _on_event(self, event: Event[Any]) -> None:
+        if event.agent_id != self._agent_id:
+            return  # a child agent's: its task tool call stands for it
         try:
             updates = self._updates.of(event)
         except Exception:  # a malformed payload: the editor misses one update, no more
