@@ -292,6 +292,24 @@ async def test_a_resumed_session_goes_on_without_replaying(work: Path) -> None:
         assert agent.editor.text("user_message_chunk") == "remember meagain"
 
 
+async def test_a_forked_session_goes_its_own_way(work: Path) -> None:
+    async with running(work, HELLO) as agent:
+        sid = await agent.session()
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("common start")])
+        forked = await agent.conn.fork_session(cwd=str(work), session_id=sid, mcp_servers=[])
+        assert forked.session_id != sid
+        await agent.conn.prompt(session_id=forked.session_id, prompt=[text_block("in the fork")])
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("in the original")])
+    for session_id, expected in (
+        (sid, "common startin the original"),
+        (forked.session_id, "common startin the fork"),
+    ):
+        async with running(work, HELLO) as agent:
+            await agent.conn.initialize(protocol_version=1)
+            await agent.conn.load_session(cwd=str(work), session_id=session_id, mcp_servers=[])
+            assert agent.editor.text("user_message_chunk") == expected
+
+
 async def test_a_session_of_another_folder_cannot_be_loaded(work: Path) -> None:
     async with running(work, HELLO) as agent:
         sid = await agent.session()

@@ -187,7 +187,20 @@ class SkillKitAcpAgent:
         mcp_servers: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
-        raise RequestError.method_not_found("session/fork")
+        folder = _folder(cwd)
+        self._saved(folder, session_id)
+        source = self.sessions.get(session_id)
+        if source is not None and source.agent.is_running:
+            raise RequestError(-32600, "cannot fork a session while a prompt runs in it")
+        forked = self._store().fork(session_id, cwd=folder)
+        forked.close()  # its lock: the new session opens it again
+        session = self._open(folder, forked.id, mcp_servers or ())
+        session.offer_commands()
+        return ForkSessionResponse(
+            session_id=session.id,
+            modes=session.modes(),
+            config_options=list(session.config_options()),
+        )
 
     async def close_session(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.pop(session_id, None)
@@ -281,12 +294,16 @@ class SkillKitAcpAgent:
             if open_now.cwd != folder:
                 raise _unknown(session_id)
             return open_now
+        self._saved(folder, session_id)
+        return self._open(folder, session_id, mcp_servers)
+
+    def _saved(self, folder: Path, session_id: str) -> None:
+        """Refuse ``session_id`` unless it is a saved session of ``folder``."""
         if self.settings.options.session == "off":
             raise _refused("sessions are not saved (--no-session)")
         known = {info.id for info in self._store().list(folder)}
         if session_id not in known:
             raise _refused(f"no saved session {session_id!r} in {folder}")
-        return self._open(folder, session_id, mcp_servers)
 
     def _open(self, folder: Path, session_id: str | None, mcp_servers: Sequence[Any]) -> AcpSession:
         from skillkit.frontends.setup import SetupError, build_agent
