@@ -144,3 +144,14 @@ async def test_a_child_agents_stream_stays_inside_its_task_call(work: Path) -> N
     assert start.title.startswith("task")
     [done] = [u for u in agent.editor.of("tool_call_update") if u.status == "completed"]
     assert "CHILD-ANSWER" in json.dumps(done.raw_output)
+
+
+async def test_leaving_plan_mode_shows_the_plan_and_switches_the_mode(work: Path) -> None:
+    script = calls(("exit_plan_mode", {"plan": "1. read\n2. fix"}))
+    editor = Editor(answer=allow("allow"))
+    async with running(work, script, "--permission-mode", "plan", editor=editor) as agent:
+        sid = await agent.session()
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("plan it")])
+    [(asked, _)] = editor.permissions
+    assert asked.content is not None and "2. fix" in asked.content[0].content.text
+    assert editor.of("current_mode_update")[-1].current_mode_id != "plan"

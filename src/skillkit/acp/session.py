@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,6 +28,7 @@ from acp.schema import (
     AvailableCommandInput,
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
+    ContentToolCallContent,
     PermissionOption,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
@@ -38,7 +40,7 @@ from acp.schema import (
     Usage,
 )
 
-from skillkit.acp.updates import Update, Updates, history, tool_kind, tool_title
+from skillkit.acp.updates import ToolContent, Update, Updates, history, tool_kind, tool_title
 from skillkit.events import Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.session_commands import SESSION_COMMANDS
@@ -367,6 +369,7 @@ class AcpSession:
                 kind=tool_kind(payload.tool_name),
                 status="pending",
                 raw_input=payload.tool_input,
+                content=_shown(payload),
             ),
             options=options,
         )
@@ -383,6 +386,22 @@ class AcpSession:
             self.agent.respond(request_id, answer)
         except SessionCommandError:  # answered meanwhile, timed out or withdrawn
             pass
+
+
+def _shown(payload: ApprovalNeeded) -> list[ToolContent] | None:
+    """What the editor shows with an approval beside the call: the plan to leave plan
+    mode with, the exact command of a skill action."""
+    lines: list[str] = []
+    if payload.plan_content:
+        lines.append(payload.plan_content)
+    if payload.argv:
+        lines.append(
+            f"runs: {shlex.join(payload.argv)}" + (f" (in {payload.cwd})" if payload.cwd else "")
+        )
+    if not lines:
+        return None
+    text = TextContentBlock(type="text", text="\n\n".join(lines))
+    return [ContentToolCallContent(type="content", content=text)]
 
 
 def _usage(response: AgentResponse) -> Usage:

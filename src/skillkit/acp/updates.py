@@ -53,7 +53,7 @@ from skillkit.models import (
     UserMessage,
 )
 
-__all__ = ["Update", "Updates", "history", "tool_kind", "tool_title"]
+__all__ = ["ToolContent", "Update", "Updates", "history", "tool_kind", "tool_title"]
 
 Update = (
     AgentMessageChunk
