@@ -92,3 +92,16 @@ def test_history_replays_messages_in_order(tmp_path: Path) -> None:
         "tool_call_update",
         "agent_message_chunk",
     ]
+
+
+def test_a_call_the_run_never_ran_is_failed_at_the_runs_end(tmp_path: Path) -> None:
+    from skillkit.events.payloads import AgentEnd
+    from skillkit.models import StreamEvent
+
+    updates = Updates(tmp_path, context_window=lambda: None)
+    announced = StreamEvent("tool_call_end", tool_call_id="c9", tool_name="bash", arguments={})
+    [start] = updates.of(Event.of(announced))
+    assert start.status == "pending"
+    [failed] = updates.of(Event.of(AgentEnd(stop_reason="aborted")))
+    assert (failed.tool_call_id, failed.status) == ("c9", "failed")
+    assert updates.of(Event.of(AgentEnd(stop_reason="stop"))) == []

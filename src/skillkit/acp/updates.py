@@ -138,6 +138,8 @@ class Updates:
             return self._progress(payload.tool_call_id, payload.output)
         if kind == "tool_execution_end":
             return self._ended(payload.tool_call_id, payload.tool_name, payload.result)
+        if kind == "agent_end":
+            return self._unfinished()
         if kind == "todo_updated":
             return [_plan(getattr(payload, "items", []))]
         if kind == "mode_changed":
@@ -256,6 +258,21 @@ class Updates:
             )
         )
         return out
+
+    def _unfinished(self) -> list[Update]:
+        """At the end of a run: the calls shown and never ended (the run was cut before
+        they ran) are failed, so no editor keeps waiting on them."""
+        ended: list[Update] = [
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=call_id, status="failed"
+            )
+            for call_id in sorted(self._announced)
+        ]
+        self._announced.clear()
+        self._before.clear()
+        self._output.clear()
+        self._shown.clear()
+        return ended
 
     def _locations(self, args: dict[str, Any]) -> list[ToolCallLocation] | None:
         path = args.get("path")
