@@ -19,6 +19,8 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     FileSystemCapabilities,
     PermissionOption,
     ReadTextFileResponse,
@@ -53,6 +55,9 @@ class Editor:
     the files of ``buffers`` (its unsaved buffers) for ``fs/*``."""
 
     answer: Answer = field(default=cancelled)
+    form: Callable[[str, Any], Awaitable[Any]] | None = None
+    """How the editor answers a form (elicitation): (message, mode) → the response."""
+    forms: list[tuple[str, Any]] = field(default_factory=list)
     buffers: dict[str, str] = field(default_factory=dict)
     updates: list[Any] = field(default_factory=list)
     permissions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
@@ -102,6 +107,11 @@ class Editor:
         self.buffers[path] = content
         return WriteTextFileResponse()
 
+    async def create_elicitation(self, message: str, mode: Any, **kw: Any) -> Any:
+        self.forms.append((message, mode))
+        assert self.form is not None, "the editor offered no forms"
+        return await self.form(message, mode)
+
     def on_connect(self, conn: Any) -> None:
         pass
 
@@ -120,9 +130,12 @@ class Agent:
     process: Any
     work: Path
 
-    async def session(self, *, fs: bool = False) -> str:
+    async def session(self, *, fs: bool = False, forms: bool = False) -> str:
         capabilities = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+            if forms
+            else None,
         )
         await self.conn.initialize(protocol_version=1, client_capabilities=capabilities)
         made = await self.conn.new_session(cwd=str(self.work), mcp_servers=[])
@@ -176,6 +189,7 @@ async def running(
             cwd=work,
             transport_kwargs={"stderr": log},
             observers=[observe],
+            use_unstable_protocol=True,  # forms (elicitation) are unstable in the SDK
         ) as (conn, process):
             yield Agent(conn, editor, process, work)
     finally:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import embedded_text_resource, image_block, resource_block, text_block
-from acp.schema import McpServerStdio
+from acp.schema import AcceptElicitationResponse, DeclineElicitationResponse, McpServerStdio
 
 from tests.acp.conftest import Editor, allow, running
 
@@ -155,3 +156,61 @@ async def test_leaving_plan_mode_shows_the_plan_and_switches_the_mode(work: Path
     [(asked, _)] = editor.permissions
     assert asked.content is not None and "2. fix" in asked.content[0].content.text
     assert editor.of("current_mode_update")[-1].current_mode_id != "plan"
+
+
+QUESTIONS = [
+    {
+        "question": "Which colour?",
+        "header": "Colour",
+        "options": [{"label": "red"}, {"label": "blue"}],
+    },
+    {"question": "Which sizes?", "multi_select": True, "options": [{"label": "S"}, {"label": "L"}]},
+    {"question": "Anything else?"},
+]
+
+
+async def _fill_in(message: str, mode: Any) -> Any:
+    return AcceptElicitationResponse(
+        action="accept", content={"q1": "blue", "q2": ["S", "L"], "q3": "no"}
+    )
+
+
+async def _off_the_list(message: str, mode: Any) -> Any:
+    return AcceptElicitationResponse(
+        action="accept", content={"q1": "green", "q2": ["S"], "q3": "x"}
+    )
+
+
+async def _declined(message: str, mode: Any) -> Any:
+    return DeclineElicitationResponse(action="decline")
+
+
+async def test_the_models_questions_are_asked_as_a_form_when_the_editor_offers_forms(
+    work: Path,
+) -> None:
+    editor = Editor(form=_fill_in)
+    async with running(work, calls(("ask_user", {"questions": QUESTIONS})), editor=editor) as agent:
+        sid = await agent.session(forms=True)
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("ask me")])
+    [(message, mode)] = editor.forms
+    assert "Which colour?" in message
+    schema = mode.requested_schema
+    assert schema.required == ["q1", "q2", "q3"]
+    assert [o.const for o in schema.properties["q1"].one_of] == ["red", "blue"]
+    assert schema.properties["q2"].type == "array"
+    [done] = [u for u in editor.of("tool_call_update") if u.status in ("completed", "failed")]
+    shown = json.dumps(done.raw_output)
+    assert "blue" in shown and "declined" not in shown.lower()
+
+
+@pytest.mark.parametrize("form", [_off_the_list, _declined])
+async def test_a_form_declined_or_answered_off_the_list_declines_the_questions(
+    work: Path, form: Any
+) -> None:
+    editor = Editor(form=form)
+    async with running(work, calls(("ask_user", {"questions": QUESTIONS})), editor=editor) as agent:
+        sid = await agent.session(forms=True)
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("ask me")])
+    assert len(editor.forms) == 1
+    [done] = [u for u in editor.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert "declined" in json.dumps(done.raw_output).lower()

@@ -328,7 +328,15 @@ class SkillKitAcpAgent:
         _add_mcp_servers(built, mcp_servers)
         self._route_files(built, folder, sid)
         agent = AgentSession.from_agent(built, ui_timeout=self.settings.ui_timeout)
-        session = AcpSession(sid, agent, self._client, cwd=folder, models=self.settings.models)
+        elicitation = self._capabilities.elicitation
+        session = AcpSession(
+            sid,
+            agent,
+            self._client,
+            cwd=folder,
+            models=self.settings.models,
+            ask_questions=elicitation is not None and elicitation.form is not None,
+        )
         self.sessions[sid] = session
         return session
 

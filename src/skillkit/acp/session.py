@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp.schema import (
+    AcceptElicitationResponse,
     AgentMessageChunk,
     AllowedOutcome,
     AvailableCommand,
@@ -29,6 +30,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     ConfigOptionUpdate,
     ContentToolCallContent,
+    ElicitationFormSessionMode,
     PermissionOption,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
@@ -45,7 +47,7 @@ from skillkit.events import Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.session_commands import SESSION_COMMANDS
 from skillkit.models import AgentResponse, UserContent
-from skillkit.permissions.events import ApprovalNeeded
+from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
     from acp.interfaces import Client
@@ -82,8 +84,12 @@ class AcpSession:
         *,
         cwd: Path,
         models: tuple[str, ...] = (),
+        ask_questions: bool = False,
     ) -> None:
         self.id = session_id
+        self.ask_questions = ask_questions
+        """Whether the model's questions are asked as a form (the client offers form
+        elicitation); else they are declined."""
         self.agent = agent
         self.client = client
         self.cwd = cwd
@@ -332,8 +338,20 @@ class AcpSession:
 
     async def _ask(self, request: UiRequest) -> None:
         payload = request.payload
+        if isinstance(payload, QuestionNeeded):
+            answered: object = None
+            if self.ask_questions:
+                try:
+                    answered = await self._questions(payload)
+                except asyncio.CancelledError:
+                    self._answer(request.id, None)
+                    raise
+                except Exception as exc:  # an error or a malformed answer: declined
+                    log.warning("questions %s failed: %s", request.id, _one_line(exc))
+            self._answer(request.id, answered)
+            return
         if not isinstance(payload, ApprovalNeeded):
-            self._answer(request.id, None)  # ACP has no way to ask the model's questions
+            self._answer(request.id, "deny")
             return
         decision = "deny"
         try:
@@ -380,6 +398,22 @@ class AcpSession:
             if outcome.option_id == _ALWAYS:
                 return "always"
         return "deny"
+
+    async def _questions(self, payload: QuestionNeeded) -> list[str | list[str]] | None:
+        """Ask ``payload``'s questions as one form; the answers, or None (declined)."""
+        from skillkit.acp.questions import answers, form
+
+        await self.flush()
+        texts = [item.question for item in payload.questions]
+        response = await self.client.create_elicitation(
+            message="\n".join(texts) or "The agent has a question.",
+            mode=ElicitationFormSessionMode(
+                session_id=self.id, requested_schema=form(payload.questions)
+            ),
+        )
+        if not isinstance(response, AcceptElicitationResponse):
+            return None
+        return answers(payload.questions, response.content)
 
     def _answer(self, request_id: str, answer: object) -> None:
         try:
