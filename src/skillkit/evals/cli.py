@@ -365,7 +365,9 @@ def add_trigger_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--triggers", metavar="FILE", help="the trigger cases (default: evals/triggers.yaml)"
     )
-    parser.add_argument("--n", metavar="N", type=positive_int, help="runs of each prompt per model")
+    parser.add_argument(
+        "--repeats", metavar="N", type=positive_int, help="runs of each prompt per model"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -395,8 +397,8 @@ def skills_eval_command(args: argparse.Namespace) -> int:
         triggers = load_triggers(path, entry.skill.name)
     except SuiteError as exc:
         return _usage(str(exc))
-    if args.n is not None:
-        triggers = replace(triggers, n=args.n)
+    if args.repeats is not None:
+        triggers = replace(triggers, n=args.repeats)
     models = _models(args, triggers.models)
     if not models:
         return _usage("no models: give --models a,b,c or list 'models' in the triggers file")

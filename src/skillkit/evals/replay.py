@@ -124,9 +124,30 @@ def _copy_input(cwd: Path, path: str, files: dict[str, str]) -> None:
         return
 
 
-def append_case(suite: Path, case: dict[str, Any]) -> None:
+def skill_folders(case: dict[str, Any], cwd: Path | None) -> list[str]:
+    """The folders, under the session's project, of the skills the case expects loaded
+    (a suite's ``skills`` entries, so the case's workspace offers them too)."""
+    from skillkit.skills.sources import SKILL_ROOTS
+
+    if cwd is None:
+        return []
+    found: list[str] = []
+    for entry in case.get("expect", []):
+        name = entry.get("skill_loaded") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            continue
+        for root in SKILL_ROOTS:
+            folder = cwd / root / name
+            if (folder / "SKILL.md").is_file():
+                found.append(str(folder))
+                break
+    return found
+
+
+def append_case(suite: Path, case: dict[str, Any], skills: list[str] | None = None) -> None:
     """Add ``case`` to the suite file (made when missing); a case of the same name is
-    replaced. The file is checked again after the change (`SuiteError` if the result
+    replaced, and ``skills`` folders the suite does not list yet are added to its
+    ``skills``. The file is checked again after the change (`SuiteError` if the result
     is not a valid suite; the file is then left as it was)."""
     from skillkit.evals.suite import SuiteError, parse_suite
 
@@ -142,6 +163,11 @@ def append_case(suite: Path, case: dict[str, Any]) -> None:
         if not (isinstance(c, dict) and c.get("name") == case["name"])
     ]
     data["cases"] = [*cases, case]
+    listed = data.get("skills", [])
+    listed = [listed] if isinstance(listed, str) else list(listed or [])
+    extra = [folder for folder in skills or [] if folder not in listed]
+    if extra:
+        data["skills"] = [*listed, *extra]
     text = _dump(data)
     parse_suite(text, source=str(suite), base=str(suite.resolve().parent))
     suite.write_text(text, encoding="utf-8")
@@ -170,11 +196,12 @@ def from_session_command(session_id: str, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"skillkit: error: eval: {exc}", file=sys.stderr)
         return 2
+    skills = skill_folders(case, cwd)
     if args.suite is None:
-        sys.stdout.write(_dump({"cases": [case]}))
+        sys.stdout.write(_dump({**({"skills": skills} if skills else {}), "cases": [case]}))
         return 0
     try:
-        append_case(Path(args.suite), case)
+        append_case(Path(args.suite), case, skills)
     except (SuiteError, OSError, yaml.YAMLError) as exc:
         print(f"skillkit: error: eval: {exc}", file=sys.stderr)
         return 2

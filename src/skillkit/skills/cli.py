@@ -4,7 +4,7 @@
     skillkit skills validate PATH... [--strict] [--json]
     skillkit skills show NAME
     skillkit skills run NAME ACTION [key=value | value]... [--arg key=value]... [--json]
-    skillkit skills eval NAME [--models a,b,c] [--n N] [--json]
+    skillkit skills eval NAME [--models a,b,c] [--repeats N] [--json]
 
 Every subcommand accepts ``--source PATH`` (repeatable) to search more folders and
 ``--cwd DIR`` to discover project skills from another directory. Nothing heavy is
