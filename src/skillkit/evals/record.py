@@ -1,11 +1,12 @@
 """What one eval run leaves for its checks: the answer and the trajectory.
 
-`Trajectory` subscribes to a runner's event bus before the run and records, in order,
-each model turn, each tool call (name, arguments, whether it failed, the start of its
-output) and the run's cumulative cost. `EvalRun` is that record plus the final answer
-and the scratch workspace, as every check and every ``python`` check function gets it.
-`transcript` is the run as JSON data for reports, with the workspace's path written
-as ``.`` (so two runs of the same case in different folders read and hash the same).
+`Trajectory` subscribes to a runner's event bus before the run and counts its model
+turns and keeps its cumulative cost; `tool_calls_of` lists the tool calls the model
+made (name, arguments, whether it failed or was blocked, the start of its output).
+`EvalRun` is all of it plus the final answer and the scratch workspace, as every check
+and every ``python`` check function gets it. `transcript_of` is the run as JSON data
+for reports, with the workspace's path written as ``.`` (so two runs of the same case
+in different folders read and hash the same).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.models import AgentMessage, TokenUsage
 
-__all__ = ["EvalRun", "ToolCallRecord", "Trajectory", "transcript_of"]
+__all__ = ["EvalRun", "ToolCallRecord", "Trajectory", "tool_calls_of", "transcript_of"]
 
 #: Characters of a tool's output or a message kept in a transcript.
 TRANSCRIPT_TEXT = 2000
@@ -36,42 +37,49 @@ class ToolCallRecord:
 
 @dataclass
 class Trajectory:
-    """The events of one run that checks look at. `attach` before the run starts."""
+    """The events of one run that checks look at: the model turns and the cost
+    (`attach` before the run starts). Every tool call the model made — run, blocked
+    by the permission gate or failed alike — is read from the run's messages
+    (`tool_calls_of`), where each call has exactly one result."""
 
     turns: int = 0
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
     cost: float | None = None
-    _open: dict[str, ToolCallRecord] = field(default_factory=dict, repr=False)
 
     def attach(self, runner: AgentRunner) -> None:
-        from skillkit.events.payloads import ToolExecutionEnd, ToolExecutionStart, TurnStart, Usage
+        from skillkit.events.payloads import TurnStart, Usage
 
         def on_turn(_: Any) -> None:
             self.turns += 1
-
-        def on_start(event: Any) -> None:
-            payload: ToolExecutionStart = event.payload
-            record = ToolCallRecord(payload.tool_name, dict(payload.args))
-            self._open[payload.tool_call_id] = record
-            self.tool_calls.append(record)
-
-        def on_end(event: Any) -> None:
-            payload: ToolExecutionEnd = event.payload
-            record = self._open.pop(payload.tool_call_id, None)
-            if record is None:  # ended without a start event: still a call
-                record = ToolCallRecord(payload.tool_name, {})
-                self.tool_calls.append(record)
-            record.is_error = payload.result.is_error
-            record.output = payload.result.output[:TRANSCRIPT_TEXT]
 
         def on_usage(event: Any) -> None:
             payload: Usage = event.payload
             self.cost = payload.cumulative_cost
 
         runner.events.on(TurnStart, on_turn)
-        runner.events.on(ToolExecutionStart, on_start)
-        runner.events.on(ToolExecutionEnd, on_end)
         runner.events.on(Usage, on_usage)
+
+
+def tool_calls_of(messages: list[AgentMessage]) -> list[ToolCallRecord]:
+    """Every tool call in ``messages``, in order, with its result's error flag and the
+    start of its output."""
+    from skillkit.models import AssistantMessage, ToolResultMessage, message_text
+
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+    calls: list[ToolCallRecord] = []
+    for message in messages:
+        if not isinstance(message, AssistantMessage):
+            continue
+        for call in message.tool_calls:
+            result = results.get(call.id)
+            calls.append(
+                ToolCallRecord(
+                    call.name,
+                    dict(call.arguments),
+                    is_error=result is None or result.is_error,
+                    output=message_text(result)[:TRANSCRIPT_TEXT] if result else "",
+                )
+            )
+    return calls
 
 
 @dataclass

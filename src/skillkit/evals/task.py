@@ -24,7 +24,7 @@ import msgspec
 
 from skillkit.batch import Row, RowResult
 from skillkit.evals.checks import CheckResult, JudgeFactory, run_checks
-from skillkit.evals.record import EvalRun, Trajectory, transcript_of
+from skillkit.evals.record import EvalRun, Trajectory, tool_calls_of, transcript_of
 from skillkit.evals.suite import Case, Suite
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ class EvalTask:
             text=response.text,
             stop_reason=response.stop_reason,
             turns=trajectory.turns,
-            tool_calls=trajectory.tool_calls,
+            tool_calls=tool_calls_of(response.messages),
             workspace=workspace,
             usage=response.usage,
             cost=trajectory.cost,
