@@ -11,6 +11,7 @@ and it is picklable when its factories are, so the Ray engine can ship it.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import shutil
 import tempfile
@@ -40,7 +41,9 @@ the agent's default). Sync or async; a fresh agent each call."""
 class Outcome(msgspec.Struct, kw_only=True):
     """What one row's ``output`` holds: which case, model and repeat; whether every
     check passed (and the run ended without error); each check's verdict; the run's
-    trajectory in short (turns, tools called, skills loaded) and its transcript."""
+    trajectory in short (turns, tools called, skills loaded) and, for a run that did
+    not pass, its transcript (what a report shows; a passing run's is left out, which
+    keeps a large run's results small)."""
 
     case: str
     model: str
@@ -99,14 +102,11 @@ class EvalTask:
         return result
 
     async def _run(self, index: int, case: Case, model: str, repeat: int) -> RowResult:
-        # a scratch folder and a few small files: quicker than a thread hop
-        workspace = Path(tempfile.mkdtemp(prefix="skillkit-eval-")).resolve()  # noqa: ASYNC240
+        # Making and removing the scratch folder are file system calls that can block
+        # for milliseconds (an ext4 /tmp mounted with discard): a thread does them, so
+        # the other rows go on meanwhile.
+        workspace = await asyncio.to_thread(self._workspace, case)
         try:
-            for relative, text in case.files:
-                target = workspace / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-            place_skills(self.suite, workspace)
             run, usage = await self._agent_run(case, model, workspace)
             checks = await run_checks(
                 case.checks,
@@ -116,17 +116,18 @@ class EvalTask:
                 base=self.suite.base,
             )
         finally:
-            shutil.rmtree(workspace, ignore_errors=True)
+            await asyncio.to_thread(shutil.rmtree, workspace, ignore_errors=True)
+        passed = run.error is None and all(check.passed for check in checks)
         outcome = Outcome(
             case=case.name,
             model=model,
             repeat=repeat,
-            passed=run.error is None and all(check.passed for check in checks),
+            passed=passed,
             checks=checks,
             turns=run.turns,
             tools=[call.name for call in run.tool_calls],
             skills_loaded=run.skills_loaded,
-            transcript=run.transcript,
+            transcript=[] if passed else run.transcript,
         )
         return RowResult(
             row=index,
@@ -137,6 +138,20 @@ class EvalTask:
             stop_reason=run.stop_reason,
             error=run.error,
         )
+
+    def _workspace(self, case: Case) -> Path:
+        """A fresh scratch folder with the case's files and the suite's skills."""
+        workspace = Path(tempfile.mkdtemp(prefix="skillkit-eval-")).resolve()
+        try:
+            for relative, text in case.files:
+                target = workspace / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+            place_skills(self.suite, workspace)
+        except BaseException:
+            shutil.rmtree(workspace, ignore_errors=True)
+            raise
+        return workspace
 
     async def _agent_run(self, case: Case, model: str, workspace: Path) -> tuple[EvalRun, Any]:
         from skillkit.models import AssistantMessage, TextPart, UserMessage
