@@ -180,8 +180,25 @@ def run_suite_command(args: argparse.Namespace) -> int:
     models = _models(args, suite.models)
     if not models:
         return _usage("no models: give --models a,b,c or list 'models' in the suite")
+    unjudged = [
+        f"{case.name} (line {check.line})"
+        for case in suite.cases
+        for check in case.checks
+        if check.kind == "judge" and not check.value.get("model") and not suite.judge_model
+    ]
+    if unjudged:
+        return _usage(
+            f"judge checks without a model: {', '.join(unjudged)} "
+            "(give the suite 'judge: MODEL', the check 'model:', or --judge-model)"
+        )
     options = agent_options(args, session="off")
-    problem = _probe(options, models)
+    judges = {suite.judge_model} | {
+        check.value.get("model")
+        for case in suite.cases
+        for check in case.checks
+        if check.kind == "judge"
+    }
+    problem = _probe(options, [*models, *sorted(j for j in judges if j)])
     if problem is not None:
         return _usage(problem)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -218,7 +235,7 @@ def run_suite_command(args: argparse.Namespace) -> int:
     from skillkit.evals.run import read_run
 
     results, manifest = read_run(out)
-    print(table(results))
+    print(table(results), flush=True)
     if args.report:
         from skillkit.evals.report import write_report
 
@@ -309,7 +326,8 @@ def table(results: EvalResults) -> str:
             f"95% CI {low:.0%}–{high:.0%}); tokens {score.input_tokens} in / "
             f"{score.output_tokens} out; {cost}"
         )
-    return neutralize("\n".join(lines)) if sys.stdout.isatty() else "\n".join(lines)
+    text = "\n".join(line.rstrip() for line in lines)
+    return neutralize(text) if sys.stdout.isatty() else text
 
 
 def _cell(passed: int, total: int) -> str:
@@ -342,8 +360,8 @@ class Progress:
         rate = f"{progress.passed / progress.judged:.0%}" if progress.judged else "–"
         status = (
             f"{finished}/{batch.total} rows  pass {rate}  {batch.errors} errors  "
-            f"tokens {batch.input_tokens} in / {batch.output_tokens} out  ${batch.cost:.4f}"
-        )
+            f"tokens {batch.input_tokens} in / {batch.output_tokens} out"
+        ) + (f"  ${batch.cost:.4f}" if batch.cost else "")
         if self.live:
             filled = int(20 * finished / batch.total) if batch.total else 20
             self.stream.write(f"\r\x1b[2K{'█' * filled}{'·' * (20 - filled)} {status}")
@@ -387,8 +405,13 @@ def skills_eval_command(args: argparse.Namespace) -> int:
     )
     from skillkit.frontends.setup import skill_registry
 
+    if args.source:  # the rows' agents see the installed catalog only
+        return _usage(
+            "--source does not reach the agents: install the skill (the project's "
+            ".skillkit/skills or ~/.skillkit/skills) and run from its project"
+        )
     cwd = Path(os.path.abspath(args.cwd or os.getcwd()))
-    registry = skill_registry(str(cwd), list(args.source))
+    registry = skill_registry(str(cwd), [])
     entry = registry.entry(args.name)
     if entry is None:
         return _usage(f"no skill named '{args.name}' ('skillkit skills list' shows them)")
