@@ -15,7 +15,9 @@
    max_turns, file), the outcome in each result. Both on the local engine, concurrency
    64, the agent of tests/evals/agents.py (scripted model at zero latency, one real
    tool call a row). The floor is the batch run, in the same process, alternating with
-   the eval run; medians of five.
+   the eval run; medians of five. Run again with the scratch folders on tmpfs
+   (/dev/shm), which splits the file system's share (making and removing a folder per
+   row) from SkillKit's.
 3. Scale: CASES cases (default 10,000) × 3 models = 30,000 rows on the local engine with
    a zero-latency scripted model answering at once, two checks a case, into a run
    folder: rows a second, and the time to load the suite file.
@@ -44,6 +46,7 @@ from skillkit.batch import AgentRowTask, LocalEngine, run_to_file
 from skillkit.evals import EvalTask, load_suite, run_eval_to_dir
 
 CONCURRENCY = 64
+SHM = Path("/dev/shm")
 MAIN = "import sys; from skillkit.cli import main; sys.exit(main())"
 
 
@@ -198,6 +201,15 @@ async def main(rows: int, cases: int, command_rows: int) -> None:
             batch_times.append(await batch_run(dataset, folder / "batch.jsonl"))
             eval_times.append(await eval_run(suite_path, folder / "eval"))
         floor, measured = statistics.median(batch_times), statistics.median(eval_times)
+        in_memory: float | None = None
+        if SHM.is_dir():  # noqa: ASYNC240 - the scratch folders on tmpfs: no disk in the way
+            tempfile.tempdir = str(SHM)
+            try:
+                in_memory = statistics.median(
+                    [await eval_run(suite_path, folder / "shm") for _ in range(3)]
+                )
+            finally:
+                tempfile.tempdir = None
         print(
             f"bare agent: {rows} rows, local engine, concurrency {CONCURRENCY}, one tool call a row"
         )
@@ -211,6 +223,13 @@ async def main(rows: int, cases: int, command_rows: int) -> None:
             f"(overhead {(measured / floor - 1) * 100:+.1f} %, "
             f"+{(measured - floor) / rows * 1e6:.0f} µs/row)"
         )
+        if in_memory is not None:
+            print(
+                f"  the same, scratch on tmpfs: {rows / in_memory:8.0f} rows/s  "
+                f"{in_memory / rows * 1e6:7.0f} µs/row  "
+                f"(overhead {(in_memory / floor - 1) * 100:+.1f} %; the rest of the difference "
+                f"is the file system of {tempfile.gettempdir()})"
+            )
 
         scale_path = write_scale_suite(folder, cases)
         start = time.perf_counter()
