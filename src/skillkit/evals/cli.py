@@ -234,12 +234,20 @@ def run_suite_command(args: argparse.Namespace) -> int:
     show.finish()
     from skillkit.evals.run import read_run
 
-    results, manifest = read_run(out)
+    try:
+        results, manifest = read_run(out)
+    except EvalRunError as exc:
+        print(f"skillkit: error: eval: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     print(table(results), flush=True)
     if args.report:
         from skillkit.evals.report import write_report
 
-        write_report(Path(args.report), results, manifest, title=suite.name)
+        try:
+            write_report(Path(args.report), results, manifest, title=suite.name)
+        except OSError as exc:
+            print(f"skillkit: error: eval: cannot write the report: {exc}", file=sys.stderr)
+            return EXIT_ERROR
         print(f"skillkit: eval: report written to {args.report}", file=sys.stderr)
     print(
         f"skillkit: eval: {summary.total} rows ({summary.skipped} done before); "
