@@ -1,12 +1,13 @@
 """Evaluation benchmarks (not part of the test run).
 
-    python bench/bench_evals.py [ROWS] [CASES] [COMMAND_ROWS]
+    python bench/bench_evals.py [ROWS] [CASES] [COMMAND_ROWS] [--commands-only]
 
 1. The commands: COMMAND_ROWS prompts (default 300) through the real ``skillkit batch``
    (the floor) and ``skillkit eval`` with five non-judge checks a case, the same
    scripted model (one ``ls`` call, then an answer) and concurrency, each row's agent
    made as ``skillkit -p`` makes it. Wall time and CPU time (of the command's process),
-   medians of three, alternating. This is the overhead a user sees.
+   medians of five, alternating; eval once more with TMPDIR on tmpfs (/dev/shm), where
+   its scratch folders cost no disk. This is the overhead a user sees.
 2. The bare agent, the worst case for the ratio (an agent that costs almost nothing):
    the same ROWS prompts (default 2,000) run as ``skillkit batch`` runs them —
    `run_to_file` with `AgentRowTask`, results appended to a file — and as an eval suite
@@ -121,8 +122,9 @@ def write_scale_suite(folder: Path, cases: int) -> Path:
     return path
 
 
-def skillkit(*args: str, cwd: Path) -> tuple[float, float]:
-    """Run the real command; its wall time and CPU time (user + system)."""
+def skillkit(*args: str, cwd: Path, tmpdir: str | None = None) -> tuple[float, float]:
+    """Run the real command; its wall time and CPU time (user + system). ``tmpdir``:
+    the TMPDIR it runs with (where eval's scratch folders go)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
@@ -132,7 +134,7 @@ def skillkit(*args: str, cwd: Path) -> tuple[float, float]:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "HOME": str(cwd)},
+        env={**os.environ, "HOME": str(cwd), **({"TMPDIR": tmpdir} if tmpdir else {})},
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -158,7 +160,8 @@ def commands(folder: Path, rows: int) -> None:
     )
     batch: list[tuple[float, float]] = []
     evals: list[tuple[float, float]] = []
-    for attempt in range(3):
+    shm: list[tuple[float, float]] = []
+    for attempt in range(5):
         batch.append(
             skillkit(
                 "batch", "rows.jsonl", "--prompt", "{prompt}", "--model", "scripted:model.yaml",
@@ -171,26 +174,39 @@ def commands(folder: Path, rows: int) -> None:
                 "--concurrency", "16", "--out", f"eval{attempt}", cwd=folder,
             )
         )  # fmt: skip
+        if SHM.is_dir():
+            shm.append(
+                skillkit(
+                    "eval", "suite.yaml", "--models", "scripted:model.yaml",
+                    "--concurrency", "16", "--out", f"shm{attempt}", cwd=folder,
+                    tmpdir=str(SHM),
+                )
+            )  # fmt: skip
     bw, bc = (statistics.median(v) for v in zip(*batch, strict=True))
-    ew, ec = (statistics.median(v) for v in zip(*evals, strict=True))
-    print(f"commands: {rows} rows, scripted model (one ls call), concurrency 16")
+    print(f"commands: {rows} rows, scripted model (one ls call), concurrency 16, medians of 5")
     print(
         f"skillkit batch (floor):       wall {bw / rows * 1e3:6.1f} ms/row  "
         f"cpu {bc / rows * 1e3:6.1f} ms/row"
     )
-    print(
-        f"skillkit eval, 5 checks:      wall {ew / rows * 1e3:6.1f} ms/row  "
-        f"cpu {ec / rows * 1e3:6.1f} ms/row  "
-        f"(overhead wall {(ew / bw - 1) * 100:+.1f} %, cpu {(ec / bc - 1) * 100:+.1f} %)"
-    )
+    for label, runs in (("skillkit eval, 5 checks:", evals), ("  the same, TMPDIR on tmpfs:", shm)):
+        if not runs:
+            continue
+        ew, ec = (statistics.median(v) for v in zip(*runs, strict=True))
+        print(
+            f"{label:<30}wall {ew / rows * 1e3:6.1f} ms/row  "
+            f"cpu {ec / rows * 1e3:6.1f} ms/row  "
+            f"(overhead wall {(ew / bw - 1) * 100:+.1f} %, cpu {(ec / bc - 1) * 100:+.1f} %)"
+        )
 
 
-async def main(rows: int, cases: int, command_rows: int) -> None:
+async def main(rows: int, cases: int, command_rows: int, only_commands: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         commands_folder = folder / "commands"
         commands_folder.mkdir()
         commands(commands_folder, command_rows)
+        if only_commands:
+            return
         dataset = write_dataset(folder, rows)
         suite_path = write_suite(folder, rows)
         await batch_run(dataset, folder / "warm.jsonl")
@@ -251,7 +267,8 @@ async def main(rows: int, cases: int, command_rows: int) -> None:
 
 
 if __name__ == "__main__":
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    scale = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
-    command_rows = int(sys.argv[3]) if len(sys.argv) > 3 else 300
-    asyncio.run(main(count, scale, command_rows))
+    numbers = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    count = numbers[0] if len(numbers) > 0 else 2000
+    scale = numbers[1] if len(numbers) > 1 else 10000
+    command_rows = numbers[2] if len(numbers) > 2 else 300
+    asyncio.run(main(count, scale, command_rows, "--commands-only" in sys.argv))
