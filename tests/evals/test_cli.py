@@ -160,6 +160,16 @@ def test_a_bad_suite_names_its_line(tmp_path: Path) -> None:
     assert "s.yaml:4: cases.0.expect.0.regex: not a valid regular expression" in result.stderr
 
 
+def test_a_judge_check_without_a_model_is_refused_before_any_row(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(
+        "cases:\n  - name: a\n    prompt: p\n    expect:\n      - judge: Is it good?\n"
+    )
+    result = skillkit("eval", "s.yaml", "--models", "scripted:x", cwd=tmp_path, home=tmp_path)
+    assert result.returncode == 2
+    assert "judge checks without a model: a (line 5)" in result.stderr
+    assert not (tmp_path / "evals").exists()
+
+
 def test_from_session_turns_a_recorded_run_into_a_passing_case(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     home = tmp_path / "home"

@@ -66,6 +66,15 @@ def test_a_skill_without_trigger_cases_or_an_unknown_skill_is_a_usage_error(
     assert unknown.returncode == 2 and "no skill named 'nosuch'" in unknown.stderr
 
 
+def test_an_extra_source_is_refused_since_the_agents_would_not_see_it(
+    installed: tuple[Path, Path],
+) -> None:
+    home, work = installed
+    result = skillkit("skills", "eval", "greeting", "--source", str(FIXTURES / "catalog"),
+                      "--models", "scripted:x", cwd=work, home=home)  # fmt: skip
+    assert result.returncode == 2 and "--source does not reach the agents" in result.stderr
+
+
 def test_a_bad_triggers_file_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "triggers.yaml"
     path.write_text("should_trigger:\n  - a\nshould_not_trigger: 3\n")
