@@ -30,7 +30,11 @@ def make_project(folder: Path) -> Path:
 
 
 def environment(home: Path) -> dict[str, str]:
-    env = {**os.environ, "HOME": str(home), "RAY_AUTH_MODE": "disabled"}
+    """The command's environment: ``home`` as HOME, and a TMPDIR beside it (scratch
+    folders a killed run leaves behind go with the test's folder)."""
+    scratch = home.parent / "tmp"
+    scratch.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(scratch), "RAY_AUTH_MODE": "disabled"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     return env
 

@@ -121,7 +121,7 @@ class CliAgentMaker:
 @dataclass
 class CliJudgeMaker:
     """Judge agents: the model given, no tools, no project instructions, in an empty
-    folder of their own."""
+    folder of their own (one per process, removed when the process exits)."""
 
     options: AgentOptions
     _folder: str | None = field(default=None, repr=False, compare=False)
@@ -133,7 +133,11 @@ class CliJudgeMaker:
         from skillkit.frontends.setup import batch_agent
 
         if self._folder is None or not os.path.isdir(self._folder):
+            import atexit
+            import shutil
+
             self._folder = tempfile.mkdtemp(prefix="skillkit-judge-")
+            atexit.register(shutil.rmtree, self._folder, True)
         options = replace(
             self.options,
             model=model,
