@@ -140,6 +140,8 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
         ["batch", "missing.jsonl", "--prompt", "x", "--out", "out.jsonl"],
         ["batch", "notes.txt", "--prompt", "{x}", "--model", HELLO, "--out", "out.jsonl"],
     ],
+    ("eval",): [["eval", "missing.yaml"], ["eval", "compare", "missing-a", "missing-b"]],
+    ("skills", "eval"): [["skills", "eval", "word-stats", "--models", HELLO]],
     ("serve",): [["serve", "--port", "0", "--model", HELLO, "--no-session"]],
     ("mcp",): [["mcp"]],
     ("mcp", "list"): [["mcp", "list"], ["mcp", "list", "--json"]],

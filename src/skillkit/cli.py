@@ -79,6 +79,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.session.cli",
     "skillkit.checkpoints.cli",
     "skillkit.frontends.batch_cli",
+    "skillkit.evals.cli",
     "skillkit.subagents.cli",
     "skillkit.serve.cli",
     "skillkit.mcp.cli",
