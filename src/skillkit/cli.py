@@ -79,9 +79,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.session.cli",
     "skillkit.checkpoints.cli",
     "skillkit.frontends.batch_cli",
+    "skillkit.evals.cli",
     "skillkit.subagents.cli",
     "skillkit.serve.cli",
     "skillkit.mcp.cli",
+    "skillkit.acp.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
