@@ -34,6 +34,7 @@ which no tool call or question can wait for a user.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -449,8 +450,6 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
     in ``warnings``, and the agent runs without one."""
     if options.session == "off":
         return None
-    import sqlite3
-
     from skillkit.session import (
         SessionLockedError,
         SessionNotFoundError,
@@ -468,7 +467,7 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
         )
     except StoreURLError as exc:
         raise SetupError(_one_line(exc)) from None
-    except (OSError, sqlite3.Error) as exc:
+    except _store_errors() as exc:
         warnings.append(f"the session is not saved: {_one_line(exc)}")
         return None
     try:
@@ -479,9 +478,17 @@ def _open_session(options: AgentOptions, workspace: Path, warnings: list[str]) -
         return store.create(workspace)
     except (SessionLockedError, SessionNotFoundError, FormatError) as exc:
         raise SetupError(_one_line(exc)) from None
-    except (OSError, sqlite3.Error) as exc:
+    except _store_errors() as exc:
         warnings.append(f"the session is not saved: {_one_line(exc)}")
         return None
+
+
+def _store_errors() -> tuple[type[Exception], ...]:
+    """What a session store fails with: `OSError`, and `sqlite3.Error` once sqlite3 is
+    loaded (only a SQLite store loads it, and only it can raise it; importing it for
+    the JSONL store would cost every start-up)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return (OSError, sqlite3.Error) if sqlite3 is not None else (OSError,)
 
 
 def _unsandboxed_notice(sandbox: Sandbox) -> str:
