@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillkit.abort import AbortSignal
 from skillkit.permissions.broker import (
@@ -36,7 +36,6 @@ from skillkit.permissions.broker import (
     ApprovalRequest,
     RequestListener,
 )
-from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
 from skillkit.permissions.gate_messages import denial_message, plan_refusal
 from skillkit.permissions.gate_paths import GatePaths
 from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
@@ -48,10 +47,14 @@ from skillkit.permissions.rules import (
     parse_rule,
 )
 from skillkit.permissions.shell_paths import realpath
+from skillkit.permissions.shell_verdict import RiskLevel, ShellVerdict
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
 from skillkit.permissions.web import web_subjects
 from skillkit.protected import protected_reason
+
+if TYPE_CHECKING:
+    from skillkit.permissions.classifier import ShellClassifier
 
 __all__ = [
     "EXIT_PLAN_MODE",
@@ -208,12 +211,26 @@ class PermissionGate(GatePaths):
         else:
             self.rules = RuleSet(rules, workspace=self.workspace, home=self.home)
         self.approvals = approvals if approvals is not None else ApprovalBroker()
-        self.classifier = ShellClassifier(
-            self.workspace, writable=self.directories[1:], home=self.home
-        )
+        self._classifier: ShellClassifier | None = None
         self.tool_kinds: dict[str, ToolKind] = dict(BUILTIN_KINDS)
         self._classifiers: list[RiskClassifier] = []
         self._plan_approvals: dict[str, PermissionMode] = {}
+
+    @property
+    def classifier(self) -> ShellClassifier:
+        """The shell-command classifier for the gate's workspace and directories, made
+        (and its parser imported) when the first command is judged."""
+        if self._classifier is None:
+            from skillkit.permissions.classifier import ShellClassifier
+
+            self._classifier = ShellClassifier(
+                self.workspace, writable=self.directories[1:], home=self.home
+            )
+        return self._classifier
+
+    @classifier.setter
+    def classifier(self, classifier: ShellClassifier) -> None:
+        self._classifier = classifier
 
     # ----- mode
 
