@@ -156,10 +156,17 @@ def default_model() -> ModelChoice:
 def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.ArgumentParser:
     """The ``skillkit`` parser. ``registrars`` add subcommands (default: the ``register``
     function of each module in `COMMAND_MODULES`)."""
+    return _parser(registrars)
+
+
+def _parser(
+    registrars: Iterable[Registrar] | None, kind: type[CommandParser] = CommandParser
+) -> argparse.ArgumentParser:
     if registrars is None:
         registrars = [import_module(name).register for name in COMMAND_MODULES]
     registrars = list(registrars)
-    parser: argparse.ArgumentParser = CommandParser(
+    parser: argparse.ArgumentParser = kind(
+        add_help=kind is CommandParser,
         prog="skillkit",
         usage=_USAGE + (_USAGE_COMMANDS if registrars else ""),
         description="SkillKit: an agent for your terminal, running skills on any LLM.",
@@ -287,8 +294,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+class _NotARun(Exception):
+    """What `_RunParser` raises where the full parser must decide."""
+
+
+class _RunParser(CommandParser):
+    """The parser of a plain run: the agent's options, no subcommands, no ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotARun(message)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed command line. A run that names no subcommand — most of them — is
+    parsed without importing the subcommands' modules; whatever that parser leaves over
+    or refuses (a command, ``--help``, a bad flag) goes to the full `build_parser`, so
+    every answer and error is the full parser's."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args, left = _parser([], _RunParser).parse_known_args(arguments)
+    except _NotARun:
+        left = ["(refused)"]
+    if left:
+        return build_parser().parse_args(arguments)
+    return args
+
+
 def _dispatch(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = _parse(argv)
     if getattr(args, "verbose", False):
         os.environ["SKILLKIT_VERBOSE"] = "1"
     handler: Callable[[argparse.Namespace], int] = args.handler

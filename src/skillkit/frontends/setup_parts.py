@@ -236,8 +236,7 @@ def mcp_servers(
     """The MCP servers of the settings files and ``.mcp.json`` (the project's only in a
     trusted project: the flag, ``SKILLKIT_TRUST_PROJECT`` or the trust store, which the
     plugin prompt may just have written), none started yet; None when none is set."""
-    from skillkit.mcp import McpServers, load_mcp_config
-    from skillkit.mcp.config import parse_servers
+    from skillkit.mcp.config import load_mcp_config, parse_servers
     from skillkit.trust import settled_trust
 
     try:
@@ -258,7 +257,11 @@ def mcp_servers(
             config.problems.extend(found.problems)
             for name, server in found.servers.items():
                 config.servers.setdefault(name, server)
-    return (McpServers(config) if config.servers else None), config
+    if not config.servers:  # the servers' module (and its connections) only when needed
+        return None, config
+    from skillkit.mcp.servers import McpServers
+
+    return McpServers(config), config
 
 
 def shell_hooks(
