@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -211,26 +212,16 @@ class PermissionGate(GatePaths):
         else:
             self.rules = RuleSet(rules, workspace=self.workspace, home=self.home)
         self.approvals = approvals if approvals is not None else ApprovalBroker()
-        self._classifier: ShellClassifier | None = None
         self.tool_kinds: dict[str, ToolKind] = dict(BUILTIN_KINDS)
         self._classifiers: list[RiskClassifier] = []
         self._plan_approvals: dict[str, PermissionMode] = {}
 
-    @property
+    @cached_property
     def classifier(self) -> ShellClassifier:
-        """The shell-command classifier for the gate's workspace and directories, made
-        (and its parser imported) when the first command is judged."""
-        if self._classifier is None:
-            from skillkit.permissions.classifier import ShellClassifier
+        """The shell-command classifier, made (its parser imported) on first use."""
+        from skillkit.permissions.classifier import ShellClassifier
 
-            self._classifier = ShellClassifier(
-                self.workspace, writable=self.directories[1:], home=self.home
-            )
-        return self._classifier
-
-    @classifier.setter
-    def classifier(self, classifier: ShellClassifier) -> None:
-        self._classifier = classifier
+        return ShellClassifier(self.workspace, writable=self.directories[1:], home=self.home)
 
     # ----- mode
 
