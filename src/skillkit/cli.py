@@ -43,6 +43,7 @@ from skillkit.frontends.args import (
 if TYPE_CHECKING:
     from skillkit.extensions.registries import Frontend
     from skillkit.frontends.setup import CliAgent
+    from skillkit.model_registry import ModelRegistry
     from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
     from skillkit.subagents.registry import AgentRegistry
@@ -217,6 +218,7 @@ def _parser(
         make_skill_registry=_session_skills,
         make_agent_registry=_session_agents,
         make_mcp_server=_mcp_server,
+        make_model_registry=_model_registry,
     )
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
@@ -237,6 +239,14 @@ def _session_agents(cwd: str | None) -> AgentRegistry:
     from skillkit.frontends.setup import agent_registry
 
     return agent_registry(cwd)
+
+
+def _model_registry() -> ModelRegistry:
+    """``skillkit models`` and ``skillkit doctor`` see the models a session would: the
+    registry of the assembly's providers."""
+    from skillkit.frontends.setup import model_registry
+
+    return model_registry()
 
 
 def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[None]]]:

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from skillkit.extensions.registries import Frontend
     from skillkit.hooks import HookConfig
     from skillkit.mcp import McpConfig
+    from skillkit.model_registry import ModelRegistry
     from skillkit.model_registry.choice import ModelChoice, ModelSettings
     from skillkit.permissions import PermissionGate, Permissions
     from skillkit.permissions.settings import PermissionSettings
@@ -369,6 +370,16 @@ class _Lines:
         notices.extend(f"ignored {line}" for line in sandbox.ignored)
         if mcp.refusal_notice():
             notices.append(str(mcp.refusal_notice()))
+
+
+def model_registry() -> ModelRegistry:
+    """The model registry the command's agents are made with: that of the process's
+    providers (`skillkit.adapters.factory.default_providers`), else the default one."""
+    from skillkit.adapters.factory import default_providers
+    from skillkit.model_registry import default_registry
+
+    models = default_providers().models
+    return models if models is not None else default_registry()
 
 
 def batch_agent(options: AgentOptions) -> AgentRunner:
