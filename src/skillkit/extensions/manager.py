@@ -346,6 +346,10 @@ class PluginManager:
         environment or ``store``; never asked here). Each is the plugin
         ``claude:NAME``; what one leaves out is one line of `notices`. The plugins are
         kept in `claude_plugins` (their hooks and MCP servers are the assembly's)."""
+        from skillkit.extensions.plugin_folders import any_plugin_folder
+
+        if not any_plugin_folder(project_dir, home):  # none installed: the reader stays unloaded
+            return []
         from skillkit.extensions.claude_plugins import find_plugins, register_plugins
         from skillkit.trust import settled_trust
 
