@@ -20,6 +20,7 @@ NOT_AT_START = (
     "skillkit.permissions.classifier",
     "sqlite3",  # a SQLite session store only
     "skillkit.extensions.claude_plugins",  # only with a plugin folder
+    "skillkit.mcp.servers",  # only with MCP servers set
     "skillkit.doctor",  # subcommands: only when named
     "skillkit.frontends.batch_cli",
 )
