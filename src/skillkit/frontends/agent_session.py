@@ -16,9 +16,7 @@ approvals is kept in the recorded session, for this process or any later one to 
 (`pending_run`, `resume`; the ``approvals`` / ``approve`` / ``deny`` commands), and the
 session can hold a budget over its runs (`set_budget`). The commands, records and
 stream are described in ``docs/faces.md``; a feature added here appears in every face.
-The session's parts live beside it: its runs (`skillkit.frontends.session_runs`), how it
-is made (`session_build`), its records (`session_records`), its history commands
-(`session_history`) and its command entries (`session_commands`).
+Its parts: ``session_runs``, ``_build``, ``_records``, ``_history``, ``_commands``.
 """
 
 from __future__ import annotations
