@@ -301,8 +301,7 @@ class AgentSession(SessionHistory):
 
     @property
     def child_cost(self) -> float | None:
-        """What the child agents' calls cost at their own models' prices (USD); None when
-        a child's prices were unknown."""
+        """What the child agents' calls cost at their models' prices (USD; None: unknown)."""
         return self.runner.roles.spent.cost
 
     async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
@@ -338,8 +337,7 @@ class AgentSession(SessionHistory):
         "started"}`` is returned at once; ``output_type`` asks that run for structured
         output (as `AgentRunner.chat` takes it). During a run: ``streaming_behavior``
         says whether it steers the run or follows it (``{"delivery": "steer"}``);
-        without one, `SessionCommandError`. A list of text and image parts (an editor's
-        attachments) starts a run only when idle."""
+        without one, `SessionCommandError`. Text and image parts start a run (idle only)."""
         if isinstance(message, list) and message and not self.is_running:
             parts = message
             self.runs.start(lambda: self.runner.chat(parts, output_type=output_type))
@@ -364,7 +362,9 @@ class AgentSession(SessionHistory):
         self.runs.start(lambda: self.runner.chat(message, output_type=output_type))
         return {"delivery": "started"}
 
-    async def run(self, message: str, *, output_type: Any = None) -> AgentResponse:
+    async def run(
+        self, message: str | list[UserContent], *, output_type: Any = None
+    ) -> AgentResponse:
         """Run ``message`` to the end and return the outcome (print mode, the SDK);
         ``output_type`` as for `prompt`. Cancelling the caller aborts the run first."""
         await self.prompt(message, output_type=output_type)

@@ -10,7 +10,7 @@ the prompt:
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 - ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
   completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
-  whole above the prompt, Ctrl-O again folds it. A prompt naming an image is refused.
+  whole above the prompt, Ctrl-O again folds it. ``@image.png`` sends the image.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
 does and for how long, with an input line under it; nothing typed is echoed into the
@@ -36,8 +36,8 @@ drawn never answer it: pending input is dropped when it appears. The approval pa
 a skill action shows the exact argument list it will run (computed from the session's
 skills). Skills are watched for changes while the session runs.
 
-Everything the session prints goes through the renderer, which redacts secrets and
-neutralizes control characters (see `skillkit.frontends.terminal`).
+Everything printed goes through the renderer, which redacts secrets and neutralizes
+control characters (see `skillkit.frontends.terminal`).
 
 Slash commands are looked up in the session's one command table
 (`AgentSession.run_command`): the session's own commands, SkillKit's from the built-in
@@ -63,8 +63,7 @@ from skillkit.frontends.prompt_completion import (
     attach_mentions,
     entry_choices,
     fuzzy_files,
-    image_refusal,
-    mentioned_images,
+    outgoing_prompt,
     workspace_files,
 )
 from skillkit.frontends.request_answers import RequestAnswers
@@ -87,6 +86,7 @@ if TYPE_CHECKING:
     from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
     from skillkit.model_registry import ModelRegistry
+    from skillkit.models import UserContent
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
@@ -100,8 +100,7 @@ __all__ = [
     "workspace_files",
 ]
 
-INTERRUPTED = 130
-"""The exit code when the user leaves with Ctrl-C Ctrl-C (128 + SIGINT, as shells do)."""
+INTERRUPTED = 130  # the exit code after Ctrl-C Ctrl-C (128 + SIGINT, as shells do)
 
 _PROMPT = ("bold ansicyan", "› ")
 _Request = ApprovalNeeded | QuestionNeeded
@@ -286,16 +285,17 @@ class InteractiveSession:
                         continue
                     text = result.send
             shell = text.startswith("!") and bool(text[1:].strip())
-            images = mentioned_images(text, self._root) if not shell and "@" in text else []
-            if images:
+            prompt: str | list[UserContent] = text[1:].strip()
+            if not shell:
                 model = str(self.agent_session.get_state().get("model") or "")
-                renderer.notice(image_refusal(model, _catalog().get(model), images))
-                continue
-            if not shell and "@" in text:
-                text, attached = attach_mentions(text, self._root)
-                if attached:
-                    renderer.info("↳ attached " + ", ".join(attached))
-            quit_now, aborted = await self._run_prompt(text[1:].strip() if shell else text, shell)
+                try:
+                    prompt, shown = outgoing_prompt(text, self._root, model, _catalog().get)
+                except ValueError as exc:
+                    renderer.notice(str(exc))
+                    continue
+                if shown:
+                    renderer.info(shown)
+            quit_now, aborted = await self._run_prompt(prompt, shell)
             if quit_now:
                 return INTERRUPTED
             exit_armed = aborted
@@ -343,7 +343,9 @@ class InteractiveSession:
                 self.renderer.notice(result.error)
         return result
 
-    async def _run_prompt(self, text: str, shell: bool = False) -> tuple[bool, bool]:
+    async def _run_prompt(
+        self, text: str | list[UserContent], shell: bool = False
+    ) -> tuple[bool, bool]:
         """Run one prompt (``shell``: the ``!command`` ``text``); returns (the user asked
         to exit, the run was aborted).
 
@@ -359,7 +361,9 @@ class InteractiveSession:
         self._input.keys = RUN_KEYS
         self._steered = []
         start = len(agent.messages)
-        task = asyncio.ensure_future(self._shell(text) if shell else self._drain(text))
+        task = asyncio.ensure_future(
+            self._shell(text) if shell and isinstance(text, str) else self._drain(text)
+        )
         aborting = leaving = False
 
         def abort(*, noted: bool = False) -> None:  # Esc, or a first Ctrl-C (noted)
@@ -420,7 +424,7 @@ class InteractiveSession:
                 self.renderer.notice(f"↳ not read by this run, sent with your next prompt: {text}")
         self._steered = []
 
-    async def _drain(self, text: str) -> None:
+    async def _drain(self, text: str | list[UserContent]) -> None:
         await self.agent_session.run(text)
 
     async def _shell(self, command: str) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from skillkit.commands.dispatch import Command
     from skillkit.model_registry import ModelDefinition
+    from skillkit.models import UserContent
     from skillkit.session import Session
 
 __all__ = [
@@ -28,8 +29,10 @@ __all__ = [
     "attach_mentions",
     "entry_choices",
     "fuzzy_files",
+    "image_prompt",
     "image_refusal",
     "mentioned_images",
+    "outgoing_prompt",
     "workspace_files",
 ]
 
@@ -126,14 +129,72 @@ _PASTED_PATH = re.compile(r"""['"]((?:~|/)[^'"\n]+)['"]|(?<![\w@])((?:~/|/)[^\s'
 is no image to send: "rename a.png" stays a prompt)."""
 
 
-def image_refusal(model: str, definition: ModelDefinition | None, images: list[str]) -> str:
+def image_refusal(model: str, definition: ModelDefinition | None, images: list[str]) -> str | None:
     """The one line saying why a prompt mentioning ``images`` is not sent to ``model``
-    (its catalog ``definition``, None when unknown): the model does not take images,
-    or the terminal cannot send them yet (`AgentSession` takes text prompts only)."""
+    (its catalog ``definition``), or None when the model takes images. A model the
+    catalog does not know is sent them, as its adapter is (`create_adapter`)."""
+    if definition is None or "image" in definition.capabilities:
+        return None
     named = ", ".join("@" + image for image in images)
-    if definition is None or "image" not in definition.capabilities:
-        return f"✗ not sent: {model or 'the model'} does not take images ({named})"
-    return f"✗ not sent: the terminal cannot send images yet ({named})"
+    return f"✗ not sent: {model or 'the model'} does not take images ({named})"
+
+
+MAX_PROMPT_IMAGE_BYTES = 5 * 1024 * 1024
+"""The largest image file a prompt sends (the ``read`` tool's own cap)."""
+
+
+def image_prompt(text: str, root: Path, images: list[str]) -> list[UserContent]:
+    """``text`` followed by the ``images`` it names (as `mentioned_images` found them:
+    ``@path`` under ``root``, or a pasted path), read and checked to be PNG, JPEG, GIF
+    or WebP by their first bytes. Raises ValueError with one line naming the image that
+    cannot be sent (unreadable, too large, not an image)."""
+    import base64
+
+    from skillkit.models import ImagePart, TextPart
+    from skillkit.tools.builtin.read import sniff_image
+
+    parts: list[UserContent] = [TextPart(text)]
+    for name in images:
+        path = Path(name).expanduser()
+        if not path.is_absolute():
+            path = root / name
+        try:
+            with path.open("rb") as handle:
+                raw = handle.read(MAX_PROMPT_IMAGE_BYTES + 1)
+        except OSError as exc:
+            raise ValueError(f"@{name}: cannot read ({exc.strerror or exc})") from None
+        if len(raw) > MAX_PROMPT_IMAGE_BYTES:
+            raise ValueError(f"@{name}: larger than {MAX_PROMPT_IMAGE_BYTES} bytes")
+        mime = sniff_image(raw[:16])
+        if mime is None:
+            raise ValueError(f"@{name}: not a PNG, JPEG, GIF or WebP image")
+        parts.append(ImagePart(base64.b64encode(raw).decode("ascii"), mime))
+    return parts
+
+
+def outgoing_prompt(
+    text: str, root: Path, model: str, lookup: Callable[[str], ModelDefinition | None]
+) -> tuple[str | list[UserContent], str]:
+    """What the terminal sends for ``text`` typed in ``root`` to ``model`` (``lookup``
+    finds its catalog entry), and the line saying what went with it ("" for nothing):
+    ``@file`` mentions attached, named images sent as image parts. Raises ValueError
+    with the one line saying why nothing is sent (a model without images, an image that
+    cannot be read)."""
+    images = mentioned_images(text, root) if "@" in text or "/" in text else []
+    shown: list[str] = []
+    if "@" in text:
+        text, attached = attach_mentions(text, root)
+        shown += attached
+    if not images:
+        return text, ("↳ attached " + ", ".join(shown)) if shown else ""
+    refusal = image_refusal(model, lookup(model), images)
+    if refusal is not None:
+        raise ValueError(refusal)
+    try:
+        prompt = image_prompt(text, root, images)
+    except ValueError as exc:
+        raise ValueError(f"✗ not sent: {exc}") from None
+    return prompt, "↳ with " + ", ".join([*shown, *images])
 
 
 def entry_choices(session: Session | None) -> list[tuple[str, str]]:
