@@ -9,14 +9,18 @@ conversion: ``* -text -filter -ident -working-tree-encoding`` in the store's own
 attributes, which win over the project's).
 
 What a snapshot holds: every file, symbolic link and empty folder of the workspace that
-the project's ``.gitignore`` files do not ignore, with git's permission bits (executable
-or not). Left out, and said to be left out in `Snapshot.left_out`: files over the size
-cap (``max_file_size``, default 10 MB) and nested git repositories (a folder holding its
-own ``.git``, such as a submodule or a cloned dependency). Neither is touched by
+the project's ``.gitignore`` files do not ignore, with its permission bits (git keeps the
+executable bit; any other difference from what a new file gets, such as ``0600`` or a
+``0700`` folder, is kept in `Snapshot.modes`). Left out, and said to be left out in
+`Snapshot.left_out`: files over the size cap (``max_file_size``, default 10 MB), nested
+git repositories (a folder holding its own ``.git``, such as a submodule or a cloned
+dependency) and what the project's ``.gitignore`` files ignore. None is touched by
 `SnapshotStore.restore`.
 
-Incremental snapshots are cheap because git keeps a stat cache in the store's index: a
-file whose size and times did not change is not read again.
+Snapshots are cheap in two ways. When nothing changed, none is taken: on Linux the
+kernel tells (`ChangeWatch`, inotify) whether anything in the workspace changed since
+the last snapshot, so that costs no walk. When something changed, git's stat cache in
+the store's index means a file whose size and times did not change is not read again.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import threading
 import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from skillkit.checkpoints.watch import ChangeWatch, Drained
 
 __all__ = [
     "DEFAULT_MAX_FILE_SIZE",
@@ -62,6 +69,7 @@ _CONFIG = (
     "core.sparseCheckout=false",
     "core.splitIndex=true",
     "splitIndex.maxPercentChange=50",
+    "splitIndex.sharedIndexExpire=now",
     "index.version=4",
     "safe.bareRepository=explicit",
     "gc.auto=0",
@@ -81,8 +89,9 @@ class SnapshotError(RuntimeError):
 
 @dataclass(frozen=True)
 class LeftOut:
-    """A path a snapshot does not hold, and why (``"over the size cap"`` or ``"nested
-    git repository"``)."""
+    """A path a snapshot does not hold, and why (``"over the size cap"``, ``"nested git
+    repository"`` or ``"ignored"``: by the project's ``.gitignore``; an ignored folder is
+    named once, with all it holds)."""
 
     path: str
     reason: str
@@ -91,12 +100,15 @@ class LeftOut:
 @dataclass(frozen=True)
 class Snapshot:
     """One state of the workspace: ``id`` is the store's commit, ``empty_dirs`` the
-    empty folders (git keeps none), ``left_out`` what it does not hold."""
+    empty folders (git keeps none), ``left_out`` what it does not hold, ``modes`` the
+    permission bits of the files and folders whose bits are not what a new one gets
+    (``0o666`` or ``0o777`` less the umask)."""
 
     id: str
     time: float
     empty_dirs: tuple[str, ...] = ()
     left_out: tuple[LeftOut, ...] = ()
+    modes: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -154,6 +166,13 @@ class SnapshotStore:
         self._walked: set[str] = set()
         self._ready = False
         self._env = _clean_environment(self._git_dir, self._index, self.workspace)
+        self._umask = _umask()
+        self._ignored: list[str] | None = None  # what the project ignores (folders end "/")
+        self._ignored_folders: set[str] = set()
+        self._ignored_fresh = False
+        self._watch: ChangeWatch | None = None
+        self._watch_tried = False
+        self._clean = False  # the last snapshot is the workspace as of the last drain
 
     # ----- git
 
@@ -223,6 +242,7 @@ class SnapshotStore:
                     left_out=tuple(
                         LeftOut(str(item[0]), str(item[1])) for item in raw.get("left_out", ())
                     ),
+                    modes=tuple((str(item[0]), int(item[1])) for item in raw.get("modes", ())),
                 )
             except (ValueError, KeyError, TypeError, IndexError):
                 continue  # a line cut short by a crash
@@ -235,6 +255,8 @@ class SnapshotStore:
             record["empty_dirs"] = list(snapshot.empty_dirs)
         if snapshot.left_out:
             record["left_out"] = [[item.path, item.reason] for item in snapshot.left_out]
+        if snapshot.modes:
+            record["modes"] = [[path, mode] for path, mode in snapshot.modes]
         with open(self._meta, "ab") as out:
             out.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
         self._memo.snapshots[snapshot.id] = snapshot
@@ -263,12 +285,79 @@ class SnapshotStore:
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
-        snapshot = self._take()
+        drained = self._drain()
+        last = self._memo.last
+        if drained is not None and not drained.changed and self._clean and last is not None:
+            return last  # the kernel saw nothing change since the last snapshot
+        self._clean = False
+        snapshot = self._take(drained)
         if self._folders is None:
             self._folders = self._folder_times(snapshot.id, snapshot.empty_dirs)
+        self._clean = drained is not None and self._watch is not None and self._watch.active
         return snapshot
 
-    def _take(self) -> Snapshot:
+    def _drain(self) -> Drained | None:
+        """What the watch saw since the last snapshot; None when there is no watch (every
+        snapshot walks). When folders came or went the watch is brought up to date
+        first, so whatever happens while this snapshot is taken is seen by the next."""
+        watch = self._watch
+        if watch is None:
+            if self._watch_tried:
+                return None
+            self._watch_tried = True
+            self._refresh_ignored()
+            watch = ChangeWatch(self.workspace, self._skip)
+            if not watch.start():
+                return None
+            self._watch = watch
+            return Drained(changed=True, unsure=True)  # the first look: everything
+        if not watch.active:
+            return None
+        drained = watch.drain()
+        if drained.folders_changed or drained.unsure:
+            self._refresh_ignored()
+            for folder in self._ignored or ():
+                if folder.endswith("/"):
+                    watch.forget(folder.rstrip("/"))
+            watch.watch(["."])
+        return drained if watch.active else None
+
+    def _skip(self, relative: str) -> bool:
+        """Whether the folder ``relative`` holds nothing a snapshot keeps (the store, a
+        folder the project ignores whole, a nested repository)."""
+        if relative == ".":
+            return False
+        inside = self._inside
+        if inside and (relative == inside or relative.startswith(inside + "/")):
+            return True
+        if self._ignored is not None and relative + "/" in self._ignored_folders:
+            return True
+        return os.path.lexists(os.path.join(self.workspace, relative, ".git"))
+
+    def _refresh_ignored(self) -> None:
+        listed = self._git(
+            "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
+        )
+        inside = f"{self._inside}/" if self._inside else ""
+        self._ignored = [
+            name
+            for name in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
+            if not inside or not (name + "/").startswith(inside)
+        ]
+        self._ignored_folders = {name for name in self._ignored if name.endswith("/")}
+        self._ignored_fresh = True
+
+    def close(self) -> None:
+        """Stop watching the workspace (the next snapshot walks it, and watches again)."""
+        with self._lock:
+            if self._watch is not None:
+                self._watch.close()
+            self._watch = None
+            self._watch_tried = False
+            self._clean = False
+
+    def _take(self, drained: Drained | None = None) -> Snapshot:
+        self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
         status = self._git(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
         )
@@ -298,9 +387,20 @@ class SnapshotStore:
         empty_dirs, more = self._scan_folders()
         left_out.extend(more)
         last = self._memo.last
-        if not to_add and not to_drop and last is not None and last.empty_dirs == empty_dirs:
+        if drained is None or drained.unsure or last is None:
+            modes = self._all_modes(empty_dirs)
+        else:
+            touched = set(drained.paths) | set(to_add) | set(to_drop)
+            modes = self._changed_modes(last, touched, empty_dirs, drained.folders_changed)
+        if (
+            not to_add
+            and not to_drop
+            and last is not None
+            and last.empty_dirs == empty_dirs
+            and last.modes == modes
+        ):
             if tuple(left_out) != last.left_out:
-                snapshot = Snapshot(last.id, time.time(), empty_dirs, tuple(left_out))
+                snapshot = Snapshot(last.id, time.time(), empty_dirs, tuple(left_out), modes)
                 self._keep(snapshot)
                 return snapshot
             return last
@@ -310,9 +410,83 @@ class SnapshotStore:
             self._git("commit-tree", tree, *parent, "-m", "checkpoint", stdin=b"").decode().strip()
         )
         self._git("update-ref", "HEAD", commit)
-        snapshot = Snapshot(commit, time.time(), empty_dirs, tuple(left_out))
+        snapshot = Snapshot(commit, time.time(), empty_dirs, tuple(left_out), modes)
         self._keep(snapshot)
         return snapshot
+
+    # ----- permission bits beyond the executable one
+
+    def _mode_kept(self, path: str) -> int | None:
+        """The bits of ``path`` when they differ from what a new file or folder gets
+        (None: the same, a link, or nothing there)."""
+        try:
+            info = os.lstat(self.workspace / path)
+        except OSError:
+            return None
+        if stat.S_ISDIR(info.st_mode):
+            usual = 0o777 & ~self._umask
+        elif stat.S_ISREG(info.st_mode):
+            usual = (0o777 if info.st_mode & stat.S_IXUSR else 0o666) & ~self._umask
+        else:
+            return None
+        mode = stat.S_IMODE(info.st_mode)
+        return mode if mode != usual else None
+
+    def _all_modes(self, empty_dirs: Sequence[str]) -> tuple[tuple[str, int], ...]:
+        """The kept bits of every file and folder the snapshot holds."""
+        listed = self._git("ls-files", "-z")
+        files = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
+        folders = set(empty_dirs)
+        for path in files:
+            parent = os.path.dirname(path)
+            while parent and parent not in folders:
+                folders.add(parent)
+                parent = os.path.dirname(parent)
+        out = []
+        for path in files | folders:
+            mode = self._mode_kept(path)
+            if mode is not None:
+                out.append((path, mode))
+        return tuple(sorted(out))
+
+    def _changed_modes(
+        self,
+        last: Snapshot,
+        touched: set[str],
+        empty_dirs: Sequence[str],
+        folders_changed: bool,
+    ) -> tuple[tuple[str, int], ...]:
+        """``last``'s kept bits, looked at again for the paths ``touched`` (and every
+        watched folder when folders came or went)."""
+        modes = dict(last.modes)
+        candidates = set(touched)
+        if folders_changed and self._watch is not None:
+            candidates |= self._watch.folders()
+        for path in candidates:
+            modes.pop(path, None)
+        files = [p for p in candidates if not (self.workspace / p).is_dir()]
+        held: set[str] = set()
+        if files:
+            listed = (
+                self._git("ls-files", "-z", "--", *files)
+                if len(files) <= 200
+                else self._git("ls-files", "-z")
+            )
+            held = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
+        for path in candidates:
+            if path in held or (path not in files and self._folder_held(path, empty_dirs)):
+                mode = self._mode_kept(path)
+                if mode is not None:
+                    modes[path] = mode
+        return tuple(sorted(modes.items()))
+
+    def _folder_held(self, path: str, empty_dirs: Sequence[str]) -> bool:
+        if path == "." or not (self.workspace / path).is_dir():
+            return False
+        if path in empty_dirs:
+            return True
+        parts = path.split("/")
+        return not any(self._skip("/".join(parts[: index + 1])) for index in range(len(parts)))
 
     def _scan_folders(self) -> tuple[tuple[str, ...], list[LeftOut]]:
         """The empty folders and the files left out inside untracked folders. Finding
@@ -362,10 +536,13 @@ class SnapshotStore:
         return info.st_size > self.max_file_size and not os.path.islink(self.workspace / path)
 
     def _empty_dirs(self) -> tuple[tuple[str, ...], list[LeftOut]]:
-        """The empty folders, and files left out inside folders git lists whole."""
+        """The empty folders, files left out inside folders git lists whole, and what
+        the project ignores."""
+        if not self._ignored_fresh:
+            self._refresh_ignored()
         listed = self._git("ls-files", "--others", "--directory", "--exclude-standard", "-z")
         empty: list[str] = []
-        left_out: list[LeftOut] = []
+        left_out = [LeftOut(name.rstrip("/"), "ignored") for name in self._ignored or ()]
         self._walked = set()
         for raw in listed.split(b"\0"):
             if not raw.endswith(b"/"):
@@ -512,7 +689,49 @@ class SnapshotStore:
                     raise SnapshotError(f"cannot make {folder}: {exc}") from None
             if deleted:
                 self._git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *deleted)
+            changes += self._restore_modes(now, target, written, keep, {c.path for c in changes})
             return changes
+
+    def _restore_modes(
+        self,
+        now: Snapshot,
+        target: Snapshot,
+        written: Sequence[str],
+        keep: Collection[str],
+        listed: set[str],
+    ) -> list[FileChange]:
+        """Give every path whose kept bits differ between ``now`` and ``target`` (and
+        every file just written) the bits ``target`` recorded; returns the paths whose
+        bits alone changed."""
+        wanted, had = dict(target.modes), dict(now.modes)
+        paths = set(written) | {
+            p for p in wanted.keys() | had.keys() if wanted.get(p) != had.get(p)
+        }
+        out: list[FileChange] = []
+        for path in sorted(paths):
+            if path in keep:
+                continue
+            full = self.workspace / path
+            try:
+                info = os.lstat(full)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                usual = 0o777 & ~self._umask
+            elif stat.S_ISREG(info.st_mode):
+                usual = (0o777 if info.st_mode & stat.S_IXUSR else 0o666) & ~self._umask
+            else:
+                continue  # a link's own bits mean nothing
+            mode = wanted.get(path, usual)
+            if stat.S_IMODE(info.st_mode) == mode:
+                continue
+            try:
+                os.chmod(full, mode, follow_symlinks=False)
+            except OSError as exc:
+                raise SnapshotError(f"cannot set the permissions of {path}: {exc}") from None
+            if path not in listed:
+                out.append(FileChange(path, "modified"))
+        return out
 
     def _clear_way(self, paths: Iterable[str]) -> None:
         """Remove what stands where a file is to be written (a folder or a file where
@@ -560,6 +779,20 @@ class SnapshotStore:
                 except OSError:
                     pass
         return total
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it where the system tells it."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _paths(paths: Iterable[str]) -> bytes:
