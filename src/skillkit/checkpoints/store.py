@@ -53,6 +53,9 @@ DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 _RACY_NS = 2_000_000_000
 """Folder times this recent (ns) are not trusted to show the next change (file-system
 clocks tick coarsely; some keep whole seconds)."""
+_MOST_PATHS = 1000
+"""More touched paths than this and git looks at the whole workspace (cheaper than
+matching each against so many)."""
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding -export-subst\n"
 _CONFIG = (
@@ -359,7 +362,12 @@ class SnapshotStore:
     def _take(self, drained: Drained | None = None) -> Snapshot:
         self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
         status = self._git(
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            *self._limit(drained),
         )
         left_out: list[LeftOut] = []
         to_add: list[str] = []
@@ -391,7 +399,9 @@ class SnapshotStore:
             modes = self._all_modes(empty_dirs)
         else:
             touched = set(drained.paths) | set(to_add) | set(to_drop)
-            modes = self._changed_modes(last, touched, empty_dirs, drained.folders_changed)
+            modes = self._changed_modes(
+                last, touched, set(to_add), empty_dirs, drained.folders_changed
+            )
         if (
             not to_add
             and not to_drop
@@ -409,10 +419,43 @@ class SnapshotStore:
         commit = (
             self._git("commit-tree", tree, *parent, "-m", "checkpoint", stdin=b"").decode().strip()
         )
-        self._git("update-ref", "HEAD", commit)
+        self._set_head(commit)
         snapshot = Snapshot(commit, time.time(), empty_dirs, tuple(left_out), modes)
         self._keep(snapshot)
         return snapshot
+
+    def _set_head(self, commit: str) -> None:
+        """Point the store's branch at ``commit`` (what git compares the index with; a
+        file written in place of a git process: the store is SkillKit's alone)."""
+        try:
+            head = (self._git_dir / "HEAD").read_text().strip()
+        except OSError as exc:
+            raise SnapshotError(f"the checkpoint store cannot be read: {exc}") from None
+        if not head.startswith("ref: refs/heads/"):
+            self._git("update-ref", "HEAD", commit)
+            return
+        ref = self._git_dir / head[len("ref: ") :]
+        partial = ref.with_name(ref.name + ".new")
+        try:
+            ref.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(commit + "\n")
+            os.replace(partial, ref)
+        except OSError as exc:
+            raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
+
+    def _limit(self, drained: Drained | None) -> list[str]:
+        """The paths git is to look at: those the watch saw touched (a folder stands
+        for all it holds), or all of them (an empty list) when the watch is unsure."""
+        if (
+            drained is None
+            or drained.unsure
+            or not drained.paths
+            or "." in drained.paths
+            or len(drained.paths) > _MOST_PATHS
+            or self._memo.last is None
+        ):
+            return []
+        return ["--", *sorted(drained.paths)]
 
     # ----- permission bits beyond the executable one
 
@@ -453,11 +496,13 @@ class SnapshotStore:
         self,
         last: Snapshot,
         touched: set[str],
+        added: set[str],
         empty_dirs: Sequence[str],
         folders_changed: bool,
     ) -> tuple[tuple[str, int], ...]:
         """``last``'s kept bits, looked at again for the paths ``touched`` (and every
-        watched folder when folders came or went)."""
+        watched folder when folders came or went); ``added`` are files just put in the
+        snapshot."""
         modes = dict(last.modes)
         candidates = set(touched)
         if folders_changed and self._watch is not None:
@@ -465,8 +510,8 @@ class SnapshotStore:
         for path in candidates:
             modes.pop(path, None)
         files = [p for p in candidates if not (self.workspace / p).is_dir()]
-        held: set[str] = set()
-        if files:
+        held = touched & added
+        if any(p not in held for p in files):
             listed = (
                 self._git("ls-files", "-z", "--", *files)
                 if len(files) <= 200
@@ -766,6 +811,11 @@ class SnapshotStore:
         for it."""
         with self._lock:
             self._ensure()
+            last = self._memo.last
+            if last is None:
+                return
+            # each snapshot's commit has the one before it as parent: the newest holds all
+            self._set_head(last.id)
             self._git("repack", "-a", "-d", "-q", "--window=10")
             self._git("prune-packed", "-q")
 
