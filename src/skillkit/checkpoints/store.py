@@ -138,6 +138,8 @@ class _Memo:
 class SnapshotStore:
     """Snapshots of ``workspace`` kept in ``folder`` (created on first use).
 
+    ``watch=False`` walks the workspace at every snapshot instead of asking the kernel
+    what changed (for a workspace on a network file system changed from other machines).
     Safe to use from several threads (one git command at a time). Every method raises
     `SnapshotError` when git fails; none changes anything outside ``folder`` except
     `restore`, which changes the workspace."""
@@ -148,6 +150,7 @@ class SnapshotStore:
         folder: str | os.PathLike[str],
         *,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        watch: bool = True,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.folder = Path(folder).resolve()
@@ -174,8 +177,9 @@ class SnapshotStore:
         self._ignored_folders: set[str] = set()
         self._ignored_fresh = False
         self._watch: ChangeWatch | None = None
-        self._watch_tried = False
+        self._watch_tried = not watch
         self._clean = False  # the last snapshot is the workspace as of the last drain
+        self._look_at_all = False  # the next snapshot must not trust the watch's paths
 
     # ----- git
 
@@ -293,7 +297,11 @@ class SnapshotStore:
         if drained is not None and not drained.changed and self._clean and last is not None:
             return last  # the kernel saw nothing change since the last snapshot
         self._clean = False
-        snapshot = self._take(drained)
+        try:
+            snapshot = self._take(drained)
+        except BaseException:
+            self._look_at_all = True  # what this one was told of is not recorded yet
+            raise
         if self._folders is None:
             self._folders = self._folder_times(snapshot.id, snapshot.empty_dirs)
         self._clean = drained is not None and self._watch is not None and self._watch.active
@@ -317,6 +325,9 @@ class SnapshotStore:
         if not watch.active:
             return None
         drained = watch.drain()
+        if self._look_at_all:
+            drained.changed = drained.unsure = True
+            self._look_at_all = False
         if drained.folders_changed or drained.unsure:
             self._refresh_ignored()
             for folder in self._ignored or ():
@@ -333,9 +344,7 @@ class SnapshotStore:
         inside = self._inside
         if inside and (relative == inside or relative.startswith(inside + "/")):
             return True
-        if self._ignored is not None and relative + "/" in self._ignored_folders:
-            return True
-        return os.path.lexists(os.path.join(self.workspace, relative, ".git"))
+        return relative + "/" in self._ignored_folders
 
     def _refresh_ignored(self) -> None:
         listed = self._git(
@@ -355,8 +364,8 @@ class SnapshotStore:
         with self._lock:
             if self._watch is not None:
                 self._watch.close()
+                self._watch_tried = False  # unless it was never to watch
             self._watch = None
-            self._watch_tried = False
             self._clean = False
 
     def _take(self, drained: Drained | None = None) -> Snapshot:
@@ -392,7 +401,8 @@ class SnapshotStore:
             self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
         if to_add:
             self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
-        empty_dirs, more = self._scan_folders()
+        entries_same = drained is not None and not drained.unsure and not drained.entries_changed
+        empty_dirs, more = self._scan_folders(entries_same)
         left_out.extend(more)
         last = self._memo.last
         if drained is None or drained.unsure or last is None:
@@ -531,13 +541,20 @@ class SnapshotStore:
         if path in empty_dirs:
             return True
         parts = path.split("/")
-        return not any(self._skip("/".join(parts[: index + 1])) for index in range(len(parts)))
+        for index in range(len(parts)):
+            prefix = "/".join(parts[: index + 1])
+            if self._skip(prefix) or os.path.lexists(self.workspace / prefix / ".git"):
+                return False  # ignored, the store's, or (in) a nested repository
+        return True
 
-    def _scan_folders(self) -> tuple[tuple[str, ...], list[LeftOut]]:
+    def _scan_folders(self, entries_same: bool) -> tuple[tuple[str, ...], list[LeftOut]]:
         """The empty folders and the files left out inside untracked folders. Finding
-        them takes a walk of the workspace; it is skipped when no folder's modification
-        time changed since the last walk (a folder's entries cannot change without
-        it)."""
+        them takes a walk of the workspace; it is skipped when the watch saw no name
+        made, removed or moved (``entries_same``) or, without a watch, when no folder's
+        modification time changed since the last walk (a folder's entries cannot change
+        without it)."""
+        if entries_same and self._scanned is not None:
+            return self._scanned
         folders = self._folders
         if folders is not None and self._scanned is not None:
             for folder, stamp in folders.items():

@@ -388,7 +388,9 @@ class Checkpoints(Contributor):
         self._open = replace(self._open, after=snapshot.id)
 
     async def aclose(self) -> None:
-        """Pack the store when many turns changed files since it was last packed."""
+        """Pack the store when many turns changed files since it was last packed, and
+        stop watching the workspace (a later snapshot watches again)."""
+        self.store.close()
         changed = sum(1 for turn in self._turns if turn.changed)
         if changed - self._packed_at >= COMPACT_EVERY:
             self._packed_at = changed

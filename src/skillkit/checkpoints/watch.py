@@ -7,8 +7,9 @@ is in the queue. `ChangeWatch.drain` empties the queue and says what it held: no
 (the workspace is as it was), or which paths were touched. The watch never decides
 what changed: a snapshot that sees any event walks the workspace with git as before.
 
-Watched: every folder of the workspace except ``.git`` folders, nested repositories,
-folders the project ignores whole, and folders the caller names (the store itself).
+Watched: every folder of the workspace except ``.git`` folders and what the caller says
+to skip (folders the project ignores whole, the store itself); a nested repository's
+folder is watched but not what it holds (its ``.git`` going away is seen).
 When the watch cannot be kept exactly — not Linux, the kernel's limit of watches or
 instances reached, the event queue overflowed, a watched folder was replaced — it says
 so (``unsure``) and the caller walks the workspace.
@@ -26,6 +27,7 @@ import errno
 import os
 import struct
 import sys
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -67,12 +69,15 @@ _HEADER = struct.Struct("iIII")
 @dataclass
 class Drained:
     """What the queue held: ``changed`` any event at all; ``paths`` the paths touched
-    (relative, ``"."`` for the workspace itself); ``folders_changed`` a folder was made,
-    moved in or removed (the watch must be brought up to date); ``unsure`` events may
-    have been lost (the whole workspace must be looked at)."""
+    (relative, ``"."`` for the workspace itself); ``entries_changed`` a name was made,
+    removed or moved in some folder; ``folders_changed`` a folder was made, moved or
+    removed, or a ``.gitignore`` or ``.git`` touched (the watch must be brought up to
+    date); ``unsure`` events may have been lost (the whole workspace must be looked
+    at)."""
 
     changed: bool = False
     paths: set[str] = field(default_factory=set)
+    entries_changed: bool = False
     folders_changed: bool = False
     unsure: bool = False
 
@@ -125,18 +130,29 @@ def _library() -> _Inotify | None:
 
 class ChangeWatch:
     """A watch of the folders under ``root``. ``skip(relative)`` says whether a folder
-    (relative path, posix) is not to be watched, nor anything under it.
+    (relative path, posix) is not to be watched, nor anything under it; ``shallow``
+    whether it is watched but nothing under it (default: it holds a ``.git``).
 
     Not thread-safe: its owner calls it under its own lock. `start` returns False when
     the watch cannot be had on this system (then the owner walks every time)."""
 
-    def __init__(self, root: str | os.PathLike[str], skip: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        skip: Callable[[str], bool],
+        shallow: Callable[[str], bool] | None = None,
+    ) -> None:
         self.root = os.fspath(root)
         self._skip = skip
+        self._shallow = shallow or self._holds_git
         self._fd = -1
+        self._closer: weakref.finalize[[int], ChangeWatch] | None = None
         self._folders: dict[int, str] = {}  # watch descriptor -> relative folder
         self._watched: dict[str, int] = {}
         self._lib = _library()
+
+    def _holds_git(self, relative: str) -> bool:
+        return relative != "." and os.path.lexists(os.path.join(self.root, relative, ".git"))
 
     @property
     def active(self) -> bool:
@@ -152,6 +168,7 @@ class ChangeWatch:
             self._fd = self._lib.init()
         except OSError:
             return False
+        self._closer = weakref.finalize(self, _close_quietly, self._fd)
         if not self.watch(["."]):
             self.close()
             return False
@@ -178,6 +195,8 @@ class ChangeWatch:
                 self._watched.pop(old, None)
             self._folders[wd] = relative
             self._watched[relative] = wd
+            if self._shallow(relative):
+                continue
             try:
                 entries = os.scandir(full)
             except OSError:
@@ -244,10 +263,14 @@ class ChangeWatch:
                 continue
             path = folder if not name else (name if folder == "." else f"{folder}/{name}")
             out.paths.add(path)
+            if mask & (_IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO):
+                out.entries_changed = True
             if mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM):
                 out.folders_changed = True
             if name in (".gitignore", ".git"):
-                out.folders_changed = True  # what is watched may change
+                # what the folder holds for a snapshot may change, all the way down
+                out.folders_changed = True
+                out.paths.add(folder)
 
     def folders(self) -> set[str]:
         """The folders watched (relative; ``"."`` the workspace)."""
@@ -264,11 +287,17 @@ class ChangeWatch:
                 self._folders.pop(wd, None)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
+        """Stop watching (idempotent; also done when the watch is collected)."""
+        if self._closer is not None:
+            self._closer()
+            self._closer = None
         self._fd = -1
         self._folders.clear()
         self._watched.clear()
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
