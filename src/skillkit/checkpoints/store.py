@@ -735,6 +735,8 @@ class SnapshotStore:
                     except OSError:
                         continue  # no longer empty: something else lives there
                     self._prune(full.parent, keep=target.empty_dirs)
+            if deleted:  # before the checkout writes what may stand in their place
+                self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(deleted))
             if written:
                 self._clear_way(written)
                 self._git(
@@ -749,8 +751,6 @@ class SnapshotStore:
                     (root / folder).mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise SnapshotError(f"cannot make {folder}: {exc}") from None
-            if deleted:
-                self._git("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *deleted)
             changes += self._restore_modes(now, target, written, keep, {c.path for c in changes})
             return changes
 
