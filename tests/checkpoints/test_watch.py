@@ -245,3 +245,47 @@ def test_only_bits_that_differ_from_a_new_files_are_kept(tmp_path: Path) -> None
     usual = {"secret": 0o666 & ~umask, "private": 0o777 & ~umask}
     expected = {p: m for p, m in {"secret": 0o600, "private": 0o700}.items() if m != usual[p]}
     assert dict(store.snapshot().modes) == expected
+
+
+def test_what_is_left_out_stays_named_after_changes_elsewhere(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "big.bin").write_bytes(b"x" * 2000)
+    subprocess.run(["git", "init", "-q", str(workspace / "vendor")], check=True)
+    (workspace / "a.txt").write_text("a")
+    store = SnapshotStore(workspace, tmp_path / "store", max_file_size=1000)
+    first = store.snapshot()
+    (workspace / "a.txt").write_text("b")
+    second = store.snapshot()
+    assert second.id != first.id
+    assert second.left_out == first.left_out
+    assert {item.reason for item in second.left_out} == {
+        "over the size cap",
+        "nested git repository",
+    }
+    (workspace / "big.bin").write_bytes(b"small")
+    third = store.snapshot()
+    assert [item.path for item in third.left_out] == ["vendor"]
+    assert [c.path for c in store.changes(second.id, third.id)] == ["big.bin"]
+
+
+def test_packing_keeps_every_snapshot_and_leaves_no_loose_object(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    store = SnapshotStore(workspace, tmp_path / "store")
+    states: list[tuple[str, Full]] = []
+    for turn in range(6):
+        (workspace / f"f{turn % 3}.txt").write_text(f"turn {turn}\n" * (turn + 1))
+        if turn == 2:
+            (workspace / "empty").mkdir()
+            (workspace / "f0.txt").chmod(0o600)
+        states.append((store.snapshot().id, full_picture(workspace)))
+    store.compact()
+    objects = store.folder / "git" / "objects"
+    assert [d.name for d in objects.iterdir() if len(d.name) == 2] == []
+    assert len(list((objects / "pack").glob("*.pack"))) == 1
+    store.compact()  # again: still one pack, nothing lost
+    assert len(list((objects / "pack").glob("*.pack"))) == 1
+    for snapshot_id, expected in reversed(states):
+        store.restore(snapshot_id)
+        assert full_picture(workspace) == expected

@@ -102,7 +102,8 @@ class LeftOut:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One state of the workspace: ``id`` is the store's commit, ``empty_dirs`` the
+    """One state of the workspace: ``id`` names it in the store (a git tree, or a commit
+    when it has empty folders or kept bits; one state, one id), ``empty_dirs`` the
     empty folders (git keeps none), ``left_out`` what it does not hold, ``modes`` the
     permission bits of the files and folders whose bits are not what a new one gets
     (``0o666`` or ``0o777`` less the umask)."""
@@ -180,6 +181,7 @@ class SnapshotStore:
         self._watch_tried = not watch
         self._clean = False  # the last snapshot is the workspace as of the last drain
         self._look_at_all = False  # the next snapshot must not trust the watch's paths
+        self._index_moved = False  # a restore wrote the index: it is not the last snapshot
 
     # ----- git
 
@@ -302,6 +304,7 @@ class SnapshotStore:
         except BaseException:
             self._look_at_all = True  # what this one was told of is not recorded yet
             raise
+        self._index_moved = False
         if self._folders is None:
             self._folders = self._folder_times(snapshot.id, snapshot.empty_dirs)
         self._clean = drained is not None and self._watch is not None and self._watch.active
@@ -381,14 +384,27 @@ class SnapshotStore:
         left_out: list[LeftOut] = []
         to_add: list[str] = []
         to_drop: list[str] = []
+        limit = self._limit(drained)
+        last = self._memo.last
+        if limit and last is not None:  # what git did not look at is left out as before
+            looked = limit[1:]
+            left_out += [
+                item
+                for item in last.left_out
+                if item.reason != "ignored" and not _under(item.path, looked)
+            ]
         for raw in status.split(b"\0"):
             if len(raw) < 4:
                 continue
+            # the second letter compares the workspace with the index (the last
+            # snapshot); the first, the index with the store's HEAD, means nothing here
             code, path = raw[:2].decode(), os.fsdecode(raw[3:])
             if path.endswith("/"):
                 left_out.append(LeftOut(path.rstrip("/"), "nested git repository"))
                 continue
-            if "D" in code or not os.path.lexists(self.workspace / path):
+            if code != "??" and code[1] == " ":
+                continue
+            if code[1] == "D" or not os.path.lexists(self.workspace / path):
                 to_drop.append(path)
                 continue
             if self._too_big(path):
@@ -397,14 +413,14 @@ class SnapshotStore:
                     to_drop.append(path)
                 continue
             to_add.append(path)
+        left_out = list(dict.fromkeys(left_out))
         if to_drop:
             self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
         if to_add:
             self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
         entries_same = drained is not None and not drained.unsure and not drained.entries_changed
         empty_dirs, more = self._scan_folders(entries_same)
-        left_out.extend(more)
-        last = self._memo.last
+        left_out = sorted(dict.fromkeys([*left_out, *more]), key=lambda i: (i.path, i.reason))
         if drained is None or drained.unsure or last is None:
             modes = self._all_modes(empty_dirs)
         else:
@@ -413,7 +429,8 @@ class SnapshotStore:
                 last, touched, set(to_add), empty_dirs, drained.folders_changed
             )
         if (
-            not to_add
+            not self._index_moved
+            and not to_add
             and not to_drop
             and last is not None
             and last.empty_dirs == empty_dirs
@@ -425,33 +442,17 @@ class SnapshotStore:
                 return snapshot
             return last
         tree = self._git("write-tree", "--missing-ok").decode().strip()
-        parent = ["-p", last.id] if last is not None else []
-        commit = (
-            self._git("commit-tree", tree, *parent, "-m", "checkpoint", stdin=b"").decode().strip()
-        )
-        self._set_head(commit)
-        snapshot = Snapshot(commit, time.time(), empty_dirs, tuple(left_out), modes)
+        snapshot_id = tree
+        if empty_dirs or modes:
+            # git's tree cannot hold these: a commit whose message does, so that one
+            # state has one id (and two states never share one)
+            record = json.dumps({"empty_dirs": list(empty_dirs), "modes": list(modes)})
+            snapshot_id = self._git("commit-tree", tree, "-m", record, stdin=b"").decode().strip()
+        if last is not None and snapshot_id == last.id and left_out == list(last.left_out):
+            return last
+        snapshot = Snapshot(snapshot_id, time.time(), empty_dirs, tuple(left_out), modes)
         self._keep(snapshot)
         return snapshot
-
-    def _set_head(self, commit: str) -> None:
-        """Point the store's branch at ``commit`` (what git compares the index with; a
-        file written in place of a git process: the store is SkillKit's alone)."""
-        try:
-            head = (self._git_dir / "HEAD").read_text().strip()
-        except OSError as exc:
-            raise SnapshotError(f"the checkpoint store cannot be read: {exc}") from None
-        if not head.startswith("ref: refs/heads/"):
-            self._git("update-ref", "HEAD", commit)
-            return
-        ref = self._git_dir / head[len("ref: ") :]
-        partial = ref.with_name(ref.name + ".new")
-        try:
-            ref.parent.mkdir(parents=True, exist_ok=True)
-            partial.write_text(commit + "\n")
-            os.replace(partial, ref)
-        except OSError as exc:
-            raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
 
     def _limit(self, drained: Drained | None) -> list[str]:
         """The paths git is to look at: those the watch saw touched (a folder stands
@@ -709,6 +710,7 @@ class SnapshotStore:
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
             now = current if current is not None else self._snapshot()
+            self._index_moved = True
             changes = [
                 c for c in self.changes(now.id, target.id, lines=False) if c.path not in keep
             ]
@@ -828,12 +830,26 @@ class SnapshotStore:
         for it."""
         with self._lock:
             self._ensure()
-            last = self._memo.last
-            if last is None:
+            ids = list(dict.fromkeys(s.id for s in self._memo.snapshots.values()))
+            if not ids:
                 return
-            # each snapshot's commit has the one before it as parent: the newest holds all
-            self._set_head(last.id)
-            self._git("repack", "-a", "-d", "-q", "--window=10")
+            # every object a snapshot holds, named by path (git finds deltas between
+            # versions of one path), into one pack that replaces the others
+            listed = self._git("rev-list", "--objects", "--stdin", stdin=_lines(ids))
+            made = self._git(
+                "pack-objects",
+                "-q",
+                "--delta-base-offset",
+                "--window=10",
+                "--depth=50",
+                str(self._git_dir / "objects" / "pack" / "pack"),
+                stdin=listed,
+            )
+            new = f"pack-{made.decode().strip()}."
+            packs = self._git_dir / "objects" / "pack"
+            for old in packs.iterdir():
+                if old.name.startswith("pack-") and not old.name.startswith(new):
+                    old.unlink(missing_ok=True)
             self._git("prune-packed", "-q")
 
     def size(self) -> int:
@@ -860,6 +876,18 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _under(path: str, folders: Sequence[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one (or holds one)."""
+    return any(
+        path == folder or path.startswith(folder + "/") or folder.startswith(path + "/")
+        for folder in folders
+    )
+
+
+def _lines(items: Iterable[str]) -> bytes:
+    return b"".join(item.encode() + b"\n" for item in items)
 
 
 def _paths(paths: Iterable[str]) -> bytes:
