@@ -182,6 +182,7 @@ class SnapshotStore:
         self._clean = False  # the last snapshot is the workspace as of the last drain
         self._look_at_all = False  # the next snapshot must not trust the watch's paths
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
+        self._stats: dict[str, tuple[int, int, int, int]] = {}  # files at the last whole look
 
     # ----- git
 
@@ -373,6 +374,8 @@ class SnapshotStore:
 
     def _take(self, drained: Drained | None = None) -> Snapshot:
         self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
+        whole = drained is None or drained.unsure
+        stats = self._stat_held() if whole else None
         status = self._git(
             "status",
             "--porcelain=v1",
@@ -414,10 +417,22 @@ class SnapshotStore:
                 continue
             to_add.append(path)
         left_out = list(dict.fromkeys(left_out))
+        if stats is not None:
+            # git's stat cache keeps times to the second: a file rewritten at its old
+            # size whose time was set back within that second looks clean to it
+            before, seen = self._stats, set(to_add) | set(to_drop)
+            moved = [p for p, v in stats.items() if p not in seen and before.get(p, v) != v]
+            if moved:  # out of the index and in again: git reads them anew
+                self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(moved))
+                to_add += moved
         if to_drop:
             self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
         if to_add:
             self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
+        if stats is not None:
+            for path in to_add:
+                stats[path] = _stat_key(self.workspace / path)
+            self._stats = stats
         entries_same = drained is not None and not drained.unsure and not drained.entries_changed
         empty_dirs, more = self._scan_folders(entries_same)
         left_out = sorted(dict.fromkeys([*left_out, *more]), key=lambda i: (i.path, i.reason))
@@ -453,6 +468,17 @@ class SnapshotStore:
         snapshot = Snapshot(snapshot_id, time.time(), empty_dirs, tuple(left_out), modes)
         self._keep(snapshot)
         return snapshot
+
+    def _stat_held(self) -> dict[str, tuple[int, int, int, int]]:
+        """Each file of the store's index with its change time, modification time, size
+        and inode, to the nanosecond (taken before git looks, so a change made while it
+        looks shows next time)."""
+        listed = self._git("ls-files", "-z")
+        root = self.workspace
+        return {
+            path: _stat_key(root / path)
+            for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
+        }
 
     def _limit(self, drained: Drained | None) -> list[str]:
         """The paths git is to look at: those the watch saw touched (a folder stands
@@ -876,6 +902,14 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int]:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return (0, 0, -1, 0)
+    return (info.st_ctime_ns, info.st_mtime_ns, info.st_size, info.st_ino)
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
