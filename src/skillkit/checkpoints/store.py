@@ -182,7 +182,7 @@ class SnapshotStore:
         self._clean = False  # the last snapshot is the workspace as of the last drain
         self._look_at_all = False  # the next snapshot must not trust the watch's paths
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
-        self._stats: dict[str, tuple[int, int, int, int]] = {}  # files at the last whole look
+        self._stats: dict[str, _Stat] = {}  # the files at the last whole look
 
     # ----- git
 
@@ -374,7 +374,7 @@ class SnapshotStore:
 
     def _take(self, drained: Drained | None = None) -> Snapshot:
         self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
-        whole = drained is None or drained.unsure
+        whole = drained is None or drained.unsure or self._memo.last is None
         stats = self._stat_held() if whole else None
         status = self._git(
             "status",
@@ -430,14 +430,17 @@ class SnapshotStore:
         if to_add:
             self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
         if stats is not None:
+            root = f"{self.workspace}/"
             for path in to_add:
-                stats[path] = _stat_key(self.workspace / path)
+                stats[path] = _stat_key(root + path)
+            for path in to_drop:
+                stats.pop(path, None)
             self._stats = stats
         entries_same = drained is not None and not drained.unsure and not drained.entries_changed
         empty_dirs, more = self._scan_folders(entries_same)
         left_out = sorted(dict.fromkeys([*left_out, *more]), key=lambda i: (i.path, i.reason))
-        if drained is None or drained.unsure or last is None:
-            modes = self._all_modes(empty_dirs)
+        if whole or drained is None or last is None:
+            modes = self._all_modes(self._stats, empty_dirs)
         else:
             touched = set(drained.paths) | set(to_add) | set(to_drop)
             modes = self._changed_modes(
@@ -469,14 +472,14 @@ class SnapshotStore:
         self._keep(snapshot)
         return snapshot
 
-    def _stat_held(self) -> dict[str, tuple[int, int, int, int]]:
-        """Each file of the store's index with its change time, modification time, size
-        and inode, to the nanosecond (taken before git looks, so a change made while it
-        looks shows next time)."""
+    def _stat_held(self) -> dict[str, _Stat]:
+        """Each file of the store's index with its change time, modification time, size,
+        inode and mode, to the nanosecond (taken before git looks, so a change made
+        while it looks shows next time)."""
         listed = self._git("ls-files", "-z")
-        root = self.workspace
+        root = f"{self.workspace}/"
         return {
-            path: _stat_key(root / path)
+            path: _stat_key(root + path)
             for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
         }
 
@@ -500,33 +503,39 @@ class SnapshotStore:
         """The bits of ``path`` when they differ from what a new file or folder gets
         (None: the same, a link, or nothing there)."""
         try:
-            info = os.lstat(self.workspace / path)
+            return self._bits_kept(os.lstat(f"{self.workspace}/{path}").st_mode)
         except OSError:
             return None
-        if stat.S_ISDIR(info.st_mode):
+
+    def _bits_kept(self, st_mode: int) -> int | None:
+        if stat.S_ISDIR(st_mode):
             usual = 0o777 & ~self._umask
-        elif stat.S_ISREG(info.st_mode):
-            usual = (0o777 if info.st_mode & stat.S_IXUSR else 0o666) & ~self._umask
+        elif stat.S_ISREG(st_mode):
+            usual = (0o777 if st_mode & stat.S_IXUSR else 0o666) & ~self._umask
         else:
             return None
-        mode = stat.S_IMODE(info.st_mode)
+        mode = stat.S_IMODE(st_mode)
         return mode if mode != usual else None
 
-    def _all_modes(self, empty_dirs: Sequence[str]) -> tuple[tuple[str, int], ...]:
-        """The kept bits of every file and folder the snapshot holds."""
-        listed = self._git("ls-files", "-z")
-        files = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
+    def _all_modes(
+        self, files: dict[str, _Stat], empty_dirs: Sequence[str]
+    ) -> tuple[tuple[str, int], ...]:
+        """The kept bits of every file (``files``: the index's, as just looked at) and
+        folder the snapshot holds."""
+        out = []
         folders = set(empty_dirs)
-        for path in files:
+        for path, key in files.items():
+            mode = self._bits_kept(key[4])
+            if mode is not None:
+                out.append((path, mode))
             parent = os.path.dirname(path)
             while parent and parent not in folders:
                 folders.add(parent)
                 parent = os.path.dirname(parent)
-        out = []
-        for path in files | folders:
-            mode = self._mode_kept(path)
+        for folder in folders:
+            mode = self._mode_kept(folder)
             if mode is not None:
-                out.append((path, mode))
+                out.append((folder, mode))
         return tuple(sorted(out))
 
     def _changed_modes(
@@ -904,12 +913,16 @@ def _umask() -> int:
     return mask
 
 
-def _stat_key(path: Path) -> tuple[int, int, int, int]:
+_Stat = tuple[int, int, int, int, int]
+"""A file as last looked at: change time, modification time, size, inode, mode."""
+
+
+def _stat_key(path: str) -> _Stat:
     try:
         info = os.lstat(path)
     except OSError:
-        return (0, 0, -1, 0)
-    return (info.st_ctime_ns, info.st_mtime_ns, info.st_size, info.st_ino)
+        return (0, 0, -1, 0, 0)
+    return (info.st_ctime_ns, info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode)
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
