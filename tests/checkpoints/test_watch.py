@@ -215,17 +215,28 @@ def test_the_watch_follows_folders_made_and_moved(tmp_path: Path) -> None:
     assert not watch.drain().changed
     (tmp_path / "skipped" / "x").write_text("x")
     assert not watch.drain().changed
-    (tmp_path / "made").mkdir()
+    (tmp_path / "made" / "inner").mkdir(parents=True)
     drained = watch.drain()
-    assert drained.folders_changed and drained.paths == {"made"}
-    watch.watch(["."])
-    (tmp_path / "made" / "f").write_text("f")
-    assert watch.drain().paths == {"made/f"}
+    assert drained.folders_changed and drained.paths == drained.new_folders == {"made"}
+    watch.watch(drained.new_folders)
+    (tmp_path / "made" / "inner" / "f").write_text("f")
+    assert watch.drain().paths == {"made/inner/f"}
     os.rename(tmp_path / "made", tmp_path / "renamed")
-    assert watch.drain().paths == {"made", "renamed"}
-    watch.watch(["."])
-    (tmp_path / "renamed" / "g").write_text("g")
-    assert watch.drain().paths == {"renamed/g"}
+    drained = watch.drain()
+    assert drained.paths == {"made", "renamed"}
+    assert drained.new_folders == {"renamed"} and drained.gone_folders == {"made"}
+    watch.forget("made")
+    watch.watch(drained.new_folders)
+    assert watch.folders() == {".", "renamed", "renamed/inner"}
+    (tmp_path / "renamed" / "inner" / "g").write_text("g")
+    assert watch.drain().paths == {"renamed/inner/g"}
+    outside = tmp_path.parent / f"{tmp_path.name}-away"
+    os.rename(tmp_path / "renamed", outside)  # moved out: no longer watched
+    drained = watch.drain()
+    assert drained.gone_folders == {"renamed"}
+    watch.forget("renamed")
+    (outside / "h").write_text("h")
+    assert not watch.drain().changed
     watch.close()
     assert watch.drain().unsure
 

@@ -337,7 +337,13 @@ class SnapshotStore:
             for folder in self._ignored or ():
                 if folder.endswith("/"):
                     watch.forget(folder.rstrip("/"))
-            watch.watch(["."])
+            # a folder removed or moved away is forgotten (a watch follows the folder,
+            # not its name); one made or moved in is walked, as is a folder whose
+            # .gitignore or .git changed
+            for folder in drained.gone_folders:
+                if folder != ".":
+                    watch.forget(folder)
+            watch.watch(["."] if drained.unsure else sorted(drained.new_folders))
         return drained if watch.active else None
 
     def _skip(self, relative: str) -> bool:

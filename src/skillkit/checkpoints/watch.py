@@ -72,13 +72,16 @@ class Drained:
     (relative, ``"."`` for the workspace itself); ``entries_changed`` a name was made,
     removed or moved in some folder; ``folders_changed`` a folder was made, moved or
     removed, or a ``.gitignore`` or ``.git`` touched (the watch must be brought up to
-    date); ``unsure`` events may have been lost (the whole workspace must be looked
-    at)."""
+    date: `ChangeWatch.forget` of ``gone_folders``, then `ChangeWatch.watch` of
+    ``new_folders``); ``unsure`` events may have been lost
+    (the whole workspace must be looked at)."""
 
     changed: bool = False
     paths: set[str] = field(default_factory=set)
     entries_changed: bool = False
     folders_changed: bool = False
+    new_folders: set[str] = field(default_factory=set)
+    gone_folders: set[str] = field(default_factory=set)
     unsure: bool = False
 
 
@@ -258,6 +261,7 @@ class ChangeWatch:
                 continue
             if mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
                 out.folders_changed = True
+                out.gone_folders.add(folder)
                 if folder == ".":
                     out.unsure = True  # the workspace itself was moved or removed
                 continue
@@ -267,10 +271,13 @@ class ChangeWatch:
                 out.entries_changed = True
             if mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO | _IN_MOVED_FROM):
                 out.folders_changed = True
+                if mask & (_IN_CREATE | _IN_MOVED_TO):
+                    out.new_folders.add(path)
             if name in (".gitignore", ".git"):
                 # what the folder holds for a snapshot may change, all the way down
                 out.folders_changed = True
                 out.paths.add(folder)
+                out.new_folders.add(folder)
 
     def folders(self) -> set[str]:
         """The folders watched (relative; ``"."`` the workspace)."""
