@@ -322,3 +322,26 @@ def test_a_same_size_rewrite_with_its_old_time_is_seen_without_the_watch(
     assert [c.path for c in store.changes(first.id, second.id)] == ["a.txt"]
     store.restore(first.id)
     assert path.read_text() != "XXXX"
+
+
+@linux_only
+def test_what_a_command_changes_inside_the_kernel_sandbox_is_seen(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a")
+    store = SnapshotStore(workspace, tmp_path / "store")
+    first = store.snapshot()
+    ws = str(workspace)
+    sandbox = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    command = f"echo changed > {ws}/a.txt; mkdir {ws}/d; echo n > {ws}/d/n"
+    try:
+        done = subprocess.run([*sandbox, "--bind", ws, ws, "sh", "-c", command], check=False)
+    except FileNotFoundError:
+        pytest.skip("bubblewrap is not installed")
+    if done.returncode != 0:
+        pytest.skip("bubblewrap cannot make a sandbox here")
+    second = store.snapshot()
+    assert [(c.path, c.status) for c in store.changes(first.id, second.id)] == [
+        ("a.txt", "modified"),
+        ("d/n", "added"),
+    ]
