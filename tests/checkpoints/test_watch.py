@@ -302,13 +302,12 @@ def test_packing_keeps_every_snapshot_and_leaves_no_loose_object(tmp_path: Path)
         assert full_picture(workspace) == expected
 
 
-def test_a_same_size_rewrite_with_its_old_time_is_seen_without_the_watch(
-    tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])
+def test_a_same_size_rewrite_with_its_old_time_is_seen(tmp_path: Path, watch: bool) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     path = workspace / "a.txt"
-    store = SnapshotStore(workspace, tmp_path / "store", watch=False)
+    store = SnapshotStore(workspace, tmp_path / "store", watch=watch)
     for attempt in range(20):
         path.write_text(f"{attempt:04d}")
         os.utime(path, (1_000_000_000, 1_000_000_000))  # older than the store's index

@@ -381,7 +381,13 @@ class SnapshotStore:
     def _take(self, drained: Drained | None = None) -> Snapshot:
         self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
         whole = drained is None or drained.unsure or self._memo.last is None
-        stats = self._stat_held() if whole else None
+        root = f"{self.workspace}/"
+        # each file looked at, as it is before git looks (a change while git looks
+        # shows next time): every file of the index, or the paths the watch names
+        if whole or drained is None:
+            stats = self._stat_held()
+        else:
+            stats = {path: _stat_key(root + path) for path in drained.paths}
         status = self._git(
             "status",
             "--porcelain=v1",
@@ -423,25 +429,34 @@ class SnapshotStore:
                 continue
             to_add.append(path)
         left_out = list(dict.fromkeys(left_out))
-        if stats is not None:
-            # git's stat cache keeps times to the second: a file rewritten at its old
-            # size whose time was set back within that second looks clean to it
-            before, seen = self._stats, set(to_add) | set(to_drop)
-            moved = [p for p, v in stats.items() if p not in seen and before.get(p, v) != v]
-            if moved:  # out of the index and in again: git reads them anew
-                self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(moved))
-                to_add += moved
+        # git's stat cache keeps change times to the second: a file rewritten at its
+        # old size whose time was set back within that second looks clean to it
+        before, seen = self._stats, set(to_add) | set(to_drop)
+        moved = [
+            p
+            for p, v in stats.items()
+            if p not in seen
+            and p in before
+            and before[p] != v
+            and (stat.S_ISREG(v[4]) or stat.S_ISLNK(v[4]))
+        ]
+        if moved:  # out of the index and in again: git reads them anew
+            self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(moved))
+            to_add += moved
+        added = {path: stats.get(path) or _stat_key(root + path) for path in to_add}
         if to_drop:
             self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
         if to_add:
             self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_paths(to_add))
-        if stats is not None:
-            root = f"{self.workspace}/"
-            for path in to_add:
-                stats[path] = _stat_key(root + path)
-            for path in to_drop:
-                stats.pop(path, None)
-            self._stats = stats
+        if whole:
+            table = stats
+        else:
+            table = before
+            table.update((p, v) for p, v in stats.items() if p in before)
+        table.update(added)
+        for path in to_drop:
+            table.pop(path, None)
+        self._stats = table
         entries_same = drained is not None and not drained.unsure and not drained.entries_changed
         empty_dirs, more = self._scan_folders(entries_same)
         left_out = sorted(dict.fromkeys([*left_out, *more]), key=lambda i: (i.path, i.reason))
@@ -757,6 +772,8 @@ class SnapshotStore:
             ]
             deleted = [c.path for c in changes if c.status in ("deleted", "type_changed")]
             written = [c.path for c in changes if c.status != "deleted"]
+            for path in deleted:
+                self._stats.pop(path, None)
             root = self.workspace
             for path in sorted(deleted, key=lambda p: p.count("/"), reverse=True):
                 full = root / path
@@ -789,6 +806,10 @@ class SnapshotStore:
                     "--pathspec-file-nul",
                     stdin=b"\0".join(os.fsencode(p) for p in written),
                 )
+            for path in written:  # as the checkout left them
+                key = _stat_key(f"{root}/{path}")
+                if stat.S_ISREG(key[4]) or stat.S_ISLNK(key[4]):
+                    self._stats[path] = key
             for folder in target.empty_dirs:
                 try:
                     (root / folder).mkdir(parents=True, exist_ok=True)
