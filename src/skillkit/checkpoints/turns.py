@@ -30,7 +30,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -85,7 +85,7 @@ _PENDING = 64
 
 
 def _record(turn: Turn) -> bytes:
-    return json.dumps(asdict(turn)).encode() + b"\n"
+    return json.dumps(vars(turn)).encode() + b"\n"  # its fields, flat (asdict is slow)
 
 
 def _write_at_exit(file: Path, pending: list[Turn]) -> None:
