@@ -36,6 +36,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillkit.checkpoints import modes
+from skillkit.checkpoints.modes import Stat, stat_key
 from skillkit.checkpoints.watch import ChangeWatch, Drained
 
 __all__ = [
@@ -173,7 +175,7 @@ class SnapshotStore:
         self._walked: set[str] = set()
         self._ready = False
         self._env = _clean_environment(self._git_dir, self._index, self.workspace)
-        self._umask = _umask()
+        self._umask = modes.umask()
         self._ignored: list[str] | None = None  # what the project ignores (folders end "/")
         self._ignored_folders: set[str] = set()
         self._ignored_fresh = False
@@ -182,7 +184,7 @@ class SnapshotStore:
         self._clean = False  # the last snapshot is the workspace as of the last drain
         self._look_at_all = False  # the next snapshot must not trust the watch's paths
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
-        self._stats: dict[str, _Stat] = {}  # the files at the last whole look
+        self._stats: dict[str, Stat] = {}  # the files at the last whole look
 
     # ----- git
 
@@ -387,7 +389,7 @@ class SnapshotStore:
         if whole or drained is None:
             stats = self._stat_held()
         else:
-            stats = {path: _stat_key(root + path) for path in drained.paths}
+            stats = {path: stat_key(root + path) for path in drained.paths}
         status = self._git(
             "status",
             "--porcelain=v1",
@@ -443,7 +445,7 @@ class SnapshotStore:
         if moved:  # out of the index and in again: git reads them anew
             self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(moved))
             to_add += moved
-        added = {path: stats.get(path) or _stat_key(root + path) for path in to_add}
+        added = {path: stats.get(path) or stat_key(root + path) for path in to_add}
         if to_drop:
             self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_paths(to_drop))
         if to_add:
@@ -461,10 +463,10 @@ class SnapshotStore:
         empty_dirs, more = self._scan_folders(entries_same)
         left_out = sorted(dict.fromkeys([*left_out, *more]), key=lambda i: (i.path, i.reason))
         if whole or drained is None or last is None:
-            modes = self._all_modes(self._stats, empty_dirs)
+            kept = modes.all_bits(str(self.workspace), self._stats, empty_dirs, self._umask)
         else:
             touched = set(drained.paths) | set(to_add) | set(to_drop)
-            modes = self._changed_modes(
+            kept = self._changed_modes(
                 last, touched, set(to_add), empty_dirs, drained.folders_changed
             )
         if (
@@ -473,34 +475,34 @@ class SnapshotStore:
             and not to_drop
             and last is not None
             and last.empty_dirs == empty_dirs
-            and last.modes == modes
+            and last.modes == kept
         ):
             if tuple(left_out) != last.left_out:
-                snapshot = Snapshot(last.id, time.time(), empty_dirs, tuple(left_out), modes)
+                snapshot = Snapshot(last.id, time.time(), empty_dirs, tuple(left_out), kept)
                 self._keep(snapshot)
                 return snapshot
             return last
         tree = self._git("write-tree", "--missing-ok").decode().strip()
         snapshot_id = tree
-        if empty_dirs or modes:
+        if empty_dirs or kept:
             # git's tree cannot hold these: a commit whose message does, so that one
             # state has one id (and two states never share one)
-            record = json.dumps({"empty_dirs": list(empty_dirs), "modes": list(modes)})
+            record = json.dumps({"empty_dirs": list(empty_dirs), "modes": list(kept)})
             snapshot_id = self._git("commit-tree", tree, "-m", record, stdin=b"").decode().strip()
         if last is not None and snapshot_id == last.id and left_out == list(last.left_out):
             return last
-        snapshot = Snapshot(snapshot_id, time.time(), empty_dirs, tuple(left_out), modes)
+        snapshot = Snapshot(snapshot_id, time.time(), empty_dirs, tuple(left_out), kept)
         self._keep(snapshot)
         return snapshot
 
-    def _stat_held(self) -> dict[str, _Stat]:
+    def _stat_held(self) -> dict[str, Stat]:
         """Each file of the store's index with its change time, modification time, size,
         inode and mode, to the nanosecond (taken before git looks, so a change made
         while it looks shows next time)."""
         listed = self._git("ls-files", "-z")
         root = f"{self.workspace}/"
         return {
-            path: _stat_key(root + path)
+            path: stat_key(root + path)
             for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
         }
 
@@ -520,45 +522,6 @@ class SnapshotStore:
 
     # ----- permission bits beyond the executable one
 
-    def _mode_kept(self, path: str) -> int | None:
-        """The bits of ``path`` when they differ from what a new file or folder gets
-        (None: the same, a link, or nothing there)."""
-        try:
-            return self._bits_kept(os.lstat(f"{self.workspace}/{path}").st_mode)
-        except OSError:
-            return None
-
-    def _bits_kept(self, st_mode: int) -> int | None:
-        if stat.S_ISDIR(st_mode):
-            usual = 0o777 & ~self._umask
-        elif stat.S_ISREG(st_mode):
-            usual = (0o777 if st_mode & stat.S_IXUSR else 0o666) & ~self._umask
-        else:
-            return None
-        mode = stat.S_IMODE(st_mode)
-        return mode if mode != usual else None
-
-    def _all_modes(
-        self, files: dict[str, _Stat], empty_dirs: Sequence[str]
-    ) -> tuple[tuple[str, int], ...]:
-        """The kept bits of every file (``files``: the index's, as just looked at) and
-        folder the snapshot holds."""
-        out = []
-        folders = set(empty_dirs)
-        for path, key in files.items():
-            mode = self._bits_kept(key[4])
-            if mode is not None:
-                out.append((path, mode))
-            parent = os.path.dirname(path)
-            while parent and parent not in folders:
-                folders.add(parent)
-                parent = os.path.dirname(parent)
-        for folder in folders:
-            mode = self._mode_kept(folder)
-            if mode is not None:
-                out.append((folder, mode))
-        return tuple(sorted(out))
-
     def _changed_modes(
         self,
         last: Snapshot,
@@ -570,12 +533,12 @@ class SnapshotStore:
         """``last``'s kept bits, looked at again for the paths ``touched`` (and every
         watched folder when folders came or went); ``added`` are files just put in the
         snapshot."""
-        modes = dict(last.modes)
+        bits = dict(last.modes)
         candidates = set(touched)
         if folders_changed and self._watch is not None:
             candidates |= self._watch.folders()
         for path in candidates:
-            modes.pop(path, None)
+            bits.pop(path, None)
         files = [p for p in candidates if not (self.workspace / p).is_dir()]
         held = touched & added
         if any(p not in held for p in files):
@@ -587,10 +550,10 @@ class SnapshotStore:
             held = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
         for path in candidates:
             if path in held or (path not in files and self._folder_held(path, empty_dirs)):
-                mode = self._mode_kept(path)
+                mode = modes.bits_of(f"{self.workspace}/{path}", self._umask)
                 if mode is not None:
-                    modes[path] = mode
-        return tuple(sorted(modes.items()))
+                    bits[path] = mode
+        return tuple(sorted(bits.items()))
 
     def _folder_held(self, path: str, empty_dirs: Sequence[str]) -> bool:
         if path == "." or not (self.workspace / path).is_dir():
@@ -807,7 +770,7 @@ class SnapshotStore:
                     stdin=b"\0".join(os.fsencode(p) for p in written),
                 )
             for path in written:  # as the checkout left them
-                key = _stat_key(f"{root}/{path}")
+                key = stat_key(f"{root}/{path}")
                 if stat.S_ISREG(key[4]) or stat.S_ISLNK(key[4]):
                     self._stats[path] = key
             for folder in target.empty_dirs:
@@ -815,49 +778,17 @@ class SnapshotStore:
                     (root / folder).mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise SnapshotError(f"cannot make {folder}: {exc}") from None
-            changes += self._restore_modes(now, target, written, keep, {c.path for c in changes})
-            return changes
-
-    def _restore_modes(
-        self,
-        now: Snapshot,
-        target: Snapshot,
-        written: Sequence[str],
-        keep: Collection[str],
-        listed: set[str],
-    ) -> list[FileChange]:
-        """Give every path whose kept bits differ between ``now`` and ``target`` (and
-        every file just written) the bits ``target`` recorded; returns the paths whose
-        bits alone changed."""
-        wanted, had = dict(target.modes), dict(now.modes)
-        paths = set(written) | {
-            p for p in wanted.keys() | had.keys() if wanted.get(p) != had.get(p)
-        }
-        out: list[FileChange] = []
-        for path in sorted(paths):
-            if path in keep:
-                continue
-            full = self.workspace / path
             try:
-                info = os.lstat(full)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                usual = 0o777 & ~self._umask
-            elif stat.S_ISREG(info.st_mode):
-                usual = (0o777 if info.st_mode & stat.S_IXUSR else 0o666) & ~self._umask
-            else:
-                continue  # a link's own bits mean nothing
-            mode = wanted.get(path, usual)
-            if stat.S_IMODE(info.st_mode) == mode:
-                continue
-            try:
-                os.chmod(full, mode, follow_symlinks=False)
+                bits = modes.give_back(
+                    str(root), dict(now.modes), dict(target.modes), written, keep, self._umask
+                )
             except OSError as exc:
-                raise SnapshotError(f"cannot set the permissions of {path}: {exc}") from None
-            if path not in listed:
-                out.append(FileChange(path, "modified"))
-        return out
+                raise SnapshotError(
+                    f"cannot set the permissions of {exc.filename}: {exc.strerror}"
+                ) from None
+            listed = {c.path for c in changes}
+            changes += [FileChange(path, "modified") for path in bits if path not in listed]
+            return changes
 
     def _clear_way(self, paths: Iterable[str]) -> None:
         """Remove what stands where a file is to be written (a folder or a file where
@@ -924,32 +855,6 @@ class SnapshotStore:
                 except OSError:
                     pass
         return total
-
-
-def _umask() -> int:
-    """This process's umask, read without changing it where the system tells it."""
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_Stat = tuple[int, int, int, int, int]
-"""A file as last looked at: change time, modification time, size, inode, mode."""
-
-
-def _stat_key(path: str) -> _Stat:
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return (0, 0, -1, 0, 0)
-    return (info.st_ctime_ns, info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode)
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
