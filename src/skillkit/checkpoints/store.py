@@ -411,15 +411,13 @@ class SnapshotStore:
                 if item.reason != "ignored" and not _under(item.path, looked)
             ]
         for raw in status.split(b"\0"):
-            if len(raw) < 4:
-                continue
             # the second letter compares the workspace with the index (the last
             # snapshot); the first, the index with the store's HEAD, means nothing here
+            if len(raw) < 4 or raw[1:2] == b" ":
+                continue  # as the last snapshot has it
             code, path = raw[:2].decode(), os.fsdecode(raw[3:])
             if path.endswith("/"):
                 left_out.append(LeftOut(path.rstrip("/"), "nested git repository"))
-                continue
-            if code != "??" and code[1] == " ":
                 continue
             if code[1] == "D" or not os.path.lexists(self.workspace / path):
                 to_drop.append(path)
