@@ -344,3 +344,32 @@ def test_what_a_command_changes_inside_the_kernel_sandbox_is_seen(tmp_path: Path
         ("a.txt", "modified"),
         ("d/n", "added"),
     ]
+
+
+@linux_only
+def test_a_failure_while_the_watch_catches_up_makes_the_next_look_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    store = SnapshotStore(workspace, tmp_path / "store")
+    first = store.snapshot()
+    (workspace / "new" / "deeper").mkdir(parents=True)  # the watch must catch up
+    (workspace / "new" / "deeper" / "a.txt").write_text("a")
+    real = store._git
+
+    def failing(*args: str, **options: object) -> bytes:
+        if args[0] == "ls-files" and "--ignored" in args:
+            raise SnapshotError("git ls-files failed: out of memory")
+        return real(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_git", failing)
+    with pytest.raises(SnapshotError):
+        store.snapshot()
+    monkeypatch.setattr(store, "_git", real)
+    (workspace / "b.txt").write_text("b")
+    second = store.snapshot()
+    assert [c.path for c in store.changes(first.id, second.id)] == ["b.txt", "new/deeper/a.txt"]
+    (workspace / "new" / "deeper" / "a.txt").write_text("changed")  # watched now
+    third = store.snapshot()
+    assert [c.path for c in store.changes(second.id, third.id)] == ["new/deeper/a.txt"]

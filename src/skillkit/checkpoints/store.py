@@ -291,20 +291,21 @@ class SnapshotStore:
 
     def snapshot(self) -> Snapshot:
         """Record the workspace as it is now and return its snapshot. When nothing
-        changed since the last one, that one is returned (no new commit)."""
+        changed since the last one, that one is returned (one state, one id)."""
         with self._lock:
             self._ensure()
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
-        drained = self._drain()
-        last = self._memo.last
-        if drained is not None and not drained.changed and self._clean and last is not None:
-            return last  # the kernel saw nothing change since the last snapshot
-        self._clean = False
         try:
+            drained = self._drain()
+            last = self._memo.last
+            if drained is not None and not drained.changed and self._clean and last is not None:
+                return last  # the kernel saw nothing change since the last snapshot
+            self._clean = False
             snapshot = self._take(drained)
         except BaseException:
+            self._clean = False
             self._look_at_all = True  # what this one was told of is not recorded yet
             raise
         self._index_moved = False
@@ -321,8 +322,8 @@ class SnapshotStore:
         if watch is None:
             if self._watch_tried:
                 return None
-            self._watch_tried = True
             self._refresh_ignored()
+            self._watch_tried = True
             watch = ChangeWatch(self.workspace, self._skip)
             if not watch.start():
                 return None
