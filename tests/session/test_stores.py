@@ -1,4 +1,4 @@
-"""The same session behaviour on every store: JSONL files and SQLite."""
+"""The same session behaviour on every store: JSONL files, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +22,7 @@ from skillkit.secrets import Redactor
 from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
 from skillkit.session.export import export_session
 from skillkit.session.format import encode_line
+from skillkit.session.postgres import PostgresSessionStore
 from skillkit.session.sqlite import SCHEMA_VERSION, SqliteSessionStore
 from skillkit.session.store_protocol import (
     STORE_METHODS,
@@ -31,18 +33,49 @@ from skillkit.session.store_protocol import (
 from tests.session.helpers import ROOT, resendable, run_cli
 
 SECRET = "sk-live-0123456789abcdefSECRET"
-KINDS = ["jsonl", "sqlite"]
+KINDS = ["jsonl", "sqlite", "postgres"]
 
 
-def make_store(kind: str, where: Path) -> SessionStoreProtocol:
+def store_url(kind: str, where: Path, request: pytest.FixtureRequest) -> str:
+    """The URL of a new, empty store of ``kind`` (PostgreSQL: a new database on the
+    test server; skipped with the reason where no server can run)."""
     if kind == "jsonl":
-        return open_store(f"file://{where}")
-    return open_store(f"sqlite://{where}/sessions.db")
+        return f"file://{where}"
+    if kind == "sqlite":
+        return f"sqlite://{where}/sessions.db"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def close_store(store: object) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+@pytest.fixture
+def stores(request: pytest.FixtureRequest) -> Iterator[list[SessionStoreProtocol]]:
+    """Stores a test opened, closed when it ends."""
+    opened: list[SessionStoreProtocol] = []
+    yield opened
+    for store in opened:
+        close_store(store)
 
 
 @pytest.fixture(params=KINDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStoreProtocol]:
-    yield make_store(request.param, tmp_path)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def url(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    return store_url(store_kind, tmp_path, request)
+
+
+@pytest.fixture
+def store(url: str, stores: list[SessionStoreProtocol]) -> SessionStoreProtocol:
+    opened = open_store(url)
+    stores.append(opened)
+    return opened
 
 
 @tool
@@ -51,9 +84,12 @@ def leak() -> str:
     return f"OPENAI_API_KEY={SECRET}"
 
 
-def test_the_jsonl_store_and_the_sqlite_store_satisfy_the_protocol(tmp_path: Path) -> None:
+def test_every_store_satisfies_the_protocol(tmp_path: Path) -> None:
     jsonl: SessionStoreProtocol = SessionStore(tmp_path)  # checked by mypy
     sqlite: SessionStoreProtocol = SqliteSessionStore(tmp_path / "s.db")
+    if TYPE_CHECKING:
+        postgres: SessionStoreProtocol = PostgresSessionStore("postgresql:///x")
+        del postgres
     protocol_methods = {
         name
         for name, value in vars(SessionStoreProtocol).items()
@@ -62,10 +98,11 @@ def test_the_jsonl_store_and_the_sqlite_store_satisfy_the_protocol(tmp_path: Pat
     assert protocol_methods == set(STORE_METHODS)
     for candidate in (jsonl, sqlite):
         assert isinstance(candidate, SessionStoreProtocol)
+    for kind in (SessionStore, SqliteSessionStore, PostgresSessionStore):
         for name in STORE_METHODS:
             wanted = inspect.signature(getattr(SessionStoreProtocol, name)).parameters
-            given = inspect.signature(getattr(candidate, name)).parameters
-            assert list(given) == [p for p in wanted if p != "self"], (candidate, name)
+            given = inspect.signature(getattr(kind, name)).parameters
+            assert list(given) == list(wanted), (kind, name)
 
 
 def test_store_urls(tmp_path: Path) -> None:
@@ -191,7 +228,9 @@ def test_a_second_writer_in_the_same_process_is_refused(
     store.open(session.id).close()
 
 
-async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_path: Path) -> None:
+async def test_secrets_never_reach_the_store(
+    store: SessionStoreProtocol, url: str, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = AgentRunner(
         AgentConfig(model="scripted"),
@@ -204,7 +243,7 @@ async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_pa
     session.append_custom("plugin", {"token": SECRET})
     session.set_name(f"about {SECRET}")
     await agent.aclose()
-    stored = everything_under(tmp_path)
+    stored = everything_under(tmp_path) + database_bytes(url)
     assert SECRET.encode() not in stored
     assert b"[REDACTED:OPENAI_API_KEY]" in stored
     assert store.open(session.id, write=False).entries == session.entries
@@ -212,6 +251,21 @@ async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_pa
 
 def everything_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
+
+def database_bytes(url: str) -> bytes:
+    """Everything a PostgreSQL store keeps of its sessions (empty for other stores)."""
+    if not url.startswith("postgresql://"):
+        return b""
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        rows = db.execute(
+            "SELECT header, title, name, first_message FROM skillkit_sessions"
+        ).fetchall()
+        lines = db.execute("SELECT line FROM skillkit_entries").fetchall()
+    text = [str(field).encode() for row in rows for field in row[1:]]
+    return b"".join([*(bytes(row[0]) for row in rows), *text, *(bytes(r[0]) for r in lines)])
 
 
 HOLDER = """
@@ -229,12 +283,9 @@ while True:
 """
 
 
-@pytest.mark.parametrize("kind", KINDS)
 def test_a_second_process_is_refused_and_a_writer_killed_mid_append_loses_nothing_committed(
-    kind: str, tmp_path: Path
+    url: str, store: SessionStoreProtocol, tmp_path: Path
 ) -> None:
-    url = f"file://{tmp_path}" if kind == "jsonl" else f"sqlite://{tmp_path}/sessions.db"
-    store = open_store(url)
     session = store.create(tmp_path)
     session.close()
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}

@@ -3,12 +3,15 @@
 A store creates, opens, lists, forks and deletes sessions; everything done *in* a
 session (appending entries, moving the leaf, labels, the name, reading a branch,
 exporting) is done on the `Session` it returns, which is the same class for every
-store. Two stores ship: `SessionStore` (one JSONL file per session under a home folder)
-and `SqliteSessionStore` (one SQLite database holding many sessions).
+store. Three stores ship: `SessionStore` (one JSONL file per session under a home
+folder), `SqliteSessionStore` (one SQLite database holding many sessions) and
+`PostgresSessionStore` (a PostgreSQL database; the ``postgres`` extra).
 
 Store URLs: ``sqlite:///path/to/sessions.db`` (an absolute path; ``sqlite:///~/x.db``
-expands the user's home), ``file:///home/folder`` or a plain folder path (the JSONL
-store under that home), and the empty string (the JSONL store in the user's home).
+expands the user's home), ``postgresql://user@host:port/database`` (or ``postgres://``;
+anything libpq reads, e.g. ``postgresql:///db?host=/run/postgresql``),
+``file:///home/folder`` or a plain folder path (the JSONL store under that home), and
+the empty string (the JSONL store in the user's home).
 """
 
 from __future__ import annotations
@@ -79,8 +82,29 @@ class SessionStoreProtocol(Protocol):
         """Delete a session (refused with `SessionLockedError` while it is written)."""
         ...
 
+    def export_jsonl(self, ref: str | Path) -> bytes:
+        """The session ``ref`` names as the JSONL file this SkillKit writes (header, then
+        every entry in append order): the canonical form every store can import."""
+        ...
 
-STORE_METHODS = ("create", "open", "list", "latest", "continue_latest", "fork", "delete")
+    def import_jsonl(self, data: bytes) -> str:
+        """Keep the session whose canonical JSONL is ``data`` exactly (id, times, tree,
+        labels, names, checkpoint links); returns its id. `SessionExistsError` when the
+        id is taken, `FormatError` for damaged data."""
+        ...
+
+
+STORE_METHODS = (
+    "create",
+    "open",
+    "list",
+    "latest",
+    "continue_latest",
+    "fork",
+    "delete",
+    "export_jsonl",
+    "import_jsonl",
+)
 """The methods of `SessionStoreProtocol` (what `isinstance` checks at run time)."""
 
 
@@ -103,6 +127,13 @@ def open_store(
             raise StoreURLError(f"{text}: a SQLite store URL is sqlite:///path/to/file.db")
         where = rest[1:] if rest.startswith("/~") else "/" + rest.lstrip("/")
         return SqliteSessionStore(Path(where).expanduser(), redactor=redactor, fsync=fsync)
+    if text.startswith(("postgresql://", "postgres://")):
+        from skillkit.session.postgres import DriverMissingError, PostgresSessionStore
+
+        try:
+            return PostgresSessionStore(text, redactor=redactor, fsync=fsync)
+        except DriverMissingError as exc:
+            raise StoreURLError(str(exc)) from None
     if text.startswith("file://"):
         folder = text.removeprefix("file://")
         if not folder:
@@ -110,5 +141,5 @@ def open_store(
         return SessionStore(Path(folder).expanduser(), redactor=redactor, fsync=fsync)
     if "://" in text:
         scheme = text.split("://", 1)[0]
-        raise StoreURLError(f"{text}: no session store for {scheme!r} (sqlite, file)")
+        raise StoreURLError(f"{text}: no session store for {scheme!r} (sqlite, postgresql, file)")
     return SessionStore(Path(text).expanduser() if text else None, redactor=redactor, fsync=fsync)
