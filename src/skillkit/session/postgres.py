@@ -35,7 +35,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import msgspec
 
@@ -46,7 +45,12 @@ from skillkit.session.index import SessionInfo, _fold
 from skillkit.session.session import FsyncPolicy, Session
 from skillkit.session.sqlite import info_from_row, new_info
 from skillkit.session.store import SessionNotFoundError
-from skillkit.session.store_base import SessionExistsError, StoreBase, remove_sidecars
+from skillkit.session.store_base import (
+    SessionExistsError,
+    StoreBase,
+    public_location,
+    remove_sidecars,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -113,13 +117,7 @@ class StoreUnavailableError(OSError):
 
 def public_url(url: str) -> str:
     """``url`` without a password (in the user part or the query)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.split(':', 1)[0]}@{host}"
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return public_location(url)
 
 
 def lock_key(session_id: str) -> int:

@@ -15,6 +15,7 @@ import glob
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from skillkit.session.file import parse_session
 from skillkit.session.format import Entry, FormatError, SessionHeader, encode_line
@@ -26,8 +27,28 @@ __all__ = [
     "StoreBase",
     "canonical_jsonl",
     "copy_sidecars",
+    "public_location",
     "remove_sidecars",
+    "sidecar_folders",
 ]
+
+
+def public_location(where: str) -> str:
+    """A store URL or path as it may be shown: without a password."""
+    if "://" not in where:
+        return where
+    parts = urlsplit(where)
+    fields = parse_qsl(parts.query, keep_blank_values=True)
+    if parts.password is None and all(key != "password" for key, _ in fields):
+        return where
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = urlencode([(key, value) for key, value in fields if key != "password"])
+    scheme = f"{parts.scheme}://"
+    rest = urlunsplit(("", netloc, parts.path, query, parts.fragment)).removeprefix("//")
+    return scheme + rest
 
 
 class SessionExistsError(ValueError):
@@ -40,18 +61,26 @@ def canonical_jsonl(session: Session) -> bytes:
     return encode_line(session.header) + b"".join(encode_line(e) for e in session.entries)
 
 
+def sidecar_folders(path: Path) -> builtins.list[Path]:
+    """The folders kept beside the session at ``path`` (``<file stem>.<name>/``, e.g.
+    its checkpoints; symbolic links are not followed)."""
+    if not path.parent.is_dir():
+        return []
+    return sorted(
+        item
+        for item in path.parent.glob(f"{glob.escape(path.stem)}.*")
+        if item.is_dir() and not item.is_symlink()
+    )
+
+
 def copy_sidecars(source: Path, target: Path) -> int:
-    """Copy the folders other layers keep beside the session at ``source`` (``<file
-    stem>.<name>/``, e.g. its checkpoints) to beside ``target``; returns how many.
-    Folders already at the target are left as they are."""
-    if source == target or not source.parent.is_dir():
+    """Copy the folders kept beside the session at ``source`` to beside ``target``;
+    returns how many. Folders already at the target are left as they are."""
+    if source == target:
         return 0
     copied = 0
-    prefix = source.stem + "."
-    for item in sorted(source.parent.iterdir()):
-        if not item.name.startswith(prefix) or item.is_symlink() or not item.is_dir():
-            continue
-        destination = target.with_name(target.stem + "." + item.name[len(prefix) :])
+    for item in sidecar_folders(source):
+        destination = target.with_name(target.stem + item.name[len(source.stem) :])
         if destination.exists():
             continue
         destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -61,12 +90,9 @@ def copy_sidecars(source: Path, target: Path) -> int:
 
 
 def remove_sidecars(path: Path) -> None:
-    """Delete the folders kept beside the session at ``path`` (``<file stem>.*/``)."""
-    if not path.parent.is_dir():
-        return
-    for sidecar in path.parent.glob(f"{glob.escape(path.stem)}.*"):
-        if sidecar.is_dir() and not sidecar.is_symlink():
-            shutil.rmtree(sidecar, ignore_errors=True)
+    """Delete the folders kept beside the session at ``path``."""
+    for sidecar in sidecar_folders(path):
+        shutil.rmtree(sidecar, ignore_errors=True)
 
 
 class StoreBase:
