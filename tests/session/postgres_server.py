@@ -86,8 +86,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server() -> Iterator[PostgresServer]:
-    """Start a server for the block; stop it and remove its files afterwards."""
+def running_server(*, fsync: bool = False) -> Iterator[PostgresServer]:
+    """Start a server for the block; stop it and remove its files afterwards. Tests run
+    it without ``fsync`` (what they check does not depend on the disk); benchmarks
+    with it."""
     folder = binaries()
     assert folder is not None
     root = Path(tempfile.mkdtemp(prefix="skillkit-pg-"))
@@ -107,7 +109,10 @@ def running_server() -> Iterator[PostgresServer]:
         capture_output=True,
     )
     start_args = ["-l", str(root / "server.log"), "-w", "-t", "60", "start"]
-    options = f"-c listen_addresses='' -k {root} -p {port} -c fsync=off -c max_connections=200"
+    durable = "on" if fsync else "off"
+    options = (
+        f"-c listen_addresses='' -k {root} -p {port} -c fsync={durable} -c max_connections=200"
+    )
     started = subprocess.run(
         [*prefix, str(folder / "pg_ctl"), "-D", str(data), "-o", options, *start_args],
         capture_output=True,
