@@ -411,3 +411,55 @@ def test_deleting_a_file_session_removes_the_folders_kept_beside_it(tmp_path: Pa
     store.delete(session.id)
     assert not session.path.exists() and not sidecar.exists()
     assert other.is_dir()
+
+
+async def test_a_run_paused_in_one_process_resumes_from_the_store_in_another(
+    url: str, store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    from skillkit.agent import Approve
+    from skillkit.models import ToolResultMessage
+    from skillkit.session.format import CompactionEntry, CustomEntry, MessageEntry
+    from skillkit.session.pending import pending_run
+    from tests.session import pending_agent
+
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    paused = subprocess.run(
+        [sys.executable, "-m", "tests.session.pending_agent", url, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
+    session_id = paused.stdout.strip()
+    session = store.open(session_id)
+    state = pending_run(session)
+    assert state is not None
+    assert [(p.call_id, p.tool, p.args) for p in state.pending] == [
+        ("call_1", "deploy", {"target": "prod"})
+    ]
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter(list(pending_agent.LATER)),
+        tools=[pending_agent.deploy],
+        messages=session.context(close_open_calls=False),
+        contributors=[session],
+    )
+    done = await runner.resume(state, {"call_1": Approve()})
+    assert (done.stop_reason, done.text) == ("stop", "Deployed.")
+    await runner.aclose()
+    again = store.open(session_id, write=False)
+    assert pending_run(again) is None  # the run went on: nothing waits any more
+    assert again.context() == runner.messages
+    assert not resendable(again.context())
+    assert not any(isinstance(e, CompactionEntry) for e in again.entries)
+    results = [
+        e.message for e in again.entries
+        if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
+    ]  # fmt: skip
+    assert [r.content[0].text for r in results] == ["deployed to prod"]  # type: ignore[union-attr]
+    kinds = [type(e).__name__ for e in again.entries]
+    assert kinds.count("CustomEntry") == 1  # the pending run, before the results
+    pending_at = next(i for i, e in enumerate(again.entries) if isinstance(e, CustomEntry))
+    assert isinstance(again.entries[pending_at + 1], MessageEntry)
