@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 import signal
@@ -423,7 +424,8 @@ async def test_a_run_paused_in_one_process_resumes_from_the_store_in_another(
     from tests.session import pending_agent
 
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    paused = subprocess.run(
+    paused = await asyncio.to_thread(
+        subprocess.run,
         [sys.executable, "-m", "tests.session.pending_agent", url, str(tmp_path)],
         capture_output=True,
         text=True,
