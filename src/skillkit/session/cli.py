@@ -21,9 +21,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``sessions`` subcommand."""
     parser = subparsers.add_parser(
         "sessions",
-        help="list, show, export and delete saved sessions",
-        description="Saved sessions live under ~/.skillkit/sessions, one folder per "
-        "working directory. ID is a session id, a unique prefix of one, or a file path.",
+        help="list, show, export, import and delete saved sessions",
+        description="Saved sessions live in a store: the JSONL files under "
+        "~/.skillkit/sessions (one folder per working directory) unless --session-store "
+        "or the sessions.store setting of ~/.skillkit/settings.json names a SQLite or "
+        "PostgreSQL one. ID is a session id, a unique prefix of one, or a path.",
     )
     commands = parser.add_subparsers(dest="sessions_command", metavar="COMMAND")
     listing = commands.add_parser("list", help="sessions of this folder, newest first")
