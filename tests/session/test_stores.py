@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,49 +33,6 @@ from skillkit.session.store_protocol import (
 from tests.session.helpers import ROOT, resendable, run_cli
 
 SECRET = "sk-live-0123456789abcdefSECRET"
-KINDS = ["jsonl", "sqlite", "postgres"]
-
-
-def store_url(kind: str, where: Path, request: pytest.FixtureRequest) -> str:
-    """The URL of a new, empty store of ``kind`` (PostgreSQL: a new database on the
-    test server; skipped with the reason where no server can run)."""
-    if kind == "jsonl":
-        return f"file://{where}"
-    if kind == "sqlite":
-        return f"sqlite://{where}/sessions.db"
-    return str(request.getfixturevalue("postgres_url"))
-
-
-def close_store(store: object) -> None:
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
-
-
-@pytest.fixture
-def stores(request: pytest.FixtureRequest) -> Iterator[list[SessionStoreProtocol]]:
-    """Stores a test opened, closed when it ends."""
-    opened: list[SessionStoreProtocol] = []
-    yield opened
-    for store in opened:
-        close_store(store)
-
-
-@pytest.fixture(params=KINDS)
-def store_kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def url(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    return store_url(store_kind, tmp_path, request)
-
-
-@pytest.fixture
-def store(url: str, stores: list[SessionStoreProtocol]) -> SessionStoreProtocol:
-    opened = open_store(url)
-    stores.append(opened)
-    return opened
 
 
 @tool

@@ -122,10 +122,9 @@ def run_list(args: argparse.Namespace) -> int:
     from skillkit.session import StoreURLError
 
     try:
-        store = _store(args)
-    except StoreURLError as exc:
+        infos = _store(args).list(None if args.all else Path.cwd())
+    except (StoreURLError, OSError) as exc:
         return _fail(str(exc))
-    infos = store.list(None if args.all else Path.cwd())
     if args.json:
         out = sys.stdout.buffer
         for info in infos:

@@ -164,6 +164,11 @@ class PostgresSessionStore(StoreBase):
         self.sidecars = base / ".skillkit" / "stores" / f"postgresql-{safe}-{digest}"
         """Where the folders kept beside a session live (`Session.path` is
         ``<sidecars>/<id>.jsonl``, a name only: the entries are in the database)."""
+        for folder in (self.sidecars.parent, self.sidecars):
+            try:
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError:  # only the checkpoints need it; they report their own failure
+                break
         with self._errors():
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as db:
                 self._migrate(db)
