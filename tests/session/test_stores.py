@@ -421,3 +421,37 @@ async def test_a_run_paused_in_one_process_resumes_from_the_store_in_another(
     assert kinds.count("CustomEntry") == 1  # the pending run, before the results
     pending_at = next(i for i, e in enumerate(again.entries) if isinstance(e, CustomEntry))
     assert isinstance(again.entries[pending_at + 1], MessageEntry)
+
+
+def test_postgres_keeps_the_file_store_lines_and_a_schema_version(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from skillkit.session.postgres import SCHEMA_VERSION as PG_SCHEMA
+
+    store = PostgresSessionStore(postgres_url, home=tmp_path)
+    session = store.create(tmp_path)
+    entry = session.append_message(UserMessage(content="hi"))
+    session.close()
+    store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        assert db.execute("SELECT version FROM skillkit_schema_version").fetchall() == [
+            (PG_SCHEMA,)
+        ]
+        assert db.execute("SELECT line FROM skillkit_entries").fetchall() == [(encode_line(entry),)]
+        db.execute("UPDATE skillkit_schema_version SET version = %s", (PG_SCHEMA + 1,))
+    with pytest.raises(RuntimeError, match="schema"):
+        PostgresSessionStore(postgres_url, home=tmp_path)
+    assert (tmp_path / ".skillkit" / "stores").stat().st_mode & 0o077 == 0
+
+
+def test_an_unreachable_postgres_store_is_one_line_without_the_password(tmp_path: Path) -> None:
+    from skillkit.session.postgres import StoreUnavailableError
+
+    url = f"postgresql://someone:hunter2@/db?host={tmp_path}&port=1&connect_timeout=2"
+    with pytest.raises(StoreUnavailableError) as caught:
+        open_store(url)
+    assert isinstance(caught.value, OSError)
+    assert "hunter2" not in str(caught.value) and "someone@" in str(caught.value)
+    assert len(str(caught.value).splitlines()) == 1

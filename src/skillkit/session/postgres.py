@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import logging
 import os
 import re
 import secrets
@@ -95,6 +96,8 @@ _SCHEMA = (
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {}
 """Statements that take a database from version N to N + 1."""
+
+log = logging.getLogger("skillkit.session")
 
 _SCHEMA_LOCK = 0x736B696C6C6B6974  # "skillkit": one worker creates or migrates at a time
 
@@ -378,8 +381,8 @@ class PostgresSessionStore(StoreBase):
                 with db.transaction():
                     for info in infos:
                         _store_info(db, info)
-            except psycopg.Error:
-                pass
+            except psycopg.Error as exc:
+                log.warning("session rows not updated in %s: %s", self.url, exc)
 
     def delete(self, ref: str | Path) -> str:
         """Delete a session (refused with `SessionLockedError` while it is written),
@@ -487,23 +490,26 @@ def _locked(db: psycopg.Connection[Any], session_id: str, key: int) -> SessionLo
     )
 
 
-def _store_info(db: psycopg.Connection[Any], info: SessionInfo) -> None:
-    """Write a session's row, unless it already holds as many entries (or more)."""
+def _store_info(db: psycopg.Connection[Any], info: SessionInfo, *, writer: bool = False) -> None:
+    """Write a session's row. A reader catching up writes it only when it holds fewer
+    entries; the session's writer (whose row is never behind anyone's) always does, so
+    its commit always writes to the log and a synchronous one flushes what came before."""
+    guard = "" if writer else " AND entries < %s"
+    values: tuple[object, ...] = (
+        info.modified,
+        info.size,
+        info.entries,
+        info.messages,
+        info.title,
+        info.name,
+        info.first_message,
+        info.leaf_id,
+        info.id,
+    )
     db.execute(
         "UPDATE skillkit_sessions SET modified = %s, size = %s, entries = %s, messages = %s,"
-        " title = %s, name = %s, first_message = %s, leaf_id = %s WHERE id = %s AND entries < %s",
-        (
-            info.modified,
-            info.size,
-            info.entries,
-            info.messages,
-            info.title,
-            info.name,
-            info.first_message,
-            info.leaf_id,
-            info.id,
-            info.entries,
-        ),
+        " title = %s, name = %s, first_message = %s, leaf_id = %s WHERE id = %s" + guard,
+        (*values, info.entries) if guard else values,
     )
 
 
@@ -554,7 +560,7 @@ class _Sink:
         with self._db.transaction():
             if durable:  # a synchronous commit flushes the log up to it: every entry
                 self._db.execute("SET LOCAL synchronous_commit = on")
-            _store_info(self._db, self._info)
+            _store_info(self._db, self._info, writer=True)
 
     def close(self) -> None:
         try:
