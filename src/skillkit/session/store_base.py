@@ -10,6 +10,7 @@ into another exports again byte for byte the same.
 
 from __future__ import annotations
 
+import abc
 import builtins
 import glob
 import shutil
@@ -95,10 +96,11 @@ def remove_sidecars(path: Path) -> None:
         shutil.rmtree(sidecar, ignore_errors=True)
 
 
-class StoreBase:
+class StoreBase(abc.ABC):
     """The shared half of a session store. A subclass gives ``create``, ``open``,
     ``list`` and ``_insert``; everything here is built on those."""
 
+    @abc.abstractmethod
     def create(
         self,
         cwd: str | Path | None = None,
@@ -106,18 +108,20 @@ class StoreBase:
         parent_session: str | None = None,
         entries: Sequence[Entry] = (),
     ) -> Session:
-        raise NotImplementedError
+        """A new session of ``cwd`` open for writing; ``entries`` are written first."""
 
+    @abc.abstractmethod
     def open(self, ref: str | Path, *, write: bool = True) -> Session:
-        raise NotImplementedError
+        """The session ``ref`` names."""
 
+    @abc.abstractmethod
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
-        raise NotImplementedError
+        """Sessions of ``cwd`` (None: all), most recently changed first."""
 
+    @abc.abstractmethod
     def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
         """Keep a session exactly as given (its id, times and tree), closed.
         `SessionExistsError` when the id is taken."""
-        raise NotImplementedError
 
     def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
         """The most recently changed session of ``cwd`` (default: the current directory)."""

@@ -16,7 +16,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillkit.session.store_base import SessionExistsError, copy_sidecars, sidecar_folders
+from skillkit.session.store_base import (
+    SessionExistsError,
+    canonical_jsonl,
+    copy_sidecars,
+    sidecar_folders,
+)
 from skillkit.session.store_protocol import SessionStoreProtocol
 
 __all__ = ["TransferReport", "copy_sessions", "export_to_folder", "import_files"]
@@ -54,8 +59,7 @@ def copy_sessions(
     for session_id in chosen:
         try:
             session = source.open(session_id, write=False)
-            data = source.export_jsonl(session.id)
-            target.import_jsonl(data)
+            target.import_jsonl(canonical_jsonl(session))  # what export_jsonl gives
         except SessionExistsError:
             report.skipped.append(session_id)
             continue
@@ -84,7 +88,7 @@ def export_to_folder(
         try:
             session = source.open(session_id, write=False)
             path = folder / f"{session.id}.jsonl"
-            data = source.export_jsonl(session.id)
+            data = canonical_jsonl(session)
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:
