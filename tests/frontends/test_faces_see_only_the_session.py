@@ -25,6 +25,9 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "skillkit"
 ASSEMBLY_AND_SESSION = {
     SRC / "frontends" / "setup.py",  # the assembly: builds the runner
     SRC / "frontends" / "agent_session.py",  # the session: the one that holds it
+    SRC / "frontends" / "session_build.py",  # ... how it is made (from_agent, from_runner)
+    SRC / "frontends" / "session_runs.py",  # ... its runs, paused runs and budget
+    SRC / "frontends" / "session_history.py",  # ... compact, fork, checkpoints
 }
 pytestmark = pytest.mark.timeout(30)
 

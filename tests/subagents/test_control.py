@@ -136,7 +136,8 @@ async def test_a_childs_approval_is_answered_through_the_parents_broker(
 
     def answer(event: Event) -> None:
         asked.append(event)
-        asyncio.get_running_loop().call_soon(runner.approvals.respond, event.request_id, "allow")
+        loop = asyncio.get_running_loop()
+        loop.call_soon(permissions.approvals.respond, event.request_id, "allow")
 
     runner.events.on("approval_needed", answer)
     response = await asyncio.wait_for(runner.chat("go"), 15)
@@ -170,11 +171,11 @@ async def test_a_denied_child_call_comes_back_to_the_child_as_a_refusal(
         sinks=[recorder],
         contributors=[agents()],
     )
-    install(runner, PermissionGate(workspace=tmp_path))
+    permissions = install(runner, PermissionGate(workspace=tmp_path))
     runner.events.on(
         "approval_needed",
         lambda e: asyncio.get_running_loop().call_soon(
-            runner.approvals.respond, e.request_id, "deny"
+            permissions.approvals.respond, e.request_id, "deny"
         ),
     )
     response = await asyncio.wait_for(runner.chat("go"), 15)

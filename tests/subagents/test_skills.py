@@ -99,10 +99,9 @@ async def test_a_definitions_skills_open_the_childs_system_prompt(tmp_path: Path
         )
     )
     adapter = conversations({"restyle": ["restyled"]})
-    runner = AgentRunner(
-        AgentConfig(), adapter=adapter, contributors=[Subagents(agents, skills=skills)]
-    )
-    result = await runner.spawn(agents.require("styler"), "restyle")
+    children = Subagents(agents, skills=skills)
+    AgentRunner(AgentConfig(), adapter=adapter, contributors=[children])
+    result = await children.spawn_child(agents.require("styler"), "restyle")
 
     assert result.ok
     system = adapter.requests[0].system_prompt

@@ -308,7 +308,7 @@ async def test_spawn_runs_a_child_from_code(recorder: Recorder) -> None:
     subagents = Subagents(registry(SCOUT))
     runner = parent_runner(adapter, subagents, recorder)
 
-    result = await runner.spawn(SCOUT, "summarise this", description="summary")
+    result = await subagents.spawn_child(SCOUT, "summarise this", description="summary")
 
     assert result.ok and result.text == "a summary"
     assert result.agent_id == "scout-1"
@@ -317,9 +317,13 @@ async def test_spawn_runs_a_child_from_code(recorder: Recorder) -> None:
 
 
 async def test_spawn_without_subagents_says_how_to_add_them() -> None:
+    from skillkit.frontends.agent_session import AgentSession
+
     runner = AgentRunner(AgentConfig(), adapter=conversations({}))
+    session = AgentSession(runner, owns_agent=False)
     with pytest.raises(RuntimeError, match="Subagents"):
-        await runner.spawn(SCOUT, "x")
+        await session.spawn(SCOUT, "x")
+    await session.aclose()
 
 
 def test_user_message_type_is_what_the_helper_reads() -> None:

@@ -81,11 +81,11 @@ async def test_a_childs_approval_panel_names_the_child(tmp_path: Path) -> None:
         contributors=[Subagents(registry)],
     )
     runner.events.add_sink(TerminalRenderer(Console(file=out, width=100, color_system=None)))
-    install(runner, PermissionGate(workspace=tmp_path))
+    permissions = install(runner, PermissionGate(workspace=tmp_path))
     runner.events.on(
         "approval_needed",
         lambda e: asyncio.get_running_loop().call_soon(
-            runner.approvals.respond, e.request_id, "deny"
+            permissions.approvals.respond, e.request_id, "deny"
         ),
     )
     await asyncio.wait_for(runner.chat("go"), 10)

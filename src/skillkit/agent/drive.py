@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from skillkit.agent.contributors import Contributor
     from skillkit.agent.loop_context import CostFunction
     from skillkit.agent.request import LoopState
+    from skillkit.agent.roles import Roles
     from skillkit.context import ContextBudget, ContextTransformer, ConvertToLLM, RendererRegistry
     from skillkit.events import EventBus
     from skillkit.models import AgentMessage
@@ -127,6 +128,11 @@ async def drive(
         runner._usage = state.cumulative_usage
         runner._paused = runner._outcome.stop_reason == "max_iterations"
         runner._pending = list(runner._outcome.pending)
+        if runner.roles.budget is not None:  # a resumed run's paused half was counted
+            done = runner._outcome.iterations - (resume.iterations if resume else 0)
+            runner.roles.budget.count(
+                done, state.cumulative_usage.total, state.cumulative_cost or 0.0
+            )
         runner._run = None
         for stream in run.streams:
             stream.release_producer()
@@ -297,6 +303,7 @@ class AgentRunner(Protocol):
     _run: RunHandle | None
     _run_start: int
     _usage: TokenUsage
+    roles: Roles
 
     @property
     def is_running(self) -> bool: ...
@@ -490,17 +497,25 @@ def settings(runner: AgentRunner) -> LoopContext:
 def _run_budget(runner: AgentRunner) -> RunBudget | None:
     """The limits of the runner's next run (None: no limit is set)."""
     config = runner.config
-    if config.max_cost_usd is None and config.max_tokens is None and config.max_turns is None:
-        return None
-    state = runner._loop_state
-    return RunBudget(
+    session = runner.roles.budget
+    budget = RunBudget(
         max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens,
         max_turns=config.max_turns,
-        tokens_before=state.cumulative_usage.total,
-        cost_before=state.cumulative_cost or 0.0,
+        tokens_before=runner._loop_state.cumulative_usage.total,
+        cost_before=runner._loop_state.cumulative_cost or 0.0,
         price=runner.cost,
+        outer=(
+            session.for_run(
+                runner.cost,
+                runner._loop_state.cumulative_usage.total,
+                runner._loop_state.cumulative_cost or 0.0,
+            )
+            if session is not None
+            else None
+        ),
     )
+    return budget if budget.limited else None
 
 
 def _fallbacks(runner: AgentRunner) -> Fallbacks | None:

@@ -11,14 +11,23 @@ parts through `AgentSession`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from skillkit.agent.budget import SessionBudget
 from skillkit.agent.request import LoopState
 from skillkit.events import EventBus, Usage
 from skillkit.models import TokenUsage
 
-__all__ = ["ApprovalResponder", "ChildSpawner", "ChildUsage", "ModeControl", "Roles"]
+__all__ = [
+    "ApprovalResponder",
+    "ChildSpawner",
+    "ChildUsage",
+    "ModeControl",
+    "RoleAliases",
+    "Roles",
+]
 
 
 class ApprovalResponder(Protocol):
@@ -50,13 +59,18 @@ def _offers(owner: object, *names: str) -> bool:
 class Roles:
     """The runner's permission layer and child-agent runner (each None until given)."""
 
-    __slots__ = ("children", "permissions")
+    __slots__ = ("budget", "children", "permissions", "spent")
 
     def __init__(
         self, permissions: ModeControl | None = None, children: ChildSpawner | None = None
     ) -> None:
         self.permissions = permissions
         self.children = children
+        self.spent = ChildUsage()
+        self.budget: SessionBudget | None = None
+        """The session's limits, set by the session layer (`AgentSession.set_budget`)."""
+        """What was spent on the runner's behalf outside its own model calls (its child
+        agents', `AgentRunner.add_usage`)."""
 
     def provide(
         self, *, permissions: ModeControl | None = None, children: ChildSpawner | None = None
@@ -130,3 +144,45 @@ class ChildUsage:
             )
         )
         return state.cumulative_usage
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"AgentRunner.{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+
+
+class RoleAliases:
+    """The seed's role methods of `AgentRunner`, kept as deprecated aliases: each warns
+    (`DeprecationWarning`) and delegates to the part that owns it (see docs/api.md's
+    changelog for the replacements)."""
+
+    roles: Roles
+
+    @property
+    def approvals(self) -> ApprovalResponder:
+        """Deprecated: ``AgentSession.respond`` or ``permissions.approvals``."""
+        _deprecated("approvals", "AgentSession.respond or Permissions.approvals")
+        return self.roles.mode_control().approvals
+
+    def set_mode(self, mode: str) -> str:
+        """Deprecated: `AgentSession.set_mode` (or ``Permissions.set_mode``)."""
+        _deprecated("set_mode", "AgentSession.set_mode or Permissions.set_mode")
+        previous = self.roles.mode_control().set_mode(mode)
+        return str(getattr(previous, "value", previous))
+
+    async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
+        """Deprecated: `AgentSession.spawn` (or ``Subagents.spawn_child``)."""
+        _deprecated("spawn", "AgentSession.spawn or Subagents.spawn_child")
+        spawner = self.roles.spawner()
+        return await spawner.spawn_child(definition, prompt, description=description)
+
+    @property
+    def child_usage(self) -> TokenUsage:
+        """Deprecated: `AgentSession.child_usage` (``runner.roles.spent.usage``)."""
+        _deprecated("child_usage", "AgentSession.child_usage")
+        return self.roles.spent.usage
+
+    @property
+    def child_cost(self) -> float | None:
+        """Deprecated: `AgentSession.child_cost` (``runner.roles.spent.cost``)."""
+        _deprecated("child_cost", "AgentSession.child_cost")
+        return self.roles.spent.cost

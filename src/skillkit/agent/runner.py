@@ -23,10 +23,10 @@ from skillkit.agent.contributors import Contributor, PromptSection, ToolProvider
 from skillkit.agent.drive import Inbox, RunInProgressError
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
 from skillkit.agent.loop_context import RunOutcome
-from skillkit.agent.roles import ApprovalResponder, ChildSpawner, ChildUsage, ModeControl, Roles
+from skillkit.agent.roles import ChildSpawner, ModeControl, RoleAliases, Roles
 from skillkit.agent.seam import hook_parts
 from skillkit.agent.streams import RunHandle
-from skillkit.agent.sync import run_sync
+from skillkit.agent.sync import SyncEntryPoints
 from skillkit.config import AgentConfig
 from skillkit.context import CompactionResult, CompactionSettings, RendererRegistry
 from skillkit.errors import describe_exception
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentRunner", "ChildSpawner", "PromptSection", "RunInProgressError", "ToolProvider"]
 
 
-class AgentRunner:
+class AgentRunner(SyncEntryPoints, RoleAliases):
     """Runs an agent: holds the transcript and the queues, and runs the pure loop in a
     task of its own.
 
@@ -62,18 +62,16 @@ class AgentRunner:
     system-prompt sections, input and context transforms, before/after tool call
     checks, boundary messages and closers (see `Contributor`); with the bus's control
     handlers first, they become one `Hooks` value per run. ``transformers`` are
-    context transforms run before the contributors'. ``permissions`` / ``children`` give
-    the runner its permission layer and child-agent runner (`skillkit.agent.roles`).
+    context transforms run before the contributors'. ``permissions`` / ``children`` fill
+    the `roles` slots (permission layer, child agents) the session layer reads.
     ``sinks`` receive every event. One run at a time: `chat` during a run raises
     `RunInProgressError` (use `steer` or `follow_up`). ``redactor`` replaces known
     secret values in tool output, error texts and failure events (default: the
     configured API key and this process's key-like environment variables; ``Redactor()``
     turns it off).
 
-    Runs are traced with OpenTelemetry (``docs/tracing.md``) when ``tracer_provider`` is
-    given or a global provider is set; ``trace_content=True`` also records messages,
-    arguments and results, redacted (None: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_
-    CONTENT`` decides). ``conversation_id`` is recorded as ``gen_ai.conversation.id``.
+    Tracing (``tracer_provider``, ``trace_content``, ``conversation_id``): see
+    ``docs/tracing.md``.
 
     ``approver`` answers, in process, the calls of tools that need approval
     (``@tool(needs_approval=...)``): it gets a `PendingApproval` and returns `Approve`,
@@ -143,7 +141,6 @@ class AgentRunner:
         self._loop_state = LoopState()
         self._outcome = RunOutcome()
         self._usage = TokenUsage()
-        self._children = ChildUsage()
         self._run_start = 0
         self._output: OutputSpec | None = None
         self.tracing = AgentTracer(
@@ -160,7 +157,7 @@ class AgentRunner:
             if contributes(contributor, "attach"):
                 contributor.attach(self)
 
-    # ----- contributors and roles
+    # ----- contributors
 
     @property
     def contributors(self) -> tuple[Contributor, ...]:
@@ -186,23 +183,6 @@ class AgentRunner:
                 unrole()
 
         return remove
-
-    @property
-    def approvals(self) -> ApprovalResponder:
-        """Where approval answers go (delegates to the permission layer, `roles`)."""
-        return self.roles.mode_control().approvals
-
-    def set_mode(self, mode: str) -> str:
-        """Change the permission mode; returns the previous one (delegates to the
-        permission layer, `roles`)."""
-        previous = self.roles.mode_control().set_mode(mode)
-        return str(getattr(previous, "value", previous))
-
-    async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
-        """Run a child agent (delegates to the child-agent runner, `roles`); its usage
-        is counted in this runner's (`add_usage`)."""
-        spawner = self.roles.spawner()
-        return await spawner.spawn_child(definition, prompt, description=description)
 
     # ----- state
 
@@ -230,21 +210,10 @@ class AgentRunner:
         """Tokens used by every run of this runner (its children's included)."""
         return self._usage
 
-    @property
-    def child_usage(self) -> TokenUsage:
-        """The part of `usage` spent by child agents (`add_usage`)."""
-        return self._children.usage
-
-    @property
-    def child_cost(self) -> float | None:
-        """What the child agents' calls cost at their own models' prices (USD); None
-        when a child's prices were unknown."""
-        return self._children.cost
-
     def add_usage(self, usage: TokenUsage, cost: float | None = None) -> None:
         """Count ``usage`` (and its ``cost``) spent on this runner's behalf — a child
-        agent's — in `usage` and emit a ``usage`` event whose turn part is ``usage``."""
-        self._usage = self._children.add(usage, cost, self._loop_state, self.events)
+        agent's — in `usage` (and ``roles.spent``); emits a ``usage`` event."""
+        self._usage = self.roles.spent.add(usage, cost, self._loop_state, self.events)
 
     @property
     def is_running(self) -> bool:
@@ -370,25 +339,6 @@ class AgentRunner:
         run = await runs.start(self, None, output=runs.output_spec(output_type), resume=resume)
         await runs.join(self, run)
         return runs.response(self)
-
-    def chat_sync(
-        self, message: str | list[UserContent], *, output_type: Any = None
-    ) -> AgentResponse:
-        """`chat` for code that is not async: a script, or a notebook whose event loop is
-        already running. Every synchronous call runs on one event loop SkillKit keeps in
-        a thread of its own (`run_sync`); the caller blocks until the run ends. Drive a
-        runner with either `chat_sync` or ``await chat``, not both."""
-        return run_sync(self.chat(message, output_type=output_type))
-
-    def resume_sync(
-        self,
-        state: RunState | str | bytes,
-        approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
-        *,
-        output_type: Any = None,
-    ) -> AgentResponse:
-        """`resume` for code that is not async (see `chat_sync`)."""
-        return run_sync(self.resume(state, approvals, output_type=output_type))
 
     async def continue_(self) -> AgentResponse:
         """Resume a run paused by ``max_iterations``, with a fresh iteration budget."""

@@ -14,10 +14,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["run_sync"]
+if TYPE_CHECKING:
+    from skillkit.agent.approvals import Approval
+    from skillkit.models import AgentResponse, RunState, UserContent
+
+__all__ = ["SyncEntryPoints", "run_sync"]
 
 T = TypeVar("T")
 
@@ -71,3 +75,41 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
             except (concurrent.futures.CancelledError, Exception):
                 pass
         raise
+
+
+class SyncEntryPoints:
+    """`AgentRunner`'s entry points for code that is not async, each one `run_sync` over
+    its async twin."""
+
+    if TYPE_CHECKING:
+
+        async def chat(
+            self, message: str | list[UserContent], *, output_type: Any = None
+        ) -> AgentResponse: ...
+
+        async def resume(
+            self,
+            state: RunState | str | bytes,
+            approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+            *,
+            output_type: Any = None,
+        ) -> AgentResponse: ...
+
+    def chat_sync(
+        self, message: str | list[UserContent], *, output_type: Any = None
+    ) -> AgentResponse:
+        """`chat` for code that is not async: a script, or a notebook whose event loop is
+        already running. Every synchronous call runs on one event loop SkillKit keeps in
+        a thread of its own (`run_sync`); the caller blocks until the run ends. Drive a
+        runner with either `chat_sync` or ``await chat``, not both."""
+        return run_sync(self.chat(message, output_type=output_type))
+
+    def resume_sync(
+        self,
+        state: RunState | str | bytes,
+        approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> AgentResponse:
+        """`resume` for code that is not async (see `chat_sync`)."""
+        return run_sync(self.resume(state, approvals, output_type=output_type))

@@ -204,13 +204,14 @@ def cost_command(ctx: CommandContext, args: str) -> str:
     model = _model_definition(runner)
     # Child agents' tokens are priced at their own models (what their calls reported);
     # the rest at this agent's model.
-    children = runner.child_usage
+    spent = runner.roles.spent  # what child agents spent, at their own models' prices
+    children = spent.usage
     own = _minus(usage, children)
     cost = runner.cost(own) if runner.cost is not None else None
     if cost is None and model is not None:
         cost = model.cost.cost_of(own)
     if cost is not None and children.total:
-        cost = None if runner.child_cost is None else cost + runner.child_cost
+        cost = None if spent.cost is None else cost + spent.cost
     priced = (
         f"cost: ${cost:.4f}" if cost is not None else "cost: unknown (no prices for this model)"
     )

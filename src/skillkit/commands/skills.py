@@ -142,8 +142,9 @@ async def _run_in_child(
             result: Any = await ctx.children.spawn_child(
                 agent, message, description=f"skill {name}"
             )
-        else:  # a context made by hand: the runner finds its child agents
-            result = await ctx.runner.spawn(agent, message, description=f"skill {name}")
+        else:  # a context made by hand: the runner's child-agent slot
+            spawner = ctx.runner.roles.spawner()
+            result = await spawner.spawn_child(agent, message, description=f"skill {name}")
     except RuntimeError:  # no child agents in this session: the skill runs here
         return None
     except LookupError as exc:  # the agent it names does not exist

@@ -11,9 +11,14 @@ which never raises for bad input; ``get_commands`` lists it); and its one event 
 ``events_dropped`` records, under the one back-pressure rule of
 `skillkit.frontends.subscription`). A run goes on in its own task: ``prompt`` answers
 once it has started and its events, ending with ``agent_end``, follow on the stream.
-A ``ui_request`` nobody answers within ``ui_timeout`` seconds is denied. The commands,
-records and stream are described in ``docs/faces.md``; a feature added here appears in
-every face.
+A ``ui_request`` nobody answers within ``ui_timeout`` seconds is denied. A run paused on
+approvals is kept in the recorded session, for this process or any later one to answer
+(`pending_run`, `resume`; the ``approvals`` / ``approve`` / ``deny`` commands), and the
+session can hold a budget over its runs (`set_budget`). The commands, records and
+stream are described in ``docs/faces.md``; a feature added here appears in every face.
+The session's parts live beside it: its runs (`skillkit.frontends.session_runs`), how it
+is made (`session_build`), its records (`session_records`), its history commands
+(`session_history`) and its command entries (`session_commands`).
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
-import msgspec
-
+from skillkit.agent.approvals import Approval
 from skillkit.commands.dispatch import CommandContext, CommandRegistry, CommandResult
 from skillkit.errors import describe_exception
 from skillkit.events import Event, SinkFunc
+from skillkit.frontends import session_records as records
+from skillkit.frontends.session_build import BuiltAgent, of_agent, of_runner
 from skillkit.frontends.session_commands import (
     SESSION_COMMANDS,
     SessionCommandError,
@@ -36,6 +42,9 @@ from skillkit.frontends.session_commands import (
     own_table,
     session_entries,
 )
+from skillkit.frontends.session_history import SessionHistory
+from skillkit.frontends.session_records import SCHEMA_VERSION
+from skillkit.frontends.session_runs import RunControl
 from skillkit.frontends.shell_command import UserShell
 from skillkit.frontends.subscription import (
     DEFAULT_QUEUE_SIZE,
@@ -45,11 +54,10 @@ from skillkit.frontends.subscription import (
     Subscription,
 )
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
-from skillkit.models import AgentMessage, AgentResponse, TokenUsage
+from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
-    from skillkit.checkpoints import Checkpoints
     from skillkit.commands.dispatch import CommandHost
     from skillkit.permissions import PermissionMode, Permissions
     from skillkit.secrets import Redactor
@@ -72,12 +80,6 @@ COMMANDS: tuple[str, ...] = (*SESSION_COMMANDS, "compact", "fork")
 """The session commands every table holds (`AgentSession.handle` understands every
 command of its table; ``get_commands`` lists them all)."""
 
-SCHEMA_VERSION = 1
-"""The version of the JSON that faces write (``--mode json``, ``--mode rpc``, the web
-stream): the header, event, response and ui request records described in
-``docs/faces.md``. Raised when a record changes incompatibly; new fields and new event
-types do not raise it."""
-
 DEFAULT_UI_TIMEOUT = 300.0
 """Seconds a ``ui_request`` waits for ``respond`` before it is denied."""
 
@@ -89,20 +91,7 @@ StreamingBehavior = Literal["steer", "follow_up"]
 _BEHAVIORS = ("steer", "follow_up")
 
 
-class BuiltAgent(Protocol):
-    """What `AgentSession.from_agent` needs of the ``skillkit`` command's agent (a
-    `skillkit.frontends.setup.CliAgent` is one)."""
-
-    runner: AgentRunner
-    permissions: Permissions
-    manager: Any
-    session: Session | None
-    subagents: Subagents | None
-
-    async def aclose(self) -> None: ...
-
-
-class AgentSession:
+class AgentSession(SessionHistory):
     """Drives one agent for any number of faces.
 
     ``runner`` is the agent; ``permissions`` its permission layer (approvals, questions,
@@ -150,13 +139,14 @@ class AgentSession:
         self.ui_timeout = ui_timeout
         self.owns_agent = owns_agent
         self._close = close
-        self._task: asyncio.Task[AgentResponse] | None = None
-        self._last: AgentResponse | None = None
+        self.runs = RunControl(runner, lambda: self.session)
+        """The session's runs: the one in progress, the last outcome, the run paused on
+        approvals (``approvals``, ``approve``, ``deny`` commands) and the budget."""
         self._ui = UiRequests(
             permissions,
             timeout=ui_timeout,
             broadcast=lambda record: self._stream.push_record(record),
-            on_error=self._listener_failed,
+            on_error=lambda exc: self._reader_failed(exc, "ui_listener"),
         )
         self._stream = Fanout(first=self._ui.records, on_error=self._reader_failed)
         self._shell = UserShell(runner.add_contributor)
@@ -168,6 +158,7 @@ class AgentSession:
             bus.on("question_needed", self._ui.on_event),
             install(self.commands, session_entries(self)),
         ]
+        self.runs.load_budget()  # a budget the recorded session holds goes on counting
 
     @classmethod
     def from_agent(
@@ -182,25 +173,7 @@ class AgentSession:
         permissions, plugin manager and recorded session (forks go to the session store
         under ``home``, default the store the session file is in). `aclose` closes the
         agent."""
-        store = None
-        if agent.session is not None:
-            from skillkit.session import SessionStore
-
-            if home is not None:
-                store = SessionStore(os.fspath(home))
-            else:
-                store = SessionStore.containing(agent.session) or SessionStore()
-        return cls(
-            agent.runner,
-            permissions=agent.permissions,
-            manager=agent.manager,
-            session=agent.session,
-            store=store,
-            children=agent.subagents,
-            ui_timeout=ui_timeout,
-            owns_agent=owns_agent,
-            close=agent.aclose,
-        )
+        return of_agent(cls, agent, ui_timeout=ui_timeout, home=home, owns_agent=owns_agent)
 
     @classmethod
     def from_runner(
@@ -217,23 +190,11 @@ class AgentSession:
         session among the runner's contributors (a face handed only the runner;
         ``permissions`` given wins). By default `aclose` leaves the runner open:
         whoever made it closes it."""
-        from skillkit.permissions import Permissions
-        from skillkit.session import Session
-
-        if permissions is None:
-            permissions = next(
-                (c for c in reversed(runner.contributors) if isinstance(c, Permissions)), None
-            )
-        recorded = next((c for c in runner.contributors if isinstance(c, Session)), None)
-        if recorded is not None and store is None:
-            from skillkit.session import SessionStore
-
-            store = SessionStore.containing(recorded)
-        return cls(
+        return of_runner(
+            cls,
             runner,
             permissions=permissions,
             manager=manager,
-            session=recorded,
             store=store,
             ui_timeout=ui_timeout,
             owns_agent=owns_agent,
@@ -242,15 +203,7 @@ class AgentSession:
     def header(self, mode: str) -> Record:
         """The first record a face writes: ``{"type": "header", "mode": ...,
         "skillkit_version": ..., "schema_version": ..., "session_id": ...}``."""
-        from skillkit import __version__
-
-        return {
-            "type": "header",
-            "mode": mode,
-            "skillkit_version": __version__,
-            "schema_version": SCHEMA_VERSION,
-            "session_id": self.session.id if self.session is not None else None,
-        }
+        return records.header(self, mode)
 
     # ----- the event stream
 
@@ -294,7 +247,7 @@ class AgentSession:
     @property
     def is_running(self) -> bool:
         """Whether a run (or a compaction) is in progress."""
-        return (self._task is not None and not self._task.done()) or self.runner.is_running
+        return self.runs.running
 
     @property
     def session(self) -> Session | None:
@@ -344,9 +297,27 @@ class AgentSession:
         return Redactor.from_environment(api_keys=self.secrets())
 
     @property
+    def child_usage(self) -> TokenUsage:
+        """The part of the agent's usage its child agents spent (``runner.roles.spent``)."""
+        return self.runner.roles.spent.usage
+
+    @property
+    def child_cost(self) -> float | None:
+        """What the child agents' calls cost at their own models' prices (USD); None when
+        a child's prices were unknown."""
+        return self.runner.roles.spent.cost
+
+    async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
+        """Run a child agent (an `AgentDefinition` or the name of one) to its end and
+        return its `ChildResult`; its usage counts in this agent's. `RuntimeError`
+        without child agents."""
+        spawner = self.children if self.children is not None else self.runner.roles.spawner()
+        return await spawner.spawn_child(definition, prompt, description=description)
+
+    @property
     def last_response(self) -> AgentResponse | None:
         """The outcome of the last run that ended, if any."""
-        return self._last
+        return self.runs.last
 
     def pending_ui_requests(self) -> list[UiRequest]:
         """The ui requests still waiting for an answer, oldest first."""
@@ -387,9 +358,7 @@ class AgentSession:
             else:
                 self.runner.follow_up(message)
             return {"delivery": streaming_behavior}
-        self._task = asyncio.create_task(
-            self._drive(message, output_type), name="skillkit-session-run"
-        )
+        self.runs.start(lambda: self.runner.chat(message, output_type=output_type))
         return {"delivery": "started"}
 
     async def run(self, message: str, *, output_type: Any = None) -> AgentResponse:
@@ -401,18 +370,7 @@ class AgentSession:
     async def wait(self) -> AgentResponse:
         """Wait for the run in progress (if any) to end; returns the last outcome.
         Cancelling the caller aborts the run before the cancellation goes on."""
-        task = self._task
-        if task is not None:
-            try:
-                await asyncio.shield(task)
-            except asyncio.CancelledError:
-                if not task.done():
-                    self.runner.abort("cancelled")
-                    await asyncio.gather(task, return_exceptions=True)
-                raise
-        if self._last is None:
-            raise SessionCommandError("no run has ended yet")
-        return self._last
+        return await self.runs.wait()
 
     def steer(self, message: str) -> Record:
         """Steer the run in progress with ``message`` (tool calls not yet started are
@@ -436,11 +394,6 @@ class AgentSession:
         running = self.is_running
         self.runner.abort(reason)
         return {"aborted": self._shell.abort(reason) or running}
-
-    async def compact(self, instructions: str | None = None) -> Record:
-        """Compact the conversation now (idle only); ``tokens_before`` /
-        ``tokens_after``. Runs the table's ``compact`` command."""
-        return await self.call("compact", {"instructions": instructions})
 
     async def set_model(self, model: str) -> Record:
         """Switch to ``model`` (a plugin's adapter name or a model string) from the next
@@ -471,62 +424,48 @@ class AgentSession:
 
     def get_state(self) -> Record:
         """Model, provider, permission mode, session id and file, whether a run is in
-        progress, token usage and cost so far, messages kept and the waiting
-        ``ui_request`` records."""
-        runner = self.runner
-        usage = runner.usage
-        cost = runner.cost(usage) if runner.cost is not None else None
-        session = self.session
-        return {
-            "model": self._model_name(),
-            "provider": str(getattr(runner.adapter, "provider", "")),
-            "mode": self.permissions.mode.value if self.permissions is not None else None,
-            "session_id": session.id if session is not None else None,
-            "session_file": str(session.path) if session is not None else None,
-            "running": self.is_running,
-            "message_count": len(runner.messages),
-            "usage": msgspec.to_builtins(usage),
-            "cost": cost,
-            "pending_ui_requests": [r.to_json() for r in self.pending_ui_requests()],
-        }
+        progress, token usage and cost so far, messages kept, the waiting
+        ``ui_request`` records, the approvals policy, the calls a paused run waits on
+        and the session's budget."""
+        return records.state(self)
 
     def get_messages(self) -> Record:
         """The transcript, each message in its JSON form."""
-        messages: list[AgentMessage] = self.runner.messages
-        return {"messages": msgspec.json.decode(msgspec.json.encode(messages))}
+        return records.messages(self.runner.messages)
 
-    async def fork(self, entry_id: str | None = None) -> Record:
-        """Copy this session's conversation up to ``entry_id`` (an entry's id or label;
-        default: all of it) into a new session and record there from now on; returns
-        its ``session_id``, ``session_file`` and the ``parent_session``. The session
-        left stays on disk as it was (open it with ``skillkit --session ID``). Needs
-        sessions (not ``--no-session``). Runs the table's ``fork`` command."""
-        return await self.call("fork", {"entry_id": entry_id})
+    # ----- paused runs and the session's budget
 
-    @property
-    def checkpoints(self) -> Checkpoints | None:
-        """The runner's checkpoints (`skillkit.checkpoints.Checkpoints`: ``list``,
-        ``diff``, ``restore``, ``undo``), or None when it keeps none."""
-        from skillkit.checkpoints import Checkpoints
+    def pending_run(self) -> RunState | None:
+        """The run waiting for approvals — paused in this process, or found in the
+        recorded session by any process that opened it — or None."""
+        return self.runs.paused()
 
-        for contributor in reversed(self.runner.contributors):
-            if isinstance(contributor, Checkpoints):
-                return contributor
-        return None
+    async def resume(
+        self,
+        approvals: Mapping[str, Approval | str | Mapping[str, Any]] | None = None,
+        *,
+        output_type: Any = None,
+    ) -> AgentResponse:
+        """Resume the paused run (`pending_run`) with ``approvals`` by call id (default:
+        the answers given by the ``approve`` / ``deny`` commands) and wait for it to
+        end. `SessionCommandError` when no run waits."""
+        return await self.runs.resume(approvals, output_type)
 
-    async def rewind(
-        self, turn: int | None = None, target: str = "both", *, force: bool = False
+    def budget(self) -> Record | None:
+        """The session's limits and what its runs spent against them: ``max_cost_usd``,
+        ``max_tokens``, ``max_turns``, ``tokens``, ``cost``, ``turns`` (None: no budget)."""
+        return self.runs.budget_record()
+
+    def set_budget(
+        self,
+        max_cost_usd: float | None = None,
+        max_tokens: int | None = None,
+        max_turns: int | None = None,
     ) -> Record:
-        """Go back to before ``turn``: its ``code``, ``conversation`` or ``both``
-        (``turn`` None: the ``turns`` with their files). Idle only. A file changed
-        outside SkillKit since the last checkpoint is not overwritten unless ``force``:
-        the command fails naming it. Runs the table's ``rewind`` command."""
-        return await self.call("rewind", {"turn": turn, "target": target, "force": force})
-
-    async def diff(self, turn: int | None = None) -> Record:
-        """What ``turn`` changed (default: the last): its ``files`` with +/- lines and
-        the unified ``patch``. Runs the table's ``diff`` command."""
-        return await self.call("diff", {"turn": turn})
+        """Limit the session: the sum over its runs from the next one on (all None: no
+        limit). A model call that would pass a limit is not made and the run ends with
+        ``stop_reason="budget"``; ``AgentConfig``'s limits still hold for each run."""
+        return self.runs.set_budget(max_cost_usd, max_tokens, max_turns)
 
     async def bash(self, command: str) -> Record:
         """Run shell ``command`` as the user's own ``!command``: judged by the permission
@@ -614,7 +553,7 @@ class AgentSession:
             return
         self._closed = True
         self.abort("closed")
-        task = self._task
+        task = self.runs.task
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
         self._ui.deny_all("the session closed")
@@ -630,25 +569,10 @@ class AgentSession:
 
     # ----- internals
 
-    async def _drive(self, message: str, output_type: Any = None) -> AgentResponse:
-        try:
-            response = await self.runner.chat(message, output_type=output_type)
-        except Exception as exc:  # a run already started elsewhere (a command compacting)
-            response = AgentResponse("", [], TokenUsage(), "error", error=describe_exception(exc))
-        self._last = response
-        return response
-
-    def _reader_failed(self, exc: Exception) -> None:
+    def _reader_failed(self, exc: Exception, stage: str = "listener") -> None:
         from skillkit.events import ErrorInfo
 
-        self.runner.events.emit_nowait(ErrorInfo(stage="listener", message=describe_exception(exc)))
-
-    def _listener_failed(self, exc: Exception) -> None:
-        from skillkit.events import ErrorInfo
-
-        self.runner.events.emit_nowait(
-            ErrorInfo(stage="ui_listener", message=describe_exception(exc))
-        )
+        self.runner.events.emit_nowait(ErrorInfo(stage=stage, message=describe_exception(exc)))
 
     def _model_name(self) -> str:
         runner = self.runner

@@ -2,7 +2,9 @@
 
 `session_entries` makes the commands that drive a run and answer its requests —
 ``prompt``, ``steer``, ``follow_up``, ``abort``, ``set_model``, ``set_mode``,
-``get_state``, ``get_messages``, ``bash``, ``respond`` — as ordinary `Command` values
+``get_state``, ``get_messages``, ``bash``, ``respond``, and for a run paused on
+approvals ``approvals``, ``approve``, ``deny`` (``set_approvals defer`` makes runs
+pause), ``set_budget`` for the session's limits — as ordinary `Command` values
 with typed arguments, bound to one session. The session registers them in its table
 (source `SOURCE`) next to SkillKit's own commands and the plugins' (``compact``,
 ``fork``, ``get_commands``, ``help``, ``model``...), so every face finds all of them in
@@ -22,6 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from skillkit.agent.approvals import Approve, Deny
 from skillkit.commands.builtin import SESSION_GROUP, help_command
 from skillkit.commands.dispatch import (
     Argument,
@@ -65,6 +68,11 @@ SESSION_COMMANDS: tuple[str, ...] = (
     "get_messages",
     "bash",
     "respond",
+    "approvals",
+    "approve",
+    "deny",
+    "set_approvals",
+    "set_budget",
     "get_commands",
 )
 """The names `session_entries` makes, in order."""
@@ -93,45 +101,51 @@ class DrivenSession(Protocol):
     async def bash(self, command: str) -> Record: ...
     def respond(self, request_id: str, answer: object) -> Record: ...
     def ui_request(self, request_id: str) -> UiRequest | None: ...
+    def set_budget(
+        self,
+        max_cost_usd: float | None = None,
+        max_tokens: int | None = None,
+        max_turns: int | None = None,
+    ) -> Record: ...
+
+    @property
+    def runs(self) -> PausedRuns: ...
+
+
+class PausedRuns(Protocol):
+    """What the entries call of the session's runs (`session_runs.RunControl` is one)."""
+
+    def waiting(self) -> list[dict[str, Any]]: ...
+    def decide(self, call_id: str | None, approval: Approve | Deny) -> Record: ...
+    def set_approvals(self, mode: str) -> Record: ...
 
 
 _Method = Callable[[Values], Awaitable[object] | object]
 
 
+def entry(
+    name: str, description: str, method: _Method, *arguments: Argument, usage: str = ""
+) -> Command:
+    """A command of the session's group calling ``method`` with the checked values; a
+    `SessionCommandError` it raises becomes the command's error."""
+
+    async def handler(ctx: CommandContext, values: Values) -> CommandOutcome:
+        try:
+            outcome: Any = method(values)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except SessionCommandError as exc:
+            raise CommandError(str(exc)) from None
+        data: dict[str, Any] = outcome
+        return data
+
+    return Command(name, description, handler, usage=usage, arguments=arguments, group=GROUP)
+
+
 def session_entries(session: DrivenSession) -> list[Command]:
     """New `Command` values driving ``session`` (see the module docs)."""
 
-    def entry(
-        name: str, description: str, method: _Method, *arguments: Argument, usage: str = ""
-    ) -> Command:
-        async def handler(ctx: CommandContext, values: Values) -> CommandOutcome:
-            try:
-                outcome: Any = method(values)
-                if inspect.isawaitable(outcome):
-                    outcome = await outcome
-            except SessionCommandError as exc:
-                raise CommandError(str(exc)) from None
-            data: dict[str, Any] = outcome
-            return data
-
-        return Command(name, description, handler, usage=usage, arguments=arguments, group=GROUP)
-
     message = Argument("message", required=True, rest=True, help="the text for the agent")
-
-    def respond(values: Values) -> object:
-        request_id = values["request_id"]
-        request = session.ui_request(request_id)
-        if request is not None and request.kind == "approval":
-            if "decision" not in values:
-                raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
-            return session.respond(request_id, values["decision"])
-        return session.respond(request_id, values.get("answers"))
-
-    def get_commands(ctx: CommandContext, values: Values) -> CommandResult:
-        table = ctx.commands
-        if table is None:
-            raise CommandError("no command table in this session")
-        return CommandResult(output=help_command(ctx, ""), data={"commands": table.describe()})
 
     return [
         entry(
@@ -185,18 +199,81 @@ def session_entries(session: DrivenSession) -> list[Command]:
         entry(
             "respond",
             "answer an approval or a question the agent is waiting on",
-            respond,
+            lambda v: _respond(session, v),
             Argument("request_id", required=True, help="the ui request's id"),
             Argument("decision", kind="json", help="an approval: allow, always or deny"),
             Argument("answers", kind="json", help="a question: the answers, or null"),
             usage="REQUEST_ID [DECISION]",
         ),
+        *pause_entries(session),
         Command(
             "get_commands",
             "list the commands with their typed arguments",
-            get_commands,
+            _get_commands,
             arguments=(),
             group=GROUP,
+        ),
+    ]
+
+
+def _respond(session: DrivenSession, values: Values) -> object:
+    request_id = values["request_id"]
+    request = session.ui_request(request_id)
+    if request is not None and request.kind == "approval":
+        if "decision" not in values:
+            raise SessionCommandError("an approval needs a 'decision': allow, always or deny")
+        return session.respond(request_id, values["decision"])
+    return session.respond(request_id, values.get("answers"))
+
+
+def _get_commands(ctx: CommandContext, values: Values) -> CommandResult:
+    table = ctx.commands
+    if table is None:
+        raise CommandError("no command table in this session")
+    return CommandResult(output=help_command(ctx, ""), data={"commands": table.describe()})
+
+
+def pause_entries(session: DrivenSession) -> list[Command]:
+    """The entries for a run paused on approvals and for the session's budget."""
+    return [
+        entry(
+            "approvals",
+            "the calls a paused run waits on (approve or deny them)",
+            lambda v: {"pending": session.runs.waiting()},
+        ),
+        entry(
+            "approve",
+            "approve a paused run's call (default: every call not answered); the run "
+            "resumes once each call has an answer",
+            lambda v: session.runs.decide(v.get("call_id"), _approve(v.get("args"))),
+            Argument("call_id", help="the call's id (see approvals)"),
+            Argument("args", kind="json", help="arguments to run the call with instead"),
+            usage="[CALL_ID]",
+        ),
+        entry(
+            "deny",
+            "deny a paused run's call (default: every call not answered); the model "
+            "reads the reason",
+            lambda v: session.runs.decide(v.get("call_id"), Deny(v.get("reason") or "")),
+            Argument("call_id", help="the call's id (see approvals)"),
+            Argument("reason", rest=True, help="why, for the model"),
+            usage="[CALL_ID [REASON]]",
+        ),
+        entry(
+            "set_approvals",
+            "at an approval nobody answers: ask (wait, then deny) or defer (pause the run)",
+            lambda v: session.runs.set_approvals(v["mode"]),
+            Argument("mode", required=True, choices=("ask", "defer"), help="ask or defer"),
+        ),
+        entry(
+            "set_budget",
+            "limit the session's runs, summed (no limits: none)",
+            lambda v: session.set_budget(
+                v.get("max_cost_usd"), v.get("max_tokens"), v.get("max_turns")
+            ),
+            Argument("max_cost_usd", kind="number", help="USD"),
+            Argument("max_tokens", kind="integer", help="tokens"),
+            Argument("max_turns", kind="integer", help="model calls"),
         ),
     ]
 
@@ -279,3 +356,9 @@ def _failure(command_id: str | None, command: str, error: str) -> Record:
         "success": False,
         "error": line,
     }
+
+
+def _approve(args: object) -> Approve:
+    if args is not None and not isinstance(args, dict):
+        raise SessionCommandError("'args' must be an object of the call's arguments")
+    return Approve(args=args)

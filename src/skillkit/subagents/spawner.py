@@ -165,8 +165,8 @@ class Subagents(Contributor):
     async def _spawn(
         self, definition: AgentDefinition, prompt: str, description: str
     ) -> ChildResult:
-        """Through `AgentRunner.spawn`, so the parent counts the child's usage."""
-        result = await self._require_parent().spawn(definition, prompt, description=description)
+        """One child run (`spawn_child` counts its usage in the parent's)."""
+        result = await self.spawn_child(definition, prompt, description=description)
         if not isinstance(result, ChildResult):
             raise TypeError(f"spawn returned {type(result).__name__}, not a ChildResult")
         return result

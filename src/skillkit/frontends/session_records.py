@@ -1,0 +1,67 @@
+"""The records an `AgentSession` answers with about itself: the header a face writes
+first, the state (``get_state``) and the transcript (``get_messages``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+if TYPE_CHECKING:
+    from skillkit.models import AgentMessage
+
+AgentSession = Any  # the records read an `AgentSession` (which imports this module)
+
+__all__ = ["SCHEMA_VERSION", "header", "messages", "state"]
+
+Record = dict[str, object]
+
+SCHEMA_VERSION = 1
+"""The version of the JSON that faces write (``--mode json``, ``--mode rpc``, the web
+stream): the header, event, response and ui request records described in
+``docs/faces.md``. Raised when a record changes incompatibly; new fields and new event
+types do not raise it."""
+
+
+def header(session: AgentSession, mode: str) -> Record:
+    """The header record of ``session`` for a face in ``mode``."""
+    from skillkit import __version__
+
+    recorded = session.session
+    return {
+        "type": "header",
+        "mode": mode,
+        "skillkit_version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "session_id": recorded.id if recorded is not None else None,
+    }
+
+
+def state(session: AgentSession) -> Record:
+    """The ``get_state`` record of ``session``."""
+    runner = session.runner
+    usage = runner.usage
+    cost = runner.cost(usage) if runner.cost is not None else None
+    recorded = session.session
+    permissions = session.permissions
+    record: dict[str, Any] = {
+        "model": session.model,
+        "provider": str(getattr(runner.adapter, "provider", "")),
+        "mode": permissions.mode.value if permissions is not None else None,
+        "session_id": recorded.id if recorded is not None else None,
+        "session_file": str(recorded.path) if recorded is not None else None,
+        "running": session.is_running,
+        "message_count": len(runner.messages),
+        "usage": msgspec.to_builtins(usage),
+        "cost": cost,
+        "pending_ui_requests": [r.to_json() for r in session.pending_ui_requests()],
+        "approvals": runner.config.approvals,
+    }
+    record["pending_approvals"] = session.runs.waiting()
+    record["budget"] = session.budget()
+    return record
+
+
+def messages(transcript: list[AgentMessage]) -> Record:
+    """The ``get_messages`` record: each message in its JSON form."""
+    return {"messages": msgspec.json.decode(msgspec.json.encode(transcript))}
