@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 import signal
 import sqlite3
@@ -11,8 +12,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
 from skillkit import AgentConfig, AgentRunner, tool
@@ -370,57 +372,49 @@ def test_deleting_a_file_session_removes_the_folders_kept_beside_it(tmp_path: Pa
     assert other.is_dir()
 
 
-async def test_a_run_paused_in_one_process_resumes_from_the_store_in_another(
-    url: str, store: SessionStoreProtocol, tmp_path: Path
-) -> None:
-    from skillkit.agent import Approve
-    from skillkit.models import ToolResultMessage
-    from skillkit.session.format import CompactionEntry, CustomEntry, MessageEntry
-    from skillkit.session.pending import pending_run
-    from tests.session import pending_agent
-
+def run_half(url: str, cwd: Path, *args: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
-    paused = await asyncio.to_thread(
-        subprocess.run,
-        [sys.executable, "-m", "tests.session.pending_agent", url, str(tmp_path)],
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.session.pending_agent", url, str(cwd), *args],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
         timeout=60,
-        check=True,
+        check=False,
     )
-    session_id = paused.stdout.strip()
-    session = store.open(session_id)
-    state = pending_run(session)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+async def test_a_run_paused_in_one_process_resumes_from_the_store_in_another(
+    url: str, store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    from skillkit.frontends.session_runs import pending_run
+    from skillkit.models import ToolResultMessage
+    from skillkit.session.format import CompactionEntry, MessageEntry
+
+    first = await asyncio.to_thread(run_half, url, tmp_path, "pause")
+    assert (first["stop"], first["requests"]) == ("approval_pending", 1)
+    paused = store.open(first["session"], write=False)
+    state = pending_run(paused)
     assert state is not None
     assert [(p.call_id, p.tool, p.args) for p in state.pending] == [
         ("call_1", "deploy", {"target": "prod"})
     ]
-    runner = AgentRunner(
-        AgentConfig(model="scripted"),
-        adapter=ScriptedAdapter(list(pending_agent.LATER)),
-        tools=[pending_agent.deploy],
-        messages=session.context(close_open_calls=False),
-        contributors=[session],
-    )
-    done = await runner.resume(state, {"call_1": Approve()})
-    assert (done.stop_reason, done.text) == ("stop", "Deployed.")
-    await runner.aclose()
-    again = store.open(session_id, write=False)
+    second = await asyncio.to_thread(run_half, url, tmp_path, "resume", first["session"])
+    assert (second["stop"], second["text"], second["requests"]) == ("stop", "Deployed.", 1)
+    again = store.open(first["session"], write=False)
     assert pending_run(again) is None  # the run went on: nothing waits any more
-    assert again.context() == runner.messages
+    assert msgspec.to_builtins(again.context()) == second["messages"]
     assert not resendable(again.context())
     assert not any(isinstance(e, CompactionEntry) for e in again.entries)
     results = [
-        e.message for e in again.entries
+        e.message for e in again.branch()
         if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
     ]  # fmt: skip
     assert [r.content[0].text for r in results] == ["deployed to prod"]  # type: ignore[union-attr]
-    kinds = [type(e).__name__ for e in again.entries]
-    assert kinds.count("CustomEntry") == 1  # the pending run, before the results
-    pending_at = next(i for i, e in enumerate(again.entries) if isinstance(e, CustomEntry))
-    assert isinstance(again.entries[pending_at + 1], MessageEntry)
 
 
 def test_postgres_keeps_the_file_store_lines_and_a_schema_version(

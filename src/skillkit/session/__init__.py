@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
         SessionHeader,
     )
     from skillkit.session.index import SessionInfo
-    from skillkit.session.pending import pending_run, save_pending_run
     from skillkit.session.postgres import PostgresSessionStore, StoreUnavailableError
     from skillkit.session.session import BRANCH_SUMMARY_PREFIX, INTERRUPTED, Session
     from skillkit.session.sqlite import SqliteSessionStore
@@ -86,10 +85,8 @@ __all__ = [
     "fork_into_new_session",
     "navigate",
     "open_store",
-    "pending_run",
     "project_folder_name",
     "read_session",
-    "save_pending_run",
     "tree_lines",
 ]
 
@@ -111,8 +108,6 @@ _HOMES = {
     "PostgresSessionStore": "postgres",
     "StoreUnavailableError": "postgres",
     "SessionExistsError": "store_base",
-    "pending_run": "pending",
-    "save_pending_run": "pending",
     "SessionStoreProtocol": "store_protocol",
     "StoreURLError": "store_protocol",
     "open_store": "store_protocol",
