@@ -26,9 +26,11 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def postgres_url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the test server."""
-    return postgres_server.new_database()
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The URL of a new, empty database on the test server (dropped afterwards)."""
+    url = postgres_server.new_database()
+    yield url
+    postgres_server.drop_database(url)
 
 
 def store_url(kind: str, where: Path, request: pytest.FixtureRequest) -> str:

@@ -40,6 +40,15 @@ class PostgresServer:
             db.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
+    def drop_database(self, url: str) -> None:
+        """Remove a database `new_database` made (its connections are ended), so the
+        cluster stays small and is removed quickly at the end."""
+        import psycopg
+
+        name = url.split("///", 1)[1].split("?", 1)[0]
+        with psycopg.connect(self.url(), autocommit=True) as db:
+            db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
 
 def binaries() -> Path | None:
     """The folder of ``initdb`` and ``pg_ctl``: ``pg_config --bindir``, else the newest

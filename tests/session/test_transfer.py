@@ -16,6 +16,7 @@ from skillkit.session.store_base import canonical_jsonl
 from skillkit.session.store_protocol import SessionStoreProtocol, open_store
 from skillkit.session.transfer import copy_sessions, export_to_folder, import_files
 from tests.session.helpers import run_cli
+from tests.session.postgres_server import PostgresServer
 
 KINDS = ["jsonl", "sqlite", "postgres"]
 FIELDS = (
@@ -36,6 +37,7 @@ FIELDS = (
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
     """``make(kind)``: a new, empty store of ``kind``; closed when the test ends."""
     opened: list[SessionStoreProtocol] = []
+    databases: list[tuple[PostgresServer, str]] = []
     count = itertools.count()
 
     def new(kind: str) -> SessionStoreProtocol:
@@ -46,7 +48,9 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
         elif kind == "sqlite":
             url = f"sqlite://{where}/sessions.db"
         else:
-            url = request.getfixturevalue("postgres_server").new_database()
+            server: PostgresServer = request.getfixturevalue("postgres_server")
+            url = server.new_database()
+            databases.append((server, url))
         store = open_store(url)
         opened.append(store)
         return store
@@ -56,6 +60,8 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
         close = getattr(store, "close", None)
         if callable(close):
             close()
+    for server, url in databases:
+        server.drop_database(url)
 
 
 def fill(store: SessionStoreProtocol, cwd: Path) -> list[str]:
