@@ -54,7 +54,7 @@ from skillkit.frontends.subscription import (
     Subscription,
 )
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
-from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage
+from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage, UserContent
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -331,7 +331,7 @@ class AgentSession(SessionHistory):
 
     async def prompt(
         self,
-        message: str,
+        message: str | list[UserContent],
         streaming_behavior: StreamingBehavior | None = None,
         *,
         output_type: Any = None,
@@ -340,7 +340,12 @@ class AgentSession(SessionHistory):
         "started"}`` is returned at once; ``output_type`` asks that run for structured
         output (as `AgentRunner.chat` takes it). During a run: ``streaming_behavior``
         says whether it steers the run or follows it (``{"delivery": "steer"}``);
-        without one, `SessionCommandError`."""
+        without one, `SessionCommandError`. A list of text and image parts (an editor's
+        attachments) starts a run only when idle."""
+        if isinstance(message, list) and message and not self.is_running:
+            parts = message
+            self.runs.start(lambda: self.runner.chat(parts, output_type=output_type))
+            return {"delivery": "started"}
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
         if streaming_behavior is not None and streaming_behavior not in _BEHAVIORS:
