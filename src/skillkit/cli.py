@@ -383,8 +383,13 @@ def _run_agent(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from skillkit.frontends.session_picker import resume_from_picker
+        from skillkit.session import StoreURLError, open_store
 
-        choice = resume_from_picker(Path.cwd())
+        try:
+            store = open_store(args.session_store or None)
+        except (StoreURLError, OSError) as exc:
+            return _usage_error(" ".join(str(exc).split()))
+        choice = resume_from_picker(Path.cwd(), store=store)
         if choice.path is None:
             if choice.message:
                 _note(choice.message)

@@ -172,3 +172,27 @@ def test_the_picker_lists_the_store_the_settings_name(terminal: Terminal, tmp_pa
         m.content for m in store.open(ids[0], write=False).context() if isinstance(m, UserMessage)
     ]
     assert users == ["fix the parser", "go on"]
+
+
+def test_a_run_records_in_the_store_the_settings_name(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".skillkit").mkdir(parents=True)
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    url = f"sqlite://{tmp_path}/sessions.db"
+    (home / ".skillkit" / "settings.json").write_text(json.dumps({"sessions": {"store": url}}))
+    model = tmp_path / "script.yaml"
+    model.write_text('replies:\n  - text: "Kept in SQLite."\n')
+
+    ran = run_cli("-p", "where am I kept?", "--model", f"scripted:{model}", home=home, cwd=cwd)
+
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "Kept in SQLite."
+    (info,) = open_store(url).list(cwd)
+    assert info.messages == 2
+    assert not (home / ".skillkit" / "sessions").exists()  # no JSONL file beside it
+    other = f"sqlite://{tmp_path}/other.db"  # the flag wins over the settings
+    ran = run_cli("-p", "and now?", "--model", f"scripted:{model}", "--session-store", other,
+                  home=home, cwd=cwd)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert len(open_store(other).list(cwd)) == 1 and len(open_store(url).list(cwd)) == 1
