@@ -63,6 +63,8 @@ REQUEST_LIMIT = 3
 """Sampling requests, and elicitations, a server may make during one tool call."""
 LOG_BURST = 200
 """Log messages kept per server per minute; more are dropped."""
+# servers' log lines are shown by --verbose, or by a logging set-up the embedder makes
+logging.getLogger("skillkit.mcp").addHandler(logging.NullHandler())
 _FORM_FIELDS = 20
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -143,9 +145,11 @@ class ClientFeatures:
             logger = logging.getLogger(f"skillkit.mcp.{server}")
             if now - start >= 60:
                 if dropped:
-                    logger.warning("MCP server '%s': %d log messages dropped", server, dropped)
+                    self._emit(logger, logging.WARNING, server, "dropped", f"{dropped} dropped")
                 start, kept, dropped = now, 0, 0
             if kept >= LOG_BURST:
+                if not dropped:
+                    self._emit(logger, logging.WARNING, server, "too many log messages", "")
                 self._logs[server] = (start, kept, dropped + 1)
                 return
             self._logs[server] = (start, kept + 1, dropped)
@@ -153,11 +157,16 @@ class ClientFeatures:
             text = " ".join(data.split())[:_LOG_TEXT]
             source = f"{server}/{params.logger}" if params.logger else server
             level = _LEVELS.get(str(params.level), logging.INFO)
-            logger.log(level, "[%s] %s", source, text)
-            if os.environ.get("SKILLKIT_VERBOSE") == "1":
-                sys.stderr.write(f"skillkit: mcp {source} [{params.level}]: {text}\n")
+            self._emit(logger, level, source, str(params.level), text)
         except Exception:  # a log line is never worth a failure
             return
+
+    def _emit(self, logger: logging.Logger, level: int, source: str, kind: str, text: str) -> None:
+        if not text:  # the flood notice
+            text = f"more than {LOG_BURST} log messages this minute; the rest are dropped"
+        logger.log(level, "[%s] %s", source, text)
+        if os.environ.get("SKILLKIT_VERBOSE") == "1":
+            sys.stderr.write(f"skillkit: mcp {source} [{kind}]: {text}\n")
 
     # ----- sampling and elicitation
 

@@ -10,6 +10,7 @@ Every tool reports what the client answered, so a test reads it in the tool resu
 - ``sample_with_tools(prompt)`` — the same, offering the model a tool of the server's;
 - ``ask_name`` — asks the user for a name (form elicitation) and returns the action
   and the name;
+- ``ask_four`` — asks four questions in one call (more than a client should answer);
 - ``log(count)`` — sends ``count`` log messages (``log line N``), returns ``logged``;
 - ``client_info`` — the client's name and version from ``initialize``.
 
@@ -128,6 +129,29 @@ async def ask_name(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)
     if isinstance(answer, AcceptedElicitation):
         return f"accept: {answer.data.name}"
     return str(answer.action)
+
+
+def _ask_age() -> Elicit[Name]:
+    return Elicit("Your age?", Name)
+
+
+def _ask_town() -> Elicit[Name]:
+    return Elicit("Your town?", Name)
+
+
+def _ask_pet() -> Elicit[Name]:
+    return Elicit("Your pet?", Name)
+
+
+@app.tool()
+async def ask_four(
+    a: Annotated[ElicitationResult[Name], Resolve(_ask_name)],
+    b: Annotated[ElicitationResult[Name], Resolve(_ask_age)],
+    c: Annotated[ElicitationResult[Name], Resolve(_ask_town)],
+    d: Annotated[ElicitationResult[Name], Resolve(_ask_pet)],
+) -> str:
+    """Ask four questions in one call."""
+    return ",".join(str(x.action) for x in (a, b, c, d))
 
 
 @app.tool()
