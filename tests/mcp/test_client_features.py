@@ -6,6 +6,7 @@ client name — against a stdio server written with the MCP SDK's server side
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -326,3 +327,43 @@ async def test_requests_outside_a_tool_call_are_refused() -> None:
 
     answer = await features._guard(Idle(), "sampling", lambda call: None)  # type: ignore[arg-type]
     assert "only while one of your tool calls runs" in answer.message
+
+
+# ----- through a face: the AgentSession's ui_requests
+
+
+async def test_a_face_answers_elicitation_and_approves_sampling_through_ui_requests(
+    servers: McpServers, tmp_path: Path
+) -> None:
+    from skillkit.frontends.agent_session import AgentSession
+    from tests.frontends.test_agent_session import read_until
+
+    adapter = ScriptedAdapter(
+        [
+            tool_reply("mcp__feat__ask_name"),
+            tool_reply("mcp__feat__sample", {"prompt": "Say hi"}),
+            Reply(text="hi there"),  # the sampling answer
+            Reply(text="Done."),
+        ]
+    )
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[servers])
+    gate = PermissionGate(workspace=tmp_path, home=tmp_path / "home")
+    gate.rules.add("mcp__feat__*", skillkit.permissions.RuleAction.ALLOW, source="test")
+    session = AgentSession(runner, permissions=install(runner, gate), ui_timeout=30.0)
+    stream = session.subscribe()
+    try:
+        await session.prompt("go")
+        question = (await read_until(stream, lambda r: r["type"] == "ui_request", 60))[-1]
+        assert question["kind"] == "question"
+        assert "What is your name?" in question["questions"][0]["question"]  # type: ignore[index]
+        await session.handle({"type": "respond", "request_id": question["id"], "answers": ["Bo"]})
+        approval = (await read_until(stream, lambda r: r["type"] == "ui_request", 60))[-1]
+        assert approval["kind"] == "approval"
+        assert approval["tool_name"] == "mcp_sampling__feat"
+        assert "Say hi" in json.dumps(approval)  # the user sees what the server asks
+        await session.handle({"type": "respond", "request_id": approval["id"], "decision": "allow"})
+        await asyncio.wait_for(session.wait(), 60)
+    finally:
+        await session.aclose()
+    assert result_of(runner, "mcp__feat__ask_name") == "accept: Bo"
+    assert result_of(runner, "mcp__feat__sample") == "model said: hi there"
