@@ -367,3 +367,22 @@ async def test_a_face_answers_elicitation_and_approves_sampling_through_ui_reque
         await session.aclose()
     assert result_of(runner, "mcp__feat__ask_name") == "accept: Bo"
     assert result_of(runner, "mcp__feat__sample") == "model said: hi there"
+
+
+async def test_the_mcp_command_completes_a_templates_argument(servers: McpServers) -> None:
+    from skillkit.commands.dispatch import CommandContext, CommandRegistry
+    from skillkit.commands.mcp import mcp_slash_command
+
+    runner = AgentRunner(adapter=ScriptedAdapter(["ok"]), contributors=[servers])
+    commands = CommandRegistry()
+    commands.register(mcp_slash_command())
+    listed = await commands.dispatch("/mcp feat", CommandContext(runner=runner))
+    assert listed is not None and listed.ok
+    assert "resource templates: file://docs/{name}" in listed.output
+    assert "instructions: Always greet in French." in listed.output
+    done = await commands.dispatch("/mcp complete feat doc name be", CommandContext(runner=runner))
+    assert done is not None and done.ok and done.output == "beta"
+    none = await commands.dispatch("/mcp complete feat doc name zz", CommandContext(runner=runner))
+    assert none is not None and none.ok and none.output == "no values for name of doc"
+    unknown = await commands.dispatch("/mcp complete nope doc name", CommandContext(runner=runner))
+    assert unknown is not None and not unknown.ok
