@@ -33,3 +33,17 @@ def test_a_trace_keeps_blocks_apart_and_names_images() -> None:
     assert tool_result(ToolResult(parts), None) == '[a]\n{"b": 1}\n[image image/png]'
     sent = json.loads(input_messages([ToolResultMessage("c1", "t", parts)], None))
     assert sent[0]["parts"][0]["response"] == '[a]\n{"b": 1}\n[image image/png]'
+
+
+def test_the_words_of_a_server_that_takes_no_images() -> None:
+    from skillkit.adapters.images import refuses_images
+
+    for refusal in (
+        "image input is not supported by this model",
+        "Error: model does not support image inputs",
+        "Invalid content type. image_url is only supported by certain models",
+        "Multimodal input is not enabled on this server",
+    ):
+        assert refuses_images(refusal), refusal
+    for other in ("rate limit reached", "context length exceeded", "", None):
+        assert not refuses_images(other), other

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.wire_formats import SSE, chat_chunk, chat_text, chat_tool_call
+from tests.adapters.wire_formats import SSE, chat_chunk, chat_text, chat_tool_call, openai_error
 from tests.adapters.wire_server import SSEReply, WireServer
 
 pytestmark = pytest.mark.timeout(120)
@@ -105,3 +105,26 @@ async def test_after_an_image_a_text_only_model_gets_a_note_on_every_later_turn(
         sent = json.dumps(request.json()["messages"])
         assert PNG_START not in sent
         assert "does not accept images" in sent
+
+
+async def test_a_server_that_refuses_an_image_gets_notes_from_then_on(tmp_path: Path) -> None:
+    async with WireServer() as server:
+        server.reply(call_blocks())
+        server.reply(openai_error(500, "image input is not supported by this model", "server"))
+        server.reply(call_blocks())  # the same turn, sent again with a note for the image
+        server.reply(SSEReply(chat_text("done")))
+        code, out, err = await ask(
+            tmp_path,
+            server,
+            "--model",
+            "openai-compatible:m",
+            "--base-url",
+            server.base_url + "/v1",
+        )
+    assert code == 0, err
+    assert out.strip() == "done"
+    assert len(server.requests) == 4
+    assert PNG_START in json.dumps(server.requests[1].json()["messages"])
+    for request in server.requests[2:]:
+        sent = json.dumps(request.json()["messages"])
+        assert PNG_START not in sent and "does not accept images" in sent
