@@ -386,3 +386,100 @@ async def test_the_mcp_command_completes_a_templates_argument(servers: McpServer
     assert none is not None and none.ok and none.output == "no values for name of doc"
     unknown = await commands.dispatch("/mcp complete nope doc name", CommandContext(runner=runner))
     assert unknown is not None and not unknown.ok
+
+
+# ----- the answers, unit by unit
+
+
+class _Connection:
+    """What `ClientFeatures` reads of a connection: its name and running calls."""
+
+    def __init__(self, *calls: Any) -> None:
+        self.name = "srv"
+        self.active_calls: list[Any] = list(calls)
+
+
+def features_for(answers: list[Any], tmp_path: Path) -> tuple[ClientFeatures, AgentRunner]:
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter([]))
+    broker = QuestionBroker(answerer=lambda request: answers.pop(0) if answers else None)
+    install(runner, PermissionGate(workspace=tmp_path), questions=broker)
+    return ClientFeatures(roots=lambda: [tmp_path], agent=lambda: runner), runner
+
+
+async def test_a_form_with_typed_fields_is_answered_in_their_types(tmp_path: Path) -> None:
+    from mcp_types import ElicitRequestFormParams
+
+    from skillkit.tools.base import ToolContext
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "age": {"type": "integer", "title": "Age"},
+            "member": {"type": "boolean"},
+            "size": {"type": "string", "enum": ["S", "M", "L"]},
+            "note": {"type": "string"},
+        },
+        "required": ["age", "member", "size"],
+    }
+    params = ElicitRequestFormParams(message="Your details", requested_schema=schema)
+    call = ToolContext(tool_call_id="c1", tool_name="mcp__srv__x")
+    features, _ = features_for([["42", "true", "M", ""]], tmp_path)
+    answer = await features._guard(
+        _Connection(call), "elicitation", lambda c: features._elicit(_Connection(c), c, params)
+    )  # type: ignore[arg-type]
+    assert answer.action == "accept"
+    assert answer.content == {"age": 42, "member": True, "size": "M"}
+    features, _ = features_for([["forty", "true", "M", ""]], tmp_path)
+    answer = await features._elicit(_Connection(call), call, params)  # type: ignore[arg-type]
+    assert answer.action == "decline"  # an answer that is not an integer
+
+
+async def test_a_url_elicitation_shows_the_url_and_accepts_only_when_chosen(
+    tmp_path: Path,
+) -> None:
+    from mcp_types import ElicitRequestURLParams
+
+    from skillkit.tools.base import ToolContext
+
+    params = ElicitRequestURLParams(
+        message="Sign in", url="https://auth.example/login", elicitation_id="e1"
+    )
+    call = ToolContext(tool_call_id="c1", tool_name="mcp__srv__x")
+    features, runner = features_for([["Open it"]], tmp_path)
+    shown: list[Any] = []
+    runner.events.on("question_needed", shown.append)
+    accepted = await features._elicit(_Connection(call), call, params)  # type: ignore[arg-type]
+    assert accepted.action == "accept"
+    question = shown[0].payload.questions[0]
+    assert "https://auth.example/login" in question.question and "Sign in" in question.question
+    features, _ = features_for([["Decline"]], tmp_path)
+    declined = await features._elicit(_Connection(call), call, params)  # type: ignore[arg-type]
+    assert declined.action == "decline"
+
+
+async def test_no_permission_layer_means_sampling_and_elicitation_are_refused(
+    tmp_path: Path,
+) -> None:
+    from mcp_types import (
+        CreateMessageRequestParams,
+        ElicitRequestFormParams,
+        SamplingMessage,
+        TextContent,
+    )
+
+    from skillkit.tools.base import ToolContext
+
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["never"]))
+    features = ClientFeatures(roots=lambda: [tmp_path], agent=lambda: runner)
+    call = ToolContext(tool_call_id="c1", tool_name="mcp__srv__x")
+    sampling = CreateMessageRequestParams(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text="hi"))],
+        max_tokens=10,
+    )
+    refused = await features._sample(_Connection(call), call, sampling)  # type: ignore[arg-type]
+    assert "sampling was denied: no permission gate to ask" in refused.message
+    form = ElicitRequestFormParams(
+        message="Name?", requested_schema={"type": "object", "properties": {}}
+    )
+    declined = await features._elicit(_Connection(call), call, form)  # type: ignore[arg-type]
+    assert declined.action == "decline"
