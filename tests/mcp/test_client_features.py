@@ -483,3 +483,26 @@ async def test_no_permission_layer_means_sampling_and_elicitation_are_refused(
     )
     declined = await features._elicit(_Connection(call), call, form)  # type: ignore[arg-type]
     assert declined.action == "decline"
+
+
+def test_a_log_message_is_redacted_and_cannot_drive_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcp_types import LoggingMessageNotificationParams
+
+    from skillkit.secrets import Redactor
+
+    monkeypatch.setenv("SKILLKIT_VERBOSE", "1")
+    secret = "sk-live-0123456789abcdef"
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([]),
+        redactor=Redactor({"MY_KEY": secret}),
+    )
+    features = ClientFeatures(roots=lambda: [tmp_path], agent=lambda: runner)
+    data = f"token {secret} \x1b]52;c;ZWNobyBoaQ==\x07 \x1b[2J done"
+    features.log("srv", LoggingMessageNotificationParams(level="error", data=data))
+    err = capsys.readouterr().err
+    assert err.startswith("skillkit: mcp srv [error]: token ")
+    assert secret not in err and "\x1b" not in err and "\x07" not in err
+    assert err.rstrip().endswith("done")

@@ -10,12 +10,14 @@ so the client capabilities they stand for:
   server's tools, ``mcp__<server>__*``, does not cover it), asking shows the
   user the prompt, and asking means denied in ``-p``. The model is given no tools
   (a sampling request that offers tools is refused: ``sampling.tools`` is not
-  advertised), its answer is bounded (``max_tokens`` at most `SAMPLING_MAX_TOKENS`),
-  and its usage counts as the session's;
+  advertised) and nothing of the conversation (``includeContext`` is ignored); its
+  answer is bounded (``max_tokens`` at most `SAMPLING_MAX_TOKENS`), and its usage
+  counts as the session's;
 - **elicitation** — the server asks the user for data: a form (each field one
   question, in the face's question UI) or a URL to open; in ``-p`` it is declined;
 - **log messages** — to the ``skillkit.mcp.<server>`` logger, and to stderr with
-  ``--verbose`` (``SKILLKIT_VERBOSE=1``).
+  ``--verbose`` (``SKILLKIT_VERBOSE=1``); secrets the agent knows are redacted and
+  terminal control characters shown as visible stand-ins.
 
 A server is a stranger to the user's session, so every request fails closed and is
 bounded: sampling and elicitation are answered only while one of that server's tool
@@ -138,35 +140,43 @@ class ClientFeatures:
     # ----- log messages
 
     def log(self, server: str, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        """Log a server's message (never raises)."""
+        """Log a server's message: secrets the agent knows redacted, terminal controls
+        made visible, at most `LOG_BURST` a minute. Never raises."""
         try:
             now = time.monotonic()
             start, kept, dropped = self._logs.get(server, (now, 0, 0))
             logger = logging.getLogger(f"skillkit.mcp.{server}")
             if now - start >= 60:
                 if dropped:
-                    self._emit(logger, logging.WARNING, server, "dropped", f"{dropped} dropped")
+                    self._emit(logger, logging.WARNING, server, f"{dropped} log messages dropped")
                 start, kept, dropped = now, 0, 0
             if kept >= LOG_BURST:
                 if not dropped:
-                    self._emit(logger, logging.WARNING, server, "too many log messages", "")
+                    notice = f"more than {LOG_BURST} log messages this minute; the rest are dropped"
+                    self._emit(logger, logging.WARNING, server, notice)
                 self._logs[server] = (start, kept, dropped + 1)
                 return
             self._logs[server] = (start, kept + 1, dropped)
             data = params.data if isinstance(params.data, str) else repr(params.data)
             text = " ".join(data.split())[:_LOG_TEXT]
+            redactor = getattr(self._agent(), "redactor", None)
+            if redactor is not None:
+                text = redactor.redact(text)
             source = f"{server}/{params.logger}" if params.logger else server
             level = _LEVELS.get(str(params.level), logging.INFO)
-            self._emit(logger, level, source, str(params.level), text)
+            self._emit(logger, level, source, text, kind=str(params.level))
         except Exception:  # a log line is never worth a failure
             return
 
-    def _emit(self, logger: logging.Logger, level: int, source: str, kind: str, text: str) -> None:
-        if not text:  # the flood notice
-            text = f"more than {LOG_BURST} log messages this minute; the rest are dropped"
-        logger.log(level, "[%s] %s", source, text)
+    def _emit(
+        self, logger: logging.Logger, level: int, source: str, text: str, *, kind: str = "warning"
+    ) -> None:
+        from skillkit.text import neutralize
+
+        line = neutralize(f"[{kind}]: {text}")
+        logger.log(level, "%s %s", source, line)
         if os.environ.get("SKILLKIT_VERBOSE") == "1":
-            sys.stderr.write(f"skillkit: mcp {source} [{kind}]: {text}\n")
+            sys.stderr.write(f"skillkit: mcp {neutralize(source)} {line}\n")
 
     # ----- sampling and elicitation
 
