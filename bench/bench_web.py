@@ -32,7 +32,18 @@ from skillkit.tools.builtin.webfetch import WebFetchSettings, fetch_page, html_t
 
 def _page(size: int) -> str:
     rng = random.Random(5)
-    words = "agent skill tool model event stream permission sandbox session page".split()
+    words = [
+        "agent",
+        "skill",
+        "tool",
+        "model",
+        "event",
+        "stream",
+        "permission",
+        "sandbox",
+        "session",
+        "page",
+    ]
 
     def sentence() -> str:
         return " ".join(rng.choice(words) for _ in range(rng.randint(8, 20))).capitalize() + "."

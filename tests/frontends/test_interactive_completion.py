@@ -90,3 +90,63 @@ def test_a_mention_attaches_a_bounded_text_file_inside_the_workspace(tmp_path: P
     assert '<file path="notes.txt">\nhello\n\n</file>' in text
     assert "[… cut at 20,000 bytes]" in text and "y" * 20_001 not in text
     assert text.startswith("see @notes.txt, @big.txt")
+
+
+def test_tab_completes_the_sessions_labels_and_entry_ids_for_tree(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("hello there")
+    terminal.wait_for("● done")
+    terminal.type("/label before-the-fix")
+    terminal.wait_for_prompt_count(3)
+
+    terminal.press("-l", "/tree ")
+    terminal.press("Tab")
+    screen = terminal.wait_for("label of ")
+    assert "before-the-fix" in screen
+    assert "assistant: Read it." in screen  # an entry id, shown with what it is
+    assert "user: hello there" in screen
+    terminal.press("Tab")  # the first one (the label) taken
+    terminal.wait_for(lambda s: _input_line(s).rstrip().endswith("/tree before-the-fix"))
+    terminal.press("Escape")
+    terminal.press("C-u")
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_an_image_mention_is_refused_in_one_line_for_a_model_without_images(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work, model = project(tmp_path)
+    (work / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("what is in @shot.png?")
+    screen = terminal.wait_for("(@shot.png)")
+    said = " ".join(screen[screen.index("✗ not sent:") :].split())  # the line may wrap
+    assert said.startswith(f"✗ not sent: {model} does not take images (@shot.png)")
+    terminal.wait_for_prompt_count(2)
+    assert "Read it." not in terminal.screen()  # nothing reached the model
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_images_are_found_by_mention_or_pasted_path_but_not_by_a_name_in_a_sentence(
+    tmp_path: Path,
+) -> None:
+    from skillkit.frontends.prompt_completion import mentioned_images
+
+    work = tmp_path / "work"
+    (work / "art").mkdir(parents=True)
+    (work / "art" / "logo.PNG").write_bytes(b"\x89PNG")
+    (work / "notes.md").write_text("not an image")
+    pasted = tmp_path / "Screen Shot.jpg"
+    pasted.write_bytes(b"\xff\xd8")
+
+    text = f'compare @art/logo.PNG with "{pasted}", then @notes.md and @gone.png'
+    assert mentioned_images(text, work) == ["art/logo.PNG", str(pasted)]
+    assert mentioned_images("rename logo.png to icon.png", work) == []
+    assert mentioned_images(f"{tmp_path}/missing.png please", work) == []

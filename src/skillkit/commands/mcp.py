@@ -13,15 +13,23 @@ not started yet are started (concurrently) before the listing.
 from __future__ import annotations
 
 import shlex
+import sys
+from typing import TYPE_CHECKING
 
 from skillkit.commands.dispatch import Command, CommandContext, CommandError, CommandResult
-from skillkit.mcp import McpCallError, McpServers
+
+if TYPE_CHECKING:
+    from skillkit.mcp.servers import McpServers
 
 __all__ = ["mcp_command", "mcp_slash_command"]
 
 
 def _servers(ctx: CommandContext) -> McpServers | None:
     runner = ctx.require_runner()
+    if "skillkit.mcp.servers" not in sys.modules:  # no servers were ever made
+        return None
+    from skillkit.mcp.servers import McpServers
+
     for contributor in runner.contributors:
         if isinstance(contributor, McpServers):
             return contributor
@@ -55,6 +63,8 @@ async def mcp_command(ctx: CommandContext, args: str) -> CommandResult | str:
             if not sep or not key:
                 raise CommandError(f"prompt arguments are key=value, not {word!r}")
             arguments[key] = value
+        from skillkit.mcp.connection import McpCallError
+
         try:
             text = await servers.get_prompt(server, prompt, arguments)
         except McpCallError as exc:

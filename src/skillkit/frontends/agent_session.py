@@ -16,9 +16,7 @@ approvals is kept in the recorded session, for this process or any later one to 
 (`pending_run`, `resume`; the ``approvals`` / ``approve`` / ``deny`` commands), and the
 session can hold a budget over its runs (`set_budget`). The commands, records and
 stream are described in ``docs/faces.md``; a feature added here appears in every face.
-The session's parts live beside it: its runs (`skillkit.frontends.session_runs`), how it
-is made (`session_build`), its records (`session_records`), its history commands
-(`session_history`) and its command entries (`session_commands`).
+Its parts: ``session_runs``, ``_build``, ``_records``, ``_history``, ``_commands``.
 """
 
 from __future__ import annotations
@@ -54,7 +52,7 @@ from skillkit.frontends.subscription import (
     Subscription,
 )
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
-from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage
+from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage, UserContent
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -331,7 +329,7 @@ class AgentSession(SessionHistory):
 
     async def prompt(
         self,
-        message: str,
+        message: str | list[UserContent],
         streaming_behavior: StreamingBehavior | None = None,
         *,
         output_type: Any = None,
@@ -340,7 +338,12 @@ class AgentSession(SessionHistory):
         "started"}`` is returned at once; ``output_type`` asks that run for structured
         output (as `AgentRunner.chat` takes it). During a run: ``streaming_behavior``
         says whether it steers the run or follows it (``{"delivery": "steer"}``);
-        without one, `SessionCommandError`."""
+        without one, `SessionCommandError`. A list of text and image parts (an editor's
+        attachments) starts a run only when idle."""
+        if isinstance(message, list) and message and not self.is_running:
+            parts = message
+            self.runs.start(lambda: self.runner.chat(parts, output_type=output_type))
+            return {"delivery": "started"}
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
         if streaming_behavior is not None and streaming_behavior not in _BEHAVIORS:

@@ -4,6 +4,7 @@
     skillkit skills validate PATH... [--strict] [--json]
     skillkit skills show NAME
     skillkit skills run NAME ACTION [key=value | value]... [--arg key=value]... [--json]
+    skillkit skills eval NAME [--models a,b,c] [--repeats N] [--json]
 
 Every subcommand accepts ``--source PATH`` (repeatable) to search more folders and
 ``--cwd DIR`` to discover project skills from another directory. Nothing heavy is
@@ -23,6 +24,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import PurePath
 from typing import IO, TYPE_CHECKING, Any, TypeAlias
 
@@ -107,6 +109,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.set_defaults(handler=_run)
+
+    # Trigger evals run models: they live with the evaluations (`skillkit.evals`), a
+    # layer above this one, reached by name like the command modules of `skillkit.cli`.
+    evals_cli = import_module("skillkit.evals.cli")
+    evaluate = commands.add_parser(
+        "eval",
+        parents=[common],
+        help="trigger evals: is the skill loaded for the prompts it should be",
+        description="Run the skill's evals/triggers.yaml (should_trigger and "
+        "should_not_trigger prompts) on each model with the installed catalog, and "
+        "print precision, recall and the skills it is confused with.",
+    )
+    evaluate.add_argument("name")
+    evals_cli.add_trigger_options(evaluate)
+    evaluate.set_defaults(handler=evals_cli.skills_eval_command)
 
 
 def _registry(args: argparse.Namespace) -> SkillRegistry:
