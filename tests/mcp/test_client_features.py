@@ -506,3 +506,15 @@ def test_a_log_message_is_redacted_and_cannot_drive_the_terminal(
     assert err.startswith("skillkit: mcp srv [error]: token ")
     assert secret not in err and "\x1b" not in err and "\x07" not in err
     assert err.rstrip().endswith("done")
+
+
+async def test_the_mcp_command_reports_a_failed_completion(servers: McpServers) -> None:
+    from skillkit.commands.dispatch import CommandContext, CommandRegistry
+    from skillkit.commands.mcp import mcp_slash_command
+
+    runner = AgentRunner(adapter=ScriptedAdapter(["ok"]), contributors=[servers])
+    commands = CommandRegistry()
+    commands.register(mcp_slash_command())
+    failed = await commands.dispatch("/mcp complete feat doc boom a", CommandContext(runner=runner))
+    assert failed is not None and not failed.ok
+    assert "completing boom of file://docs/{name} ('feat') failed" in str(failed.error)

@@ -76,6 +76,8 @@ async def mcp_command(ctx: CommandContext, args: str) -> CommandResult | str:
         server, template, argument = words[1], words[2], words[3]
         if server not in servers.connections:
             raise CommandError(f"no MCP server {server!r}; /mcp lists them")
+        from skillkit.mcp.connection import McpCallError
+
         try:
             values = await servers.complete(
                 server, template, argument, words[4] if len(words) == 5 else ""

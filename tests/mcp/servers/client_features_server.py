@@ -15,7 +15,8 @@ Every tool reports what the client answered, so a test reads it in the tool resu
 - ``client_info`` — the client's name and version from ``initialize``.
 
 A resource template ``file://docs/{name}`` whose ``name`` completes from ``alpha``,
-``beta``, ``gamma``, and server instructions (``Always greet in French.``).
+``beta``, ``gamma`` (an argument ``boom`` fails), and server instructions
+(``Always greet in French.``).
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ def doc(name: str) -> str:
 
 @app.completion()
 async def complete(ref: object, argument: object, context: object) -> Completion | None:
+    if getattr(argument, "name", "") == "boom":
+        raise ValueError("the completion failed")
     if isinstance(ref, ResourceTemplateReference) and getattr(argument, "name", "") == "name":
         typed = str(getattr(argument, "value", ""))
         return Completion(values=[n for n in NAMES if n.startswith(typed)])
