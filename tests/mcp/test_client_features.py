@@ -518,3 +518,40 @@ async def test_the_mcp_command_reports_a_failed_completion(servers: McpServers) 
     failed = await commands.dispatch("/mcp complete feat doc boom a", CommandContext(runner=runner))
     assert failed is not None and not failed.ok
     assert "completing boom of file://docs/{name} ('feat') failed" in str(failed.error)
+
+
+async def test_a_server_on_the_handshake_protocol_gets_the_same_answers(tmp_path: Path) -> None:
+    """Servers that speak a protocol before 2026 (most published ones) send sampling,
+    elicitation and roots as requests of their own in the middle of a tool call."""
+    from contextlib import AsyncExitStack
+    from typing import TextIO
+
+    from mcp.client.stdio import stdio_client
+
+    from mcp import Client, StdioServerParameters
+
+    async def legacy(config: McpServerConfig, stack: AsyncExitStack, stderr: TextIO) -> Client:
+        params = StdioServerParameters(command=config.command, args=list(config.args))
+        return Client(stdio_client(params, errlog=stderr), mode="legacy")
+
+    root = Path(os.path.realpath(tmp_path))
+    servers = McpServers([features_config()], client_factory=legacy, roots=[root])
+    replies = [
+        tool_reply("mcp__feat__roots"),
+        tool_reply("mcp__feat__ask_name"),
+        tool_reply("mcp__feat__sample", {"prompt": "hi"}),
+        Reply(text="hello"),
+        Reply(text="ok"),
+    ]
+    try:
+        runner, _, _ = runner_with(servers, replies, [["Cy"]], tmp_path)
+        runner.roles.permissions.gate.rules.add(  # type: ignore[union-attr]
+            "mcp_sampling__feat", skillkit.permissions.RuleAction.ALLOW, source="test"
+        )
+        await runner.chat("go")
+        assert not servers.connections["feat"].protocol_version.startswith("2026")
+        assert result_of(runner, "mcp__feat__roots") == root.as_uri()
+        assert result_of(runner, "mcp__feat__ask_name") == "accept: Cy"
+        assert result_of(runner, "mcp__feat__sample") == "model said: hello"
+    finally:
+        await servers.aclose()
