@@ -520,6 +520,10 @@ async def test_the_mcp_command_reports_a_failed_completion(servers: McpServers) 
     assert "completing boom of file://docs/{name} ('feat') failed" in str(failed.error)
 
 
+def real_path(path: Path) -> Path:
+    return path.resolve()
+
+
 async def test_a_server_on_the_handshake_protocol_gets_the_same_answers(tmp_path: Path) -> None:
     """Servers that speak a protocol before 2026 (most published ones) send sampling,
     elicitation and roots as requests of their own in the middle of a tool call."""
@@ -534,7 +538,7 @@ async def test_a_server_on_the_handshake_protocol_gets_the_same_answers(tmp_path
         params = StdioServerParameters(command=config.command, args=list(config.args))
         return Client(stdio_client(params, errlog=stderr), mode="legacy")
 
-    root = Path(os.path.realpath(tmp_path))
+    root = real_path(tmp_path)
     servers = McpServers([features_config()], client_factory=legacy, roots=[root])
     replies = [
         tool_reply("mcp__feat__roots"),
