@@ -117,3 +117,24 @@ def test_rm_deletes_and_is_refused_while_a_session_is_written(place: tuple[Path,
         run_cli("sessions", "list", home=home, cwd=cwd).stdout.strip()
         == "no sessions in this folder"
     )
+
+
+def test_an_answer_that_ended_in_error_says_its_stop_once(place: tuple[Path, Path]) -> None:
+    from skillkit.session.export import to_html, to_markdown
+
+    home, cwd = place
+    session = SessionStore(home).create(cwd)
+    session.append_message(UserMessage(content="go"))
+    session.append_message(
+        AssistantMessage(content=[TextPart("Half")], stop_reason="aborted", error="aborted")
+    )
+    session.append_message(UserMessage(content="again"))
+    session.append_message(
+        AssistantMessage(content=[], stop_reason="error", error="model call failed: 503")
+    )
+    markdown, page = to_markdown(session), to_html(session)
+    session.close()
+    assert "*aborted*" in markdown and "aborted: aborted" not in markdown
+    assert "*error: model call failed: 503*" in markdown
+    assert '<div class="error">aborted</div>' in page
+    assert '<div class="error">error: model call failed: 503</div>' in page

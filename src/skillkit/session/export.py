@@ -125,7 +125,7 @@ def _markdown_entry(entry: Entry) -> Iterator[str]:
                 elif isinstance(part, ToolCall):
                     yield f"**tool call** `{part.name}`\n\n" + _fence(_args(part), "json")
             if message.error:
-                yield f"*{message.stop_reason}: {message.error}*"
+                yield f"*{stop_note(message.stop_reason, message.error)}*"
         case MessageEntry(message=ToolResultMessage() as message):
             status = "error" if message.is_error else "result"
             yield f"**tool {status}** `{message.tool_name}`"
@@ -240,9 +240,8 @@ def _html_entry(entry: Entry, results: dict[str, ToolResultMessage], tag: str) -
                 elif isinstance(part, ToolCall):
                     parts.append(_html_call(part, results.get(part.id)))
             if message.error:
-                parts.append(
-                    f'<div class="error">{esc(message.stop_reason)}: {esc(message.error)}</div>'
-                )
+                note = stop_note(message.stop_reason, message.error)
+                parts.append(f'<div class="error">{esc(note)}</div>')
             return (
                 f'<div class="msg assistant"><div class="role">assistant{tag}</div>'
                 + "".join(parts)
@@ -302,3 +301,14 @@ def _html_call(call: ToolCall, result: ToolResultMessage | None) -> str:
     return (
         f"<details><summary>{esc(call.name)}{status}</summary>{_pre(_args(call))}{output}</details>"
     )
+
+
+def stop_note(stop_reason: str, error: str) -> str:
+    """How an answer that ended in ``error`` says so: the stop reason and the error,
+    once when they say the same (``aborted``, not ``aborted: aborted``)."""
+    text = " ".join(error.split())
+    if not text or text.lower() == stop_reason.lower():
+        return stop_reason
+    if text.lower().startswith(stop_reason.lower()):
+        return text
+    return f"{stop_reason}: {text}"
