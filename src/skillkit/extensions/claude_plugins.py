@@ -10,8 +10,8 @@ What a plugin folder may hold, and what SkillKit makes of it:
 - ``commands/*.md`` — slash commands: the body, with ``$ARGUMENTS`` (and ``$1``...)
   replaced, is sent to the agent as the user's message; ``description`` and
   ``argument-hint`` show in ``/help``;
-- ``hooks/hooks.json`` — shell hooks (`skillkit.hooks`), ``${CLAUDE_PLUGIN_ROOT}``
-  replaced by the plugin's folder;
+- ``hooks/hooks.json`` — shell hooks (`skillkit.hooks`), ``${CLAUDE_PLUGIN_ROOT}`` set
+  in the hook's environment (the shell expands it: never pasted into the command);
 - ``.mcp.json`` — MCP servers, ``${CLAUDE_PLUGIN_ROOT}`` replaced.
 
 Names: a plugin's command or agent keeps its own name unless another plugin (or an
