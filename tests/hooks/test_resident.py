@@ -185,3 +185,53 @@ async def test_a_plugin_root_with_shell_metacharacters_stays_a_word(
     run = await processes.run(config.hooks[0], {})
     assert run.stdout == "ran\n"
     assert not (processes.cwd / "pwned").exists() and not (processes.cwd / "pwned2").exists()
+
+
+async def test_a_plain_command_runs_without_a_shell_and_a_script_without_shebang_with_one(
+    processes: HookProcesses,
+) -> None:
+    bare = processes.cwd / "bare-script"
+    bare.write_text("echo from-sh $0\n")
+    bare.chmod(0o755)
+    plain = await processes.run(hook(f"{bare} one"), {})
+    assert plain.stdout.startswith("from-sh")
+    ps = await processes.run(hook("/bin/ps -o comm= -p $PPID"), {})  # a shell: $PPID
+    assert ps.exit_code == 0
+    missing = await processes.run(hook("/no/such/program"), {})
+    assert missing.exit_code == 127 and "/no/such/program" in missing.stderr
+
+
+def test_only_commands_the_shell_would_just_split_skip_the_shell() -> None:
+    from skillkit.hooks.process import _plain_argv
+
+    env = {"CLAUDE_PLUGIN_ROOT": "/p/a b", "CLAUDE_PROJECT_DIR": "/w"}
+    assert _plain_argv('"${CLAUDE_PLUGIN_ROOT}/x.sh" --fix', env) == ["/p/a b/x.sh", "--fix"]
+    assert _plain_argv("$CLAUDE_PROJECT_DIR/h.py a=1", env) == ["/w/h.py", "a=1"]
+    for command in (
+        "a; b",
+        "a | b",
+        "a > f",
+        "a $(b)",
+        "a `b`",
+        "echo $HOME",
+        "a *.py",
+        "a 'b'",
+        "a\nb",
+        "a && b",
+        'a "b',
+        "",
+        "~/x",
+    ):
+        assert _plain_argv(command, env) is None, command
+
+
+async def test_an_unconfined_hook_has_a_launcher_of_its_own_outside_the_sandbox(
+    processes: HookProcesses, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    confined = await processes.run(hook(f"touch {outside}/a"), {})
+    free = await processes.run(hook(f"touch {outside}/b", sandbox="off"), {})
+    assert confined.exit_code != 0 and free.exit_code == 0
+    assert not (outside / "a").exists() and (outside / "b").exists()
+    assert len(launcher_pids(processes)) == 2

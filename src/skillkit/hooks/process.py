@@ -9,7 +9,10 @@ hook's confinement (``workspace``: the workspace writable but its protected path
 and the transcript are written to a private folder the sandbox exposes read-only.
 
 The command line runs with ``/bin/sh -c``, as Claude Code runs it, from the workspace,
-with ``CLAUDE_PROJECT_DIR`` (and ``CLAUDE_PLUGIN_ROOT`` for a plugin's hook) set.
+with ``CLAUDE_PROJECT_DIR`` (and ``CLAUDE_PLUGIN_ROOT`` for a plugin's hook) set. In the
+session's resident sandbox (`skillkit.hooks.resident`) a command the shell would only
+split into words (a script's path and plain arguments, ``"${CLAUDE_PLUGIN_ROOT}/x.sh"``)
+is started without the shell; a program without ``#!`` still runs with ``/bin/sh``.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
+import shlex
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -74,6 +80,31 @@ class HookRun:
         )
 
 
+_PLAIN = re.compile(r'[\w/.,:=+@%" -]*')
+_VARIABLE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_EXPANDED = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PROJECT_DIR")
+
+
+def _plain_argv(command: str, environ: Mapping[str, str]) -> list[str] | None:
+    """The words of ``command`` when the shell would do nothing but split it into words
+    and expand ``$CLAUDE_PLUGIN_ROOT`` / ``$CLAUDE_PROJECT_DIR`` (as one word each, also
+    inside double quotes) — then it runs without a shell; None for anything else (quotes
+    but double ones, other variables, globs, redirections, pipes, ``;``, ``$( )``...)."""
+    names = [a or b for a, b in _VARIABLE.findall(command)]
+    if any(name not in _EXPANDED or name not in environ for name in names):
+        return None
+    bare = _VARIABLE.sub("", command)
+    if not _PLAIN.fullmatch(bare) or bare.count('"') % 2:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    return [_VARIABLE.sub(lambda m: environ[m.group(1) or m.group(2)], word) for word in words]
+
+
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         if line.strip():
@@ -104,9 +135,9 @@ class _Bounded:
 class HookProcesses:
     """Runs hooks for one session: ``cwd`` is the workspace, ``sandbox`` the session's
     (None: unconfined), ``redactor`` removes known secrets from what hooks print;
-    ``resident``: sandboxed hooks run in a sandbox kept for the session
-    (`skillkit.hooks.resident`; False: a fresh bubblewrap per hook). `close` stops it and
-    removes the private folder (inputs and transcript)."""
+    ``resident``: hooks run through launchers kept for the session, in the sandbox
+    (`skillkit.hooks.resident`; False: a fresh process, and bubblewrap, per hook).
+    `close` stops them and removes the private folder (inputs and transcript)."""
 
     def __init__(
         self,
@@ -152,8 +183,10 @@ class HookProcesses:
                 if self.sandbox is not None:  # its scripts must be readable inside
                     self.sandbox.expose(hook.plugin_root)
             outcome: ProcessOutcome | None = None
-            if confined and self.resident and hasattr(os, "memfd_create"):
-                outcome = await self._run_resident(hook, data, environ, confinement, output, abort)
+            if self.resident and hasattr(os, "memfd_create"):
+                outcome = await self._run_resident(
+                    hook, data, environ, confinement if confined else None, output, abort
+                )
             if outcome is None:
                 outcome = await self._run_fresh(
                     hook, data, environ, confinement if confined else None, output, abort
@@ -173,14 +206,13 @@ class HookProcesses:
         hook: HookCommand,
         data: bytes,
         environ: dict[str, str],
-        confinement: Confinement,
+        confinement: Confinement | None,
         output: _Bounded,
         abort: AbortSignal | None,
     ) -> ProcessOutcome | None:
         """The hook run by the session's resident sandbox; None when that cannot take it
         (no bubblewrap in force, the launcher would not start: the caller then runs the
         hook as before, where a sandbox required but missing is refused)."""
-        assert self.sandbox is not None
         if self._resident is None:
             self.folder  # noqa: B018 - made (and exposed) before the launcher's mounts are
             self._resident = ResidentSandbox(self.sandbox, self.cwd)
@@ -189,7 +221,7 @@ class HookProcesses:
             os.write(stdin, data)
             os.lseek(stdin, 0, os.SEEK_SET)
             return await self._resident.run(
-                [_SHELL, "-c", hook.command],
+                _plain_argv(hook.command, environ) or [_SHELL, "-c", hook.command],
                 output,
                 stdin=stdin,
                 env=environ,

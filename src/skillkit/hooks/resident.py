@@ -62,7 +62,7 @@ _FD_VARIABLE = "SKILLKIT_HOOK_LAUNCHER_FD"
 # The monitor sends "started", then the exit code once the hook is reaped, then "gone"
 # once nothing it started is left.
 _LAUNCHER = r"""
-import ctypes, json, os, select, signal, socket, sys
+import ctypes, errno, json, os, select, signal, socket, sys
 
 def children(me):
     found = []
@@ -103,10 +103,10 @@ def start(request, fds):
         prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
         for fd in fds:
             os.set_inheritable(fd, False)
-        try:
-            leader = os.posix_spawnp(
-                request["argv"][0],
-                request["argv"],
+        def spawn(argv):
+            return os.posix_spawnp(
+                argv[0],
+                argv,
                 request["env"],
                 file_actions=[
                     (os.POSIX_SPAWN_DUP2, stdin, 0),
@@ -115,8 +115,15 @@ def start(request, fds):
                 ],
                 setsid=True,
             )
+        try:
+            try:
+                leader = spawn(request["argv"])
+            except OSError as exc:  # a program with no "#!" is a shell script, as in sh
+                if exc.errno != errno.ENOEXEC:
+                    raise
+                leader = spawn(["/bin/sh", *request["argv"]])
         except OSError as exc:
-            os.write(stderr, ("cannot start: %s\n" % exc).encode())
+            os.write(stderr, ("cannot start %s: %s\n" % (request["argv"][0], exc)).encode())
             run.send(b"started")
             run.send(b"exit 127")
             return
@@ -232,32 +239,38 @@ def _hold(argv: list[str]) -> tuple[tuple[Any, ...], list[int]]:
 
 
 class ResidentSandbox:
-    """Launchers for one session's sandboxed hooks (see the module docs): one per
-    confinement, started on first use, replaced when the mounts would differ. ``cwd`` is
-    the workspace the hooks run from. `close` stops them all."""
+    """Launchers for one session's hooks (see the module docs): one per confinement of
+    ``sandbox`` (``confinement`` None: one unconfined, for the hooks the user's own
+    settings run with ``"sandbox": "off"``), started on first use, replaced when the
+    mounts would differ. ``cwd`` is the workspace the hooks run from. `close` stops them
+    all."""
 
-    def __init__(self, sandbox: Sandbox, cwd: str | os.PathLike[str]) -> None:
+    def __init__(self, sandbox: Sandbox | None, cwd: str | os.PathLike[str]) -> None:
         self.sandbox = sandbox
         self.cwd = os.path.abspath(cwd)
-        self._launchers: dict[bool, _Launcher] = {}
+        self._launchers: dict[str, _Launcher] = {}
         self._lock = asyncio.Lock()
         self._program = [sys.executable, "-I", "-S", "-c", _LAUNCHER]
 
-    async def _launcher(self, confinement: Confinement) -> _Launcher:
-        key = await asyncio.to_thread(self._key, confinement)
+    async def _launcher(self, confinement: Confinement | None) -> _Launcher:
+        if confinement is None:
+            kind, key = "off", _identity(self._program)
+        else:
+            kind = "read_only" if confinement.read_only else "workspace"
+            key = await asyncio.to_thread(self._key, confinement)
         async with self._lock:
-            current = self._launchers.get(confinement.read_only)
+            current = self._launchers.get(kind)
             if current is not None and current.key == key and current.process.returncode is None:
                 return current
             if current is not None:
                 current.stop()
-                del self._launchers[confinement.read_only]
+                del self._launchers[kind]
             launcher = await self._start(list(key[0]))
-            self._launchers[confinement.read_only] = launcher
+            self._launchers[kind] = launcher
             return launcher
 
     def _key(self, confinement: Confinement) -> tuple[Any, ...]:
-        if not self.sandbox.active:  # never a launcher outside the sandbox
+        if self.sandbox is None or not self.sandbox.active:  # never unconfined by mistake
             raise ResidentUnavailable("no sandbox in force")
         return _identity(self.sandbox.wrap(self._program, cwd=self.cwd, confinement=confinement))
 
@@ -305,17 +318,18 @@ class ResidentSandbox:
         *,
         stdin: int,
         env: Mapping[str, str],
-        confinement: Confinement,
+        confinement: Confinement | None,
         timeout: float | None = None,  # noqa: ASYNC109 - as run_process
         abort: AbortSignal | None = None,
         kill_grace: float = 0.5,
         drain_timeout: float = 0.25,
     ) -> ProcessOutcome:
-        """Run ``argv`` in the resident sandbox with ``stdin`` (a descriptor, left open for
-        the caller to close) and ``env`` (less what `command_environment` removes, plus
-        ``TMPDIR=/tmp`` and a fresh process tag); its output goes to ``sink`` as
-        `run_process` delivers it. The outcome as `run_process` says it; raises
-        `ResidentUnavailable` when the launcher cannot take the run (nothing was run)."""
+        """Run ``argv`` in the resident sandbox of ``confinement`` (None: unconfined)
+        with ``stdin`` (a descriptor, left open for the caller to close) and ``env``
+        (less what `command_environment` removes, plus ``TMPDIR=/tmp`` and a fresh
+        process tag); its output goes to ``sink`` as `run_process` delivers it. The
+        outcome as `run_process` says it; raises `ResidentUnavailable` when the launcher
+        cannot take the run (nothing was run)."""
         if abort is not None and abort.aborted:
             return ProcessOutcome("aborted", None)
         launcher = await self._launcher(confinement)
