@@ -19,8 +19,9 @@ interleaved round by round so machine noise hits them alike:
 Reported: the median and p90 time per tool call, and what each adds over ``none``; the
 same for a session's first call;
 beside them, in the same rounds, the start of one process through the runtime
-(``/bin/true``, bare and in the sandbox with the workspace writable) — a hook pair
-cannot cost less than two of those.
+(``/bin/true``, bare and in a fresh sandbox with the workspace writable — what each hook
+cost before hooks kept a sandbox per session) and the no-op hook script run bare (a hook
+pair cannot cost less than two of those).
 Target: the sandboxed pair adds at most 30 ms per call; an empty configuration adds
 nothing measurable.
 """
@@ -82,11 +83,13 @@ def sink(fd: int, data: bytes) -> None:
     return None
 
 
-async def one_process(workspace: Path, sandbox: Sandbox | None) -> float:
-    """Seconds to run ``/bin/true`` through the runtime once."""
+async def one_process(
+    workspace: Path, sandbox: Sandbox | None, argv: tuple[str, ...] = ("/bin/true",)
+) -> float:
+    """Seconds to run ``argv`` through the runtime once."""
     started = time.perf_counter()
     confinement = Confinement() if sandbox is not None else None
-    await run_process(["/bin/true"], sink, cwd=workspace, sandbox=sandbox, confinement=confinement)
+    await run_process(argv, sink, cwd=workspace, sandbox=sandbox, confinement=confinement)
     return time.perf_counter() - started
 
 
@@ -116,7 +119,11 @@ async def main(rounds: int, calls: int) -> None:
     kinds = ["none", "configured, empty", "no-op hooks, sandbox", "no-op hooks, no sandbox"]
     times: dict[str, list[float]] = {kind: [] for kind in kinds}
     firsts: dict[str, list[float]] = {kind: [] for kind in kinds}
-    processes: dict[str, list[float]] = {"bare process": [], "sandboxed process": []}
+    processes: dict[str, list[float]] = {
+        "bare process": [],
+        "sandboxed process": [],
+        "the hook script, bare": [],
+    }
     try:
         for kind in kinds:  # warm-up: the sandbox probe, imports
             await one_run(2, make(kind))
@@ -128,6 +135,9 @@ async def main(rounds: int, calls: int) -> None:
             for _ in range(calls):
                 processes["bare process"].append(await one_process(workspace, None))
                 processes["sandboxed process"].append(await one_process(workspace, sandbox))
+                processes["the hook script, bare"].append(
+                    await one_process(workspace, None, (str(script),))
+                )
     finally:
         sandbox.close()
         shutil.rmtree(workspace, ignore_errors=True)
@@ -150,7 +160,7 @@ async def main(rounds: int, calls: int) -> None:
             f"  {kind:26} median {median * 1000:8.3f} ms   "
             f"added {(median - first_floor) * 1000:+8.3f} ms"
         )
-    print("one process through the runtime (/bin/true):")
+    print("one process through the runtime (/bin/true; the no-op hook script itself):")
     for kind, values in processes.items():
         print(f"  {kind:26} median {statistics.median(values) * 1000:8.3f} ms")
 
