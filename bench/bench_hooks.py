@@ -5,7 +5,7 @@
 One agent session per round and kind: a first message with one call of a tool that does
 nothing (scripted model), then a message with ``--calls`` such calls, timed apart — a
 session's first call pays for starting the sandbox its hooks keep
-(`skillkit.hooks.resident`), the later ones are the cost per call. Four kinds,
+(`skillkit.hooks.resident`), the later ones are the cost per call. Five kinds,
 interleaved round by round so machine noise hits them alike:
 
 - ``none``: no hook contributor — the floor, measured in the same run;
@@ -14,7 +14,9 @@ interleaved round by round so machine noise hits them alike:
 - ``no-op hooks, sandbox``: one PreToolUse and one PostToolUse hook, each a shell
   script that reads its stdin and exits 0, run in the bubblewrap sandbox with the
   workspace writable (the default);
-- ``no-op hooks, no sandbox``: the same hooks with ``"sandbox": "off"``.
+- ``no-op hooks, no sandbox``: the same hooks with ``"sandbox": "off"``;
+- ``fresh sandbox per hook``: the sandboxed hooks as they ran before the session kept a
+  sandbox for them (one bubblewrap and one process of the shell per hook).
 
 Reported: the median and p90 time per tool call, and what each adds over ``none``; the
 same for a session's first call;
@@ -110,13 +112,24 @@ async def main(rounds: int, calls: int) -> None:
             case "no-op hooks, sandbox":
                 config = parse_hooks(hooks(str(script), "workspace"), source="user", path="-")
                 return [ShellHooks(config, cwd=workspace, sandbox=sandbox)]
+            case "fresh sandbox per hook":
+                config = parse_hooks(hooks(str(script), "workspace"), source="user", path="-")
+                fresh = ShellHooks(config, cwd=workspace, sandbox=sandbox)
+                fresh.processes.resident = False
+                return [fresh]
             case _:
                 config = parse_hooks(
                     hooks(str(script), "off"), source="user", path="-", may_unconfine=True
                 )
                 return [ShellHooks(config, cwd=workspace, sandbox=sandbox)]
 
-    kinds = ["none", "configured, empty", "no-op hooks, sandbox", "no-op hooks, no sandbox"]
+    kinds = [
+        "none",
+        "configured, empty",
+        "no-op hooks, sandbox",
+        "no-op hooks, no sandbox",
+        "fresh sandbox per hook",
+    ]
     times: dict[str, list[float]] = {kind: [] for kind in kinds}
     firsts: dict[str, list[float]] = {kind: [] for kind in kinds}
     processes: dict[str, list[float]] = {
