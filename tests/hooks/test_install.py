@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -220,12 +222,100 @@ def test_a_project_install_is_refused_in_an_untrusted_project(
     assert (project / ".skillkit" / "plugins" / "local" / ".claude-plugin").is_dir()
 
 
-def test_npm_and_pypi_sources_are_refused_in_one_line(env: dict[str, str], tmp_path: Path) -> None:
-    result = skillkit(env, tmp_path / "project", "install", "npm:some-plugin")
-    assert result.returncode == 1
-    assert result.stderr.strip() == (
-        "skillkit: error: install: npm:some-plugin: npm and PyPI packages cannot be installed yet"
+def wheel(folder: Path, name: str, version: str, plugin: Path) -> Path:
+    """A wheel of ``plugin`` (as package data of ``name``), made here."""
+    path = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as archive:
+        for file in sorted(plugin.rglob("*")):
+            if file.is_file():
+                archive.write(file, f"{name.replace('-', '_')}/{file.relative_to(plugin)}")
+        archive.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        )
+        archive.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        archive.writestr(f"{info}/RECORD", "")
+    return path
+
+
+def test_install_from_pypi_with_the_users_pip_pinned_to_the_version(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    if (
+        shutil.which("pip3", path=env["PATH"]) is None
+        and shutil.which("pip", path=env["PATH"]) is None
+    ):
+        pytest.skip("pip is not installed")
+    index = tmp_path / "index"
+    index.mkdir()
+    write_plugin(tmp_path / "src1", "wheel-kit", note="v1")
+    wheel(index, "wheel-kit", "1.0", tmp_path / "src1")
+    local = {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(index)}
+    project = tmp_path / "project"
+    shown = skillkit(local, project, "install", "pypi:wheel-kit")
+    assert shown.returncode == 1 and "plugin wheel-kit" in shown.stdout
+    assert "hook     PreToolUse [Bash]" in shown.stdout
+    done = skillkit(local, project, "install", "pypi:wheel-kit", "--yes")
+    assert done.returncode == 0, done.stderr
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["wheel-kit"]
+    assert (lock["kind"], lock["location"], lock["commit"]) == ("pypi", "wheel-kit", "1.0")
+    assert (plugins / "wheel-kit" / "skills" / "tidy" / "SKILL.md").is_file()
+    assert not list(plugins.glob("wheel-kit/*.dist-info"))
+
+    write_plugin(tmp_path / "src2", "wheel-kit", note="v2")  # a new version: update shows it
+    wheel(index, "wheel-kit", "1.1", tmp_path / "src2")
+    shown = skillkit(local, project, "plugin", "update", "wheel-kit")
+    assert shown.returncode == 1 and "changed skills/tidy/SKILL.md" in shown.stdout
+    assert skillkit(local, project, "plugin", "update", "wheel-kit", "--yes").returncode == 0
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["wheel-kit"]
+    assert lock["commit"] == "1.1"
+    assert skillkit(local, project, "plugin", "remove", "wheel-kit").returncode == 0
+    assert sorted(os.listdir(plugins)) == []
+
+
+def test_a_pypi_package_with_only_an_sdist_is_refused(env: dict[str, str], tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    (index / "sdist-kit-1.0.tar.gz").write_bytes(b"")
+    local = {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(index)}
+    result = skillkit(local, tmp_path / "project", "install", "pypi:sdist-kit", "--yes")
+    assert result.returncode == 1 and result.stderr.startswith("skillkit: error: install: pip")
+    assert not (Path(env["HOME"]) / ".skillkit" / "plugins" / "sdist-kit").exists()
+
+
+def test_install_from_an_npm_tarball_with_the_users_npm_and_no_scripts(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    npm = shutil.which("npm", path=env["PATH"])
+    if npm is None:
+        pytest.skip("npm is not installed")
+    package = tmp_path / "npm-kit"
+    write_plugin(package, "npm-kit")
+    marker = tmp_path / "script-ran"
+    scripts = {"prepack": f"touch {marker}", "postinstall": f"touch {marker}"}
+    manifest = {"name": "npm-kit", "version": "2.3.4", "scripts": scripts}
+    (package / "package.json").write_text(json.dumps(manifest))
+    packed = subprocess.run(
+        [npm, "pack", "--ignore-scripts", "--pack-destination", str(tmp_path)],
+        cwd=package,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
+    tarball = tmp_path / packed.stdout.strip().splitlines()[-1]
+    done = skillkit(env, tmp_path / "project", "install", f"npm:{tarball}", "--yes")
+    assert done.returncode == 0, done.stderr
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["npm-kit"]
+    assert (lock["kind"], lock["commit"]) == ("npm", "2.3.4")
+    assert (plugins / "npm-kit" / "hooks" / "hooks.json").is_file()
+    assert not marker.exists()
 
 
 def test_skills_install_into_shared_agent_folders_and_list_says_who_sees_them(

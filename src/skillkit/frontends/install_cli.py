@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     install = subparsers.add_parser(
         "install",
         help="install a Claude Code plugin (git URL, OWNER/REPO[/PATH][@REF], folder, "
-        "PLUGIN@MARKETPLACE)",
+        "PLUGIN@MARKETPLACE, pypi:NAME[==VERSION], npm:NAME[@VERSION])",
         description="Install a plugin; shows what it adds and asks first.",
     )
     _install_options(install)
