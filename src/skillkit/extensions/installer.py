@@ -192,7 +192,8 @@ class Staged:
         plugin = self.plugin
         lines = [f"plugin {plugin.name} {plugin.version}".rstrip() + f" from {self.source.text}"]
         if self.commit:
-            lines.append(f"  commit   {self.commit}")
+            label = "version" if self.source.kind in ("pypi", "npm") else "commit "
+            lines.append(f"  {label}  {self.commit}")
         if plugin.skills is not None:
             names = sorted(p.parent.name for p in plugin.skills.glob("*/SKILL.md"))
             lines.append(f"  skills   {', '.join(names) or '(none)'}")
