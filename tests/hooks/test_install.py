@@ -407,3 +407,61 @@ def test_a_symlink_swapped_in_an_installed_plugin_is_an_edit(tmp_path: Path) -> 
     (root / "kit" / "link").unlink()
     (root / "kit" / "link").symlink_to(tmp_path / "b")
     assert content_hash(root / "kit") != before
+
+
+def test_a_marketplace_entry_installs_pinned_and_update_shows_the_move(
+    env: dict[str, str], origin: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, bare = origin
+    first = git(work, "rev-parse", "HEAD")
+    write_plugin(work / "plugins" / "tidy-kit", "tidy-kit", note="v2")
+    git(work, "commit", "-q", "-am", "second")
+    git(work, "push", "-q", "origin", "HEAD")
+    # a marketplace in a git repository of its own: a folder entry and an entry pinned by sha
+    market_work = tmp_path / "market-work"
+    write_plugin(market_work / "plugins" / "fmt", "fmt")
+    (market_work / ".claude-plugin").mkdir(parents=True)
+    entries = [
+        {"name": "fmt", "source": "./plugins/fmt"},
+        {
+            "name": "tidy-kit",
+            "source": {"source": "url", "url": f"file://{bare}", "path": "plugins/tidy-kit"},
+        },
+    ]
+    entries[1]["source"]["sha"] = first  # type: ignore[index]
+    manifest = market_work / ".claude-plugin" / "marketplace.json"
+    manifest.write_text(json.dumps({"name": "house", "plugins": entries}))
+    git(market_work, "init", "-q")
+    git(market_work, "add", ".")
+    git(market_work, "commit", "-q", "-m", "market one")
+    market_bare = tmp_path / "market.git"
+    git(tmp_path, "clone", "-q", "--bare", str(market_work), str(market_bare))
+    git(market_work, "remote", "add", "origin", str(market_bare))
+    project = tmp_path / "project"
+    assert (
+        skillkit(env, project, "plugin", "marketplace", "add", f"file://{market_bare}").returncode
+        == 0
+    )
+
+    assert skillkit(env, project, "install", "tidy-kit@house", "--yes").returncode == 0
+    assert skillkit(env, project, "install", "fmt@house", "--yes").returncode == 0
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]
+    assert lock["tidy-kit"]["commit"] == first  # the sha, not the newer HEAD
+    assert "v1" in (plugins / "tidy-kit" / "skills" / "tidy" / "SKILL.md").read_text()
+    market_one = git(market_work, "rev-parse", "HEAD")
+    assert lock["fmt"]["commit"] == market_one
+
+    write_plugin(market_work / "plugins" / "fmt", "fmt", note="v2")
+    git(market_work, "commit", "-q", "-am", "market two")
+    git(market_work, "push", "-q", "origin", "HEAD")
+    assert skillkit(env, project, "plugin", "marketplace", "update", "house").returncode == 0
+    shown = skillkit(env, project, "plugin", "update", "fmt")
+    assert shown.returncode == 1
+    market_two = git(market_work, "rev-parse", "HEAD")
+    assert f"commits {market_one[:12]} → {market_two[:12]}" in shown.stdout
+    assert "changed skills/tidy/SKILL.md" in shown.stdout
+    assert skillkit(env, project, "plugin", "update", "fmt", "--yes").returncode == 0
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]
+    assert lock["fmt"]["commit"] == market_two
+    assert "up to date" in skillkit(env, project, "plugin", "update", "tidy-kit").stdout

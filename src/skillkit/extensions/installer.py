@@ -259,6 +259,8 @@ def stage(source: Source, *, ref: str | None = None) -> Staged:
         else:
             checkout = None
             base = Path(source.location) / source.path if source.path else Path(source.location)
+            if source.marketplace:  # a folder of the marketplace: pinned to its commit
+                staged_commit = source.ref
         if not base.is_dir():
             raise InstallError(f"{source.text}: no folder {source.path or '.'} in it")
         if not (base / MANIFEST).is_file() and not (base / "skills").is_dir():
@@ -472,12 +474,19 @@ def changes(staged: Staged, root: Path, entry: LockEntry) -> list[str]:
     """What an update would change: the commits between the pinned one and the new one
     (git sources) and the files added, changed and removed."""
     lines: list[str] = []
-    if staged.commit and entry.commit and staged.commit != entry.commit and staged.checkout:
-        try:
-            log = git("log", "--oneline", f"{entry.commit}..{staged.commit}", cwd=staged.checkout)
-            lines.extend(f"  commit  {line}" for line in log.splitlines())
-        except InstallError:
+    if staged.commit and entry.commit and staged.commit != entry.commit:
+        if staged.source.kind in ("pypi", "npm"):
+            lines.append(f"  version {entry.commit} → {staged.commit}")
+        elif staged.checkout is None:  # a marketplace's folder: the marketplace moved
             lines.append(f"  commits {entry.commit[:12]} → {staged.commit[:12]}")
+        else:
+            try:
+                log = git(
+                    "log", "--oneline", f"{entry.commit}..{staged.commit}", cwd=staged.checkout
+                )
+                lines.extend(f"  commit  {line}" for line in log.splitlines())
+            except InstallError:
+                lines.append(f"  commits {entry.commit[:12]} → {staged.commit[:12]}")
     before = _files(root / entry.name) if (root / entry.name).is_dir() else {}
     after = _files(staged.folder)
     for path in sorted(set(before) | set(after)):
@@ -621,7 +630,9 @@ class Marketplaces:
         return plugins
 
     def source_of(self, market: str, plugin: str) -> Source:
-        """The `Source` of ``plugin`` in marketplace ``market``. Raises `InstallError`."""
+        """The `Source` of ``plugin`` in marketplace ``market``: a git source pinned to
+        the entry's ``sha`` (else its ``ref``), a folder of the marketplace pinned to the
+        marketplace's commit (its ``ref``). Raises `InstallError`."""
         data = self.manifest(market)
         for entry in data.get("plugins", []):
             if not isinstance(entry, dict) or entry.get("name") != plugin:
@@ -635,7 +646,8 @@ class Marketplaces:
                 folder = (root / raw).resolve()
                 if root != folder and root not in folder.parents:
                     raise InstallError(f"{text}: its source leaves the marketplace")
-                return Source("folder", str(folder), text=text, marketplace=market)
+                pinned = str(self._read().get(market, {}).get("commit", ""))
+                return Source("folder", str(folder), ref=pinned, text=text, marketplace=market)
             if isinstance(raw, dict):
                 kind = raw.get("source")
                 if kind == "github" and isinstance(raw.get("repo"), str):
@@ -648,7 +660,7 @@ class Marketplaces:
                     "git",
                     url,
                     str(raw.get("path", "")).strip("/"),
-                    str(raw.get("ref", "")),
+                    str(raw.get("sha") or raw.get("ref") or ""),  # a sha pins the entry
                     text=text,
                     marketplace=market,
                 )
