@@ -235,3 +235,26 @@ async def test_an_unconfined_hook_has_a_launcher_of_its_own_outside_the_sandbox(
     assert confined.exit_code != 0 and free.exit_code == 0
     assert not (outside / "a").exists() and (outside / "b").exists()
     assert len(launcher_pids(processes)) == 2
+
+
+async def test_an_abort_ends_a_running_hook_at_once(processes: HookProcesses) -> None:
+    from skillkit.abort import AbortSignal
+
+    signal = AbortSignal()
+    marker = "4713.25"
+    asyncio.get_running_loop().call_later(0.5, signal.abort)
+    started = asyncio.get_running_loop().time()
+    run = await processes.run(hook(f"sleep {marker}", timeout=30), {}, signal)
+    assert run.status == "aborted"
+    assert asyncio.get_running_loop().time() - started < 5
+    assert running(marker) == []
+
+
+async def test_prepare_starts_the_launcher_before_the_first_hook(
+    processes: HookProcesses,
+) -> None:
+    await processes.prepare([hook("true"), hook("true", sandbox="read_only")])
+    pids = launcher_pids(processes)
+    assert len(pids) == 2
+    await processes.run(hook("true"), {})
+    assert launcher_pids(processes) == pids

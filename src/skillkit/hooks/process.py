@@ -17,6 +17,7 @@ is started without the shell; a program without ``#!`` still runs with ``/bin/sh
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -24,7 +25,7 @@ import re
 import shlex
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -262,6 +263,29 @@ class HookProcesses:
             )
         finally:
             source.unlink(missing_ok=True)
+
+    async def prepare(self, hooks: Sequence[HookCommand]) -> None:
+        """Start the resident launchers ``hooks`` will use, ahead of their first run (a
+        session calls it while the model answers). Never raises: what cannot start now
+        is tried again, or replaced by a fresh sandbox, when a hook runs."""
+        if not self.resident or not hasattr(os, "memfd_create"):
+            return
+        if self._resident is None:
+            self.folder  # noqa: B018 - made (and exposed) before the launcher's mounts are
+            self._resident = ResidentSandbox(self.sandbox, self.cwd)
+        wanted: dict[str, Confinement | None] = {}
+        for hook in hooks:
+            if hook.plugin_root is not None and self.sandbox is not None:
+                self.sandbox.expose(hook.plugin_root)
+            if hook.sandbox == "off" or self.sandbox is None:
+                wanted["off"] = None
+            elif hook.sandbox == "read_only":
+                wanted["read_only"] = READ_ONLY
+            else:
+                wanted["workspace"] = Confinement(writes="workspace")
+        for confinement in wanted.values():
+            with contextlib.suppress(Exception):
+                await self._resident.prepare(confinement)
 
     def _clean(self, text: str) -> str:
         return self.redactor.redact(text) if self.redactor is not None else text

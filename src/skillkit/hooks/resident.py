@@ -274,6 +274,11 @@ class ResidentSandbox:
             self._launchers[kind] = launcher
             return launcher
 
+    async def prepare(self, confinement: Confinement | None) -> None:
+        """Start the launcher of ``confinement`` now (see `run`). Raises
+        `ResidentUnavailable` when it cannot start."""
+        await self._launcher(confinement)
+
     def _key(self, confinement: Confinement) -> tuple[Any, ...]:
         if self.sandbox is None or not self.sandbox.active:  # never unconfined by mistake
             raise ResidentUnavailable("no sandbox in force")
@@ -311,6 +316,9 @@ class ResidentSandbox:
         except (TimeoutError, OSError) as exc:
             launcher.stop()
             raise ResidentUnavailable("the hook launcher did not start") from exc
+        except BaseException:  # cancelled: nothing is left running
+            launcher.stop()
+            raise
         if ready != b"ready":
             launcher.stop()
             raise ResidentUnavailable("the hook launcher did not start")
