@@ -258,3 +258,11 @@ async def test_prepare_starts_the_launcher_before_the_first_hook(
     assert len(pids) == 2
     await processes.run(hook("true"), {})
     assert launcher_pids(processes) == pids
+
+
+async def test_an_unconfined_hook_keeps_the_users_tmpdir(
+    processes: HookProcesses, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    run = await processes.run(hook('echo "$TMPDIR"', sandbox="off"), {})
+    assert run.stdout.strip() == str(tmp_path)

@@ -339,8 +339,8 @@ class ResidentSandbox:
     ) -> ProcessOutcome:
         """Run ``argv`` in the resident sandbox of ``confinement`` (None: unconfined)
         with ``stdin`` (a descriptor, left open for the caller to close) and ``env``
-        (less what `command_environment` removes, plus ``TMPDIR=/tmp`` and a fresh
-        process tag); its output goes to ``sink`` as `run_process` delivers it. The
+        (less what `command_environment` removes, plus a fresh process tag and, in
+        the sandbox, ``TMPDIR=/tmp``); its output goes to ``sink`` as `run_process` delivers it. The
         outcome as `run_process` says it; raises `ResidentUnavailable` when the launcher
         cannot take the run (nothing was run)."""
         if abort is not None and abort.aborted:
@@ -348,7 +348,8 @@ class ResidentSandbox:
         launcher = await self._launcher(confinement)
         tag = new_tag()
         environ = tagged_environment(command_environment(env), tag)
-        environ["TMPDIR"] = "/tmp"
+        if confinement is not None:  # the sandbox's private /tmp, as bubblewrap sets it
+            environ["TMPDIR"] = "/tmp"
         request = json.dumps({"argv": argv, "env": environ}).encode()
         loop = asyncio.get_running_loop()
         run_ours, run_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
