@@ -340,9 +340,9 @@ class ResidentSandbox:
         """Run ``argv`` in the resident sandbox of ``confinement`` (None: unconfined)
         with ``stdin`` (a descriptor, left open for the caller to close) and ``env``
         (less what `command_environment` removes, plus a fresh process tag and, in
-        the sandbox, ``TMPDIR=/tmp``); its output goes to ``sink`` as `run_process` delivers it. The
-        outcome as `run_process` says it; raises `ResidentUnavailable` when the launcher
-        cannot take the run (nothing was run)."""
+        the sandbox, ``TMPDIR=/tmp``); its output goes to ``sink`` as `run_process`
+        delivers it. The outcome as `run_process` says it; raises `ResidentUnavailable`
+        when the launcher cannot take the run (nothing was run)."""
         if abort is not None and abort.aborted:
             return ProcessOutcome("aborted", None)
         launcher = await self._launcher(confinement)
