@@ -136,6 +136,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("sessions", "export"): [["sessions", "export", "latest-missing"]],
     ("sessions", "rm"): [["sessions", "rm", "latest-missing"]],
     ("sessions", "rewind"): [["sessions", "rewind", "latest-missing"]],
+    ("sessions", "import"): [["sessions", "import", "missing-folder"]],
     ("batch",): [
         ["batch", "missing.jsonl", "--prompt", "x", "--out", "out.jsonl"],
         ["batch", "notes.txt", "--prompt", "{x}", "--model", HELLO, "--out", "out.jsonl"],
@@ -149,6 +150,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
         ["mcp", "serve", "--model", HELLO, "--no-session"],
         ["mcp", "serve", "--http", "--port", "0", "--model", HELLO, "--no-session"],
     ],
+    ("acp",): [["acp", "--model", HELLO, "--no-session"]],
     ("install",): [["install", "npm:missing"]],
     ("plugin",): [["plugin", "list"]],
     ("plugin", "install"): [["plugin", "install", "npm:missing"]],

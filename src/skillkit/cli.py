@@ -32,11 +32,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeAlias
 
 from skillkit import __version__
-from skillkit.frontends.args import agent_options, positive_int
+from skillkit.frontends.args import (
+    add_model_options,
+    add_session_options,
+    add_tool_options,
+    agent_options,
+    positive_number,
+)
 
 if TYPE_CHECKING:
     from skillkit.extensions.registries import Frontend
     from skillkit.frontends.setup import CliAgent
+    from skillkit.model_registry import ModelRegistry
     from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
     from skillkit.subagents.registry import AgentRegistry
@@ -83,12 +90,13 @@ COMMAND_MODULES: tuple[str, ...] = (
     "skillkit.subagents.cli",
     "skillkit.serve.cli",
     "skillkit.mcp.cli",
+    "skillkit.acp.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand. They are imported whenever
 the parser is built, so they must import heavy things inside their handlers."""
 
 _USAGE = """\
-skillkit [options]                  interactive session
+skillkit [options] ["TASK"]         interactive session (starting with TASK)
        skillkit [options] -p PROMPT        print the answer and exit
        skillkit [options] --mode rpc       JSON commands on stdin, events on stdout"""
 _USAGE_COMMANDS = """
@@ -151,10 +159,17 @@ def default_model() -> ModelChoice:
 def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.ArgumentParser:
     """The ``skillkit`` parser. ``registrars`` add subcommands (default: the ``register``
     function of each module in `COMMAND_MODULES`)."""
+    return _parser(registrars)
+
+
+def _parser(
+    registrars: Iterable[Registrar] | None, kind: type[CommandParser] = CommandParser
+) -> argparse.ArgumentParser:
     if registrars is None:
         registrars = [import_module(name).register for name in COMMAND_MODULES]
     registrars = list(registrars)
-    parser: argparse.ArgumentParser = CommandParser(
+    parser: argparse.ArgumentParser = kind(
+        add_help=kind is CommandParser,
         prog="skillkit",
         usage=_USAGE + (_USAGE_COMMANDS if registrars else ""),
         description="SkillKit: an agent for your terminal, running skills on any LLM.",
@@ -169,51 +184,9 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="run PROMPT, print the final answer and exit ('-' reads it from stdin)",
     )
     parser.add_argument(
-        "--model",
-        metavar="MODEL",
-        help="the model: a catalog id or PROVIDER:MODEL (anthropic:claude-sonnet-4-5, "
-        "openai:gpt-4o; see 'skillkit models'), 'local' (the embedded model), a plugin's "
-        "adapter, or scripted:PATH.yaml (a script of replies). Default: $SKILLKIT_MODEL, the "
-        "settings files' model, a provider whose API key is set, else local",
-    )
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="send model requests to this OpenAI- or Anthropic-compatible endpoint "
-        "(default: the model's own, or $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL)",
-    )
-    parser.add_argument(
-        "--api-key-env",
-        metavar="NAME",
-        help="read the API key from the environment variable NAME",
-    )
-    parser.add_argument(
-        "--max-turns",
-        metavar="N",
-        type=positive_int,
-        help="stop a run after N model calls (default: 50)",
-    )
-    parser.add_argument(
-        "--reasoning",
-        choices=("off", "low", "medium", "high"),
-        help="how much a reasoning model thinks before it answers, mapped to each "
-        "provider's own setting (default: the provider's)",
-    )
-    parser.add_argument(
-        "--system-prompt",
-        metavar="TEXT",
-        help="use TEXT instead of SkillKit's default system prompt (project "
-        "instructions from AGENTS.md / CLAUDE.md are still added)",
-    )
-    parser.add_argument(
         "--verbose",
         action="store_true",
         help="show on stderr the exact request sent to the local model (sets SKILLKIT_VERBOSE=1)",
-    )
-    parser.add_argument(
-        "--append-system-prompt",
-        metavar="TEXT",
-        help="add TEXT at the end of the system prompt, after the project instructions",
     )
     parser.add_argument(
         "--mode",
@@ -226,7 +199,7 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
     parser.add_argument(
         "--ui-timeout",
         metavar="SECONDS",
-        type=_positive_float,
+        type=positive_number,
         help="--mode rpc: deny an approval or decline a question nobody answers within "
         "SECONDS (default: 300)",
     )
@@ -236,70 +209,9 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         help="with -p: the answer must be JSON valid under the JSON schema in FILE; "
         "printed as one JSON line (--mode json: an 'output' event)",
     )
-    sessions = parser.add_argument_group("sessions")
-    saving = sessions.add_mutually_exclusive_group()
-    saving.add_argument(
-        "-c",
-        "--continue",
-        action="store_true",
-        dest="continue_session",
-        help="go on with the latest session of this folder",
-    )
-    saving.add_argument(
-        "-r",
-        "--resume",
-        action="store_true",
-        help="pick a session of this folder to go on with (interactive only)",
-    )
-    saving.add_argument("--session", metavar="ID|PATH", help="go on with this session")
-    saving.add_argument("--no-session", action="store_true", help="save no session")
-    sessions.add_argument(
-        "--session-store",
-        metavar="URL",
-        help="keep sessions in this store: sqlite:///path/to/sessions.db "
-        "(default: the JSONL files under ~/.skillkit/sessions)",
-    )
-    gate = parser.add_argument_group("tools and permissions")
-    modes = gate.add_mutually_exclusive_group()
-    modes.add_argument(
-        "--permission-mode",
-        choices=("default", "accept_edits", "plan"),
-        help="default: edits and commands ask; accept_edits: edits in the current "
-        "directory run; plan: read-only (default: the settings files', else default)",
-    )
-    modes.add_argument(
-        "--dangerously-bypass-permissions",
-        action="store_true",
-        dest="bypass",
-        help="run every tool call without asking (deny rules still hold); never remembered",
-    )
-    gate.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="allow matching tool calls without asking, e.g. 'bash(git status)' (repeatable)",
-    )
-    gate.add_argument(
-        "--deny",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="refuse matching tool calls, in every mode (repeatable)",
-    )
-    gate.add_argument(
-        "--sandbox",
-        choices=("auto", "on", "off"),
-        help="run commands in an OS sandbox (bubblewrap): auto uses it where available, "
-        "on refuses commands where it is not, off never uses it (default: the settings "
-        "files', else auto)",
-    )
-    gate.add_argument(
-        "--no-tools",
-        action="store_false",
-        dest="tools",
-        help="offer no built-in tools (read, write, edit, bash...); skills stay",
-    )
+    add_model_options(parser)
+    add_session_options(parser)
+    add_tool_options(parser)
     parser.add_argument("--version", action="version", version=f"skillkit {__version__}")
     # The subcommands' registries see what a session would (plugins included): the
     # assembly's factories, handed down in the parsed arguments.
@@ -308,7 +220,10 @@ def build_parser(registrars: Iterable[Registrar] | None = None) -> argparse.Argu
         make_skill_registry=_session_skills,
         make_agent_registry=_session_agents,
         make_mcp_server=_mcp_server,
+        make_model_registry=_model_registry,
     )
+    if kind is _RunParser:  # `skillkit "task"`: an interactive session that starts with it
+        parser.add_argument("task", nargs="?")
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
         for register in registrars:
@@ -328,6 +243,14 @@ def _session_agents(cwd: str | None) -> AgentRegistry:
     from skillkit.frontends.setup import agent_registry
 
     return agent_registry(cwd)
+
+
+def _model_registry() -> ModelRegistry:
+    """``skillkit models`` and ``skillkit doctor`` see the models a session would: the
+    registry of the assembly's providers."""
+    from skillkit.frontends.setup import model_registry
+
+    return model_registry()
 
 
 def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[None]]]:
@@ -385,8 +308,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+class _NotARun(Exception):
+    """What `_RunParser` raises where the full parser must decide."""
+
+
+class _RunParser(CommandParser):
+    """The parser of a plain run: the agent's options, no subcommands, no ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotARun(message)
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed command line. A run that names no subcommand — most of them — is
+    parsed without importing the subcommands' modules; whatever that parser leaves over
+    or refuses (a command, ``--help``, a bad flag) goes to the full `build_parser`, so
+    every answer and error is the full parser's."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args, left = _parser([], _RunParser).parse_known_args(arguments)
+    except _NotARun:
+        left = ["(refused)"]
+    if left or (args.task is not None and _names_a_command(args.task)):
+        return build_parser().parse_args(arguments)
+    return args
+
+
+def _names_a_command(word: str) -> bool:
+    """Whether ``word`` is a subcommand's name, or one word close to one (a typo is
+    refused by the full parser rather than sent to the model as a task)."""
+    from difflib import get_close_matches
+
+    names = [name for name in _command_names() if not name.startswith("-")]
+    if word in names:
+        return True
+    return len(word.split()) == 1 and bool(get_close_matches(word, names, n=1, cutoff=0.75))
+
+
+def _command_names() -> list[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
 def _dispatch(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = _parse(argv)
     if getattr(args, "verbose", False):
         os.environ["SKILLKIT_VERBOSE"] = "1"
     handler: Callable[[argparse.Namespace], int] = args.handler
@@ -408,16 +376,16 @@ def _exit_code(code: object) -> int:
 
 
 def _run_agent(args: argparse.Namespace) -> int:
-    prompt: str | None = args.prompt
-    if prompt == "-":
-        try:
-            prompt = sys.stdin.buffer.read().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            return _usage_error(f"the prompt on stdin is not UTF-8 text (byte {exc.start})")
-    elif prompt is not None and not _is_utf8(prompt):
-        return _usage_error("the prompt is not UTF-8 text")
-    if prompt is not None and not prompt.strip():
-        return _usage_error("the prompt is empty")
+    prompt = _prompt(args)
+    if isinstance(prompt, int):
+        return prompt
+    task: str | None = getattr(args, "task", None)
+    if task is not None and (prompt is not None or args.mode != "text" or not task.strip()):
+        return _usage_error(
+            'a task opens an interactive session; give a prompt once: -p PROMPT or "TASK"'
+            if task.strip()
+            else "the task is empty"
+        )
     output_schema = None
     if args.output_schema is not None:
         if prompt is None:
@@ -443,8 +411,13 @@ def _run_agent(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from skillkit.frontends.session_picker import resume_from_picker
+        from skillkit.session import StoreURLError, open_store
 
-        choice = resume_from_picker(Path.cwd())
+        try:
+            store = open_store(args.session_store or None)
+        except (StoreURLError, OSError) as exc:
+            return _usage_error(" ".join(str(exc).split()))
+        choice = resume_from_picker(Path.cwd(), store=store)
         if choice.path is None:
             if choice.message:
                 _note(choice.message)
@@ -479,6 +452,8 @@ def _run_agent(args: argparse.Namespace) -> int:
     if prompt is None:
         name = "interactive"
         face = {"title": " · bypassing permissions" if args.bypass else ""}
+        if task:
+            face["first_prompt"] = task
     else:
         agent.make_non_interactive(notify=_note)
         agent.report_plugin_errors(_warn)
@@ -488,6 +463,22 @@ def _run_agent(args: argparse.Namespace) -> int:
         if output_schema is not None:
             face["output_type"] = output_schema
     return asyncio.run(_run_face(agent, name, face))
+
+
+def _prompt(args: argparse.Namespace) -> str | int | None:
+    """The prompt of ``-p`` (read from stdin for ``-``; None without ``-p``), or the exit
+    code of a usage error about it."""
+    prompt: str | None = args.prompt
+    if prompt == "-":
+        try:
+            prompt = sys.stdin.buffer.read().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return _usage_error(f"the prompt on stdin is not UTF-8 text (byte {exc.start})")
+    elif prompt is not None and not _is_utf8(prompt):
+        return _usage_error("the prompt is not UTF-8 text")
+    if prompt is not None and not prompt.strip():
+        return _usage_error("the prompt is empty")
+    return prompt
 
 
 def _read_output_schema(path: str) -> OutputSpec | str:
@@ -508,16 +499,6 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
 
 
 async def _serve_rpc(agent: CliAgent, ui_timeout: float | None) -> int:

@@ -13,7 +13,10 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillkit.model_registry import ModelRegistry
 
 __all__ = ["DISTRIBUTION", "Section", "collect_report", "format_report", "register", "run_doctor"]
 
@@ -34,17 +37,19 @@ def collect_report(
     workspace: str | os.PathLike[str] | None = None,
     sandbox: str | None = None,
     home: str | os.PathLike[str] | None = None,
+    models: ModelRegistry | None = None,
 ) -> list[Section]:
-    """The doctor's sections: SkillKit, packages and extras, the local model, providers,
-    the model a session started here would use (and what chose it), and the sandbox
-    commands would run in from ``workspace`` (default: the current folder) with the
-    ``--sandbox`` mode ``sandbox`` (None: the settings files')."""
+    """The doctor's sections: SkillKit, packages and extras, the local model, providers
+    (those of ``models``; None: the default registry), the model a session started here
+    would use (and what chose it), and the sandbox commands would run in from
+    ``workspace`` (default: the current folder) with the ``--sandbox`` mode ``sandbox``
+    (None: the settings files')."""
     env = os.environ if environ is None else environ
     return [
         _skillkit_section(),
         _packages_section(),
         _local_section(env),
-        _providers(env),
+        _providers(env, models),
         _model_section(env, workspace, home),
         _sandbox_section(workspace, sandbox, home),
     ]
@@ -152,12 +157,14 @@ def _local_section(env: Mapping[str, str]) -> Section:
     return section
 
 
-def _providers(env: Mapping[str, str]) -> Section:
-    from skillkit.model_registry import default_registry
+def _providers(env: Mapping[str, str], models: ModelRegistry | None) -> Section:
+    if models is None:
+        from skillkit.model_registry import default_registry
 
+        models = default_registry()
     section = Section("Providers")
     configured: list[str] = []
-    for info in default_registry().providers():
+    for info in models.providers():
         label = info.display_name or info.name
         if info.local:
             where = f" ({info.base_url})" if info.base_url else ""
@@ -262,5 +269,8 @@ def register(subparsers: Any) -> None:
 
 def run_doctor(args: argparse.Namespace) -> int:
     """Print the report; exit 0 (problems are reported, not failures of the command)."""
-    sys.stdout.write(format_report(collect_report(sandbox=getattr(args, "sandbox", None))))
+    make_models = getattr(args, "make_model_registry", None)  # the assembly's registry
+    models = make_models() if make_models is not None else None
+    report = collect_report(sandbox=getattr(args, "sandbox", None), models=models)
+    sys.stdout.write(format_report(report))
     return 0

@@ -35,11 +35,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_models(args: argparse.Namespace) -> int:
-    """Print the matching models; exit 1 when nothing matches, 2 for an unknown provider."""
+    """Print the matching models (of the assembly's model registry, handed down in
+    ``args.make_model_registry``; else the default one); exit 1 when nothing matches, 2
+    for an unknown provider."""
     from skillkit.model_registry import default_registry
     from skillkit.models import to_json
 
-    registry = default_registry()
+    make = getattr(args, "make_model_registry", None)
+    registry = make() if make is not None else default_registry()
     provider: str | None = args.provider
     if (
         provider is not None

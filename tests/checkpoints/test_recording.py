@@ -3,7 +3,10 @@ cannot be taken does not run."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 from skillkit.checkpoints import Checkpoints, SnapshotStore
 from skillkit.models import ToolResultMessage
@@ -42,3 +45,61 @@ async def test_a_call_whose_checkpoint_fails_is_blocked(tmp_path: Path) -> None:
     results = [m for m in agent.messages if isinstance(m, ToolResultMessage)]
     assert results[0].is_error
     assert "the workspace checkpoint failed, so nothing was changed" in str(results[0].content)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+async def test_a_shell_turn_that_changes_nothing_runs_no_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("hello\n")
+    store = SnapshotStore(workspace, tmp_path / "store")
+    checkpoints = Checkpoints(store)
+    agent, played, _ = make_agent(workspace, [checkpoints])
+    played.turns["change"] = [("bash", {"command": "echo more >> a.txt"})]
+    played.turns["look"] = [("bash", {"command": "cat a.txt; ls -la"})]
+    calls: list[str] = []
+    real = store._git
+
+    def counted(*args: str, **options: object) -> bytes:
+        calls.append(args[0])
+        return real(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_git", counted)
+    try:
+        await agent.chat("change")
+        assert "status" in calls
+        calls.clear()
+        await agent.chat("look")
+        assert calls == []
+    finally:
+        await agent.aclose()
+    first, second = checkpoints.list()
+    assert first.changed and not second.changed
+
+
+async def test_turns_that_changed_nothing_are_kept_when_the_runner_closes(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    store = SnapshotStore(workspace, tmp_path / "store")
+    checkpoints = Checkpoints(store)
+    agent, played, _ = make_agent(workspace, [checkpoints])
+    played.turns["change"] = [("bash", {"command": "echo x > made.txt"})]
+    try:
+        await agent.chat("look")
+        await agent.chat("look again")
+        await agent.chat("change")  # its line comes after the two waiting ones
+        assert [t.number for t in Checkpoints(store).list()] == [1, 2, 3]
+        await agent.chat("look at the end")
+    finally:
+        await agent.aclose()
+    again = Checkpoints(store).list()
+    assert [(t.number, t.prompt, t.changed) for t in again] == [
+        (1, "look", False),
+        (2, "look again", False),
+        (3, "change", True),
+        (4, "look at the end", False),
+    ]

@@ -102,6 +102,7 @@ def test_ignored_big_and_nested_repository_files_are_left_out_and_untouched(
     assert set(first.left_out) == {
         LeftOut("big.bin", "over the size cap"),
         LeftOut("vendor/lib", "nested git repository"),
+        LeftOut("build", "ignored"),
     }
     (workspace / "build" / "out.o").write_text("rebuilt")
     (workspace / "big.bin").write_bytes(b"y" * 3000)

@@ -79,6 +79,8 @@ async def test_help_lists_every_command_then_the_keys(tmp_path: Path) -> None:
     keys = lines[lines.index("Keys:") + 1 :]
     assert [k.split()[0] for k in keys] == [
         "Ctrl-J",
+        "Ctrl-R",
+        "Ctrl-O",
         "Enter",
         "Alt+Enter",
         "Esc",

@@ -169,7 +169,9 @@ def test_alt_enter_during_a_run_queues_a_follow_up(terminal: Terminal, tmp_path:
     first = max(i for i, line in enumerate(lines) if "slow words" in line)
     second = next(i for i, line in enumerate(lines) if "Second answer here." in line)
     assert first < second  # handled after the first answer ended
-    terminal.wait_for_prompt_count(2)
+    # the queued message is shown as the prompt of the answer that follows it
+    assert lines[second - 1] == "› then summarize"
+    terminal.wait_for_prompt_count(3)
     leave(terminal)
 
 

@@ -52,7 +52,7 @@ def test_the_task_list_is_drawn_live_and_by_slash_todos(terminal: Terminal, tmp_
 def test_a_resumed_session_starts_from_its_last_task_list() -> None:
     from skillkit import AgentConfig, AgentRunner
     from skillkit.adapters.scripted import ScriptedAdapter
-    from skillkit.frontends.setup import _attach_todos
+    from skillkit.frontends.setup_parts import attach_todos as _attach_todos
     from skillkit.models import ToolResultMessage
     from skillkit.runtime.todos import TodoItem, TodoList
     from skillkit.tools.builtin.todo import TodoTool

@@ -83,6 +83,34 @@ def test_rows_come_from_the_index_rows_and_are_made_inert() -> None:
     assert "abc123" in made.search
 
 
+def test_a_fork_says_which_session_it_was_forked_from() -> None:
+    def info(session_id: str, title: str, parent: str | None = None) -> SessionInfo:
+        return SessionInfo(
+            id=session_id,
+            path=f"/sessions/{session_id}.jsonl",
+            cwd="/p",
+            created=0.0,
+            modified=0.0,
+            size=10,
+            messages=2,
+            title=title,
+            first_message="fix the parser",
+            parent_session=parent,
+        )
+
+    parent, fork, orphan = session_rows(
+        [
+            info("aaa111", "fix the parser"),
+            info("bbb222", "fix the parser", parent="aaa111"),
+            info("ccc333", "try another way", parent="gone99"),
+        ]
+    )
+    assert parent.fork_of == ""
+    assert fork.fork_of == "fork of “fix the parser”"
+    assert orphan.fork_of == "fork of “gone99”"  # the parent is not listed: its id
+    assert "fork" in fork.search and "fork" not in parent.search
+
+
 async def pick(keys: str, rows: list[PickerRow]) -> tuple[str, PickerRow | None]:
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         task = asyncio.ensure_future(pick_session(rows))

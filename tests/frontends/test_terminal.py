@@ -234,6 +234,23 @@ def test_a_result_is_one_status_line_with_elapsed_time_and_a_folded_preview() ->
     assert [line.strip() for line in lines[1:]] == ["1", "2", "3", "4", "… 96 more lines"]
 
 
+def test_the_footer_has_words_for_every_stop_reason() -> None:
+    from typing import get_args
+
+    from skillkit.models import StopReason
+
+    labels = {
+        reason: format_footer(reason, TokenUsage(input=1, output=5)).plain.split("  ")[0]
+        for reason in get_args(StopReason)
+    }
+    assert labels["guardrail"] == "● stopped by a guardrail"
+    assert labels["budget"] == "● stopped: the next model call would exceed the budget"
+    assert labels["approval_pending"] == "● paused: tool calls wait for approval"
+    assert labels["aborted"] == "● aborted"
+    for reason, label in labels.items():
+        assert "_" not in label, reason  # never the raw name of a stop reason
+
+
 def test_footer_names_each_outcome() -> None:
     usage = TokenUsage(input=1200, cache_read=800, output=15_000)
     assert (

@@ -6,7 +6,9 @@ import pytest
 
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.frontends.setup import _answer_with_the_agents_model
+from skillkit.frontends.setup_parts import (
+    answer_with_the_agents_model as _answer_with_the_agents_model,
+)
 from skillkit.models import TokenUsage
 from skillkit.secrets import Redactor
 from skillkit.tools.base import ToolContext

@@ -68,6 +68,8 @@ OUTLINE = [
     '    article "Assistant"',
     '    group "Tool call write"',
     '    article "Assistant"',
+    'complementary "This session"',
+    '  form "Rename"',
     "contentinfo",
     '  form "Prompt"',
 ]
@@ -75,7 +77,18 @@ OUTLINE = [
 tree shows them (roles and names, nesting by indentation)."""
 
 _OUTLINE_ROLES = frozenset(
-    {"banner", "main", "contentinfo", "region", "log", "form", "status", "article", "group"}
+    {
+        "banner",
+        "main",
+        "complementary",
+        "contentinfo",
+        "region",
+        "log",
+        "form",
+        "status",
+        "article",
+        "group",
+    }
 )
 
 
@@ -96,10 +109,10 @@ def _lines(stream: object, into: Queue[str], keep: list[str] | None) -> None:
 
 
 @contextmanager
-def skillkit_serve(tmp_path: Path, script_text: str) -> Iterator[Served]:
-    """``skillkit serve --port 0`` on a scripted model, in a fresh workspace and home;
-    stopped with SIGTERM at the end, which must exit 0 with the token printed once (at
-    start) and never on stderr."""
+def skillkit_serve(tmp_path: Path, script_text: str, *, session: bool = False) -> Iterator[Served]:
+    """``skillkit serve --port 0`` on a scripted model, in a fresh workspace and home
+    (saving no session unless ``session``); stopped with SIGTERM at the end, which must
+    exit 0 with the token printed once (at start) and never on stderr."""
     workspace = tmp_path / "project"
     workspace.mkdir()
     script = tmp_path / "script.yaml"
@@ -107,7 +120,15 @@ def skillkit_serve(tmp_path: Path, script_text: str) -> Iterator[Served]:
     env = {**os.environ, "HOME": str(tmp_path / "home"), "SKILLKIT_TRUST_PROJECT": "0"}
     env.pop("SKILLKIT_MODEL", None)
     process = subprocess.Popen(
-        [str(SKILLKIT), "serve", "--port", "0", "--model", f"scripted:{script}", "--no-session"],
+        [
+            str(SKILLKIT),
+            "serve",
+            "--port",
+            "0",
+            "--model",
+            f"scripted:{script}",
+            *([] if session else ["--no-session"]),
+        ],
         cwd=workspace,
         env=env,
         stdin=subprocess.DEVNULL,

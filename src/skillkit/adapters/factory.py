@@ -27,7 +27,6 @@ definition says it cannot reason is a `ReasoningNotSupportedError`.
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import threading
 from functools import cache
@@ -40,6 +39,8 @@ from skillkit.config import AgentConfig, ReasoningLevel
 from skillkit.model_registry.definitions import ModelDefinition
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from skillkit.adapters.sdk import SDKAdapter
     from skillkit.model_registry.registry import ModelRegistry
 
@@ -171,8 +172,10 @@ def unregister_provider(prefix: str) -> ProviderFactory | None:
 
 
 @cache
-def _declared_providers() -> dict[str, importlib.metadata.EntryPoint]:
+def _declared_providers() -> dict[str, EntryPoint]:
     """The installed packages' provider entry points by name (read once per process)."""
+    import importlib.metadata
+
     group = importlib.metadata.entry_points(group=PROVIDER_ENTRY_POINT_GROUP)
     return {entry.name: entry for entry in group}
 

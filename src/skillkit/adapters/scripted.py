@@ -336,6 +336,7 @@ class _ScriptReply(msgspec.Struct, forbid_unknown_fields=True):
     thinking: str = ""
     tool_calls: list[_ScriptCall] = msgspec.field(default_factory=list)
     error: str | None = None
+    error_kind: str | None = None
     stop_reason: StopReason | None = None
     delay: float = 0.0
     output: Any = None
@@ -393,6 +394,7 @@ def load_script(path: str | Path) -> tuple[list[Reply], bool]:
                 thinking=item.thinking,
                 tool_calls=calls,
                 error=item.error,
+                error_kind=item.error_kind,
                 stop_reason=item.stop_reason,
                 delay=item.delay,
                 output=item.output,

@@ -24,6 +24,7 @@ from skillkit.agent.budget import RunBudget
 from skillkit.agent.fallback import Fallbacks
 from skillkit.agent.guardrails import check_all
 from skillkit.agent.hooks import NO_HOOKS, HookFailed, Hooks
+from skillkit.agent.inbox import Inbox
 from skillkit.agent.loop import run_loop
 from skillkit.agent.loop_context import LoopContext, RunOutcome
 from skillkit.agent.seam import build_hooks, hook_parts
@@ -324,36 +325,6 @@ class AgentRunner(Protocol):
 
 
 # --------------------------------------------------------------------------- starting, reading
-
-
-class Inbox:
-    """What the user sent while a run was busy: steering (handled at the next turn,
-    skipping tool calls not yet started) and follow-ups (after the run), each taken
-    all at once or one at a time as the configuration says."""
-
-    __slots__ = ("config", "follow_ups", "steering")
-
-    def __init__(self, config: AgentConfig) -> None:
-        self.config = config
-        self.steering: list[UserMessage] = []
-        self.follow_ups: list[UserMessage] = []
-
-    def take_steering(self) -> list[UserMessage]:
-        if not self.steering:
-            return []
-        if self.config.steering_delivery == "one_at_a_time":
-            return [self.steering.pop(0)] if self.steering else []
-        taken, self.steering = self.steering, []
-        return taken
-
-    def take_follow_ups(self) -> list[UserMessage]:
-        if self.config.follow_up_delivery == "one_at_a_time":
-            return [self.follow_ups.pop(0)] if self.follow_ups else []
-        taken, self.follow_ups = self.follow_ups, []
-        return taken
-
-    def has_steering(self) -> bool:
-        return bool(self.steering)
 
 
 def output_spec(output_type: Any) -> OutputSpec | None:

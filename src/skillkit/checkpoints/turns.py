@@ -28,10 +28,11 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from skillkit.agent import Contributor
 from skillkit.agent.contributors import AgentHandle
@@ -77,6 +78,25 @@ RewindTarget = Literal["code", "conversation", "both"]
 
 READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind == ToolKind.READ)
 """The built-in tools that never change the workspace (no snapshot around them)."""
+
+
+_PENDING = 64
+"""Turns that changed nothing whose lines may wait to be written."""
+
+
+def _record(turn: Turn) -> bytes:
+    return json.dumps(vars(turn)).encode() + b"\n"  # its fields, flat (asdict is slow)
+
+
+def _write_at_exit(file: Path, pending: list[Turn]) -> None:
+    """Write the lines still waiting when a `Checkpoints` is collected or Python ends."""
+    if pending:
+        try:
+            with open(file, "ab") as out:
+                out.write(b"".join(_record(turn) for turn in pending))
+        except OSError as exc:
+            log.warning("checkpoints of %d turns not kept: %s", len(pending), exc)
+        pending.clear()
 
 
 COMPACT_EVERY = 20
@@ -164,6 +184,9 @@ class Checkpoints(Contributor):
         self._after_time = 0.0  # when the open turn's ``after`` snapshot was taken
         self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
         self._lock = threading.Lock()
+        self._out: BinaryIO | None = None  # turns.jsonl, open for appending
+        self._pending: builtins.list[Turn] = []  # turns not yet written (changed nothing)
+        weakref.finalize(self, _write_at_exit, self._file, self._pending)
         self._load()
         self._packed_at = 0
 
@@ -203,12 +226,36 @@ class Checkpoints(Contributor):
             self._known = self._turns[-1].after
 
     def _write(self, turn: Turn) -> None:
+        """Keep ``turn`` in ``turns.jsonl``. A turn that changed nothing holds no
+        checkpoint: its line waits for the next one written (at most `_PENDING` turns,
+        or until `aclose` or the interpreter's exit), so such a turn costs no I/O."""
+        self._pending.append(turn)
+        if turn.changed or turn.kind != "turn" or len(self._pending) >= _PENDING:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        lines = b"".join(_record(turn) for turn in self._pending)
+        numbers = f"{self._pending[0].number}-{self._pending[-1].number}"
+        self._pending.clear()
         try:
-            self.store.folder.mkdir(parents=True, exist_ok=True)
-            with open(self._file, "ab") as out:
-                out.write(json.dumps(asdict(turn)).encode() + b"\n")
+            if self._out is None:
+                self.store.folder.mkdir(parents=True, exist_ok=True)
+                self._out = open(self._file, "ab", buffering=0)  # noqa: SIM115
+                weakref.finalize(self, self._out.close)
+            self._out.write(lines)
         except OSError as exc:
-            log.warning("checkpoint of turn %d not kept: %s", turn.number, exc)
+            log.warning("checkpoints of turns %s not kept: %s", numbers, exc)
+            self._close_record()
+
+    def _close_record(self) -> None:
+        out, self._out = self._out, None
+        if out is not None:
+            try:
+                out.close()
+            except OSError:
+                pass
 
     def _link(self, turn: Turn) -> None:
         session = self.session
@@ -388,7 +435,11 @@ class Checkpoints(Contributor):
         self._open = replace(self._open, after=snapshot.id)
 
     async def aclose(self) -> None:
-        """Pack the store when many turns changed files since it was last packed."""
+        """Pack the store when many turns changed files since it was last packed, and
+        stop watching the workspace (a later snapshot watches again)."""
+        self.store.close()
+        self._flush()
+        self._close_record()
         changed = sum(1 for turn in self._turns if turn.changed)
         if changed - self._packed_at >= COMPACT_EVERY:
             self._packed_at = changed

@@ -35,6 +35,7 @@ from skillkit.frontends.args import agent_options, positive_int
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.evals.run import EvalProgress, EvalResults
+    from skillkit.evals.suite import Suite
     from skillkit.frontends.setup import AgentOptions
 
 __all__ = [
@@ -184,25 +185,14 @@ def run_suite_command(args: argparse.Namespace) -> int:
     models = _models(args, suite.models)
     if not models:
         return _usage("no models: give --models a,b,c or list 'models' in the suite")
-    unjudged = [
-        f"{case.name} (line {check.line})"
-        for case in suite.cases
-        for check in case.checks
-        if check.kind == "judge" and not check.value.get("model") and not suite.judge_model
-    ]
+    unjudged = _unjudged(suite)
     if unjudged:
         return _usage(
             f"judge checks without a model: {', '.join(unjudged)} "
             "(give the suite 'judge: MODEL', the check 'model:', or --judge-model)"
         )
     options = agent_options(args, session="off")
-    judges = {suite.judge_model} | {
-        check.value.get("model")
-        for case in suite.cases
-        for check in case.checks
-        if check.kind == "judge"
-    }
-    problem = _probe(options, [*models, *sorted(j for j in judges if j)])
+    problem = _probe(options, [*models, *_judges(suite)])
     if problem is not None:
         return _usage(problem)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -236,7 +226,33 @@ def run_suite_command(args: argparse.Namespace) -> int:
         print(f"skillkit: error: eval: {describe_exception(exc)}", file=sys.stderr)
         return EXIT_ERROR
     show.finish()
-    from skillkit.evals.run import read_run
+    return _finish(args, suite.name, out, summary)
+
+
+def _unjudged(suite: Suite) -> list[str]:
+    """The judge checks that name no model while the suite names none either."""
+    return [
+        f"{case.name} (line {check.line})"
+        for case in suite.cases
+        for check in case.checks
+        if check.kind == "judge" and not check.value.get("model") and not suite.judge_model
+    ]
+
+
+def _judges(suite: Suite) -> list[str]:
+    """Every judge model the suite uses, sorted."""
+    judges = {suite.judge_model} | {
+        check.value.get("model")
+        for case in suite.cases
+        for check in case.checks
+        if check.kind == "judge"
+    }
+    return sorted(j for j in judges if j)
+
+
+def _finish(args: argparse.Namespace, name: str, out: Path, summary: Any) -> int:
+    """Print the finished run's table, write its report, and pick the exit code."""
+    from skillkit.evals.run import EvalRunError, read_run
 
     try:
         results, manifest = read_run(out)
@@ -248,7 +264,7 @@ def run_suite_command(args: argparse.Namespace) -> int:
         from skillkit.evals.report import write_report
 
         try:
-            write_report(Path(args.report), results, manifest, title=suite.name)
+            write_report(Path(args.report), results, manifest, title=name)
         except OSError as exc:
             print(f"skillkit: error: eval: cannot write the report: {exc}", file=sys.stderr)
             return EXIT_ERROR

@@ -36,6 +36,7 @@ import yaml
 
 from skillkit.commands.dispatch import Command, CommandContext, CommandResult
 from skillkit.extensions.hookspecs import hookimpl
+from skillkit.extensions.plugin_folders import plugin_roots
 from skillkit.hooks.config import HookConfig, parse_hooks
 from skillkit.hooks.names import CLAUDE_NAMES, skillkit_name
 
@@ -317,18 +318,6 @@ def read_plugin(folder: str | os.PathLike[str], *, scope: str = "user") -> Claud
     plugin.notes.extend(plugin.hooks.unsupported)
     plugin.problems.extend(plugin.hooks.problems)
     return plugin
-
-
-def plugin_roots(
-    workspace: str | os.PathLike[str], home: str | os.PathLike[str] | None = None
-) -> list[tuple[Path, str]]:
-    """Where installed plugins live: ``~/.skillkit/plugins`` (user) and the project's
-    ``.skillkit/plugins`` (project)."""
-    user = Path(home) if home is not None else Path.home()
-    return [
-        (user / ".skillkit" / "plugins", "user"),
-        (Path(workspace) / ".skillkit" / "plugins", "project"),
-    ]
 
 
 def find_plugins(

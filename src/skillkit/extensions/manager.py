@@ -18,7 +18,6 @@ the agent goes on. Nothing a plugin does can take SkillKit down.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import inspect
 import logging
@@ -34,6 +33,7 @@ import pluggy
 from skillkit.errors import describe_exception
 from skillkit.extensions import hookspecs
 from skillkit.extensions.binding import RunnerBinding, report
+from skillkit.extensions.declared import may_declare
 from skillkit.extensions.hookspecs import HOOK_NAMESPACE, REGISTRATION_HOOKS
 from skillkit.extensions.info import PluginFailure, PluginInfo
 from skillkit.extensions.registries import FrontendFactory, Registries
@@ -273,6 +273,10 @@ class PluginManager:
         """Load every installed plugin of entry-point ``group``; a plugin that fails to
         import is recorded in `failures` and skipped."""
         loaded: list[PluginInfo] = []
+        if not may_declare(group):  # no installed package declares one: nothing to import
+            return loaded
+        import importlib.metadata
+
         for entry in sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name):
             name = entry.name
             if name in self.disabled:
@@ -346,6 +350,10 @@ class PluginManager:
         environment or ``store``; never asked here). Each is the plugin
         ``claude:NAME``; what one leaves out is one line of `notices`. The plugins are
         kept in `claude_plugins` (their hooks and MCP servers are the assembly's)."""
+        from skillkit.extensions.plugin_folders import any_plugin_folder
+
+        if not any_plugin_folder(project_dir, home):  # none installed: the reader stays unloaded
+            return []
         from skillkit.extensions.claude_plugins import find_plugins, register_plugins
         from skillkit.trust import settled_trust
 

@@ -16,9 +16,7 @@ approvals is kept in the recorded session, for this process or any later one to 
 (`pending_run`, `resume`; the ``approvals`` / ``approve`` / ``deny`` commands), and the
 session can hold a budget over its runs (`set_budget`). The commands, records and
 stream are described in ``docs/faces.md``; a feature added here appears in every face.
-The session's parts live beside it: its runs (`skillkit.frontends.session_runs`), how it
-is made (`session_build`), its records (`session_records`), its history commands
-(`session_history`) and its command entries (`session_commands`).
+Its parts: ``session_runs``, ``_build``, ``_records``, ``_history``, ``_commands``.
 """
 
 from __future__ import annotations
@@ -54,7 +52,7 @@ from skillkit.frontends.subscription import (
     Subscription,
 )
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
-from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage
+from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage, UserContent
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -303,8 +301,7 @@ class AgentSession(SessionHistory):
 
     @property
     def child_cost(self) -> float | None:
-        """What the child agents' calls cost at their own models' prices (USD); None when
-        a child's prices were unknown."""
+        """What the child agents' calls cost at their models' prices (USD; None: unknown)."""
         return self.runner.roles.spent.cost
 
     async def spawn(self, definition: Any, prompt: str, *, description: str = "") -> Any:
@@ -331,7 +328,7 @@ class AgentSession(SessionHistory):
 
     async def prompt(
         self,
-        message: str,
+        message: str | list[UserContent],
         streaming_behavior: StreamingBehavior | None = None,
         *,
         output_type: Any = None,
@@ -340,7 +337,11 @@ class AgentSession(SessionHistory):
         "started"}`` is returned at once; ``output_type`` asks that run for structured
         output (as `AgentRunner.chat` takes it). During a run: ``streaming_behavior``
         says whether it steers the run or follows it (``{"delivery": "steer"}``);
-        without one, `SessionCommandError`."""
+        without one, `SessionCommandError`. Text and image parts start a run (idle only)."""
+        if isinstance(message, list) and message and not self.is_running:
+            parts = message
+            self.runs.start(lambda: self.runner.chat(parts, output_type=output_type))
+            return {"delivery": "started"}
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
         if streaming_behavior is not None and streaming_behavior not in _BEHAVIORS:
@@ -361,7 +362,9 @@ class AgentSession(SessionHistory):
         self.runs.start(lambda: self.runner.chat(message, output_type=output_type))
         return {"delivery": "started"}
 
-    async def run(self, message: str, *, output_type: Any = None) -> AgentResponse:
+    async def run(
+        self, message: str | list[UserContent], *, output_type: Any = None
+    ) -> AgentResponse:
         """Run ``message`` to the end and return the outcome (print mode, the SDK);
         ``output_type`` as for `prompt`. Cancelling the caller aborts the run first."""
         await self.prompt(message, output_type=output_type)

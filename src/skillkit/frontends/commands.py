@@ -46,6 +46,8 @@ SOURCE = "frontend:interactive"
 
 KEYS: dict[str, str] = {
     "Ctrl-J": "insert a new line in the prompt",
+    "Ctrl-R": "search the prompts typed before (also in earlier sessions)",
+    "Ctrl-O": "show the last tool call whole above the prompt; again to fold it",
     "Enter (during a run)": "send the typed text to the running agent (steer)",
     "Alt+Enter (during a run)": "queue the typed text for after the run",
     "Esc": "abort the running prompt or command",

@@ -1,13 +1,14 @@
 """The interactive terminal session: read a prompt, run it, draw the run, repeat.
 
-Input is read with prompt_toolkit (line editing, history); each run is drawn by a
-`TerminalRenderer` listening to the session's stream (`AgentSession.listen`). Keys at
-the prompt:
+Input is read with prompt_toolkit; each run is drawn by a `TerminalRenderer` listening
+to the session's stream (`AgentSession.listen`). Keys at the prompt:
 
 - Enter sends the prompt; Ctrl-J inserts a new line (a pasted text keeps its lines).
-- Ctrl-C arms exit: a second Ctrl-C in a row leaves with exit code 130.
-- Ctrl-D at an empty prompt, ``/quit`` or ``/exit`` leaves with exit code 0.
+- Ctrl-C arms exit (a second one leaves, code 130); Ctrl-D, ``/quit``, ``/exit``: code 0.
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
+- ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
+  completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
+  whole above the prompt, Ctrl-O again folds it. ``@image.png`` sends the image.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
 does and for how long, with an input line under it; nothing typed is echoed into the
@@ -16,25 +17,20 @@ queues it for after the run (`AgentSession.follow_up`), Ctrl-J inserts a new lin
 aborts the run (`AgentSession.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
 (exit code 130). Text typed and not sent is put back at the next prompt.
 
-The terminal is handed the agent's `AgentSession`, as every face is, and never sees the
-runner: a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (the
-command is judged by the permission gate, runs like the model's ``bash`` calls, and its
-output goes to the model with the next prompt), and the terminal is the session's
-answerer for ui requests (`AgentSession.on_ui_request`, answered with
-`AgentSession.respond`). Events are drawn by the renderer, a listener of the session's
-stream, as they happen.
+The terminal is handed the agent's `AgentSession`, as every face is, never the runner:
+a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (judged by the gate,
+run like the model's ``bash`` calls, its output sent with the next prompt), and the
+terminal answers the session's ui requests (`AgentSession.on_ui_request`). Events are
+drawn by the renderer, a listener of the session's stream, as they happen.
 
-With a permission layer (`skillkit.permissions.Permissions`), a tool call that needs
-approval is drawn when the session asks about it, one request at a time, and the
-session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
-`AgentSession.respond`; questions from ``ask_user`` go the same way, one question at a
-time (a Ctrl-C declines every question still open). Keys typed before such a prompt is
-drawn never answer it: pending input is dropped when it appears. The approval panel of
-a skill action shows the exact argument list it will run (computed from the session's
-skills). Skills are watched for changes while the session runs.
+With a permission layer, a call that needs approval is drawn when the session asks,
+one request at a time, answered with one key (`skillkit.frontends.answers`) and handed
+to `AgentSession.respond`; ``ask_user`` questions likewise (Ctrl-C declines those still
+open). Keys typed before such a prompt is drawn never answer it. A skill action's panel
+shows the exact argument list it will run. Skills are watched for changes.
 
-Everything the session prints goes through the renderer, which redacts secrets and
-neutralizes control characters (see `skillkit.frontends.terminal`).
+Everything printed goes through the renderer, which redacts secrets and neutralizes
+control characters (see `skillkit.frontends.terminal`).
 
 Slash commands are looked up in the session's one command table
 (`AgentSession.run_command`): the session's own commands, SkillKit's from the built-in
@@ -46,17 +42,24 @@ that is not a command (``/usr/bin/env``, plain text) goes to the model.
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import CommandResult
+from skillkit.events import AgentStart, Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
 from skillkit.frontends.interrupt import on_interrupt
+from skillkit.frontends.prompt_completion import (
+    PromptCompleter,
+    attach_mentions,
+    entry_choices,
+    fuzzy_files,
+    outgoing_prompt,
+    workspace_files,
+)
+from skillkit.frontends.request_answers import RequestAnswers
 from skillkit.frontends.run_input import (
     ESCAPE_DELAY,
     RUN_KEYS,
@@ -65,25 +68,32 @@ from skillkit.frontends.run_input import (
     quiet_keyboard,
 )
 from skillkit.frontends.terminal import TerminalRenderer
+from skillkit.frontends.tool_rows import expanded_rows
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import CompleteEvent, Completion
-    from prompt_toolkit.document import Document
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyBindings
 
-    from skillkit.commands.dispatch import Command, CommandRegistry
+    from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
+    from skillkit.model_registry import ModelRegistry
+    from skillkit.models import UserContent
     from skillkit.permissions import Permissions
     from skillkit.skills.registry import SkillRegistry
     from skillkit.skills.watch import SkillWatcher
 
-__all__ = ["INTERRUPTED", "InteractiveSession"]
+__all__ = [
+    "INTERRUPTED",
+    "InteractiveSession",
+    "PromptCompleter",
+    "attach_mentions",
+    "fuzzy_files",
+    "workspace_files",
+]
 
-INTERRUPTED = 130
-"""The exit code when the user leaves with Ctrl-C Ctrl-C (128 + SIGINT, as shells do)."""
+INTERRUPTED = 130  # the exit code after Ctrl-C Ctrl-C (128 + SIGINT, as shells do)
 
 _PROMPT = ("bold ansicyan", "› ")
 _Request = ApprovalNeeded | QuestionNeeded
@@ -100,7 +110,8 @@ class InteractiveSession:
     questions from the keyboard and offers Shift+Tab and ``/mode``. Commands come from
     the session's table; the skills watched for changes (``watch_skills``) are
     ``skills``, else the session's plugin manager's. ``frontend`` is passed to command
-    handlers as `CommandContext.frontend`. `run` returns the process exit code: 0 for
+    handlers as `CommandContext.frontend`; ``first_prompt`` runs as if typed at once.
+    `run` returns the process exit code: 0 for
     Ctrl-D, ``/quit`` or ``/exit``, `INTERRUPTED` (130) for Ctrl-C Ctrl-C. The session
     stays open when the terminal ends: its owner closes it.
     """
@@ -114,8 +125,10 @@ class InteractiveSession:
         skills: SkillRegistry | None = None,
         watch_skills: bool = True,
         frontend: Frontend | None = None,
+        first_prompt: str = "",
     ) -> None:
         self.agent_session = agent
+        self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
         self.title = title
@@ -132,6 +145,8 @@ class InteractiveSession:
         self._escape: Callable[[], None] | None = None
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
+        self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
+        self._expanded = False  # Ctrl-O: the last tool call shown whole above the prompt
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -152,17 +167,21 @@ class InteractiveSession:
 
     async def run(self) -> int:
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.formatted_text import FormattedText
-        from prompt_toolkit.history import InMemoryHistory
+
+        from skillkit.frontends.prompt_history import PromptHistory, history_file
 
         session: PromptSession[str] = PromptSession(
-            FormattedText([_PROMPT]),
-            history=InMemoryHistory(),
+            self._prompt_message,
+            history=PromptHistory(history_file(), self.renderer.redactor),
             multiline=True,
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
             completer=PromptCompleter(
-                self.agent_session.commands.list, self._skill_names, self._root
+                self.agent_session.commands.list,
+                self._skill_names,
+                self._root,
+                _model_ids,
+                lambda: entry_choices(self.agent_session.session),
             ).completer(),
             complete_while_typing=False,
         )
@@ -174,14 +193,17 @@ class InteractiveSession:
         drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
         renderer.draw_requests = False  # drawn when asked, one at a time
         renderer.hold_partial_line = True  # shown by the working lines until it ends
+        renderer.expand_hint = "ctrl+o shows all"
 
         def give_back_requests() -> None:
             renderer.draw_requests, renderer.hold_partial_line = drawn_by_renderer, held
+            renderer.expand_hint = ""
 
         undo = [
             give_back_requests,
             agent.listen(self.renderer.emit),
             agent.listen(self.status.emit),
+            agent.listen(self._show_queued),
             agent.on_ui_request(self._queue_request),
             own.install(agent.commands),
         ]
@@ -235,8 +257,13 @@ class InteractiveSession:
             try:
                 # Output from outside the prompt (a mode change, a skill reload, a
                 # finished background task) is drawn above it.
-                with patch_stdout(raw=True):
-                    typed = await session.prompt_async(default=self._input.take_text())
+                typed, self.first_prompt = self.first_prompt, ""  # `skillkit "task"`
+                if typed:
+                    renderer.prompt_line(typed)
+                else:
+                    with patch_stdout(raw=True):
+                        typed = await session.prompt_async(default=self._input.take_text())
+                self._expanded = False
                 text = typed.strip()
             except KeyboardInterrupt:
                 if exit_armed:
@@ -258,11 +285,17 @@ class InteractiveSession:
                         continue
                     text = result.send
             shell = text.startswith("!") and bool(text[1:].strip())
-            if not shell and "@" in text:
-                text, attached = attach_mentions(text, self._root)
-                if attached:
-                    renderer.info("↳ attached " + ", ".join(attached))
-            quit_now, aborted = await self._run_prompt(text[1:].strip() if shell else text, shell)
+            prompt: str | list[UserContent] = text[1:].strip()
+            if not shell:
+                model = str(self.agent_session.get_state().get("model") or "")
+                try:
+                    prompt, shown = outgoing_prompt(text, self._root, model, _catalog().get)
+                except ValueError as exc:
+                    renderer.notice(str(exc))
+                    continue
+                if shown:
+                    renderer.info(shown)
+            quit_now, aborted = await self._run_prompt(prompt, shell)
             if quit_now:
                 return INTERRUPTED
             exit_armed = aborted
@@ -310,7 +343,9 @@ class InteractiveSession:
                 self.renderer.notice(result.error)
         return result
 
-    async def _run_prompt(self, text: str, shell: bool = False) -> tuple[bool, bool]:
+    async def _run_prompt(
+        self, text: str | list[UserContent], shell: bool = False
+    ) -> tuple[bool, bool]:
         """Run one prompt (``shell``: the ``!command`` ``text``); returns (the user asked
         to exit, the run was aborted).
 
@@ -326,7 +361,9 @@ class InteractiveSession:
         self._input.keys = RUN_KEYS
         self._steered = []
         start = len(agent.messages)
-        task = asyncio.ensure_future(self._shell(text) if shell else self._drain(text))
+        task = asyncio.ensure_future(
+            self._shell(text) if shell and isinstance(text, str) else self._drain(text)
+        )
         aborting = leaving = False
 
         def abort(*, noted: bool = False) -> None:  # Esc, or a first Ctrl-C (noted)
@@ -387,7 +424,7 @@ class InteractiveSession:
                 self.renderer.notice(f"↳ not read by this run, sent with your next prompt: {text}")
         self._steered = []
 
-    async def _drain(self, text: str) -> None:
+    async def _drain(self, text: str | list[UserContent]) -> None:
         await self.agent_session.run(text)
 
     async def _shell(self, command: str) -> None:
@@ -411,12 +448,25 @@ class InteractiveSession:
             return False
         if later:
             agent.follow_up(text)
+            self._queued.append(text)
             self.renderer.aside(f"⧗ queued for after this run: {text}")
         else:
             agent.steer(text)
             self._steered.append(text)
             self.renderer.aside(f"↳ sent to the running agent: {text}")
         return True
+
+    def _show_queued(self, event: Event) -> None:
+        """A queued message (Alt+Enter) is shown as a prompt when the run it starts
+        begins, so the answer that follows has its question above it."""
+        payload = event.payload
+        if not isinstance(payload, AgentStart) or event.parent_id is not None:
+            return
+        if payload.prompt in self._queued:
+            self._queued.remove(payload.prompt)
+            self.renderer.end_line()
+            self.renderer.console.print()
+            self.renderer.prompt_line(payload.prompt)
 
     # ----- approvals and questions
 
@@ -425,96 +475,28 @@ class InteractiveSession:
             self._requests.put_nowait(request.payload)
 
     async def _answer(self, request: _Request) -> None:
-        """Ask about one request. A request the terminal fails to ask about is denied
-        (or declined), so no call waits forever."""
-        try:
-            if isinstance(request, ApprovalNeeded):
-                await self._answer_approval(request)
-            else:
-                await self._answer_questions(request)
-        except Exception as exc:
-            self.renderer.error(f"could not ask: {exc!r}")
-            if self.permissions is not None:
-                from skillkit.permissions import ApprovalDecision
-
-                reason = "the terminal could not ask the user"
-                denial = ApprovalDecision.deny(f"Not run: {reason}.", by="terminal")
-                self.permissions.approvals.respond(request.request_id, denial)
-                self.permissions.questions.decline(request.request_id, reason)
-
-    async def _answer_approval(self, event: ApprovalNeeded) -> None:
-        from skillkit.frontends.answers import ask_approval
-
-        permissions = self.permissions
-        if permissions is None:
-            return
-        request = permissions.approvals.get(event.request_id)
-        if request is None:  # answered already (an abort, a timeout, a callback)
-            return
-        self.renderer.approval_request(event)
-        decision = await ask_approval(request)
-        if decision is None:
-            if self._interrupt is not None:
-                self._interrupt()
-            return
-        if not self._respond(event.request_id, decision):
-            return
-        renderer = self.renderer
-        if decision.kind == "deny":
-            note = f": {decision.message}" if decision.message else ""
-            renderer.notice(f"✗ denied{note}")
-        elif decision.kind == "allow_always":
-            rule = decision.rule or request.suggested_rule
-            renderer.info(f"✓ allowed; from now on also {rule}" if rule else "✓ allowed")
-        else:
-            renderer.info("✓ allowed once" if not request.plan_content else "✓ plan approved")
-
-    async def _answer_questions(self, event: QuestionNeeded) -> None:
-        """Ask the questions of ``event`` one at a time. Ctrl-C declines them and every
-        other question still waiting, so one Ctrl-C ends all the asking."""
-        from skillkit.frontends.answers import ask_questions
-
-        permissions = self.permissions
-        if permissions is None or all(
-            r.request_id != event.request_id for r in permissions.questions.pending()
-        ):
-            return
-        answers = await ask_questions(
-            event, show=lambda index: self.renderer.question(event, index)
-        )
-        if answers is not None:
-            self._respond(event.request_id, answers)
-            return
-        declined = 0
-        waiting = [event.request_id, *(r.request_id for r in permissions.questions.pending())]
-        for request_id in dict.fromkeys(waiting):
-            declined += permissions.questions.decline(request_id)
-        word = "question was" if declined <= 1 else "questions were"
-        self.renderer.notice(f"✗ the {word} not answered")
-
-    def _respond(self, request_id: str, answer: object) -> bool:
-        """Hand the user's answer to the session; False when the request was answered
-        already (an abort, a timeout)."""
-        try:
-            self.agent_session.respond(request_id, answer)
-        except SessionCommandError:
-            return False
-        return True
+        await RequestAnswers(self.agent_session, self.renderer, self._interrupt).answer(request)
 
     # ----- modes and skills
 
     def _key_bindings(self) -> KeyBindings:
+        from prompt_toolkit.filters import is_searching
         from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
         bindings = KeyBindings()
 
-        @bindings.add("enter")
+        @bindings.add("enter", filter=~is_searching)  # Ctrl-R's Enter takes the match
         def send(event: KeyPressEvent) -> None:
             event.current_buffer.validate_and_handle()
 
         @bindings.add("c-j")
         def new_line(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-o")
+        def expand(event: KeyPressEvent) -> None:
+            self._expanded = not self._expanded and bool(self.renderer.tool_records)
+            event.app.invalidate()
 
         if self.permissions is not None:
             agent = self.agent_session
@@ -525,6 +507,24 @@ class InteractiveSession:
                 event.app.invalidate()
 
         return bindings
+
+    def _prompt_message(self) -> StyleAndTextTuples:
+        """The prompt; with Ctrl-O, the last tool call shown whole above it (as much as
+        the terminal's height leaves room for) until Ctrl-O folds it again."""
+        if not self._expanded or not self.renderer.tool_records:
+            return [_PROMPT]
+        from prompt_toolkit.application.current import get_app
+
+        size = get_app().output.get_size()
+        room, width = size.rows - 4, max(size.columns - 3, 10)
+        styles = {"diff+": "ansigreen", "diff-": "ansired", "error": "ansired", "dim": "#888888"}
+        out: StyleAndTextTuples = []
+        for style, line in expanded_rows(self.renderer.tool_records[-1], room):
+            line = ("  " if out else "") + line
+            line = line if len(line) <= width else line[: width - 1] + "…"
+            out.append((styles.get(style, style), line + "\n"))
+        out[0] = (out[0][0], out[0][1].rstrip("\n") + " · ctrl+o folds\n")
+        return [*out, _PROMPT]
 
     def _toolbar(self) -> StyleAndTextTuples:
         assert self.permissions is not None
@@ -588,189 +588,13 @@ def _describe(data: Mapping[str, object]) -> str:
     )
 
 
-# ----- completion and @file mentions
+def _catalog() -> ModelRegistry:
+    """The model catalog: the ids offered after ``/model``, what each model takes."""
+    from skillkit.model_registry import default_registry
 
-_MENTION = re.compile(r"(?<![\w@])@([^\s@]+)")
-_MENTION_BYTES = 20_000  # of one mentioned file's content sent with the prompt
-_FILE_LIST_LIMIT = 20_000
-_FILE_LIST_TTL = 10.0
-
-
-def workspace_files(root: Path) -> list[str]:
-    """The files of the workspace at ``root``, relative, ``/``-separated: ``git ls-files``
-    (tracked and untracked, ``.gitignore`` respected) in a git checkout, else a walk that
-    skips hidden folders; at most 20,000."""
-    import subprocess
-
-    try:
-        listed = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            cwd=root,
-            capture_output=True,
-            timeout=5,
-            check=True,
-        )
-        names = [n for n in listed.stdout.decode("utf-8", "replace").split("\0") if n]
-        return sorted(set(names))[:_FILE_LIST_LIMIT]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    found: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        base = Path(folder).relative_to(root)
-        found.extend((base / f).as_posix() for f in sorted(files))
-        if len(found) >= _FILE_LIST_LIMIT:
-            break
-    return found[:_FILE_LIST_LIMIT]
+    return default_registry()
 
 
-def fuzzy_files(query: str, files: list[str], limit: int = 20) -> list[str]:
-    """The files matching ``query`` best: every character of it in order (any case);
-    a name that starts with it first, then one that contains it, then the rest, shorter
-    paths first."""
-    wanted = query.lower()
-    ranked: list[tuple[int, int, str]] = []
-    for path in files:
-        lower = path.lower()
-        name = lower.rsplit("/", 1)[-1]
-        if name.startswith(wanted):
-            rank = 0
-        elif wanted in lower:
-            rank = 1
-        else:
-            position = 0
-            for char in wanted:
-                position = lower.find(char, position) + 1
-                if position == 0:
-                    break
-            else:
-                rank = 2
-            if position == 0:
-                continue
-        ranked.append((rank, len(path), path))
-    ranked.sort()
-    return [path for _, _, path in ranked[:limit]]
-
-
-def attach_mentions(text: str, root: Path) -> tuple[str, list[str]]:
-    """``(text with the files, the files attached)``: the content of each ``@path``
-    ``text`` mentions that is a readable text file under ``root`` is appended (at most
-    20,000 bytes each, a note saying so when cut)."""
-    parts: list[str] = []
-    seen: set[str] = set()
-    seen_files: list[str] = []
-    base = root.resolve()
-    for match in _MENTION.finditer(text):
-        name = match.group(1).rstrip(".,;:!?)")
-        if name in seen:
-            continue
-        seen.add(name)
-        path = (root / name).resolve()
-        if not path.is_relative_to(base) or not path.is_file():
-            continue
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(_MENTION_BYTES + 1)
-        except OSError:
-            continue
-        if b"\0" in data:
-            continue  # not a text file
-        body = data[:_MENTION_BYTES].decode("utf-8", "replace")
-        cut = "\n[… cut at 20,000 bytes]" if len(data) > _MENTION_BYTES else ""
-        parts.append(f'<file path="{name}">\n{body}{cut}\n</file>')
-        seen_files.append(name)
-    attached = list(seen_files)
-    return (text if not parts else text + "\n\n" + "\n\n".join(parts)), attached
-
-
-class PromptCompleter:
-    """Tab completion at the prompt: slash commands (and aliases) by name, then their
-    first argument (its choices; model ids for ``/model``; skill names for ``/skill``
-    and ``/skill:NAME``), and ``@path`` mentions by fuzzy search over the workspace's
-    files. A prompt_toolkit completer (through `completer`), built without importing
-    prompt_toolkit until it is used."""
-
-    def __init__(
-        self,
-        commands: Callable[[], list[Command]],
-        skills: Callable[[], list[str]],
-        root: Path,
-    ) -> None:
-        self.commands = commands
-        self.skills = skills
-        self.root = root
-        self._files: list[str] = []
-        self._listed = -_FILE_LIST_TTL
-
-    def files(self) -> list[str]:
-        now = time.monotonic()
-        if now - self._listed > _FILE_LIST_TTL:
-            self._files, self._listed = workspace_files(self.root), now
-        return self._files
-
-    def completer(self) -> Any:
-        """This completer as a prompt_toolkit ``Completer``."""
-        from prompt_toolkit.completion import Completer
-
-        owner = self
-
-        class _Completer(Completer):
-            def get_completions(
-                self, document: Document, complete_event: CompleteEvent
-            ) -> Iterator[Completion]:
-                return owner.get_completions(document, complete_event)
-
-        return _Completer()
-
-    def get_completions(
-        self, document: Document, complete_event: CompleteEvent
-    ) -> Iterator[Completion]:
-        from prompt_toolkit.completion import Completion
-
-        before = document.text_before_cursor
-        mention = re.search(r"(?:^|\s)@([^\s@]*)$", before)
-        if mention is not None:
-            query = mention.group(1)
-            for path in fuzzy_files(query, self.files()):
-                yield Completion("@" + path, start_position=-len(query) - 1)
-            return
-        if not before.startswith("/") or "\n" in before:
-            return
-        head, space, rest = before.partition(" ")
-        if not space:
-            yield from self._names(head[1:])
-            return
-        if " " in rest:
-            return  # only the first argument
-        for value in self._values(head[1:]):
-            if value.startswith(rest) and value != rest:
-                yield Completion(value, start_position=-len(rest))
-
-    def _names(self, typed: str) -> Iterator[Completion]:
-        from prompt_toolkit.completion import Completion
-
-        if typed.startswith("skill:"):
-            for name in self.skills():
-                if name.startswith(typed[6:]):
-                    yield Completion("/skill:" + name, start_position=-len(typed) - 1)
-            return
-        names: set[str] = set()
-        for command in self.commands():
-            for name in (command.name, *command.aliases):
-                if name.startswith(typed) and name not in names:
-                    names.add(name)
-                    yield Completion(
-                        "/" + name, start_position=-len(typed) - 1, display_meta=command.description
-                    )
-
-    def _values(self, name: str) -> list[str]:
-        if name == "model":
-            from skillkit.model_registry import default_registry
-
-            return [f"{m.provider}:{m.id}" for m in default_registry().list()]
-        if name == "skill":
-            return self.skills()
-        command = next((c for c in self.commands() if name == c.name or name in c.aliases), None)
-        if command is None or not command.arguments:
-            return []
-        return list(command.arguments[0].choices)
+def _model_ids() -> list[str]:
+    """The model ids offered after ``/model``: every model of the catalog."""
+    return [f"{m.provider}:{m.id}" for m in _catalog().list()]

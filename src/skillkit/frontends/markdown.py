@@ -13,12 +13,21 @@ per delta does not grow with the answer's length.
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from markdown_it import MarkdownIt
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.markdown import Markdown
+from rich.segment import Segment, Segments
+from rich.style import Style
+from rich.text import Text
 
-__all__ = ["MarkdownBlocks", "TextMarkdown"]
+__all__ = [
+    "MarkdownBlocks",
+    "OpenBlock",
+    "TextMarkdown",
+    "block_segments",
+    "last_lines",
+]
 
 
 def _fence_opener(line: str) -> str:
@@ -36,12 +45,31 @@ def _fence_opener(line: str) -> str:
 class TextMarkdown(Markdown):
     """rich's `Markdown` with raw HTML read as text: rich draws nothing for HTML, so
     ``<b>x</b>`` or ``<script>…`` in a model's answer would vanish from the terminal;
-    here it is shown as written, never interpreted."""
+    here it is shown as written, never interpreted. The text is parsed once, by one
+    parser shared by every instance (rich builds a new parser for each)."""
 
-    def __init__(self, markup: str, **options: Any) -> None:
-        super().__init__(markup, **options)
-        parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
-        self.parsed = parser.parse(markup)
+    def __init__(
+        self,
+        markup: str,
+        code_theme: str = "monokai",
+        justify: JustifyMethod | None = None,
+        style: str | Style = "none",
+        hyperlinks: bool = True,
+        inline_code_lexer: str | None = None,
+        inline_code_theme: str | None = None,
+    ) -> None:
+        # the attributes rich's own __init__ sets, without its parse
+        self.markup = markup
+        self.parsed = _TEXT_PARSER.parse(markup)
+        self.code_theme = code_theme
+        self.justify = justify
+        self.style = style
+        self.hyperlinks = hyperlinks
+        self.inline_code_lexer = inline_code_lexer
+        self.inline_code_theme = inline_code_theme or code_theme
+
+
+_TEXT_PARSER = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
 
 
 class MarkdownBlocks:
@@ -53,7 +81,13 @@ class MarkdownBlocks:
     """
 
     def __init__(self) -> None:
-        self._parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+        # block structure only: where blocks begin does not depend on inline markup
+        self._parser = (
+            MarkdownIt("commonmark")
+            .enable("table")
+            .enable("strikethrough")
+            .disable(["inline", "text_join"])
+        )
         self._lines: list[str] = []  # complete lines of the open text
         self._tail = ""  # the line still arriving
         self._fence = ""  # the fence of an open code block at the start of the open text
@@ -125,3 +159,50 @@ class MarkdownBlocks:
         self._lines = self._lines[cut:]
         self._fence = _fence_opener(self._lines[0])
         return blocks
+
+
+def block_segments(console: Console, block: str, *, code_theme: str, gap: bool = False) -> Segments:
+    """One complete Markdown block rendered for ``console`` (without hyperlinks, so a
+    link shows its real target), with the blank lines around it dropped — a list's, a
+    paragraph's — and a code block's padding (it has a background) kept; ``gap`` puts
+    one blank line before it (between blocks)."""
+    markdown = TextMarkdown(block, code_theme=code_theme, hyperlinks=False)
+    lines = console.render_lines(markdown, pad=False)
+    while lines and _blank(lines[-1]):
+        lines.pop()
+    while lines and _blank(lines[0]):
+        lines.pop(0)
+    segments: list[Segment] = [Segment.line()] if gap else []
+    for line in lines:
+        segments.extend(line)
+        segments.append(Segment.line())
+    return Segments(segments)
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(
+        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
+        for segment in line
+    )
+
+
+def last_lines(text: str, count: int = 12) -> str:
+    """The last ``count`` lines of ``text`` (found from its end, so the cost does not grow
+    with the text's length)."""
+    end = len(text)
+    for _ in range(count):
+        end = text.rfind("\n", 0, end)
+        if end < 0:
+            return text
+    return text[end + 1 :]
+
+
+class OpenBlock:
+    """A renderable of the open block of ``blocks`` as raw text (its last 12 lines),
+    read when it is drawn: a rich ``Live`` showing it needs no update per delta."""
+
+    def __init__(self, blocks: MarkdownBlocks) -> None:
+        self.blocks = blocks
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(last_lines(self.blocks.open_text))

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-    from skillkit.session import SessionInfo
+    from skillkit.session import SessionInfo, SessionStoreProtocol
 
 __all__ = [
     "PickerRow",
@@ -43,8 +43,9 @@ _HINT = "type to filter · ↑↓ move · enter opens · esc cancels"
 
 
 class PickerRow:
-    """One row: ``title``, ``date``, ``size``, ``messages`` (a count) and ``first`` (the
-    first message) are drawn in that order; ``search`` is the lowercase text the filter
+    """One row: ``title``, ``date``, ``size``, ``messages`` (a count), ``fork_of`` (for a
+    fork: which session it was forked from) and ``first`` (the first message) are drawn
+    in that order; ``search`` is the lowercase text the filter
     matches, ``value`` what picking the row returns (a session file's path).
 
     The drawn texts are made from ``raw_title``, ``raw_first``, ``modified`` (a time) and
@@ -60,6 +61,7 @@ class PickerRow:
         size_bytes: int,
         messages: int = 0,
         search: str | None = None,
+        fork_of: str = "",
     ) -> None:
         self.value = value
         self.raw_title = raw_title
@@ -67,6 +69,7 @@ class PickerRow:
         self.modified = modified
         self.size_bytes = size_bytes
         self.messages = messages
+        self.raw_fork_of = fork_of
         self.search = search if search is not None else f"{raw_title} {raw_first}".lower()
 
     @cached_property
@@ -76,6 +79,11 @@ class PickerRow:
     @cached_property
     def first(self) -> str:
         return _inert(self.raw_first)
+
+    @cached_property
+    def fork_of(self) -> str:
+        """``fork of “TITLE”`` for a session forked from another, else empty."""
+        return f"fork of “{_inert(self.raw_fork_of)}”" if self.raw_fork_of else ""
 
     @cached_property
     def date(self) -> str:
@@ -144,20 +152,29 @@ def _size(count: int) -> str:
 
 def session_rows(infos: Sequence[SessionInfo]) -> list[PickerRow]:
     """One row per session (in the order given): its title (its name, else its first
-    message), the local date and time it last changed, its size, its message count, its
-    first message. Only the filter text is made here; the rest when a row is drawn."""
-    return [
-        PickerRow(
-            info.path,
-            info.title,
-            info.first_message,
-            info.modified,
-            info.size,
-            info.messages,
-            f"{info.title} {info.first_message} {info.id}".lower(),
+    message), the local date and time it last changed, its size, its message count, for
+    a fork the title of the session it was forked from (its id when that one is not
+    listed), its first message. Only the filter text is made here; the rest when a row
+    is drawn."""
+    titles = {info.id: info.title for info in infos}
+    rows: list[PickerRow] = []
+    for info in infos:
+        parent = info.parent_session
+        fork_of = (titles.get(parent) or parent) if parent else ""
+        search = f"{info.title} {info.first_message} {info.id}"
+        rows.append(
+            PickerRow(
+                info.path,
+                info.title,
+                info.first_message,
+                info.modified,
+                info.size,
+                info.messages,
+                (search + (f" fork {fork_of}" if fork_of else "")).lower(),
+                fork_of,
+            )
         )
-        for info in infos
-    ]
+    return rows
 
 
 Outcome = Literal["picked", "escape", "interrupt"]
@@ -261,6 +278,8 @@ def _rows(state: PickerState) -> StyleAndTextTuples:
         count = f"{row.messages} msg" + ("" if row.messages == 1 else "s")
         left = f"{mark}{title:<{title_width}}  {row.date}  {row.size:>9}  {count:>8}  "
         first = row.first if row.first != row.title else ""
+        if row.fork_of:
+            first = f"{row.fork_of} · {first}" if first else row.fork_of
         room = max(0, width - len(left))
         first = first if len(first) <= room else first[: max(0, room - 1)] + "…"
         out.append((style, left))
@@ -281,16 +300,21 @@ class ResumeChoice:
     message: str = ""
 
 
-def resume_from_picker(cwd: Path, home: Path | None = None) -> ResumeChoice:
-    """Offer the sessions of ``cwd`` (in ``home``'s store; default: the user's) in the
-    picker. Picked: its path. Esc: exit code 0; Ctrl-C: 130; no sessions: 1 — with a
-    line saying so. Nothing is written in any case."""
+def resume_from_picker(
+    cwd: Path, home: Path | None = None, *, store: SessionStoreProtocol | None = None
+) -> ResumeChoice:
+    """Offer the sessions of ``cwd`` in the picker, from ``store`` (default: the one the
+    user's settings name, else the JSONL files under ``home``, default the user's).
+    Picked: its path. Esc: exit code 0; Ctrl-C: 130; no sessions: 1 — with a line
+    saying so. Nothing is written in any case."""
     import asyncio
 
-    from skillkit.session import SessionStore
+    from skillkit.session import open_store
 
+    if store is None:
+        store = open_store(None, home=home)
     # A session nothing was said in (a terminal opened and closed) is nothing to go back to.
-    infos = [info for info in SessionStore(home).list(cwd) if info.messages or info.name]
+    infos = [info for info in store.list(cwd) if info.messages or info.name]
     if not infos:
         return ResumeChoice(exit_code=1, message="no saved sessions in this folder to resume")
     outcome, row = asyncio.run(pick_session(session_rows(infos)))

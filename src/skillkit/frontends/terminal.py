@@ -35,17 +35,12 @@ real target.
 
 from __future__ import annotations
 
-import difflib
-import json
-import re
-import shlex
+from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.live import Live
-from rich.panel import Panel
-from rich.segment import Segment, Segments
 from rich.text import Text
 
 from skillkit.events import (
@@ -62,7 +57,18 @@ from skillkit.events import (
     ToolExecutionUpdate,
     Usage,
 )
-from skillkit.frontends.markdown import MarkdownBlocks, TextMarkdown
+from skillkit.frontends.child_agents import ChildAgents
+from skillkit.frontends.markdown import MarkdownBlocks, OpenBlock, block_segments, last_lines
+from skillkit.frontends.panels import (
+    approval_argv,
+    approval_panel,
+    approval_text,
+    plan_panel,
+    question_panel,
+    todo_panel,
+)
+from skillkit.frontends.run_footer import format_footer, short_count
+from skillkit.frontends.tool_rows import ToolRecord, call_rows, result_rows, tool_summary
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -83,56 +89,9 @@ ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None
 a tool call would run (a skill action), or None when the tool is not one."""
 
 _THINKING_STYLE = "dim italic"
-_TASK_STYLES: dict[str, tuple[str, str]] = {
-    "pending": ("☐", ""),
-    "in_progress": ("▶", "bold yellow"),
-    "done": ("☑", "dim strike"),
-}
 _CODE_THEME = "monokai"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
-_OUTCOME: dict[str, tuple[str, str]] = {
-    "stop": ("done", "green"),
-    "tool_use": ("done", "green"),
-    "length": ("stopped at the output token limit", "yellow"),
-    "context_overflow": ("failed: the context window is full", "red"),
-    "error": ("failed", "red"),
-    "aborted": ("aborted", "yellow"),
-    "max_iterations": ("paused at the iteration limit", "yellow"),
-    "output_invalid": ("failed: the answer never matched the output schema", "red"),
-}
-
-
-def format_footer(
-    stop_reason: StopReason | None,
-    usage: TokenUsage,
-    *,
-    turns: int | None = None,
-    session: TokenUsage | None = None,
-    cost: float | None = None,
-    saved: float | None = None,
-) -> Text:
-    """The one-line summary shown after a run: outcome, turns, tokens, session total, cost
-    and what prompt caching saved.
-
-    ``session`` is shown only when it differs from ``usage`` (that is, after the first run);
-    ``saved`` only when it is above zero.
-    """
-    label, colour = _OUTCOME.get(stop_reason or "stop", (str(stop_reason), "yellow"))
-    line = Text("● ", style=colour)
-    line.append(label, style=colour)
-    parts: list[str] = []
-    if turns:
-        parts.append(f"{turns} turn" + ("" if turns == 1 else "s"))
-    parts.append(f"{_count(usage.prompt_tokens)} in · {_count(usage.output)} out tokens")
-    if session is not None and session.total != usage.total:
-        parts.append(f"session {_count(session.total)} tokens")
-    if cost is not None:
-        parts.append(f"${cost:.4f}")
-    if saved:
-        parts.append(f"cache saved ${saved:.4f}")
-    line.append("  " + " · ".join(parts), style="dim")
-    return line
 
 
 def _cache_savings(model: str, usage: TokenUsage) -> float | None:
@@ -143,194 +102,6 @@ def _cache_savings(model: str, usage: TokenUsage) -> float | None:
     from skillkit.model_registry import default_registry
 
     return default_registry().cache_savings(model, usage)
-
-
-_COMMAND_KEYS = ("command", "cmd", "script")
-_PATH_KEYS = ("path", "file_path")
-
-
-def approval_text(
-    request: ApprovalNeeded,
-    *,
-    redactor: Redactor | None = None,
-    argv: list[str] | None = None,
-    cwd: str = "",
-) -> Text:
-    """The body of an approval panel: what runs, then why it asks.
-
-    The first line names the tool and its subject: the WHOLE command (never shortened;
-    newlines kept; a run of blank lines, or of 32+ spaces in a line, shown as one note so
-    nothing is pushed out of sight), else the path, else every argument as JSON.
-    ``argv`` (and ``cwd``), when the call runs a declared program such as a skill
-    action, is shown as the exact argument list, shell-quoted. Then the description,
-    the reason, the risk and the matched rule. All text is redacted and neutralized
-    (see the module docs); the caller wraps it.
-    """
-    clean = _cleaner(redactor)
-    args = request.tool_input
-    subject = next((args[k] for k in _COMMAND_KEYS if isinstance(args.get(k), str)), None)
-    if subject is not None:
-        subject = _visible_lines(clean(subject))
-    else:
-        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str)), None)
-        if path is not None:
-            subject = clean(path)
-        elif args:
-            subject = clean(json.dumps(args, ensure_ascii=False, default=str))
-        else:
-            subject = "no arguments"
-    body = Text(f"{clean(request.tool_name)}: ", style="bold")
-    body.append(subject, style="bold")
-    if request.risk_hint:
-        body.append(f" ({clean(request.risk_hint)})", style="bold")
-    rows: list[tuple[str, str, str]] = []
-    if argv is not None:
-        rows.append(("runs", clean(shlex.join(argv)), "bold"))
-        if cwd:
-            rows.append(("in", clean(cwd), ""))
-    rows += [
-        ("about", request.input_description, ""),
-        ("why", request.reason, ""),
-        ("risk", request.risk_hint, "bold red"),
-        ("rule", request.matched, ""),
-    ]
-    for label, value, style in rows:
-        if value:
-            body.append(f"\n{label:<6}", style="dim")
-            shown = value if label in ("runs", "in") else " ".join(clean(value).split())
-            body.append(shown, style=style)
-    return body
-
-
-_LONG_BLANK = re.compile(r"[ \t]{32,}")
-
-
-def _visible_lines(text: str) -> str:
-    """``text`` with runs of blank lines shown as one note line, and runs of 32 or more
-    spaces and tabs inside a line as one ``⟨N blanks⟩`` note, so padding cannot push a
-    part of a command out of sight."""
-    lines = text.split("\n")
-    out: list[str] = []
-    blank = 0
-    for line in [*lines, None]:
-        if line is not None and not line.strip():
-            blank += 1
-            continue
-        if blank == 1:
-            out.append("")
-        elif blank > 1:
-            out.append(f"… {blank} blank lines …")
-        blank = 0
-        if line is not None:
-            out.append(_LONG_BLANK.sub(lambda m: f"⟨{len(m.group())} blanks⟩", line.rstrip()))
-    return "\n".join(out)
-
-
-class _ToolSummary(NamedTuple):
-    """A tool call in one line: ``call`` (``bash(git status)``) and, for an edit or a
-    write, the lines it adds and removes."""
-
-    call: str
-    added: int = 0
-    removed: int = 0
-
-
-_SUBJECT_KEYS = ("command", "cmd", "script", "path", "file_path", "pattern", "query", "url")
-_SUBJECT_WIDTH = 70
-
-
-def _tool_summary(name: str, args: Mapping[str, Any]) -> tuple[_ToolSummary, list[str]]:
-    """``(summary, diff lines)`` of one tool call: its subject is the command (first line),
-    the path (with ``:start-end`` when a range is read), the pattern, query or URL, else
-    the arguments as ``key=value``; cut to 70 characters. An edit (``old_string`` /
-    ``new_string``, or a list of ``edits`` of them) or a write (``content``) counts the
-    lines it adds and removes, and gives a unified diff without headers."""
-    subject = ""
-    for key in _SUBJECT_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            subject = value.strip().split("\n", 1)[0]
-            if "\n" in value.strip():
-                subject += " …"
-            break
-    if subject and any(isinstance(args.get(k), str) for k in _PATH_KEYS):
-        start = args.get("offset", args.get("start_line"))
-        limit, end = args.get("limit"), args.get("end_line")
-        if isinstance(start, int) and isinstance(end, int):
-            subject += f":{start}-{end}"
-        elif isinstance(start, int) and isinstance(limit, int):
-            subject += f":{start}-{start + limit - 1}"
-        elif isinstance(start, int):
-            subject += f":{start}-"
-    if not subject and args:
-        subject = ", ".join(
-            f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
-            for key, value in args.items()
-        )
-    if len(subject) > _SUBJECT_WIDTH:
-        subject = subject[: _SUBJECT_WIDTH - 1] + "…"
-    call = f"{name}({subject})"
-    pairs: list[tuple[str, str]] = []
-    if isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
-        pairs.append((args["old_string"], args["new_string"]))
-    edits = args.get("edits")
-    if isinstance(edits, list):
-        for edit in edits:
-            if isinstance(edit, Mapping):
-                old, new = edit.get("old_string"), edit.get("new_string")
-                if isinstance(old, str) and isinstance(new, str):
-                    pairs.append((old, new))
-    if not pairs and isinstance(args.get("content"), str):
-        pairs.append(("", args["content"]))
-    if not pairs:
-        return _ToolSummary(call), []
-    diff: list[str] = []
-    for old, new in pairs:
-        rows = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
-        diff.extend(row for row in rows if not row.startswith(("---", "+++", "@@")))
-    added = sum(1 for row in diff if row.startswith("+"))
-    removed = sum(1 for row in diff if row.startswith("-"))
-    return _ToolSummary(call, added, removed), diff
-
-
-def _elapsed(seconds: float) -> str:
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes}m{rest:02d}s"
-
-
-def _blank(line: list[Segment]) -> bool:
-    return all(
-        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
-        for segment in line
-    )
-
-
-def _last_lines(text: str, count: int = 12) -> str:
-    """The last ``count`` lines of ``text`` (found from its end, so the cost does not grow
-    with the text's length)."""
-    end = len(text)
-    for _ in range(count):
-        end = text.rfind("\n", 0, end)
-        if end < 0:
-            return text
-    return text[end + 1 :]
-
-
-def _cleaner(redactor: Redactor | None) -> Callable[[str], str]:
-    def clean(text: str) -> str:
-        return neutralize(redactor.redact(text) if redactor is not None else text)
-
-    return clean
-
-
-def _count(n: int) -> str:
-    if n < 10_000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k"
-    return f"{n / 1_000_000:.2f}M"
 
 
 class TerminalRenderer:
@@ -385,7 +156,12 @@ class TerminalRenderer:
         line still open is kept for `partial_line` (a caller drawing a live area under
         the output shows it there: partial lines written above such an area would be
         overwritten by it)."""
-        self._children: dict[str, tuple[str, str]] = {}  # agent_id -> (agent, current tool)
+        self._children = ChildAgents()
+        self._calls: dict[str, tuple[str, list[str]]] = {}  # call id -> (call, diff)
+        self.tool_records: deque[ToolRecord] = deque(maxlen=20)
+        """The last tool calls that ended, whole (see `tool_result`)."""
+        self.expand_hint = ""
+        """Said after a folded result, how to see all of it (e.g. a key of the face)."""
         self.draw_requests = True
         """Whether `emit` draws ``approval_needed`` / ``question_needed`` events; a
         caller that asks one request at a time sets False and draws each itself
@@ -406,12 +182,10 @@ class TerminalRenderer:
                 # once validated, and the result follows).
                 if not stream_event.type.startswith("tool_call"):
                     self.stream(stream_event)
-            case ToolExecutionStart(tool_name=name, args=args):
-                self.tool_call(name, args)
+            case ToolExecutionStart(tool_call_id=call, tool_name=name, args=args):
+                self.tool_call(name, args, call_id=call)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
-                streamed = self._streamed.setdefault(call, [])
-                room = self.max_streamed_lines - len(streamed)
-                streamed.extend(self.tool_output(output, limit=max(room, 0)))
+                self._tool_update(call, output)
             case ToolExecutionEnd(
                 tool_call_id=call, tool_name=name, result=result, duration=duration
             ):
@@ -423,6 +197,7 @@ class TerminalRenderer:
                     shown=shown,
                     elapsed=duration or None,
                     drawn=min(len(shown), self.max_streamed_lines) if shown else None,
+                    call_id=call,
                 )
             case Usage() as usage:
                 self._last_usage = usage
@@ -447,7 +222,9 @@ class TerminalRenderer:
             case CompactionStart(type="full"):
                 self.info("compacting the conversation…")
             case CompactionEnd(type="full", ok=True, tokens_before=before, tokens_after=after):
-                self.info(f"conversation compacted: {_count(before)} → {_count(after)} tokens")
+                self.info(
+                    f"conversation compacted: {short_count(before)} → {short_count(after)} tokens"
+                )
             case CompactionEnd(type="full", ok=False, error=error):
                 self.notice(f"compaction failed: {error or 'unknown error'}")
             case TodoUpdated(items=items):
@@ -500,46 +277,33 @@ class TerminalRenderer:
         """``text`` with secrets redacted and control characters neutralized."""
         return neutralize(self.redactor.redact(text), drop_styles=drop_styles)
 
-    def tool_call(self, name: str, args: dict[str, Any]) -> None:
+    def tool_call(self, name: str, args: dict[str, Any], *, call_id: str = "") -> None:
         """One line naming the tool and its subject — ``bash(git status)``,
-        ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `_tool_summary`); an edit
-        or a write is followed by its coloured diff (at most ``max_diff_lines``)."""
-        line = Text("⏺ ", style="cyan")
+        ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `tool_summary`); an edit
+        or a write is followed by its coloured diff (at most ``max_diff_lines``).
+        ``call_id`` pairs it with its `tool_result` in `tool_records`."""
         if name in self.brief_tools:
+            line = Text("⏺ ", style="cyan")
             line.append(self.clean(name), style="bold")
             line.append(" (shown below)", style="dim")
             self._print(line)
             return
-        summary, diff = _tool_summary(name, args)
-        line.append(self.clean(summary.call), style="bold")
-        if summary.added or summary.removed:
-            line.append(f" +{summary.added}", style="green")
-            line.append(f" −{summary.removed}", style="red")
-        self._print(line)
-        shown = diff[: self.max_diff_lines]
-        for row in shown:
-            style = "green" if row.startswith("+") else "red" if row.startswith("-") else "dim"
-            self._print(Text("    " + self.clean(row, drop_styles=True), style=style))
-        if len(diff) > len(shown):
-            self._print(Text(f"    … {len(diff) - len(shown)} more diff lines", style="dim"))
+        summary, diff = tool_summary(name, args)
+        self._calls[call_id] = (self.clean(summary.call), diff)
+        for row in call_rows(summary, diff, clean=self.clean, limit=self.max_diff_lines):
+            self._print(row)
 
     def todos(self, items: list[TodoItem]) -> None:
         """The model's task list: one line a task, done ones dimmed and struck through,
         the one in progress highlighted."""
-        body = Text()
-        for number, item in enumerate(items):
-            mark, style = _TASK_STYLES.get(item.status, _TASK_STYLES["pending"])
-            if number:
-                body.append("\n")
-            body.append(mark + " ", style=style)
-            body.append(self.clean(item.content, drop_styles=True), style=style)
-        if not items:
-            body.append("no tasks", style="dim")
-        done = sum(1 for item in items if item.status == "done")
-        title = Text.assemble(("tasks ", "bold magenta"), (f"{done}/{len(items)} done", "dim"))
-        self._print(
-            Panel(body, title=title, title_align="left", border_style="magenta", expand=False)
-        )
+        self._print(todo_panel(items, clean=self.clean))
+
+    def _tool_update(self, call_id: str, output: str) -> None:
+        """Partial output of a running call: drawn up to ``max_streamed_lines`` in all,
+        the rest folded (counted when the result comes)."""
+        streamed = self._streamed.setdefault(call_id, [])
+        room = self.max_streamed_lines - len(streamed)
+        streamed.extend(self.tool_output(output, limit=max(room, 0)))
 
     def tool_output(self, output: str, *, limit: int | None = None) -> list[str]:
         """Partial output of a running tool, dimmed; returns its lines (cleaned). Only
@@ -560,6 +324,7 @@ class TerminalRenderer:
         shown: list[str] | None = None,
         elapsed: float | None = None,
         drawn: int | None = None,
+        call_id: str = "",
     ) -> None:
         """How a tool call ended, on one line (``⎿ ✓ name · 0.4s`` or ``⎿ ✗ name failed``),
         then a folded preview of its result: the first ``max_result_lines`` lines (red
@@ -568,50 +333,31 @@ class TerminalRenderer:
 
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
         they are not drawn again, only the lines the result adds; ``drawn`` says how many
-        of them were drawn when the rest were folded."""
-        lines = self.clean(output, drop_styles=True).split("\n")
+        of them were drawn when the rest were folded. The call and its whole result are
+        kept in `tool_records` (the last 20), for a view that expands them."""
+        cleaned = self.clean(output, drop_styles=True)
+        call, diff = self._calls.pop(call_id, (self.clean(name), []))
+        lines = cleaned.split("\n")
         if lines and not lines[-1]:
             lines.pop()
-        colour = "red" if is_error else "green"
-        clean_name = self.clean(name)
-        above = 0
-        if shown:
-            while above < min(len(shown), len(lines)) and shown[above] == lines[above]:
-                above += 1
-            lines = lines[above:]
-        head = Text("  ⎿ ", style="dim")
-        head.append("✗ " if is_error else "✓ ", style=colour)
-        head.append(clean_name, style="bold")
-        if is_error:
-            head.append(" failed", style=colour)
-        folded = above - drawn if drawn is not None and drawn < above else 0
-        if above and folded:
-            head.append(f" · {above} lines, {above - folded} above, {folded} folded", style="dim")
-        elif above:
-            head.append(f" · {above} line{'' if above == 1 else 's'} above", style="dim")
-        if elapsed is not None:
-            head.append(f" · {_elapsed(elapsed)}", style="dim")
-        if not lines and above:
-            self._print(head)
-            return
-        total = len(lines)
-        if not any(line.strip() for line in lines):
-            head.append(" · no output", style="dim")
-            self._print(head)
-            return
-        if total > 1:
-            head.append(f" · {total} lines", style="dim")
-        self._print(head)
+        self.tool_records.append(
+            ToolRecord(call, [self.clean(r, drop_styles=True) for r in diff], lines, is_error)
+        )
         # the answers to a brief tool's request (questions, the plan) are the user's own:
         # shown whole, up to the bound of a diff
         limit = self.max_diff_lines if name in self.brief_tools else self.max_result_lines
-        for line in lines[:limit]:
-            self._print(Text("    " + line, style="red" if is_error else ""))
-        hidden = total - limit
-        if hidden > 0:
-            self._print(
-                Text(f"    … {hidden} more line" + ("" if hidden == 1 else "s"), style="dim")
-            )
+        rows = result_rows(
+            cleaned,
+            name=self.clean(name),
+            hint=self.expand_hint,
+            is_error=is_error,
+            shown=shown,
+            elapsed=elapsed,
+            drawn=drawn,
+            limit=limit,
+        )
+        for row in rows:
+            self._print(row)
 
     def approval_request(self, request: ApprovalNeeded, *, agent: str | None = None) -> None:
         """A panel asking to allow one tool call: what it does, why it asks, the risk,
@@ -620,35 +366,13 @@ class TerminalRenderer:
         ``agent`` names the child agent asking (the event's ``agent_id`` when its
         ``parent_id`` is set); it is shown in the title."""
         if request.plan_content:
-            plan = self.clean(request.plan_content)
-            body: RenderableType = TextMarkdown(plan, hyperlinks=False)
-            title = Text("plan for approval", style="bold yellow")
-            self._print(Panel(body, title=title, title_align="left", border_style="yellow"))
+            self._print(plan_panel(self.clean(request.plan_content)))
             return
-        argv: list[str] | None = None
-        cwd = ""
-        # A request that carries its argv (a future ``ApprovalNeeded.argv``) wins over
-        # the renderer's own preview.
-        carried = getattr(request, "argv", None)
-        if isinstance(carried, list) and carried and all(isinstance(a, str) for a in carried):
-            argv = list(carried)
-            carried_cwd = getattr(request, "cwd", "")
-            cwd = carried_cwd if isinstance(carried_cwd, str) else ""
-        elif self.action_preview is not None:
-            try:
-                preview = self.action_preview(request.tool_name, request.tool_input)
-            except Exception:  # a preview that fails must not hide the request
-                preview = None
-            if preview is not None:
-                argv, cwd = preview
-        rows = approval_text(request, redactor=self.redactor, argv=argv, cwd=cwd)
-        title = Text.assemble(
-            ("approval needed ", "bold yellow"),
-            (self.clean(request.tool_name), "bold"),
-            (f" (agent {self.clean(agent)})" if agent else "", "yellow"),
-        )
+        argv, cwd = approval_argv(request, self.action_preview)
         self._print(
-            Panel(rows, title=title, title_align="left", border_style="yellow", expand=False)
+            approval_panel(
+                request, clean=self.clean, redactor=self.redactor, argv=argv, cwd=cwd, agent=agent
+            )
         )
 
     def questions(self, request: QuestionNeeded) -> None:
@@ -659,23 +383,7 @@ class TerminalRenderer:
     def question(self, request: QuestionNeeded, index: int) -> None:
         """A panel with question ``index`` (from 0) of ``request`` and its numbered
         options; titled ``question i of n`` when the request holds several."""
-        clean = self.clean
-        count = len(request.questions)
-        item = request.questions[index]
-        body = Text(clean(item.question), style="bold")
-        for number, option in enumerate(item.options, 1):
-            body.append(f"\n  {number}) {clean(option.label)}", style="not bold")
-            if option.description:
-                body.append(f" — {clean(option.description)}", style="dim not bold")
-        how = "numbers separated by commas" if item.multi_select else "a number"
-        hint = f"\n  ({how}, or type an answer)" if item.options else "\n  (type an answer)"
-        body.append(hint, style="dim not bold")
-        header = clean(" ".join(item.header.split()))
-        word = "question" if count == 1 else f"question {index + 1} of {count}"
-        title = Text.assemble((word, "bold magenta"), (f" {header}" if header else "", "bold"))
-        self._print(
-            Panel(body, title=title, title_align="left", border_style="magenta", expand=False)
-        )
+        self._print(question_panel(request, index, clean=self.clean))
 
     def mode_changed(self, mode: str) -> None:
         """A line naming the new permission mode and what it lets run."""
@@ -719,39 +427,15 @@ class TerminalRenderer:
     def subagent_update(self, update: StoreUpdate) -> None:
         """One line when a child starts and when it ends; each tool it runs replaces
         its line in `subagent_lines` (and is drawn as one dim line)."""
-        data = update.payload if isinstance(update.payload, dict) else {}
-        child = self.clean(update.id)
-        agent = self.clean(str(data.get("agent") or ""))
-        if update.op == "created":
-            self._children[update.id] = (agent, "starting")
-            about = self.clean(str(data.get("description") or ""))
-            self.info(f"▸ {child} started" + (f": {about}" if about else ""))
-        elif update.op == "phase":
-            tool = data.get("tool")
-            doing = f"running {self.clean(str(tool))}" if tool else "thinking"
-            self._children[update.id] = (agent, doing)
-            if tool:
-                self.info(f"  {child}: {doing}")
-        elif update.op == "done":
-            self._children.pop(update.id, None)
-            status = str(data.get("status") or "done")
-            usage = data.get("usage")
-            usage = usage if isinstance(usage, dict) else {}
-            tokens = int(usage.get("input") or 0) + int(usage.get("output") or 0)
-            line = f"▸ {child} {status} ({_count(tokens)} tokens)"
-            if status == "completed":
-                self.info(line)
-            else:
-                error = data.get("error")
-                self.notice(line + (f": {error}" if error else ""))
+        said = self._children.update(update, self.clean)
+        if said is not None:
+            kind, line = said
+            (self.info if kind == "info" else self.notice)(line)
 
     def subagent_lines(self) -> list[str]:
         """One line per running child with what it does now (``explore-1 (explore):
         running grep``), for a live area under the output; empty when none runs."""
-        return [
-            f"{agent_id} ({agent}): {doing}" if agent else f"{agent_id}: {doing}"
-            for agent_id, (agent, doing) in self._children.items()
-        ]
+        return self._children.lines()
 
     def plugin_error(self, stage: str, message: str) -> None:
         """A plugin hook failed (stage ``plugin:NAME:HOOK``): drawn the first time only, so
@@ -769,6 +453,16 @@ class TerminalRenderer:
     def notice(self, message: str) -> None:
         """A yellow line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="yellow"))
+
+    def prompt_line(self, prompt: str) -> None:
+        """A prompt the user sent, drawn as the input line shows it (``› text``, its
+        first line; a note counts the rest)."""
+        first, *rest = self.clean(prompt).split("\n")
+        line = Text("› ", style="bold cyan")
+        line.append(first, style="bold")
+        if rest:
+            line.append(f" (+{len(rest)} lines)", style="dim")
+        self._print(line)
 
     def aside(self, message: str) -> None:
         """A yellow line that leaves the streamed line open when lines are held (see
@@ -815,7 +509,7 @@ class TerminalRenderer:
         if self._markdown_on():
             open_text = self._blocks.open_text
             if open_text:
-                pieces.append(("", _last_lines(open_text)))
+                pieces.append(("", last_lines(open_text)))
         return pieces
 
     def end_line(self) -> None:
@@ -856,39 +550,23 @@ class TerminalRenderer:
         return self.console.is_terminal if self.markdown is None else self.markdown
 
     def _draw_block(self, block: str) -> None:
-        if self._blocks_drawn:
-            self.console.print()
+        gap = bool(self._blocks_drawn)
         self._blocks_drawn += 1
-        markdown = TextMarkdown(block, code_theme=_CODE_THEME, hyperlinks=False)
-        lines = self.console.render_lines(markdown, pad=False)
-        # blank lines around a block (a list's, a paragraph's) are dropped: one is drawn
-        # between blocks; a code block's padding (it has a background) is kept
-        while lines and _blank(lines[-1]):
-            lines.pop()
-        while lines and _blank(lines[0]):
-            lines.pop(0)
-        segments: list[Segment] = []
-        for line in lines:
-            segments.extend(line)
-            segments.append(Segment.line())
-        self.console.print(Segments(segments))
+        self.console.print(block_segments(self.console, block, code_theme=_CODE_THEME, gap=gap))
 
     def _show_markdown(self, text: str) -> None:
         """Stream answer text as Markdown: each completed block is drawn once; the open
-        block is shown raw by the live area (held lines) or a transient rich `Live`."""
-        blocks = self._blocks.feed(self.clean(text))
-        if blocks and self._live is not None:
-            self._live.update(Text(""), refresh=True)
-        for block in blocks:
+        block is shown raw by the live area (held lines) or a transient rich `Live`,
+        which reads it when it refreshes (nothing is drawn per delta)."""
+        for block in self._blocks.feed(self.clean(text)):
             self._draw_block(block)
-        if self.hold_partial_line:
+        if self.hold_partial_line or self._live is not None:
             return
-        open_text = self._blocks.open_text
-        if open_text.strip():
-            if self._live is None:
-                self._live = Live(console=self.console, transient=True, refresh_per_second=4)
-                self._live.start()
-            self._live.update(Text(_last_lines(open_text)))
+        if self._blocks.open_text.strip():
+            self._live = Live(
+                OpenBlock(self._blocks), console=self.console, transient=True, refresh_per_second=4
+            )
+            self._live.start()
 
     def _stop_live(self) -> None:
         live, self._live = self._live, None

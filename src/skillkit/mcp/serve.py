@@ -29,6 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, unquote
 
+from skillkit.mcp.serve_approvals import APPROVAL_KEY as _APPROVAL_KEY
+from skillkit.mcp.serve_approvals import APPROVAL_SCHEMA as _APPROVAL_SCHEMA
+from skillkit.mcp.serve_approvals import Ask
+from skillkit.mcp.serve_approvals import NeedsApproval as _NeedsApproval
+from skillkit.mcp.serve_approvals import approval_round as _approval_round
+from skillkit.mcp.serve_approvals import asked as _asked
+from skillkit.mcp.serve_approvals import brief as _brief
+from skillkit.mcp.serve_approvals import elicitation as _elicitation
+from skillkit.mcp.serve_transports import serve_http, serve_stdio
+
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
@@ -57,8 +67,6 @@ MAX_RESOURCES_PER_SKILL = 200
 
 _SCHEME = "skill://"
 
-Ask = Callable[[str], Awaitable[bool]]
-"""Asks the client's user a yes/no approval question; True only for an approval."""
 
 _ACTION_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -530,179 +538,6 @@ class SkillServer:
             on_list_resources=list_resources,
             on_read_resource=read_resource,
         )
-
-
-_APPROVAL_KEY = "approve"
-_APPROVAL_SCHEMA: Any = {
-    "type": "object",
-    "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "run it"}},
-    "required": ["approve"],
-}
-
-
-class _NeedsApproval(Exception):
-    """Raised by the ask of a 2026-07-28 call without an answer yet: the call ends in
-    an input-required result asking ``question``."""
-
-    def __init__(self, question: str) -> None:
-        super().__init__(question)
-        self.question = question
-
-
-def _approved(answer: Any) -> bool:
-    return bool(
-        getattr(answer, "action", None) == "accept"
-        and (getattr(answer, "content", None) or {}).get("approve") is True
-    )
-
-
-def _approval_round(ctx: Any, params: Any) -> Ask | None:
-    """The ask of one 2026-07-28 ``tools/call``: the client's answer when this is the
-    retry carrying it, else `_NeedsApproval` (when the client can elicit at all)."""
-    if not _can_elicit(ctx):
-        return None
-    responses = getattr(params, "input_responses", None) or {}
-    if _APPROVAL_KEY in responses:
-        approved = _approved(responses[_APPROVAL_KEY])
-
-        async def answered(question: str) -> bool:
-            return approved
-
-        return answered
-
-    async def later(question: str) -> bool:
-        raise _NeedsApproval(question)
-
-    return later
-
-
-def _can_elicit(ctx: Any) -> bool:
-    import mcp_types as types
-
-    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    try:
-        return bool(ctx.session.check_client_capability(wanted))
-    except Exception:
-        return False
-
-
-def _elicitation(ctx: Any) -> Ask | None:
-    """Asking the user of the client of ``ctx`` through form elicitation, when it
-    offers it. A failure or anything but an explicit approval is a denial."""
-    import mcp_types as types
-
-    wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-    try:
-        if not ctx.session.check_client_capability(wanted):
-            return None
-    except Exception:
-        return None
-    schema: Any = {
-        "type": "object",
-        "properties": {"approve": {"type": "boolean", "title": "Allow", "description": "run it"}},
-        "required": ["approve"],
-    }
-
-    async def ask(message: str) -> bool:
-        result = await ctx.session.elicit_form(message, schema, ctx.request_id)
-        return bool(result.action == "accept" and (result.content or {}).get("approve") is True)
-
-    return ask
-
-
-async def _asked(ask: Ask, question: str) -> bool:
-    import sys
-
-    try:
-        return await ask(question)
-    except _NeedsApproval:
-        raise
-    except Exception as exc:  # fail closed
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        sys.stderr.write(f"skillkit: mcp serve: asking the client failed, denied: {text}\n")
-        return False
-
-
-def _brief(values: Mapping[str, Any]) -> str:
-    import json
-
-    text = json.dumps(dict(values), ensure_ascii=False)
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-async def serve_stdio(server: SkillServer) -> None:
-    """Serve ``server`` on this process's stdin and stdout until stdin closes."""
-    from mcp.server.stdio import stdio_server
-
-    app = server.build()
-    async with stdio_server() as (read_stream, write_stream):
-        await app.run(read_stream, write_stream, app.create_initialization_options())
-
-
-async def serve_http(
-    server: SkillServer,
-    *,
-    port: int,
-    token: str,
-    ready: Callable[[str], None] | None = None,
-) -> None:
-    """Serve ``server`` over Streamable HTTP at ``http://127.0.0.1:PORT/mcp`` until
-    cancelled. Every request must carry ``Authorization: Bearer <token>``; any other is
-    answered 401 before the MCP layer sees it. ``ready`` gets the address once the port
-    is bound (``port`` 0 picks a free one). Raises `OSError` when it cannot be bound."""
-    import socket
-
-    import uvicorn
-
-    if not token:
-        raise ValueError("a token is required")
-    app = _TokenGuard(server.build().streamable_http_app(host="127.0.0.1"), token)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", port))
-        bound = sock.getsockname()[1]
-        sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
-        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        if ready is not None:
-            ready(f"http://127.0.0.1:{bound}/mcp")
-        await web.serve(sockets=[sock])
-    finally:
-        sock.close()
-
-
-class _TokenGuard:
-    """An ASGI wrapper refusing every HTTP request without the bearer ``token``."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self.expected = f"Bearer {token}".encode()
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        import hmac
-
-        if scope.get("type") == "http":
-            given = b""
-            for key, value in scope.get("headers") or ():
-                if key.lower() == b"authorization":
-                    given = value
-                    break
-            if not hmac.compare_digest(given, self.expected):
-                body = b'{"error": "invalid or missing token"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
 
 
 def _input_schema(tool: Tool) -> dict[str, Any]:

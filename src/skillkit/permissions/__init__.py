@@ -12,13 +12,14 @@
   `build_gate`, `configure_non_interactive` for frontends.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from skillkit.permissions.broker import (
     ApprovalBroker,
     ApprovalDecision,
     ApprovalRequest,
     PendingAnswers,
 )
-from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
 from skillkit.permissions.events import (
     ApprovalNeeded,
     ModeChanged,
@@ -56,6 +57,10 @@ from skillkit.permissions.questions import (
 )
 from skillkit.permissions.rules import Rule, RuleAction, RuleSet, parse_rule
 from skillkit.permissions.settings import PermissionSettings, load_permission_settings
+from skillkit.permissions.shell_verdict import RiskLevel, ShellVerdict
+
+if TYPE_CHECKING:
+    from skillkit.permissions.classifier import ShellClassifier
 
 __all__ = [
     "NO_USER_MESSAGE",
@@ -103,3 +108,13 @@ __all__ = [
     "parse_mode",
     "parse_rule",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The shell classifier (and its shell parser) loads when a command is first judged,
+    # not with the package: most runs never judge one before their first answer.
+    if name == "ShellClassifier":
+        from skillkit.permissions.classifier import ShellClassifier
+
+        return ShellClassifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,8 +26,9 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillkit.abort import AbortSignal
 from skillkit.permissions.broker import (
@@ -36,7 +37,6 @@ from skillkit.permissions.broker import (
     ApprovalRequest,
     RequestListener,
 )
-from skillkit.permissions.classifier import RiskLevel, ShellClassifier, ShellVerdict
 from skillkit.permissions.gate_messages import denial_message, plan_refusal
 from skillkit.permissions.gate_paths import GatePaths
 from skillkit.permissions.modes import ModeListener, ModeState, PermissionMode
@@ -48,10 +48,14 @@ from skillkit.permissions.rules import (
     parse_rule,
 )
 from skillkit.permissions.shell_paths import realpath
+from skillkit.permissions.shell_verdict import RiskLevel, ShellVerdict
 from skillkit.permissions.suggest import suggest_rule
 from skillkit.permissions.unsandboxed import UNSANDBOXED_REASON, in_minimal_core
 from skillkit.permissions.web import web_subjects
 from skillkit.protected import protected_reason
+
+if TYPE_CHECKING:
+    from skillkit.permissions.classifier import ShellClassifier
 
 __all__ = [
     "EXIT_PLAN_MODE",
@@ -208,12 +212,16 @@ class PermissionGate(GatePaths):
         else:
             self.rules = RuleSet(rules, workspace=self.workspace, home=self.home)
         self.approvals = approvals if approvals is not None else ApprovalBroker()
-        self.classifier = ShellClassifier(
-            self.workspace, writable=self.directories[1:], home=self.home
-        )
         self.tool_kinds: dict[str, ToolKind] = dict(BUILTIN_KINDS)
         self._classifiers: list[RiskClassifier] = []
         self._plan_approvals: dict[str, PermissionMode] = {}
+
+    @cached_property
+    def classifier(self) -> ShellClassifier:
+        """The shell-command classifier, made (its parser imported) on first use."""
+        from skillkit.permissions.classifier import ShellClassifier
+
+        return ShellClassifier(self.workspace, writable=self.directories[1:], home=self.home)
 
     # ----- mode
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from skillkit.permissions.broker import RequestListener
 from skillkit.permissions.gate import EXIT_PLAN_MODE, PermissionGate
 from skillkit.permissions.modes import PermissionMode
+from skillkit.permissions.schemas import ARGUMENTS
 from skillkit.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -38,12 +39,27 @@ class ExitPlanModeTool:
     def __init__(
         self,
         gate: PermissionGate,
-        args_model: type[BaseModel],
+        args_model: type[BaseModel] | None = None,
         announce: RequestListener | None = None,
     ) -> None:
         self.gate = gate
-        self.args_model = args_model
+        self._model = args_model
         self.announce = announce
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The plan's model (``ExitPlanModeArgs``, imported on first use, unless another
+        was given)."""
+        return self._model if self._model is not None else ARGUMENTS.load("ExitPlanModeArgs")
+
+    @args_model.setter
+    def args_model(self, model: type[BaseModel]) -> None:
+        self._model = model
+
+    @property
+    def args_schema(self) -> dict[str, Any] | None:
+        """The stored schema of ``ExitPlanModeArgs`` (None when another model was given)."""
+        return ARGUMENTS.stored("ExitPlanModeArgs") if self._model is None else None
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         gate = self.gate
@@ -78,10 +94,4 @@ def exit_plan_mode_tool(
     gate: PermissionGate, announce: RequestListener | None = None
 ) -> ExitPlanModeTool:
     """Build the ``exit_plan_mode`` tool for ``gate`` (``announce``: see `PermissionGate.check`)."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    class ExitPlanModeArgs(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        plan: str = Field(min_length=1, description="The plan, in Markdown.")
-
-    return ExitPlanModeTool(gate, ExitPlanModeArgs, announce)
+    return ExitPlanModeTool(gate, None, announce)

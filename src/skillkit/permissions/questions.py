@@ -18,6 +18,7 @@ import msgspec
 
 from skillkit.abort import AbortSignal
 from skillkit.permissions.broker import PendingAnswers, RequestListener, notify
+from skillkit.permissions.schemas import ARGUMENTS
 from skillkit.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -241,12 +242,27 @@ class AskUserTool:
     def __init__(
         self,
         broker: QuestionBroker,
-        args_model: type[BaseModel],
+        args_model: type[BaseModel] | None = None,
         announce: RequestListener | None = None,
     ) -> None:
         self.broker = broker
-        self.args_model = args_model
+        self._model = args_model
         self.announce = announce
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The questions' model (``AskUserArgs``, imported on first use, unless another
+        was given)."""
+        return self._model if self._model is not None else ARGUMENTS.load("AskUserArgs")
+
+    @args_model.setter
+    def args_model(self, model: type[BaseModel]) -> None:
+        self._model = model
+
+    @property
+    def args_schema(self) -> dict[str, Any] | None:
+        """The stored schema of ``AskUserArgs`` (None when another model was given)."""
+        return ARGUMENTS.stored("AskUserArgs") if self._model is None else None
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         questions = [
@@ -279,25 +295,5 @@ class AskUserTool:
 
 def ask_user_tool(broker: QuestionBroker, announce: RequestListener | None = None) -> AskUserTool:
     """Build the ``ask_user`` tool for ``broker``; ``announce`` is told about each of its
-    requests (pydantic is imported here, not at module import)."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    class OptionArg(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        label: str = Field(description="The choice as shown to the user (1-5 words).")
-        description: str = Field("", description="What choosing it means.")
-
-    class QuestionArg(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        question: str = Field(description="The full question, ending with a question mark.")
-        header: str = Field("", max_length=12, description="A very short label (<= 12 chars).")
-        multi_select: bool = Field(False, description="Allow picking several options.")
-        options: list[OptionArg] = Field(
-            default_factory=list, max_length=6, description="Suggested answers (may be empty)."
-        )
-
-    class AskUserArgs(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        questions: list[QuestionArg] = Field(min_length=1, max_length=4)
-
-    return AskUserTool(broker, AskUserArgs, announce)
+    requests (its argument model is imported on the first call)."""
+    return AskUserTool(broker, None, announce)

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 import pwd
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillkit.permissions import globbing
-from skillkit.permissions.shell import Word
 from skillkit.protected import is_bare_repository
+
+if TYPE_CHECKING:
+    from skillkit.permissions.shell import Word
 
 __all__ = ["ShellPaths", "kernel_path", "realpath"]
 

@@ -17,9 +17,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from skillkit.permissions.classifier import RiskLevel, ShellVerdict
 from skillkit.permissions.rules import url_host
-from skillkit.permissions.shell import iter_commands, parse_script
+from skillkit.permissions.shell_verdict import RiskLevel, ShellVerdict
 
 __all__ = ["escape_pattern", "suggest_rule"]
 
@@ -87,6 +86,8 @@ def _runner_prefix(command: str, risk: RiskLevel, verdict: ShellVerdict | None) 
     None when only the exact command may be allowed."""
     if risk is RiskLevel.DANGEROUS or verdict is None or not verdict.understood:
         return None
+    from skillkit.permissions.shell import iter_commands, parse_script
+
     script = parse_script(command)
     commands = list(iter_commands(script))
     if script.problems or len(commands) != 1:

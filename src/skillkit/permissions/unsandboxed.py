@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from skillkit.permissions.shell import Command, all_problems, iter_commands, parse_script
+if TYPE_CHECKING:
+    from skillkit.permissions.shell import Command
 
 __all__ = ["CORE_GIT", "CORE_PROGRAMS", "UNSANDBOXED_REASON", "in_minimal_core", "is_core_command"]
 
@@ -74,6 +75,8 @@ def in_minimal_core(tool_input: Mapping[str, Any], gate: _HasWorkspace) -> bool:
 def is_core_command(source: str, workspace: str) -> bool:
     """Whether every simple command of the command line ``source`` is in the minimal
     core (see the module docs), with ``workspace`` an absolute folder."""
+    from skillkit.permissions.shell import all_problems, iter_commands, parse_script
+
     script = parse_script(source)
     if all_problems(script):
         return False

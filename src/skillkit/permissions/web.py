@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from skillkit.permissions.classifier import RiskLevel
 from skillkit.permissions.rules import Subject, url_host
+from skillkit.permissions.shell_verdict import RiskLevel
 
 __all__ = ["web_subjects"]
 

@@ -26,6 +26,10 @@ __all__ = ["TASK_TOOL_NAME", "TaskTool"]
 
 TASK_TOOL_NAME = "task"
 
+_AGENT = "The agent to run"
+_WHAT = "What the child does, in 3-5 words"
+_PROMPT = "The complete task for the child"
+
 RunTask = Callable[[str, str, str], Awaitable[ToolResult]]
 """``run(agent, description, prompt)``: the result of one child run."""
 
@@ -38,11 +42,11 @@ class TaskTool:
     read_only = True
 
     def __init__(self, definitions: Sequence[AgentDefinition], run: RunTask) -> None:
-        from pydantic import ConfigDict, Field, create_model
-
         self.definitions = tuple(definitions)
         self._run = run
-        names = tuple(d.name for d in self.definitions)
+        self._names = tuple(d.name for d in self.definitions)
+        self._model: type[BaseModel] | None = None
+        self._replaced = False
         listing = "\n".join(f"- {d.name}: {d.description}" for d in self.definitions)
         self.description = (
             "Hand a self-contained task to a child agent that works in its own context "
@@ -51,17 +55,48 @@ class TaskTool:
             "times in one turn). The child sees only `prompt`: include every detail it "
             "needs and say what to return. Agents:\n" + listing
         )
-        choice: Any = Literal[names] if names else str
-        self.args_model: type[BaseModel] = create_model(
-            "TaskArgs",
-            __config__=ConfigDict(extra="forbid"),
-            agent=(choice, Field(description="The agent to run")),
-            description=(
-                str,
-                Field(max_length=120, description="What the child does, in 3-5 words"),
-            ),
-            prompt=(str, Field(min_length=1, description="The complete task for the child")),
-        )
+        agent: dict[str, Any] = {"description": _AGENT, "type": "string"}
+        if self._names:
+            agent["enum"] = list(self._names)
+        self._schema: dict[str, Any] = {
+            "additionalProperties": False,
+            "properties": {
+                "agent": agent,
+                "description": {"description": _WHAT, "maxLength": 120, "type": "string"},
+                "prompt": {"description": _PROMPT, "minLength": 1, "type": "string"},
+            },
+            "required": ["agent", "description", "prompt"],
+            "type": "object",
+        }
+
+    @property
+    def args_schema(self) -> dict[str, Any] | None:
+        """What the model is shown: `args_model`'s JSON schema, written out so that
+        offering the tool needs no pydantic (a test holds the two equal); None once
+        another model was set."""
+        return self._schema if not self._replaced else None
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The arguments' model (``agent`` one of the definitions' names), made with
+        pydantic on first use."""
+        if self._model is None:
+            from pydantic import ConfigDict, Field, create_model
+
+            choice: Any = Literal[self._names] if self._names else str
+            self._model = create_model(
+                "TaskArgs",
+                __config__=ConfigDict(extra="forbid"),
+                agent=(choice, Field(description=_AGENT)),
+                description=(str, Field(max_length=120, description=_WHAT)),
+                prompt=(str, Field(min_length=1, description=_PROMPT)),
+            )
+        return self._model
+
+    @args_model.setter
+    def args_model(self, model: type[BaseModel]) -> None:
+        self._model = model
+        self._replaced = True
 
     def __repr__(self) -> str:
         return "<task tool>"

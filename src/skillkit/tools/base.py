@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 from skillkit.abort import AbortSignal
 from skillkit.confinement import Confinement
 from skillkit.models import ImagePart, TextPart, ToolResult, ToolSchema
+from skillkit.tools.arguments import clean_schema
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -105,7 +106,9 @@ class Tool(Protocol):
     ``execute`` receives validated arguments (an instance of ``args_model``). It may raise
     `ToolError` or any exception; the agent turns either into an error result the model
     can read. A tool may set ``sequential = True`` to never run beside other tools, and
-    ``needs_approval`` (`ApprovalPolicy`) to have its calls approved first.
+    ``needs_approval`` (`ApprovalPolicy`) to have its calls approved first. A tool may
+    also offer ``args_schema``, the JSON schema of ``args_model`` (see `tool_schema`;
+    `skillkit.tools.arguments` keeps the model unimported until a call needs it).
     """
 
     name: str
@@ -121,27 +124,20 @@ _schema_cache: dict[int, tuple[object, ToolSchema]] = {}
 
 
 def tool_schema(t: Tool) -> ToolSchema:
-    """The `ToolSchema` a model is shown for ``t`` (computed once per tool object)."""
+    """The `ToolSchema` a model is shown for ``t`` (computed once per tool object): its
+    ``args_schema`` when it offers one (a dict), else its ``args_model``'s JSON schema
+    without pydantic's ``title`` keys."""
     hit = _schema_cache.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1]
-    parameters = _clean_schema(t.args_model.model_json_schema())
+    offered = getattr(t, "args_schema", None)
+    if isinstance(offered, dict):
+        parameters = offered
+    else:
+        parameters = clean_schema(t.args_model.model_json_schema())
     schema = ToolSchema(name=t.name, description=t.description, parameters=parameters)
     _schema_cache[id(t)] = (t, schema)
     return schema
-
-
-def _clean_schema(node: Any) -> Any:
-    """Drop pydantic's generated ``title`` keys, which only cost tokens."""
-    if isinstance(node, dict):
-        return {
-            k: _clean_schema(v)
-            for k, v in node.items()
-            if not (k == "title" and isinstance(v, str))
-        }
-    if isinstance(node, list):
-        return [_clean_schema(v) for v in node]
-    return node
 
 
 def format_validation_error(tool_name: str, error: Exception) -> str:

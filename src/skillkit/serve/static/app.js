@@ -98,8 +98,22 @@
     $("cost").textContent = typeof cost === "number" ? "$" + cost.toFixed(4) : "cost n/a";
   }
 
+  let lastState = {};
+
+  // The mode menu offers default, accept edits and plan; bypass only to a session that
+  // was started in it (the server refuses to switch to it otherwise).
+  function offerModes(mode) {
+    if (mode === "bypass" && !modeSelect.querySelector('option[value="bypass"]')) {
+      modeSelect.append(element("option", "", "bypass"));
+      modeSelect.lastChild.value = "bypass";
+    }
+  }
+
   function applyState(state) {
     if (!state) return;
+    lastState = state;
+    offerModes(state.mode);
+    showSession(state);
     if (state.model !== undefined && document.activeElement !== modelInput) {
       modelInput.value = state.model || "";
     }
@@ -130,7 +144,7 @@
 
   // ------------------------------------------------------------------ transcript
 
-  const SPEAKERS = { user: "You", assistant: "Assistant", note: "Note" };
+  const SPEAKERS = { user: "You", assistant: "Assistant", note: "Note", command: "Command" };
 
   function addMessage(role, text) {
     const node = element("article", "message " + role, text);
@@ -215,6 +229,31 @@
       .join("");
   }
 
+  // What the user typed for a message SkillKit wrote on their behalf: "/skill:NAME
+  // ARGS" for a skill's injected content, "!COMMAND" for the note carrying the output of
+  // their own shell command; null for any other text (as the terminal shows them).
+  function typedText(text) {
+    const skill = /^\s*<skill_content name="([^"]*)"/.exec(text);
+    if (skill) {
+      const at = text.lastIndexOf("\n\nUser request: ");
+      const request = at >= 0 ? text.slice(at + 16).trim() : "";
+      const args = request && !request.includes("</skill_content>") ? " " + request : "";
+      return "/skill:" + skill[1] + args;
+    }
+    if (text.startsWith("I ran this shell command myself;")) {
+      const line = text.split("\n").find((row) => row.startsWith("$ "));
+      return "!" + (line ? line.slice(2) : "");
+    }
+    return null;
+  }
+
+  function userMessage(text) {
+    const typed = typedText(text);
+    const node = addMessage("user", typed === null ? text : typed);
+    if (typed !== null) node.dataset.typed = "yes";
+    return node;
+  }
+
   function renderTranscript(messages) {
     conversation.replaceChildren();
     renderTodos([]);
@@ -223,7 +262,7 @@
     thinking = null;
     for (const message of messages) {
       if (message.role === "user") {
-        addMessage("user", partsText(message.content));
+        userMessage(partsText(message.content));
       } else if (message.role === "assistant") {
         for (const part of message.content || []) {
           if (part.type === "text" && part.text) renderMarkdown(addMessage("assistant", ""), part.text);
@@ -231,6 +270,7 @@
           if (part.type === "tool_call") {
             const tool = toolBlock(part.id, part.name);
             tool.args.textContent = pretty(part.arguments);
+            setSubject(tool, part.arguments);
             setStatus(tool, "requested");
           }
         }
@@ -284,6 +324,8 @@
     box.setAttribute("aria-label", "Tool call " + (name || "tool"));
     const summary = element("summary");
     summary.append(element("span", "name", name || "tool"));
+    summary.append(element("span", "subject", ""));
+    summary.append(element("span", "counts", ""));
     const status = element("span", "status", "");
     summary.append(status);
     box.append(summary);
@@ -291,10 +333,97 @@
     const output = element("pre", "output");
     box.append(args, output);
     conversation.append(box);
-    tool = { name: name, box: box, status: status, args: args, output: output, request: null };
+    tool = { name: name, box: box, status: status, args: args, output: output, request: null,
+             subject: summary.querySelector(".subject"), counts: summary.querySelector(".counts"),
+             diff: null };
     tools.set(id, tool);
     scrollDown();
     return tool;
+  }
+
+  // A call's subject in its one line: the command (first line), the path, the pattern,
+  // the query or the URL, cut to 70 characters — bash(git status), read(src/app.py).
+  const SUBJECT_KEYS = ["command", "cmd", "script", "path", "file_path", "pattern", "query", "url"];
+
+  // The lines an edit or a write changes, as a unified diff without headers: one
+  // [mark, text] per line ("+" added, "-" removed, " " kept around a change). Lines in
+  // common are found by a longest-common-subsequence table (up to 500 lines a side;
+  // beyond that every old line is removed and every new one added).
+  function lineDiff(before, after) {
+    const a = before ? before.split("\n") : [];
+    const b = after ? after.split("\n") : [];
+    if (a.length > 500 || b.length > 500) {
+      return a.map((line) => ["-", line]).concat(b.map((line) => ["+", line]));
+    }
+    const common = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+    for (let i = a.length - 1; i >= 0; i--) {
+      for (let j = b.length - 1; j >= 0; j--) {
+        common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
+      }
+    }
+    const rows = [];
+    let i = 0;
+    let j = 0;
+    while (i < a.length || j < b.length) {
+      if (i < a.length && j < b.length && a[i] === b[j]) {
+        rows.push([" ", a[i]]);
+        i++;
+        j++;
+      } else if (i < a.length && (j === b.length || common[i + 1][j] >= common[i][j + 1])) {
+        rows.push(["-", a[i++]]);
+      } else {
+        rows.push(["+", b[j++]]);
+      }
+    }
+    // keep one line of context around each change
+    return rows.filter((row, index) => row[0] !== " "
+      || (rows[index - 1] && rows[index - 1][0] !== " ")
+      || (rows[index + 1] && rows[index + 1][0] !== " "));
+  }
+
+  // one replacement: SkillKit's old_text/new_text, or the old_string/new_string of
+  // other agents' edit tools
+  function replacement(edit) {
+    if (!edit || typeof edit !== "object") return null;
+    for (const [before, after] of [["old_text", "new_text"], ["old_string", "new_string"]]) {
+      if (typeof edit[before] === "string" && typeof edit[after] === "string") return [edit[before], edit[after]];
+    }
+    return null;
+  }
+
+  function editDiff(args) {
+    const pairs = [args, ...(Array.isArray(args.edits) ? args.edits : [])]
+      .map(replacement)
+      .filter((pair) => pair !== null);
+    if (!pairs.length && typeof args.content === "string") pairs.push(["", args.content]);
+    return pairs.flatMap(([before, after]) => lineDiff(before, after));
+  }
+
+  function showDiff(tool, args) {
+    const rows = editDiff(args);
+    if (!rows.length) return;
+    const added = rows.filter((row) => row[0] === "+").length;
+    const removed = rows.filter((row) => row[0] === "-").length;
+    tool.counts.replaceChildren(element("span", "added", " +" + added), element("span", "removed", " −" + removed));
+    const pre = element("pre", "diff");
+    pre.setAttribute("aria-label", "Changes");
+    for (const [mark, line] of rows) {
+      pre.append(element("span", mark === "+" ? "added" : mark === "-" ? "removed" : "kept", mark + line + "\n"));
+    }
+    if (tool.diff) tool.diff.replaceWith(pre);
+    else tool.args.before(pre);
+    tool.diff = pre;
+  }
+
+  function setSubject(tool, args) {
+    if (!args || typeof args !== "object") return;
+    showDiff(tool, args);
+    const key = SUBJECT_KEYS.find((name) => typeof args[name] === "string" && args[name].trim());
+    if (!key) return;
+    const lines = args[key].trim().split("\n");
+    let subject = lines[0] + (lines.length > 1 ? " …" : "");
+    if (subject.length > 70) subject = subject.slice(0, 69) + "…";
+    tool.subject.textContent = "(" + subject + ")";
   }
 
   function setStatus(tool, status) {
@@ -417,7 +546,7 @@
         setRunning(true);
         activity("waiting for the model");
         notice("");
-        if (p.prompt) addMessage("user", p.prompt);
+        if (p.prompt) userMessage(p.prompt);
         break;
       case "agent_end":
         setRunning(false);
@@ -425,7 +554,7 @@
         current = null;
         thinking = null;
         if (p.error) notice(p.error);
-        refreshState();
+        refreshState().then(refreshTree);
         break;
       case "text_start":
         current = addMessage("assistant", "");
@@ -463,14 +592,16 @@
       case "tool_call_end": {
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         tool.args.textContent = pretty(p.arguments !== undefined ? p.arguments : p.content);
+        setSubject(tool, p.arguments);
         setStatus(tool, "requested");
         break;
       }
       case "tool_execution_start": {
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         if (!tool.args.textContent) tool.args.textContent = pretty(p.args);
+        setSubject(tool, p.args);
         setStatus(tool, "running");
-        activity("running " + (p.tool_name || "a tool"));
+        if (running) activity("running " + (p.tool_name || "a tool"));
         break;
       }
       case "tool_execution_update": {
@@ -482,13 +613,14 @@
         const tool = toolBlock(p.tool_call_id, p.tool_name);
         tool.output.textContent = resultText(p.result);
         setStatus(tool, p.result && p.result.is_error ? "error" : "done");
-        activity("waiting for the model");
+        if (running) activity("waiting for the model"); // a !command runs outside a run
         break;
       }
       case "usage":
         showUsage(p.cumulative_usage, p.cumulative_cost);
         break;
       case "mode_changed":
+        offerModes(p.mode);
         if (p.mode) modeSelect.value = p.mode;
         break;
       case "todo_updated":
@@ -519,7 +651,8 @@
     source.onopen = () => {
       connection.textContent = "connected";
       connection.className = "live";
-      resync();
+      loadCommands();
+      resync().then(refreshTree);
     };
     source.onerror = () => {
       connection.textContent = "reconnecting";
@@ -536,12 +669,217 @@
     };
   }
 
+  // ------------------------------------------------------------------ commands
+
+  // The session's one command table (get_commands), the same the terminal serves as
+  // /name: a typed "/name ARGS" line becomes {type: name, ...fields} from the table's
+  // typed arguments; "!command" is the session's bash. A line that only looks like a
+  // path ("/usr/bin/env") is a prompt.
+  let commandTable = [];
+  const PAGE_ALIASES = { mode: "set_mode" }; // the terminal's own /mode
+  const CHANGES_TRANSCRIPT = new Set(["clear", "compact", "fork", "rewind", "undo", "tree"]);
+
+  async function loadCommands() {
+    const response = await send("get_commands");
+    if (response.success) commandTable = (response.data && response.data.commands) || [];
+  }
+
+  function findCommand(name) {
+    return commandTable.find((c) => c.name === name || (c.aliases || []).includes(name));
+  }
+
+  // The fields of a typed line: one word per argument, in order; the last string
+  // argument takes the rest of the line. Words are converted by the argument's kind;
+  // a word that does not convert is sent as typed (the server says what is wrong).
+  function commandFields(command, rest) {
+    const fields = {};
+    let remaining = rest.trim();
+    const args = command.arguments || [];
+    args.forEach((arg, index) => {
+      if (!remaining) return;
+      if ((arg.kind || "string") === "string" && (index === args.length - 1 || arg.rest)) {
+        fields[arg.name] = remaining;
+        remaining = "";
+        return;
+      }
+      const split = remaining.match(/^(\S+)\s*([\s\S]*)$/);
+      const word = split[1];
+      remaining = split[2];
+      const lower = word.toLowerCase();
+      if (arg.kind === "integer") fields[arg.name] = /^-?\d+$/.test(word) ? parseInt(word, 10) : word;
+      else if (arg.kind === "number") fields[arg.name] = Number.isNaN(Number(word)) ? word : Number(word);
+      else if (arg.kind === "boolean") {
+        if (["true", "yes", "1", arg.name].includes(lower)) fields[arg.name] = true;
+        else if (["false", "no", "0"].includes(lower)) fields[arg.name] = false;
+        else fields[arg.name] = word;
+      } else if (arg.kind === "json") {
+        try {
+          fields[arg.name] = JSON.parse(word);
+        } catch (error) {
+          fields[arg.name] = word;
+        }
+      } else fields[arg.name] = word;
+    });
+    return { fields: fields, extra: remaining };
+  }
+
+  function showOutput(line, text) {
+    const node = addMessage("command", "");
+    node.append(element("div", "typed", line));
+    if (text) node.append(element("pre", "", text));
+    scrollDown();
+  }
+
+  function describe(data) {
+    if (!data || typeof data !== "object") return "";
+    if (typeof data.output === "string") return data.output;
+    return Object.entries(data)
+      .map(([key, value]) => key + ": " + (typeof value === "string" ? value : JSON.stringify(value)))
+      .join("\n");
+  }
+
+  // Runs the typed line when it is a command or !command; false when it is a prompt.
+  async function runLine(text) {
+    const line = text.trim();
+    if (line.startsWith("!") && line.slice(1).trim()) {
+      if (!running) activity("running " + line.slice(1).trim());
+      const response = await send("bash", { command: line.slice(1).trim() });
+      if (!running) activity("");
+      if (response.success) {
+        const data = response.data || {};
+        showOutput(line, data.ran ? "the output goes to the model with your next prompt"
+          : "not run: " + (data.reason || "refused"));
+      }
+      return true;
+    }
+    const typed = line.match(/^\/([a-z][\w.-]*)(?::(\S+))?(?:\s+([\s\S]*))?$/);
+    if (!typed) return false;
+    let name = typed[1];
+    let rest = typed[3] || "";
+    if (typed[2] !== undefined) {
+      if (name !== "skill") return false;
+      rest = typed[2] + (rest ? " " + rest : ""); // /skill:NAME ARGS
+    }
+    if (!commandTable.length) await loadCommands();
+    name = PAGE_ALIASES[name] || name;
+    const command = findCommand(name);
+    if (!command) {
+      notice("unknown command /" + typed[1] + " (/help lists them)");
+      return true;
+    }
+    if (command.name === "quit") {
+      notice("/quit ends a terminal session; close the tab to leave the page");
+      return true;
+    }
+    const parsed = commandFields(command, rest);
+    if (parsed.extra) {
+      notice("too many arguments for /" + command.name + ": " + parsed.extra);
+      return true;
+    }
+    const before = lastState;
+    const response = await send(command.name, parsed.fields);
+    if (!response.success) return true;
+    notice("");
+    await refreshState();
+    const moved = CHANGES_TRANSCRIPT.has(command.name) && (command.name !== "tree" || rest.trim());
+    if (moved || lastState.session_id !== before.session_id
+        || lastState.message_count !== before.message_count) {
+      await resync();
+    }
+    showOutput(line, describe(response.data));
+    refreshTree();
+    return true;
+  }
+
+  // ------------------------------------------------------------------ the session panel
+
+  function showSession(state) {
+    $("session-id").textContent = state.session_id
+      ? "session " + state.session_id : "no session saved";
+    for (const id of ["rename-form", "fork"]) {
+      for (const control of document.querySelectorAll("#" + id + ", #" + id + " *")) {
+        if ("disabled" in control) control.disabled = !state.session_id;
+      }
+    }
+  }
+
+  // The current session's tree, from the tree command: one row per entry of the
+  // branch ("● where you are"); clicking one goes back to it.
+  async function refreshTree() {
+    const list = $("tree");
+    if (!lastState.session_id) {
+      list.replaceChildren();
+      return;
+    }
+    const response = await send("tree", { args: "" });
+    if (!response.success) return;
+    const rows = [];
+    for (const line of ((response.data && response.data.output) || "").split("\n")) {
+      const entry = line.match(/^(\s*)([•●]?)\s*([0-9a-f]{4,})\s+(.*)$/);
+      if (!entry) continue;
+      entry.splice(1, 1, entry[1].length); // the indent: entry[1] is the depth in spaces
+      const item = element("li");
+      if (!entry[2]) item.className = "off"; // not on the current branch
+      if (entry[1] > 0) item.dataset.depth = String(Math.min(Math.floor(entry[1] / 2), 4));
+      const button = element("button", "", entry[4]);
+      button.type = "button";
+      button.title = entry[3];
+      if (entry[2] === "●") {
+        item.setAttribute("aria-current", "step");
+        button.disabled = true;
+      }
+      button.addEventListener("click", async () => {
+        if (running) {
+          notice("wait for the run to end (or abort it) before going back");
+          return;
+        }
+        const moved = await send("tree", { args: entry[3] });
+        if (moved.success) {
+          await resync();
+          showOutput("/tree " + entry[3], describe(moved.data));
+          refreshTree();
+        }
+      });
+      item.append(button);
+      rows.push(item);
+    }
+    list.replaceChildren(...rows);
+  }
+
+  $("rename-form").addEventListener("submit", async (submitted) => {
+    submitted.preventDefault();
+    const name = $("session-name").value.trim();
+    if (!name) return;
+    const response = await send("name", { args: name });
+    if (response.success) {
+      $("session-name").value = "";
+      showOutput("/name " + name, describe(response.data));
+    }
+  });
+
+  $("fork").addEventListener("click", () => runLine("/fork"));
+  $("clear").addEventListener("click", () => runLine("/clear"));
+
+  // On a narrow screen the panel opens over the page from the header's Session button.
+  const sideToggle = $("side-toggle");
+  function openSide(open) {
+    document.body.classList.toggle("side-open", open);
+    sideToggle.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) refreshTree();
+  }
+  sideToggle.addEventListener("click", () => openSide(!document.body.classList.contains("side-open")));
+  $("side-close").addEventListener("click", () => openSide(false));
+
   // ------------------------------------------------------------------ controls
 
   $("prompt-form").addEventListener("submit", async (submitted) => {
     submitted.preventDefault();
     const text = promptBox.value;
     if (!text.trim()) return;
+    if (await runLine(text)) {
+      promptBox.value = "";
+      return;
+    }
     const fields = { message: text };
     if (running) fields.streaming_behavior = $("behavior").value;
     if (!running) activity("sending");
@@ -561,6 +899,9 @@
     if (key.key === "Enter" && !key.shiftKey && !key.isComposing) {
       key.preventDefault();
       $("prompt-form").requestSubmit();
+    } else if (key.key === "Escape" && running) {
+      key.preventDefault();
+      send("abort"); // as Esc does in the terminal
     }
   });
 

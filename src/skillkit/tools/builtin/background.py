@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from skillkit.runtime.background import BackgroundTask, BackgroundTasks
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
+
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import BashOutputArgs, KillTaskArgs, MonitorArgs
 
 __all__ = [
     "BashOutputArgs",
@@ -26,18 +30,6 @@ def _describe(task: BackgroundTask) -> str:
     return f"{task.status}{code}{note}"
 
 
-class BashOutputArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: str = Field(description="The id bash returned for a background task.")
-    wait_seconds: float = Field(
-        default=0,
-        ge=0,
-        le=600,
-        description="Wait up to this long for the task to finish before reading.",
-    )
-
-
 class BashOutputTool:
     """Reads what a background task printed since the last read, and its state."""
 
@@ -46,7 +38,8 @@ class BashOutputTool:
         "Read the new output of a background task (what it printed since the last read) and "
         "whether it is still running. Set wait_seconds to wait for it to finish first."
     )
-    args_model: type[BaseModel] = BashOutputArgs
+    args_model = ARGUMENTS.model("BashOutputArgs")
+    args_schema = ARGUMENTS.schema("BashOutputArgs")
 
     def __init__(self, background: BackgroundTasks) -> None:
         self.background = background
@@ -71,18 +64,13 @@ class BashOutputTool:
         return ToolResult.text("\n".join(parts), details=details)
 
 
-class KillTaskArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: str = Field(description="The id of a background task or monitor.")
-
-
 class KillTaskTool:
     """Stops a background task or monitor and every process it started."""
 
     name: str = "kill_task"
     description = "Stop a background task or monitor, and every process it started."
-    args_model: type[BaseModel] = KillTaskArgs
+    args_model = ARGUMENTS.model("KillTaskArgs")
+    args_schema = ARGUMENTS.schema("KillTaskArgs")
 
     def __init__(self, background: BackgroundTasks) -> None:
         self.background = background
@@ -100,19 +88,6 @@ class KillTaskTool:
         )
 
 
-class MonitorArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    command: str = Field(
-        min_length=1,
-        description="A long-running command whose output lines you want to follow "
-        "(tail -f a log, a test watcher, a dev server).",
-    )
-    timeout: float | None = Field(
-        default=None, gt=0, le=86400, description="Stop the monitor after this many seconds."
-    )
-
-
 class MonitorTool:
     """Starts a command whose every output line is delivered into the conversation."""
 
@@ -122,7 +97,8 @@ class MonitorTool:
         "you between your steps, without polling. Returns a monitor id at once; stop it with "
         "kill_task."
     )
-    args_model: type[BaseModel] = MonitorArgs
+    args_model = ARGUMENTS.model("MonitorArgs")
+    args_schema = ARGUMENTS.schema("MonitorArgs")
 
     def __init__(self, workspace: Workspace, background: BackgroundTasks) -> None:
         self.workspace = workspace
@@ -141,3 +117,6 @@ class MonitorTool:
             "stop it with kill_task.",
             details={"task_id": task.id, "status": "running"},
         )
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "BashOutputArgs", "KillTaskArgs", "MonitorArgs")

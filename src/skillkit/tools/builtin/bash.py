@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from skillkit.runtime.background import BackgroundTasks
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from skillkit.tools.builtin.arguments import BashArgs, BashBackgroundArgs
+
 __all__ = ["BashArgs", "BashBackgroundArgs", "BashTool", "format_execution"]
-
-MAX_TIMEOUT = 3600.0
-
-
-class BashArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    command: str = Field(min_length=1, description="The shell command to run (bash).")
-    timeout: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_TIMEOUT,
-        description="Seconds before the command and everything it started are killed.",
-    )
-
-
-class BashBackgroundArgs(BashArgs):
-    run_in_background: bool = Field(
-        default=False,
-        description="Start the command and return a task id at once (for servers, watchers "
-        "and long builds). Read its output with bash_output; stop it with kill_task. You are "
-        "told when it finishes.",
-    )
 
 
 def format_execution(result: ExecutionResult, timeout: float | None) -> ToolResult:
@@ -68,7 +51,6 @@ class BashTool:
     verdict: read-only when it ran unasked as a read-only command)."""
 
     name: str = "bash"
-    args_model: type[BaseModel]
 
     def __init__(
         self,
@@ -82,7 +64,8 @@ class BashTool:
         self.runtime = runtime
         self.background = background
         self.default_timeout = default_timeout
-        self.args_model = BashBackgroundArgs if background is not None else BashArgs
+        self._args = "BashBackgroundArgs" if background is not None else "BashArgs"
+        self._model: type[BaseModel] | None = None
         self.description = (
             "Run a bash command in the workspace directory. Output (stdout and stderr) is "
             f"streamed and cut to the output limits if long. Default timeout "
@@ -90,9 +73,24 @@ class BashTool:
             "edit files."
         )
 
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """`BashBackgroundArgs` with background tasks, else `BashArgs` (imported on
+        first use); a model set here replaces it."""
+        return self._model if self._model is not None else ARGUMENTS.load(self._args)
+
+    @args_model.setter
+    def args_model(self, model: type[BaseModel]) -> None:
+        self._model = model
+
+    @property
+    def args_schema(self) -> dict[str, Any] | None:
+        """The stored schema of the model (None once another model was set)."""
+        return ARGUMENTS.stored(self._args) if self._model is None else None
+
     async def execute(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
         cwd = self.workspace.base
-        if isinstance(args, BashBackgroundArgs) and args.run_in_background:
+        if getattr(args, "run_in_background", False):
             if self.background is None:
                 raise ToolError("background tasks are not enabled")
             task = self.background.start(
@@ -119,3 +117,6 @@ class BashTool:
             confinement=ctx.confinement,
         )
         return format_execution(result, timeout)
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "BashArgs", "BashBackgroundArgs")

@@ -7,12 +7,15 @@ import difflib
 import itertools
 import os
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
 from skillkit.tools.builtin.write import write_all
+
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import EditArgs, EditOperation
 
 __all__ = ["MAX_EDIT_BYTES", "EditArgs", "EditOperation", "EditTool", "apply_edits", "read_at_most"]
 
@@ -33,29 +36,6 @@ def read_at_most(fd: int, limit: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
-
-
-class EditOperation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    old_text: str = Field(
-        min_length=1,
-        description="Text to replace, copied exactly from the file (whitespace included). "
-        "It must occur exactly once unless replace_all is true.",
-    )
-    new_text: str = Field(description="The replacement text.")
-    replace_all: bool = Field(default=False, description="Replace every occurrence.")
-
-
-class EditArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(description="The file to edit (relative to the workspace, or absolute).")
-    edits: list[EditOperation] = Field(
-        min_length=1,
-        description="Replacements, each matched against the file as it is now; "
-        "they must not overlap. Either all apply or none does.",
-    )
 
 
 def _line_of(text: str, index: int) -> int:
@@ -133,7 +113,8 @@ class EditTool:
         "is true. Several edits may be given at once; they apply together or not at all. "
         "Read the file first."
     )
-    args_model: type[BaseModel] = EditArgs
+    args_model = ARGUMENTS.model("EditArgs")
+    args_schema = ARGUMENTS.schema("EditArgs")
     sequential = True
 
     def __init__(self, workspace: Workspace) -> None:
@@ -174,6 +155,8 @@ class EditTool:
         content = original.removeprefix(_BOM)
         crlf = "\r\n" in content
         if crlf:
+            from skillkit.tools.builtin.arguments import EditOperation
+
             content = content.replace("\r\n", "\n")
             edits = [
                 EditOperation(
@@ -214,3 +197,6 @@ class EditTool:
             f"Edited {args.path}: {count} replacement{plural} (first change at line {line}).",
             details={"path": str(real), "replacements": count, "first_line": line, "diff": diff},
         )
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "EditOperation", "EditArgs")

@@ -7,29 +7,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from skillkit.abort import AbortSignal
 from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.globs import compile_glob, walk
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
 
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import FindArgs
+
 __all__ = ["FindArgs", "FindTool"]
-
-
-class FindArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    pattern: str = Field(
-        min_length=1,
-        description="Glob pattern, e.g. '*.py' (any depth), 'src/**/*.ts', '*.{md,txt}'. "
-        "A pattern without '/' matches names at any depth.",
-    )
-    path: str = Field(default=".", description="Directory to search (default: the workspace).")
-    hidden: bool = Field(default=False, description="Include hidden files and directories.")
-    limit: int = Field(default=1000, ge=1, le=10_000, description="Most paths to return.")
 
 
 class FindTool:
@@ -41,7 +31,8 @@ class FindTool:
         "relative to the workspace, directories ending in '/'. Hidden and .gitignore'd paths "
         "are skipped unless hidden is true (.gitignore always applies)."
     )
-    args_model: type[BaseModel] = FindArgs
+    args_model = ARGUMENTS.model("FindArgs")
+    args_schema = ARGUMENTS.schema("FindArgs")
 
     def __init__(self, workspace: Workspace, limits: OutputLimits) -> None:
         self.workspace = workspace
@@ -80,3 +71,6 @@ class FindTool:
         if more:
             text += f"\n[stopped after {len(found)} paths; narrow the pattern or the path]"
         return ToolResult.text(text, details={"count": len(found), "truncated": more})
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "FindArgs")

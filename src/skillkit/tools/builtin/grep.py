@@ -21,8 +21,7 @@ import shutil
 import stat
 import sys
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from skillkit.abort import AbortSignal
 from skillkit.confinement import READ_ONLY
@@ -30,7 +29,11 @@ from skillkit.runtime.base import SkillRuntime
 from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.globs import compile_glob, walk
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
+
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import GrepArgs
 
 __all__ = ["DEFAULT_TIMEOUT", "GrepArgs", "GrepTool", "find_ripgrep"]
 
@@ -39,19 +42,6 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds the Python search may take before it is stopped with an error."""
 _WORKER = Path(__file__).with_name("_grep_worker.py")
 _RG_LINE = re.compile(r"(\d+)([:-])")
-
-
-class GrepArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    pattern: str = Field(min_length=1, description="Regular expression to search for.")
-    path: str = Field(default=".", description="File or directory to search (default: workspace).")
-    glob: str | None = Field(default=None, description="Only search files matching this glob.")
-    ignore_case: bool = Field(default=False, description="Match case-insensitively.")
-    literal: bool = Field(default=False, description="Treat the pattern as plain text.")
-    context: int = Field(default=0, ge=0, le=20, description="Lines of context around matches.")
-    hidden: bool = Field(default=False, description="Also search hidden files.")
-    limit: int = Field(default=100, ge=1, le=5000, description="Most matching lines to return.")
 
 
 class _Collector:
@@ -141,7 +131,8 @@ class GrepTool:
         ".gitignore'd files and binary files). Returns 'path:line:text' for each match "
         "('path-line-text' for context lines)."
     )
-    args_model: type[BaseModel] = GrepArgs
+    args_model = ARGUMENTS.model("GrepArgs")
+    args_schema = ARGUMENTS.schema("GrepArgs")
 
     def __init__(
         self,
@@ -360,3 +351,6 @@ async def _read_worker(
         kept = collector.add("--" if kind == b"S" else text, kind == b"M")
         if not kept:
             return
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "GrepArgs")

@@ -8,21 +8,17 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
 
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import LsArgs
+
 __all__ = ["LsArgs", "LsTool"]
-
-
-class LsArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(default=".", description="Directory to list (default: the workspace).")
-    limit: int = Field(default=500, ge=1, le=10_000, description="Most entries to return.")
 
 
 class LsTool:
@@ -33,7 +29,8 @@ class LsTool:
         "List a directory's entries (hidden ones included), sorted by name. Directories end "
         "in '/'; symlinks show '-> target'."
     )
-    args_model: type[BaseModel] = LsArgs
+    args_model = ARGUMENTS.model("LsArgs")
+    args_schema = ARGUMENTS.schema("LsArgs")
 
     def __init__(self, workspace: Workspace, limits: OutputLimits) -> None:
         self.workspace = workspace
@@ -76,3 +73,6 @@ class LsTool:
         if len(entries) > limit:
             text += f"\n[{len(entries) - limit} more entries not shown]"
         return ToolResult.text(text, details={"count": len(entries)})
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "LsArgs")

@@ -12,14 +12,16 @@ import asyncio
 import base64
 import os
 from pathlib import Path
-from typing import BinaryIO
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, BinaryIO
 
 from skillkit.models import ImagePart, TextPart
 from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
+
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import ReadArgs
 
 __all__ = ["ReadArgs", "ReadTool", "sniff_image"]
 
@@ -52,16 +54,6 @@ def sniff_image(head: bytes) -> str | None:
     return None
 
 
-class ReadArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(description="The file to read (relative to the workspace, or absolute).")
-    offset: int | None = Field(
-        default=None, ge=1, description="First line to show, counting from 1 (default 1)."
-    )
-    limit: int | None = Field(default=None, ge=1, description="How many lines to show at most.")
-
-
 class ReadTool:
     """Reads a text file with line offset/limit and a continuation hint, or an image."""
 
@@ -71,7 +63,8 @@ class ReadTool:
         "per call; use offset and limit to page through longer files — the result says where "
         "to continue). PNG, JPEG, GIF and WebP images come back as images."
     )
-    args_model: type[BaseModel] = ReadArgs
+    args_model = ARGUMENTS.model("ReadArgs")
+    args_schema = ARGUMENTS.schema("ReadArgs")
 
     def __init__(self, workspace: Workspace, limits: OutputLimits) -> None:
         self.workspace = workspace
@@ -219,3 +212,6 @@ def _count_lines(handle: BinaryIO, budget: int) -> int:
         count += chunk.count(b"\n")
         last = chunk[-1:]
     return count + (0 if last == b"\n" else 1)
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "ReadArgs")

@@ -3,28 +3,18 @@
 
 from __future__ import annotations
 
-import msgspec
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
-from skillkit.runtime.todos import MAX_ITEMS, TodoItem, TodoList, TodoStatus
+import msgspec
+
+from skillkit.runtime.todos import TodoItem, TodoList
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
+
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import TodoItemArgs, TodoWriteArgs
 
 __all__ = ["TodoItemArgs", "TodoTool", "TodoWriteArgs"]
-
-
-class TodoItemArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    content: str = Field(min_length=1, max_length=500, description="The task, in a few words.")
-    status: TodoStatus = Field(default="pending", description="pending, in_progress or done.")
-
-
-class TodoWriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    items: list[TodoItemArgs] = Field(
-        max_length=MAX_ITEMS, description="The whole task list, in order (replaces the last)."
-    )
 
 
 class TodoTool:
@@ -37,7 +27,8 @@ class TodoTool:
         "(pending, in_progress, done). Mark one item in_progress when you start it and "
         "done as soon as it is finished. Skip it for a single quick step."
     )
-    args_model: type[BaseModel] = TodoWriteArgs
+    args_model = ARGUMENTS.model("TodoWriteArgs")
+    args_schema = ARGUMENTS.schema("TodoWriteArgs")
     sequential: bool = True
 
     def __init__(self, todos: TodoList) -> None:
@@ -55,3 +46,6 @@ class TodoTool:
         )
         details = {"todos": msgspec.to_builtins(list(self.todos.items))}
         return ToolResult.text(f"{summary}\n{self.todos.render()}", details=details)
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "TodoItemArgs", "TodoWriteArgs")

@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from skillkit.secrets import Redactor
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.netguard import (
@@ -47,12 +45,14 @@ from skillkit.tools.builtin.netguard import (
     resolve_checked,
     system_resolver,
 )
+from skillkit.tools.builtin.schemas import ARGUMENTS
 
 if TYPE_CHECKING:
     import httpx2
 
     from skillkit.adapters.base import LLMAdapter
     from skillkit.models import TokenUsage
+    from skillkit.tools.builtin.arguments import WebFetchArgs
 
 __all__ = [
     "USER_AGENT",
@@ -432,17 +432,6 @@ def model_answerer(
     return answer
 
 
-class WebFetchArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = Field(min_length=1, max_length=4000, description="The http(s) URL to fetch.")
-    prompt: str | None = Field(
-        default=None,
-        max_length=4000,
-        description="Optional: what you want to know from the page; answered from it.",
-    )
-
-
 class WebFetchTool:
     """Fetches a web page for the model (see the module docs). ``settings`` default to
     `WebFetchSettings.from_environment`. ``redactor`` knows the
@@ -459,7 +448,8 @@ class WebFetchTool:
         "another host is reported, not followed: fetch the new URL if you still need it. "
         "Pass `prompt` to say what you want from the page."
     )
-    args_model: type[BaseModel] = WebFetchArgs
+    args_model = ARGUMENTS.model("WebFetchArgs")
+    args_schema = ARGUMENTS.schema("WebFetchArgs")
     read_only: bool = True
 
     def __init__(
@@ -539,3 +529,6 @@ class WebFetchTool:
             return (await self.answer(prompt, body)).strip()
         except Exception:
             return ""
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "WebFetchArgs")

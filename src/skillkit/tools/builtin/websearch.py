@@ -27,13 +27,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from skillkit.secrets import Redactor
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.webfetch import USER_AGENT, secret_in, untrusted_block
+
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import WebSearchArgs
 
 __all__ = [
     "BUILTIN_PROVIDERS",
@@ -327,13 +329,6 @@ def _made(factory: ProviderFactory, env: Mapping[str, str]) -> SearchProvider | 
         return None
 
 
-class WebSearchArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=1000, description="What to search the web for.")
-    count: int = Field(default=8, ge=1, le=20, description="How many results at most.")
-
-
 class WebSearchTool:
     """Searches the web with ``provider`` (by default the one `find_provider` finds when
     the tool is first called). A query holding a secret ``redactor`` knows is refused."""
@@ -345,7 +340,8 @@ class WebSearchTool:
         "there, and never put secrets or private data into a query. Use web_fetch to read "
         "a result."
     )
-    args_model: type[BaseModel] = WebSearchArgs
+    args_model = ARGUMENTS.model("WebSearchArgs")
+    args_schema = ARGUMENTS.schema("WebSearchArgs")
     read_only: bool = True
 
     def __init__(
@@ -385,3 +381,6 @@ class WebSearchTool:
                 lines.append(f"   {result.snippet}")
         block = untrusted_block(f"web_search:{provider.name}", "\n".join(lines))
         return ToolResult.text(block, details=details)
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "WebSearchArgs")

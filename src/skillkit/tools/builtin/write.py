@@ -10,20 +10,16 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
 
+if TYPE_CHECKING:
+    from skillkit.tools.builtin.arguments import WriteArgs
+
 __all__ = ["WriteArgs", "WriteTool", "write_all"]
-
-
-class WriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str = Field(description="The file to write (relative to the workspace, or absolute).")
-    content: str = Field(description="The complete new content of the file.")
 
 
 class WriteTool:
@@ -34,7 +30,8 @@ class WriteTool:
         "Write a file with the given content, replacing it if it exists and creating parent "
         "directories as needed. To change part of an existing file, use edit instead."
     )
-    args_model: type[BaseModel] = WriteArgs
+    args_model = ARGUMENTS.model("WriteArgs")
+    args_schema = ARGUMENTS.schema("WriteArgs")
     sequential = True
 
     def __init__(self, workspace: Workspace) -> None:
@@ -68,3 +65,6 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+__getattr__ = ARGUMENTS.reexport(__name__, "WriteArgs")

@@ -1,0 +1,128 @@
+"""Permission bits beyond git's executable one, and files as last looked at.
+
+git keeps one bit of a file's mode (executable or not). A snapshot also keeps, in
+`Snapshot.modes`, the bits of every file and folder whose bits differ from what a new
+one gets (``0o666`` or ``0o777`` less the umask): a ``0600`` key, a ``0700`` folder, a
+read-only file. `give_back` sets them again after a restore.
+
+`stat_key` is a file as seen at one moment, to the nanosecond: a file whose key moved
+is read again even when git's own stat cache (change times to the second) calls it
+unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Collection, Iterable, Mapping
+
+__all__ = ["Stat", "all_bits", "bits_kept", "bits_of", "give_back", "stat_key", "umask"]
+
+Stat = tuple[int, int, int, int, int]
+"""A file as last looked at: change time, modification time, size, inode, mode."""
+
+
+def umask() -> int:
+    """This process's umask, read without changing it where the system tells it."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def stat_key(path: str) -> Stat:
+    """``path`` as it is now (all zeros and size -1 when nothing is there)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return (0, 0, -1, 0, 0)
+    return (info.st_ctime_ns, info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode)
+
+
+def _usual(st_mode: int, mask: int) -> int | None:
+    """The bits a new file or folder of this kind gets (None: a link or other)."""
+    if stat.S_ISDIR(st_mode):
+        return 0o777 & ~mask
+    if stat.S_ISREG(st_mode):
+        return (0o777 if st_mode & stat.S_IXUSR else 0o666) & ~mask
+    return None
+
+
+def bits_kept(st_mode: int, mask: int) -> int | None:
+    """The bits of a file or folder of mode ``st_mode`` when they are not the usual
+    ones under ``mask`` (None: usual, or a link)."""
+    usual = _usual(st_mode, mask)
+    mode = stat.S_IMODE(st_mode)
+    return mode if usual is not None and mode != usual else None
+
+
+def bits_of(path: str, mask: int) -> int | None:
+    """`bits_kept` of what is at ``path`` (None when nothing is there)."""
+    try:
+        return bits_kept(os.lstat(path).st_mode, mask)
+    except OSError:
+        return None
+
+
+def all_bits(
+    root: str, files: Mapping[str, Stat], empty_dirs: Iterable[str], mask: int
+) -> tuple[tuple[str, int], ...]:
+    """The kept bits of every file of ``files`` (relative paths, as just looked at) and
+    of every folder holding one, and of ``empty_dirs``; sorted."""
+    out = []
+    folders = set(empty_dirs)
+    for path, key in files.items():
+        mode = bits_kept(key[4], mask)
+        if mode is not None:
+            out.append((path, mode))
+        parent = path.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    for folder in folders:
+        mode = bits_of(f"{root}/{folder}", mask)
+        if mode is not None:
+            out.append((folder, mode))
+    return tuple(sorted(out))
+
+
+def give_back(
+    root: str,
+    had: Mapping[str, int],
+    wanted: Mapping[str, int],
+    written: Iterable[str],
+    keep: Collection[str],
+    mask: int,
+) -> list[str]:
+    """Set the bits of every path whose kept bits differ from ``had`` to ``wanted``
+    (and of every file just ``written``) to what ``wanted`` says, or the usual ones;
+    ``keep`` is left alone. Returns the paths whose bits it changed; raises `OSError`
+    (its ``filename`` the relative path) when one cannot be changed."""
+    paths = set(written) | {p for p in wanted.keys() | had.keys() if wanted.get(p) != had.get(p)}
+    out: list[str] = []
+    for path in sorted(paths):
+        if path in keep:
+            continue
+        full = f"{root}/{path}"
+        try:
+            info = os.lstat(full)
+        except OSError:
+            continue
+        usual = _usual(info.st_mode, mask)
+        if usual is None:
+            continue  # a link's own bits mean nothing
+        mode = wanted.get(path, usual)
+        if stat.S_IMODE(info.st_mode) == mode:
+            continue
+        try:
+            os.chmod(full, mode, follow_symlinks=False)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, path) from None
+        out.append(path)
+    return out
