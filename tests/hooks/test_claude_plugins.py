@@ -108,7 +108,7 @@ def test_a_plugin_is_read_as_claude_code_writes_it(home: Path) -> None:
     assert command.prompt("a.py b.py") == "Review a.py b.py carefully; start with a.py."
     assert command.argument_hint == "FILE"
     (pre,) = plugin.hooks.for_event("PreToolUse", "Bash")
-    assert pre.command == f"{root}/scripts/guard.sh"
+    assert pre.command == "${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh"  # expanded by the shell
     assert pre.source == "plugin:review-kit" and pre.plugin_root == root
     assert plugin.mcp_servers == {"db": {"command": f"{root}/bin/db"}}
     notes = "\n".join(plugin.notes)

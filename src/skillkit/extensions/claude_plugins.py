@@ -10,8 +10,8 @@ What a plugin folder may hold, and what SkillKit makes of it:
 - ``commands/*.md`` — slash commands: the body, with ``$ARGUMENTS`` (and ``$1``...)
   replaced, is sent to the agent as the user's message; ``description`` and
   ``argument-hint`` show in ``/help``;
-- ``hooks/hooks.json`` — shell hooks (`skillkit.hooks`), ``${CLAUDE_PLUGIN_ROOT}``
-  replaced by the plugin's folder;
+- ``hooks/hooks.json`` — shell hooks (`skillkit.hooks`), ``${CLAUDE_PLUGIN_ROOT}`` set
+  in the hook's environment (the shell expands it: never pasted into the command);
 - ``.mcp.json`` — MCP servers, ``${CLAUDE_PLUGIN_ROOT}`` replaced.
 
 Names: a plugin's command or agent keeps its own name unless another plugin (or an
@@ -23,6 +23,7 @@ and said in one line each (`ClaudePlugin.notes`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -50,6 +51,7 @@ __all__ = [
     "ClaudePlugin",
     "MarkdownCommand",
     "PluginAgent",
+    "content_hash",
     "find_plugins",
     "is_plugin",
     "plugin_roots",
@@ -326,7 +328,10 @@ def find_plugins(
     disabled: Iterable[str] = (),
 ) -> tuple[list[ClaudePlugin], list[str]]:
     """The plugin folders under `plugin_roots` (a project's only when ``trusted``),
-    less the ``disabled`` names; and one line per plugin folder left out."""
+    less the ``disabled`` names; and one line per plugin folder left out. An installed
+    plugin (named in its root's lock file with a hash) whose files no longer match that
+    hash is left out, and so is every plugin of a root whose lock file cannot be read
+    (fail closed: an edited lock file or plugin folder loads nothing)."""
     found: list[ClaudePlugin] = []
     skipped: list[str] = []
     off = set(disabled)
@@ -334,7 +339,11 @@ def find_plugins(
     for root, scope in plugin_roots(workspace, home):
         if not root.is_dir():
             continue
-        off_here = off | _disabled_in_lock(root)
+        lock = _lock_entries(root)
+        if lock is None:
+            skipped.append(f"the plugins in {root} (its {LOCK_FILE} cannot be read)")
+            continue
+        off_here = off | {name for name, entry in lock.items() if entry.get("enabled") is False}
         for folder in sorted(root.iterdir()):
             real = os.path.realpath(folder)
             if real in seen or not folder.is_dir() or not is_plugin(folder):
@@ -342,6 +351,13 @@ def find_plugins(
             seen.add(real)
             if scope == "project" and not trusted:
                 skipped.append(f"plugin {folder.name} (the project is not trusted)")
+                continue
+            recorded = lock.get(folder.name, {}).get("hash")
+            if isinstance(recorded, str) and recorded and content_hash(folder) != recorded:
+                skipped.append(
+                    f"plugin {folder.name} (its files differ from the hash in {LOCK_FILE}:"
+                    f" install it again to accept them)"
+                )
                 continue
             plugin = read_plugin(folder, scope=scope)
             if plugin.name in off_here:
@@ -351,14 +367,40 @@ def find_plugins(
     return found, skipped
 
 
-def _disabled_in_lock(root: Path) -> set[str]:
-    """The plugins ``root``'s lock file marks disabled (none when it is unreadable)."""
+def _lock_entries(root: Path) -> dict[str, dict[str, Any]] | None:
+    """The entries of ``root``'s lock file: {} when there is none, None when it cannot
+    be read (then no installed plugin of ``root`` is loaded)."""
     try:
-        data = json.loads((root / LOCK_FILE).read_text(encoding="utf-8"))
-        entries = data["plugins"]
-        return {str(name) for name, entry in entries.items() if entry.get("enabled") is False}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return set()
+        text = (root / LOCK_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    try:
+        entries = json.loads(text)["plugins"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(entries, dict) or not all(isinstance(e, dict) for e in entries.values()):
+        return None
+    return {str(name): entry for name, entry in entries.items()}
+
+
+def content_hash(folder: Path) -> str:
+    """sha256 over every file's relative path and bytes, and every symlink's target
+    (``.git`` and ``__pycache__`` left out): what the lock file records and
+    `find_plugins` checks."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if ".git" in relative.parts or "__pycache__" in relative.parts:
+            continue  # (a Python hook's imports leave caches behind)
+        if path.is_symlink():
+            digest.update(str(relative).encode() + b"\0->" + os.readlink(path).encode() + b"\0")
+        elif path.is_file():
+            digest.update(str(relative).encode() + b"\0")
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return "sha256:" + digest.hexdigest()
 
 
 # --------------------------------------------------------------------------- registering

@@ -1,4 +1,5 @@
-"""Installing Claude Code plugins: from a git repository, a local folder or a marketplace.
+"""Installing Claude Code plugins: from a git repository, a local folder, a marketplace,
+a PyPI or an npm package.
 
 A SOURCE is:
 
@@ -7,7 +8,15 @@ A SOURCE is:
   optionally ``URL#PATH@REF``;
 - ``OWNER/REPO[/PATH][@REF]`` — a GitHub repository;
 - ``PLUGIN@MARKETPLACE`` — an entry of a marketplace added before
-  (``.claude-plugin/marketplace.json``).
+  (``.claude-plugin/marketplace.json``);
+- ``pypi:REQUIREMENT`` (``pypi:review-kit==1.2``) — a wheel fetched with the user's
+  ``pip download --no-deps --only-binary=:all:`` (never an sdist: building one runs its
+  code), unpacked into the staging folder;
+- ``npm:SPEC`` (``npm:@acme/review-kit@1.2.0``, a tarball path) — fetched with the
+  user's ``npm pack --ignore-scripts``, unpacked with tarfile's ``data`` filter.
+
+In a package the plugin is the shallowest folder holding ``.claude-plugin/plugin.json``
+(else ``skills/*/SKILL.md``); the lock file's ``commit`` is then the resolved version.
 
 Git runs as the user's ``git``, with ``-c safe.bareRepository=explicit -c
 core.hooksPath=/dev/null -c core.fsmonitor=false`` so that nothing in the fetched
@@ -27,13 +36,21 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from skillkit.extensions.claude_plugins import LOCK_FILE, MANIFEST, ClaudePlugin, read_plugin
+from skillkit.extensions.claude_plugins import (
+    LOCK_FILE,
+    MANIFEST,
+    ClaudePlugin,
+    content_hash,
+    read_plugin,
+)
 
 __all__ = [
     "GIT_SAFETY",
@@ -80,7 +97,7 @@ class Source:
     """Where a plugin comes from: a ``git`` URL (``path`` inside it, ``ref``) or a local
     ``folder``; ``text`` is what the user wrote; ``marketplace`` the entry's market."""
 
-    kind: str  # "git" | "folder"
+    kind: str  # "git" | "folder" | "pypi" | "npm" (location: the package as written)
     location: str
     path: str = ""
     ref: str = ""
@@ -99,8 +116,11 @@ def parse_source(text: str, marketplaces: Marketplaces | None = None) -> Source:
     text = text.strip()
     if not text:
         raise InstallError("no source given")
-    if text.startswith(("npm:", "pypi:", "pip:")):
-        raise InstallError(f"{text}: npm and PyPI packages cannot be installed yet")
+    kind, colon, spec = text.partition(":")
+    if colon and kind in ("npm", "pypi", "pip"):
+        if not spec.strip():
+            raise InstallError(f"{text}: no package named")
+        return Source("npm" if kind == "npm" else "pypi", spec.strip(), text=text)
     if os.path.isdir(os.path.expanduser(text)):
         return Source("folder", str(Path(os.path.expanduser(text)).resolve()), text=text)
     if _is_git_url(text):
@@ -143,19 +163,6 @@ def git(*args: str, cwd: str | os.PathLike[str] | None = None) -> str:
     return done.stdout
 
 
-def content_hash(folder: Path) -> str:
-    """sha256 over every file's relative path and bytes (``.git`` left out)."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if ".git" in relative.parts or not path.is_file() or path.is_symlink():
-            continue
-        digest.update(str(relative).encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return "sha256:" + digest.hexdigest()
-
-
 def _files(folder: Path) -> dict[str, str]:
     out = {}
     for path in sorted(folder.rglob("*")):
@@ -185,7 +192,8 @@ class Staged:
         plugin = self.plugin
         lines = [f"plugin {plugin.name} {plugin.version}".rstrip() + f" from {self.source.text}"]
         if self.commit:
-            lines.append(f"  commit   {self.commit}")
+            label = "version" if self.source.kind in ("pypi", "npm") else "commit "
+            lines.append(f"  {label}  {self.commit}")
         if plugin.skills is not None:
             names = sorted(p.parent.name for p in plugin.skills.glob("*/SKILL.md"))
             lines.append(f"  skills   {', '.join(names) or '(none)'}")
@@ -243,9 +251,16 @@ def stage(source: Source, *, ref: str | None = None) -> Staged:
                 cwd=checkout,
             )
             base = checkout / source.path if source.path else checkout
+        elif source.kind in ("pypi", "npm"):
+            checkout = None
+            fetch = _fetch_pypi if source.kind == "pypi" else _fetch_npm
+            unpacked, staged_commit = fetch(source.location, temp)
+            base = _plugin_in(unpacked, source.text)
         else:
             checkout = None
             base = Path(source.location) / source.path if source.path else Path(source.location)
+            if source.marketplace:  # a folder of the marketplace: pinned to its commit
+                staged_commit = source.ref
         if not base.is_dir():
             raise InstallError(f"{source.text}: no folder {source.path or '.'} in it")
         if not (base / MANIFEST).is_file() and not (base / "skills").is_dir():
@@ -263,6 +278,110 @@ def stage(source: Source, *, ref: str | None = None) -> Staged:
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
+
+
+# --------------------------------------------------------------------------- packages
+
+
+def _tool(*names: str) -> str:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise InstallError(f"{names[0]} is not installed: the package cannot be fetched")
+
+
+def _run_tool(argv: list[str], cwd: Path) -> str:
+    """Run the user's pip or npm (no prompts); its stdout. Raises `InstallError`."""
+    env = {**os.environ, "PIP_NO_INPUT": "1", "npm_config_yes": "false"}
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InstallError(f"{Path(argv[0]).name}: {exc}") from exc
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise InstallError(f"{Path(argv[0]).name}: {(lines or ['failed'])[-1].strip()}")
+    return done.stdout
+
+
+def _fetch_pypi(requirement: str, temp: Path) -> tuple[Path, str]:
+    """Download ``requirement``'s wheel (never an sdist: building one runs its code) with
+    the user's pip, without dependencies, and unpack it; (folder, resolved version)."""
+    pip = _tool("pip3", "pip")
+    download = temp / "download"
+    download.mkdir()
+    _run_tool(
+        [
+            pip,
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--quiet",
+            "--dest",
+            str(download),
+            requirement,
+        ],
+        temp,
+    )
+    wheels = sorted(download.glob("*.whl"))
+    if len(wheels) != 1:
+        raise InstallError(f"pypi:{requirement}: pip fetched no single wheel")
+    version = wheels[0].name.split("-")[1]
+    unpacked = temp / "package"
+    with zipfile.ZipFile(wheels[0]) as archive:
+        for member in archive.infolist():
+            relative = PurePosixPath(member.filename)
+            if relative.is_absolute() or ".." in relative.parts:
+                raise InstallError(f"pypi:{requirement}: the wheel holds {member.filename!r}")
+            archive.extract(member, unpacked)
+    return unpacked, version
+
+
+def _fetch_npm(spec: str, temp: Path) -> tuple[Path, str]:
+    """``npm pack`` ``spec`` with the user's npm (no scripts run) and unpack the tarball;
+    (folder, resolved version)."""
+    npm = _tool("npm")
+    download = temp / "download"
+    download.mkdir()
+    out = _run_tool(
+        [npm, "pack", spec, "--ignore-scripts", "--json", "--pack-destination", str(download)],
+        temp,
+    )
+    try:
+        packed = json.loads(out)[0]
+        version, filename = str(packed["version"]), str(packed["filename"])
+    except (ValueError, LookupError, TypeError) as exc:
+        raise InstallError(f"npm:{spec}: npm pack answered no package") from exc
+    tarball = download / Path(filename.replace("/", "-").lstrip("@")).name
+    if not tarball.is_file():
+        found = sorted(download.glob("*.tgz"))
+        if len(found) != 1:
+            raise InstallError(f"npm:{spec}: npm pack left no tarball")
+        tarball = found[0]
+    unpacked = temp / "package"
+    try:
+        with tarfile.open(tarball) as archive:
+            archive.extractall(unpacked, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        raise InstallError(f"npm:{spec}: the tarball cannot be unpacked: {exc}") from exc
+    return unpacked, version
+
+
+def _plugin_in(folder: Path, text: str) -> Path:
+    """The plugin in an unpacked package: the shallowest folder with
+    ``.claude-plugin/plugin.json``, else the shallowest holding ``skills/*/SKILL.md``."""
+    manifests = [
+        p.parent.parent for p in folder.rglob("plugin.json") if p.parent.name == ".claude-plugin"
+    ]
+    if not manifests:
+        manifests = [p.parent.parent.parent for p in folder.rglob("SKILL.md")]
+        manifests = [p for p in manifests if p.name and (p / "skills").is_dir()]
+    if not manifests:
+        raise InstallError(f"{text}: the package holds no .claude-plugin/plugin.json nor skills/")
+    return min(manifests, key=lambda p: (len(p.parts), str(p)))
 
 
 @dataclass(frozen=True)
@@ -355,12 +474,19 @@ def changes(staged: Staged, root: Path, entry: LockEntry) -> list[str]:
     """What an update would change: the commits between the pinned one and the new one
     (git sources) and the files added, changed and removed."""
     lines: list[str] = []
-    if staged.commit and entry.commit and staged.commit != entry.commit and staged.checkout:
-        try:
-            log = git("log", "--oneline", f"{entry.commit}..{staged.commit}", cwd=staged.checkout)
-            lines.extend(f"  commit  {line}" for line in log.splitlines())
-        except InstallError:
+    if staged.commit and entry.commit and staged.commit != entry.commit:
+        if staged.source.kind in ("pypi", "npm"):
+            lines.append(f"  version {entry.commit} → {staged.commit}")
+        elif staged.checkout is None:  # a marketplace's folder: the marketplace moved
             lines.append(f"  commits {entry.commit[:12]} → {staged.commit[:12]}")
+        else:
+            try:
+                log = git(
+                    "log", "--oneline", f"{entry.commit}..{staged.commit}", cwd=staged.checkout
+                )
+                lines.extend(f"  commit  {line}" for line in log.splitlines())
+            except InstallError:
+                lines.append(f"  commits {entry.commit[:12]} → {staged.commit[:12]}")
     before = _files(root / entry.name) if (root / entry.name).is_dir() else {}
     after = _files(staged.folder)
     for path in sorted(set(before) | set(after)):
@@ -504,7 +630,9 @@ class Marketplaces:
         return plugins
 
     def source_of(self, market: str, plugin: str) -> Source:
-        """The `Source` of ``plugin`` in marketplace ``market``. Raises `InstallError`."""
+        """The `Source` of ``plugin`` in marketplace ``market``: a git source pinned to
+        the entry's ``sha`` (else its ``ref``), a folder of the marketplace pinned to the
+        marketplace's commit (its ``ref``). Raises `InstallError`."""
         data = self.manifest(market)
         for entry in data.get("plugins", []):
             if not isinstance(entry, dict) or entry.get("name") != plugin:
@@ -518,7 +646,8 @@ class Marketplaces:
                 folder = (root / raw).resolve()
                 if root != folder and root not in folder.parents:
                     raise InstallError(f"{text}: its source leaves the marketplace")
-                return Source("folder", str(folder), text=text, marketplace=market)
+                pinned = str(self._read().get(market, {}).get("commit", ""))
+                return Source("folder", str(folder), ref=pinned, text=text, marketplace=market)
             if isinstance(raw, dict):
                 kind = raw.get("source")
                 if kind == "github" and isinstance(raw.get("repo"), str):
@@ -531,7 +660,7 @@ class Marketplaces:
                     "git",
                     url,
                     str(raw.get("path", "")).strip("/"),
-                    str(raw.get("ref", "")),
+                    str(raw.get("sha") or raw.get("ref") or ""),  # a sha pins the entry
                     text=text,
                     marketplace=market,
                 )

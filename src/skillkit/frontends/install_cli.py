@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     install = subparsers.add_parser(
         "install",
         help="install a Claude Code plugin (git URL, OWNER/REPO[/PATH][@REF], folder, "
-        "PLUGIN@MARKETPLACE)",
+        "PLUGIN@MARKETPLACE, pypi:NAME[==VERSION], npm:NAME[@VERSION])",
         description="Install a plugin; shows what it adds and asks first.",
     )
     _install_options(install)
@@ -214,6 +214,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_manage(args: argparse.Namespace) -> int:
     from skillkit.extensions.installer import (
         InstallError,
+        Marketplaces,
         changes,
         install,
         read_lock,
@@ -239,7 +240,10 @@ def run_manage(args: argparse.Namespace) -> int:
     if entry is None:
         return _error(f"update: no plugin {args.name} installed by skillkit in {root}")
     try:
-        staged = stage(entry.as_source())
+        source = entry.as_source()
+        if entry.marketplace:  # the entry as the marketplace lists it now
+            source = Marketplaces().source_of(entry.marketplace, entry.name)
+        staged = stage(source)
     except InstallError as exc:
         return _error(f"update: {exc}")
     try:

@@ -211,8 +211,8 @@ def _parse_group(
         sandbox = _sandbox(entry.get("sandbox"), at, config, may_unconfine)
         for key in sorted(set(entry) - _KNOWN_KEYS):
             config.unsupported.append(f"{at}: option {key!r} is not supported (ignored)")
-        if plugin_root is not None:
-            command = command.replace("${CLAUDE_PLUGIN_ROOT}", plugin_root)
+        # ${CLAUDE_PLUGIN_ROOT} is left to the shell, which reads it from the hook's
+        # environment: a folder name holding quotes, $( ) or ; stays one word.
         config.hooks.append(
             HookCommand(
                 event=event,

@@ -30,6 +30,7 @@ by side; their answers combine in configuration order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -103,6 +104,7 @@ class ShellHooks(Contributor):
         self._stop_event = "Stop"
         self._child = False
         self._transcript_name = "transcript.jsonl"
+        self._preparing: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ the seam
 
@@ -128,12 +130,25 @@ class ShellHooks(Contributor):
         self._agent = agent
         if not self.session_id:
             self.session_id = getattr(agent, "conversation_id", None) or str(uuid.uuid4())
+        self._prepare()
         bus = agent.events
         if "PreCompact" in self._events:
             bus.on("compaction_start", self._on_compaction)
         if "Notification" in self._events:
             bus.on("approval_needed", self._on_approval)
             bus.on("question_needed", self._on_question)
+
+    def _prepare(self) -> None:
+        """Start the tool hooks' sandbox in the background, so the first tool call does
+        not wait for it (nothing when no loop runs yet: the first hook starts it)."""
+        hooks = [h for h in self.config.hooks if h.event in ("PreToolUse", "PostToolUse")]
+        if not hooks or self._child:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._preparing = loop.create_task(self.processes.prepare(hooks))
 
     async def transform_context(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         self._messages = messages  # the transcript hooks read; nothing is copied
@@ -272,6 +287,11 @@ class ShellHooks(Contributor):
         if self._closed or self._child:
             return
         self._closed = True
+        preparing, self._preparing = self._preparing, None
+        if preparing is not None and not preparing.done():
+            preparing.cancel()
+            with contextlib.suppress(BaseException):
+                await preparing
         try:
             hooks = self.config.for_event("SessionEnd", "other")
             if hooks and self._started:
