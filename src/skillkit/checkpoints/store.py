@@ -280,6 +280,9 @@ class SnapshotStore:
     # ----- taking a snapshot: look, tell git, scan the folders, record
 
     def _take(self, drained: Drained | None = None) -> Snapshot:
+        """Take a snapshot: look at the files (those the watch names, or all), read
+        git's status, bring the index up to date, scan the folders git lists whole,
+        work out the kept permission bits, and record the state (`_record`)."""
         self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
         whole = drained is None or drained.unsure or self._memo.last is None
         # each file looked at, as it is before git looks (a change while git looks
