@@ -13,7 +13,7 @@ import pytest
 from skillkit.checkpoints import ChangedOutsideError, Checkpoints, SnapshotStore
 from skillkit.commands.dispatch import CommandResult
 from skillkit.frontends.agent_session import AgentSession
-from skillkit.session import CheckpointEntry, MessageEntry, SessionStore
+from skillkit.session import CheckpointEntry, MessageEntry, SessionStore, open_store
 from skillkit.session.branching import tree_lines
 from skillkit.session.export import export_session
 from tests.checkpoints.helpers import make_agent
@@ -81,10 +81,10 @@ async def test_a_file_changed_outside_is_not_overwritten_without_force(tmp_path:
         await agent.aclose()  # type: ignore[attr-defined]
 
 
-async def _recorded(tmp_path: Path) -> tuple[Path, str, Path]:
+async def _recorded(tmp_path: Path, url: str | None = None) -> tuple[Path, str, Path]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    store = SessionStore(tmp_path / "home")
+    store = open_store(url, home=tmp_path / "home") if url else SessionStore(tmp_path / "home")
     session = store.create(str(workspace))
     checkpoints = Checkpoints.for_session(session, workspace)
     agent = await _two_turns(workspace, [session, checkpoints])
@@ -185,3 +185,16 @@ async def test_the_slash_commands(tmp_path: Path) -> None:
         assert (workspace / "a.txt").read_text() == "mine\n"
     finally:
         await face.aclose()
+
+
+async def test_sessions_rewind_finds_a_session_kept_in_a_database_store(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path}/sessions.db"
+    workspace, session_id, home = await _recorded(tmp_path, url)
+    missing = _skillkit(home, "sessions", "rewind", session_id)  # not in the JSONL files
+    assert missing.returncode == 1 and "sessions rewind:" in missing.stderr
+    listed = _skillkit(home, "sessions", "rewind", session_id, "--session-store", url)
+    assert listed.returncode == 0, listed.stderr
+    assert "'two'  2 files +2 -0" in listed.stdout
+    done = _skillkit(home, "sessions", "rewind", session_id, "2", "--code", "--session-store", url)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "a.txt").read_text() == "one\n"

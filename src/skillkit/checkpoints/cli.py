@@ -38,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             f"--{name}", dest="target", action="store_const", const=name, help=f"rewind {name}"
         )
     rewind.add_argument("--force", action="store_true", help="overwrite files changed outside")
+    rewind.add_argument(
+        "--session-store",
+        metavar="URL",
+        help="the store the session is in (default: the one the user's settings name, "
+        "else the JSONL files under ~/.skillkit/sessions)",
+    )
     rewind.set_defaults(handler=run_rewind, target="both")
 
 
@@ -49,12 +55,18 @@ def _fail(text: str) -> int:
 def run_rewind(args: argparse.Namespace) -> int:
     from skillkit.checkpoints import ChangedOutsideError, Checkpoints, SnapshotError
     from skillkit.checkpoints.view import file_lines, turn_lines
-    from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
+    from skillkit.session import (
+        SessionLockedError,
+        SessionNotFoundError,
+        StoreURLError,
+        open_store,
+    )
     from skillkit.session.format import FormatError
 
     try:
-        session = SessionStore().open(args.id, write=args.turn is not None)
-    except (SessionNotFoundError, SessionLockedError, FormatError, OSError) as exc:
+        store = open_store(getattr(args, "session_store", None))
+        session = store.open(args.id, write=args.turn is not None)
+    except (SessionNotFoundError, SessionLockedError, FormatError, StoreURLError, OSError) as exc:
         return _fail(str(exc))
     try:
         checkpoints = Checkpoints.for_session(session)
