@@ -138,3 +138,29 @@ def test_an_answer_that_ended_in_error_says_its_stop_once(place: tuple[Path, Pat
     assert "*error: model call failed: 503*" in markdown
     assert '<div class="error">aborted</div>' in page
     assert '<div class="error">error: model call failed: 503</div>' in page
+
+
+def test_the_html_export_renders_an_answers_markdown_and_runs_none_of_it(
+    place: tuple[Path, Path],
+) -> None:
+    from skillkit.session.export import to_html
+
+    home, cwd = place
+    session = SessionStore(home).create(cwd)
+    session.append_message(UserMessage(content="**not rendered** for the user"))
+    answer = (
+        "## Result\n\n**bold** and `code`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "```py\nx = 1\n```\n\n<script>alert(1)</script> <img src=x onerror=alert(2)> "
+        "[click](javascript:alert(3)) ![pic](http://example.invalid/p.png)"
+    )
+    session.append_message(AssistantMessage(content=[TextPart(answer)]))
+    page = to_html(session)
+    session.close()
+    assert "<h2>Result</h2>" in page and "<strong>bold</strong>" in page
+    assert "<code>code</code>" in page and "<td>1</td>" in page
+    assert '<code class="language-py">x = 1\n</code>' in page
+    assert "<script>" not in page and "<img" not in page  # raw HTML stays text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert 'href="javascript:' not in page  # a link that would run code is no link
+    assert "**not rendered** for the user" in page  # the user's words as typed
+    assert "default-src 'none'" in page  # and the page loads and runs nothing else

@@ -12,7 +12,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from skillkit.models import (
     AssistantMessage,
@@ -164,6 +164,8 @@ h1{font-size:1.4rem}.meta{color:#666;font-size:.85rem}
 .role{font-weight:600;font-size:.8rem;text-transform:uppercase;color:#555}
 .thinking{opacity:.55;font-style:italic;white-space:pre-wrap}
 .text{white-space:pre-wrap}
+.md table{border-collapse:collapse}.md td,.md th{border:1px solid #8886;padding:.2rem .5rem}
+.md code{background:#8882;padding:0 .2rem;border-radius:3px}.md pre code{background:none}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.85rem;white-space:pre-wrap}
 details{margin:.4rem 0}summary{cursor:pointer;font-family:monospace}
 .error{color:#b91c1c}.add{background:#e6ffec;color:#116329}.del{background:#ffebe9;color:#82071e}
@@ -234,7 +236,7 @@ def _html_entry(entry: Entry, results: dict[str, ToolResultMessage], tag: str) -
             parts = []
             for part in message.content:
                 if isinstance(part, TextPart):
-                    parts.append(f'<div class="text">{esc(part.text)}</div>')
+                    parts.append(f'<div class="md">{markdown_html(part.text)}</div>')
                 elif isinstance(part, ThinkingPart):
                     parts.append(f'<div class="thinking">{esc(part.thinking)}</div>')
                 elif isinstance(part, ToolCall):
@@ -312,3 +314,23 @@ def stop_note(stop_reason: str, error: str) -> str:
     if text.lower().startswith(stop_reason.lower()):
         return text
     return f"{stop_reason}: {text}"
+
+
+def markdown_html(text: str) -> str:
+    """``text`` (a model's answer) as HTML, its Markdown rendered by markdown-it-py with
+    raw HTML off: a tag in the text is shown as text and never becomes markup, and
+    links with a scheme that runs code (``javascript:``…) are not made links. Images are
+    left as text (the page loads nothing from elsewhere)."""
+    global _MARKDOWN
+    if _MARKDOWN is None:
+        from markdown_it import MarkdownIt
+
+        _MARKDOWN = (
+            MarkdownIt("commonmark", {"html": False})
+            .enable(["table", "strikethrough"])
+            .disable("image")
+        )
+    return str(_MARKDOWN.render(text))
+
+
+_MARKDOWN: Any = None
