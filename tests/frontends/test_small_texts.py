@@ -20,7 +20,7 @@ def test_cost_on_a_free_model_says_there_is_nothing_to_save() -> None:
 
 
 def test_doctor_names_a_keyless_provider_without_empty_brackets() -> None:
-    section = _providers({})
+    section = _providers({}, None)
     rows = [text for _, text in section.rows if "no key needed" in text]
     assert rows
     assert not any("()" in text for text in rows)
