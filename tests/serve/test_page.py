@@ -68,7 +68,7 @@ OUTLINE = [
     '    article "Assistant"',
     '    group "Tool call write"',
     '    article "Assistant"',
-    'complementary "This session"',
+    'complementary "Sessions"',
     '  form "Rename"',
     "contentinfo",
     '  form "Prompt"',
