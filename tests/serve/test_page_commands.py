@@ -173,6 +173,11 @@ def test_screenshots_at_desktop_and_phone_width_keep_the_page_usable(
         expect(
             panel.get_by_role("list", name="Session tree").get_by_role("button")
         ).not_to_have_count(0)
+        current = panel.get_by_role("list", name="Sessions of this folder").locator(
+            "li[aria-current]"
+        )
+        expect(current).to_contain_text("hello")
+        expect(panel.get_by_role("button", name="New session")).to_be_in_viewport()
         box = panel.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
         opened = tmp_path / f"page-{width}-panel.png"
