@@ -90,11 +90,18 @@ def test_the_session_list_resumes_starts_new_and_follows_a_rename(
         # rename: the list follows, and a name that looks like markup stays text
         panel.get_by_role("textbox", name="Session name").fill(HOSTILE)
         panel.get_by_role("button", name="Rename").click()
-        renamed = rows.filter(has_text=HOSTILE)
-        expect(renamed).to_have_count(1)
+        expect(rows.filter(has_text=HOSTILE)).to_have_count(1)
+        renamed_id = rows.filter(has_text=HOSTILE).get_attribute("data-id")
+        renamed = listed.locator(f'li[data-id="{renamed_id}"]')
         expect(renamed).to_have_attribute("aria-current", "true")
         assert listed.locator("img").count() == 0
         assert page.evaluate("window.pwned") is None
+
+        # fork: the copy is listed as what it is a fork of, and is the one open
+        panel.get_by_role("button", name="Fork").click()
+        fork = rows.filter(has_text="fork of " + HOSTILE)
+        expect(fork).to_have_count(1)
+        expect(fork).to_have_attribute("aria-current", "true")
 
         # back to the earlier one, then to the renamed one: each shows its own history
         earlier.get_by_role("button").click()

@@ -171,7 +171,7 @@ def _switchable(session: AgentSession, options: AgentOptions, ui_timeout: float)
         else:
             wanted = dataclasses.replace(options, session="open", session_ref=ref)
         try:
-            return _open_agent(wanted, ui_timeout)
+            return _open_agent(wanted, ui_timeout, note=_note)
         except SetupError as exc:
             raise SessionSwitchError(str(exc)) from None
 
