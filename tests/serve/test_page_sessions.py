@@ -185,3 +185,44 @@ def test_the_mode_menu_offers_the_modes_get_state_names(
             == modes
         )
         assert page.script_errors == [] and later.script_errors == []
+
+
+SLOW = """\
+replies:
+  - text: "A slow answer, word by word, taking its time to arrive."
+    delay: 0.4
+cycle: true
+"""
+
+
+def test_a_switch_waits_for_the_run_in_progress(
+    tmp_path: Path,
+    browser: object,  # noqa: F811
+) -> None:
+    _ask_in(tmp_path / "project", tmp_path, "an earlier question")
+    with skillkit_serve(tmp_path, SLOW, session=True) as served:
+        page = _open(browser, served.url)
+        log = page.get_by_role("log", name="Conversation")
+        panel = page.get_by_role("complementary", name="Sessions")
+        _send(page, "take your time")
+        expect(page.get_by_role("button", name="Abort")).to_be_enabled()
+        panel.get_by_role("button", name="New session").click()
+        expect(page.get_by_role("alert")).to_have_text(
+            "wait for the run to end (or abort it) before switching sessions"
+        )
+        # the server refuses too, whatever a page does
+        reply = page.evaluate(
+            """async (token) => {
+                const reply = await fetch("/command", {method: "POST",
+                    headers: {"Content-Type": "application/json",
+                              Authorization: "Bearer " + token},
+                    body: JSON.stringify({type: "new_session"})});
+                return await reply.json();
+            }""",
+            served.token,
+        )
+        assert reply["success"] is False
+        assert "a run is in progress" in reply["error"]
+        expect(log.get_by_role("article", name="You")).to_have_text("take your time")
+        expect(log.get_by_role("article", name="Assistant")).to_contain_text("A slow answer")
+        assert page.script_errors == []
