@@ -176,7 +176,7 @@ def _switchable(session: AgentSession, options: AgentOptions, ui_timeout: float)
             raise SessionSwitchError(str(exc)) from None
 
     try:
-        store = open_store(options.session_store or options.home)
+        store = open_store(options.session_store or None, home=options.home)
     except Exception as exc:  # no store to list: the page still works, without the list
         _note(f"warning: this folder's sessions cannot be listed: {exc}")
         store = None
