@@ -169,3 +169,36 @@ async def test_get_state_names_the_modes_the_menu_may_offer(
         assert {"list_sessions", "open_session", "new_session"} <= names
     finally:
         await switch.aclose()
+
+
+async def test_a_session_without_a_permission_layer_offers_no_mode() -> None:
+    from skillkit import AgentConfig, AgentRunner, AgentSession
+    from skillkit.adapters.scripted import Reply, ScriptedAdapter
+
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter([Reply(text="hi")]))
+    session = AgentSession(runner, owns_agent=True)
+    try:
+        state = await _data(session, {"type": "get_state"})  # type: ignore[arg-type]
+        assert state["mode"] is None and state["modes"] == []
+    finally:
+        await session.aclose()
+
+
+def test_the_page_inlines_each_script_once_in_one_scope_under_its_hash() -> None:
+    import base64
+    import hashlib
+    import re
+    from importlib import resources
+
+    from skillkit.serve.page import SCRIPTS, load_page
+
+    page = load_page()
+    html = page.html.decode("utf-8")
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page.content_security_policy
+    static = resources.files("skillkit.serve") / "static"
+    at = [scripts[0].index((static / name).read_text(encoding="utf-8")) for name in SCRIPTS]
+    assert at == sorted(at)  # in order, app.js (which starts the page) last
+    assert "onclick" not in html and "innerHTML" not in scripts[0].split("\n;\n", 1)[1]
