@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +68,7 @@ OUTLINE = [
     '    article "Assistant"',
     '    group "Tool call write"',
     '    article "Assistant"',
-    'complementary "This session"',
+    'complementary "Sessions"',
     '  form "Rename"',
     "contentinfo",
     '  form "Prompt"',
@@ -109,12 +109,15 @@ def _lines(stream: object, into: Queue[str], keep: list[str] | None) -> None:
 
 
 @contextmanager
-def skillkit_serve(tmp_path: Path, script_text: str, *, session: bool = False) -> Iterator[Served]:
+def skillkit_serve(
+    tmp_path: Path, script_text: str, *, session: bool = False, flags: Sequence[str] = ()
+) -> Iterator[Served]:
     """``skillkit serve --port 0`` on a scripted model, in a fresh workspace and home
-    (saving no session unless ``session``); stopped with SIGTERM at the end, which must
-    exit 0 with the token printed once (at start) and never on stderr."""
+    (saving no session unless ``session``; ``flags`` added); stopped with SIGTERM at the
+    end, which must exit 0 with the token printed once (at start) and never on stderr.
+    The workspace is ``tmp_path / "project"`` (made unless it exists)."""
     workspace = tmp_path / "project"
-    workspace.mkdir()
+    workspace.mkdir(exist_ok=True)
     script = tmp_path / "script.yaml"
     script.write_text(script_text, encoding="utf-8")
     env = {**os.environ, "HOME": str(tmp_path / "home"), "SKILLKIT_TRUST_PROJECT": "0"}
@@ -128,6 +131,7 @@ def skillkit_serve(tmp_path: Path, script_text: str, *, session: bool = False) -
             "--model",
             f"scripted:{script}",
             *([] if session else ["--no-session"]),
+            *flags,
         ],
         cwd=workspace,
         env=env,

@@ -96,7 +96,7 @@ def test_the_session_panel_names_forks_and_goes_back_in_the_tree(
     with skillkit_serve(tmp_path, ANSWERS, session=True) as served:
         page = _open(browser, served.url)
         log = page.get_by_role("log", name="Conversation")
-        panel = page.get_by_role("complementary", name="This session")
+        panel = page.get_by_role("complementary", name="Sessions")
         tree = panel.get_by_role("list", name="Session tree")
 
         _send(page, "hello")
@@ -149,7 +149,7 @@ def test_screenshots_at_desktop_and_phone_width_keep_the_page_usable(
         _send(page, "hello")
         log = page.get_by_role("log", name="Conversation")
         expect(log.get_by_role("article", name="Assistant")).to_have_text("First answer.")
-        panel = page.get_by_role("complementary", name="This session")
+        panel = page.get_by_role("complementary", name="Sessions")
         phone = width < 700
 
         shot = tmp_path / f"page-{width}.png"
@@ -168,11 +168,16 @@ def test_screenshots_at_desktop_and_phone_width_keep_the_page_usable(
             assert box["y"] >= 0 and box["y"] + box["height"] <= height
         if phone:  # the panel opens over the page from the header
             expect(panel).to_be_hidden()
-            page.get_by_role("button", name="Session").click()
+            page.get_by_role("button", name="Sessions", exact=True).click()
         expect(panel).to_be_visible()
         expect(
             panel.get_by_role("list", name="Session tree").get_by_role("button")
         ).not_to_have_count(0)
+        current = panel.get_by_role("list", name="Sessions of this folder").locator(
+            "li[aria-current]"
+        )
+        expect(current).to_contain_text("hello")
+        expect(panel.get_by_role("button", name="New session")).to_be_in_viewport()
         box = panel.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
         opened = tmp_path / f"page-{width}-panel.png"

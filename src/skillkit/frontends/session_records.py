@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 AgentSession = Any  # the records read an `AgentSession` (which imports this module)
 
-__all__ = ["SCHEMA_VERSION", "header", "messages", "state"]
+__all__ = ["SCHEMA_VERSION", "allowed_modes", "header", "messages", "state"]
 
 Record = dict[str, object]
 
@@ -48,6 +48,7 @@ def state(session: AgentSession) -> Record:
         "model": session.model,
         "provider": str(getattr(runner.adapter, "provider", "")),
         "mode": permissions.mode.value if permissions is not None else None,
+        "modes": allowed_modes(permissions),
         "session_id": recorded.id if recorded is not None else None,
         "session_file": str(recorded.path) if recorded is not None else None,
         "running": session.is_running,
@@ -60,6 +61,19 @@ def state(session: AgentSession) -> Record:
     record["pending_approvals"] = session.runs.waiting()
     record["budget"] = session.budget()
     return record
+
+
+def allowed_modes(permissions: Any) -> list[str]:
+    """The permission modes ``set_mode`` accepts now, in the Shift+Tab order: ``bypass``
+    only when it was enabled explicitly; none without a permission layer."""
+    if permissions is None:
+        return []
+    from skillkit.permissions.modes import CYCLE, PermissionMode
+
+    modes = list(CYCLE)
+    if permissions.gate.modes.bypass_allowed:
+        modes.append(PermissionMode.BYPASS)
+    return [mode.value for mode in modes]
 
 
 def messages(transcript: list[AgentMessage]) -> Record:

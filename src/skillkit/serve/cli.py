@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from skillkit.frontends.args import agent_options, positive_int
 
 if TYPE_CHECKING:
+    from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.setup import AgentOptions
     from skillkit.serve.protocol import ServedSession
 
 __all__ = ["DEFAULT_PORT", "register", "run_serve", "serve_session"]
@@ -69,6 +72,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     saving.add_argument("--session", metavar="ID|PATH", help="go on with this session")
     saving.add_argument("--no-session", action="store_true", help="save no session")
+    parser.add_argument(
+        "--session-store",
+        metavar="URL",
+        help="keep sessions in this store: sqlite:///path/to/sessions.db "
+        "(default: the JSONL files under ~/.skillkit/sessions)",
+    )
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument(
         "--permission-mode",
@@ -114,23 +123,64 @@ def run_serve(args: argparse.Namespace) -> int:
     """Build the agent from ``args``, serve it until interrupted; the exit code."""
     import asyncio
 
-    from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT, AgentSession
-    from skillkit.frontends.setup import SetupError, build_agent
+    from skillkit.frontends.agent_session import DEFAULT_UI_TIMEOUT
+    from skillkit.frontends.setup import SetupError
 
     options = agent_options(args)
+    ui_timeout = args.ui_timeout if args.ui_timeout is not None else DEFAULT_UI_TIMEOUT
     try:
-        agent = build_agent(options)
+        session = _open_agent(options, ui_timeout, note=_note)
     except SetupError as exc:
         _note(f"error: {exc}")
         return _EXIT_USAGE
-    for warning in agent.warnings:
-        _note(f"warning: {warning}")
-    for notice in agent.notices:
-        _note(notice)
-    agent.report_plugin_errors(lambda line: _note(f"warning: {line}"))
-    ui_timeout = args.ui_timeout if args.ui_timeout is not None else DEFAULT_UI_TIMEOUT
-    session = AgentSession.from_agent(agent, ui_timeout=ui_timeout)
-    return asyncio.run(serve_session(session, port=args.port, out=sys.stdout))
+    served = _switchable(session, options, ui_timeout)
+    return asyncio.run(serve_session(served, port=args.port, out=sys.stdout))
+
+
+def _open_agent(
+    options: AgentOptions, ui_timeout: float, *, note: Callable[[str], None] | None = None
+) -> AgentSession:
+    """The agent ``options`` describe, as ``skillkit`` builds it, in an `AgentSession`;
+    its warnings and notices go to ``note``. `SetupError` when it cannot be built."""
+    from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.setup import build_agent
+
+    agent = build_agent(options)
+    if note is not None:
+        for warning in agent.warnings:
+            note(f"warning: {warning}")
+        for notice in agent.notices:
+            note(notice)
+        agent.report_plugin_errors(lambda line: note(f"warning: {line}"))
+    return AgentSession.from_agent(agent, ui_timeout=ui_timeout)
+
+
+def _switchable(session: AgentSession, options: AgentOptions, ui_timeout: float) -> ServedSession:
+    """``session`` in a `SessionSwitch` whose other sessions are built from ``options``
+    the same way (the page's new, resume)."""
+    import dataclasses
+
+    from skillkit.frontends.setup import SetupError
+    from skillkit.serve.switching import SessionSwitch, SessionSwitchError
+    from skillkit.session import open_store
+
+    def open_agent(ref: str | None) -> AgentSession:
+        if ref is None:
+            saving: Literal["off", "new"] = "off" if options.session == "off" else "new"
+            wanted = dataclasses.replace(options, session=saving, session_ref=None)
+        else:
+            wanted = dataclasses.replace(options, session="open", session_ref=ref)
+        try:
+            return _open_agent(wanted, ui_timeout, note=_note)
+        except SetupError as exc:
+            raise SessionSwitchError(str(exc)) from None
+
+    try:
+        store = open_store(options.session_store or None, home=options.home)
+    except Exception as exc:  # no store to list: the page still works, without the list
+        _note(f"warning: this folder's sessions cannot be listed: {exc}")
+        store = None
+    return SessionSwitch(session, open_agent=open_agent, store=store, workspace=options.workspace)
 
 
 async def serve_session(session: ServedSession, *, port: int, out: TextIO) -> int:

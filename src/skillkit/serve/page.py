@@ -1,9 +1,11 @@
 """The web page: one self-contained HTML document built from the package's ``static``
 files, and the Content-Security-Policy that allows exactly its own script and style.
 
-The stylesheet and the script are inlined into ``index.html`` (its ``{{style}}`` and
+The stylesheet and the scripts are inlined into ``index.html`` (its ``{{style}}`` and
 ``{{script}}`` markers), so the page is one response: no CDN, no second request that
-would need the token, works offline. The policy names the SHA-256 of each inlined block,
+would need the token, works offline. The page's own scripts (`SCRIPTS`, one concept
+each) share one function scope, in that order, after the vendored renderer; the
+last, ``app.js``, starts the page. The policy names the SHA-256 of each inlined block,
 so no other script or style runs even if text from the model reaches the document
 (the page inserts the model's text as text, or as the Markdown rendering of it by the
 vendored markdown-it with raw HTML off, filtered to an allowlist of elements and
@@ -17,7 +19,18 @@ import hashlib
 from dataclasses import dataclass
 from importlib import resources
 
-__all__ = ["Page", "load_page"]
+__all__ = ["SCRIPTS", "Page", "load_page"]
+
+SCRIPTS = (
+    "core.js",
+    "markdown.js",
+    "transcript.js",
+    "requests.js",
+    "commands.js",
+    "sessions.js",
+    "app.js",
+)
+"""The page's own scripts, in the order they are inlined (see the module text)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +53,10 @@ def load_page() -> Page:
     # markdown-it 14.1.0 (MIT, markdown-it.LICENSE.txt), vendored: the page renders the
     # model's Markdown with it, offline
     renderer = (static / "markdown-it.min.js").read_text(encoding="utf-8")
-    script = renderer + "\n;\n" + (static / "app.js").read_text(encoding="utf-8")
+    own = "\n".join(
+        f"// ---- {name}\n" + (static / name).read_text(encoding="utf-8") for name in SCRIPTS
+    )
+    script = renderer + '\n;\n(() => {\n"use strict";\n' + own + "\n})();\n"
     if "{{style}}" not in template or "{{script}}" not in template:
         raise RuntimeError("the page template lacks its {{style}} or {{script}} marker")
     html = template.replace("{{style}}", style).replace("{{script}}", script)
