@@ -104,6 +104,21 @@ def test_an_unknown_cost_fails_a_cost_limit(tmp_path: Path) -> None:
     )
 
 
+def test_an_action_that_was_blocked_or_failed_was_not_called(tmp_path: Path) -> None:
+    name = action_tool_name("convert", "run")
+    denied = ToolCallRecord(name, {"pages": 2}, is_error=True, output="Permission\ndenied")
+    check = Check("action_called", {"skill": "convert", "action": "run", "args": {"pages": 2}})
+    assert verdict(check, a_run(tmp_path, tool_calls=[denied])) == (
+        False,
+        f"'{name}' was called with those arguments but failed: \"Permission denied\"",
+    )
+    ran = ToolCallRecord(name, {"pages": 2}, output="ok")
+    assert verdict(check, a_run(tmp_path, tool_calls=[denied, ran])) == (True, "")
+    # a tool call is a call, run or not (the permission gate's verdict is its own matter)
+    tool = Check("tool_called", {"name": name, "args": {"pages": 2}})
+    assert verdict(tool, a_run(tmp_path, tool_calls=[denied])) == (True, "")
+
+
 def test_a_file_check_cannot_leave_the_workspace(tmp_path: Path) -> None:
     workspace = tmp_path / "w"
     workspace.mkdir()

@@ -140,7 +140,7 @@ def _plain(check: Check, run: EvalRun) -> tuple[bool, str]:
             from skillkit.skills.runner import action_tool_name
 
             name = action_tool_name(value["skill"], value["action"])
-            return _called(run, name, value.get("args", {}))
+            return _called(run, name, value.get("args", {}), ran=True)
         case "tool_not_called":
             count = sum(1 for call in run.tool_calls if call.name == value)
             return count == 0, "" if count == 0 else f"'{value}' was called {count} times"
@@ -157,16 +157,23 @@ def _plain(check: Check, run: EvalRun) -> tuple[bool, str]:
     return False, f"unknown check kind '{check.kind}'"
 
 
-def _called(run: EvalRun, name: str, args: Mapping[str, Any]) -> tuple[bool, str]:
+def _called(
+    run: EvalRun, name: str, args: Mapping[str, Any], *, ran: bool = False
+) -> tuple[bool, str]:
+    """A call of ``name`` whose arguments contain ``args``; with ``ran``, one that also
+    ran to success (not blocked by the permission gate, not failed)."""
     calls = [call for call in run.tool_calls if call.name == name]
     if not calls:
         called = _names(sorted({call.name for call in run.tool_calls}))
         return False, f"'{name}' was never called (called: {called})"
-    for call in calls:
-        if _subset(args, call.args):
-            return True, ""
-    seen = json.dumps(calls[0].args, sort_keys=True)[:200]
-    return False, f"'{name}' was called, never with {json.dumps(dict(args))} (e.g. {seen})"
+    matching = [call for call in calls if _subset(args, call.args)]
+    if not matching:
+        seen = json.dumps(calls[0].args, sort_keys=True)[:200]
+        return False, f"'{name}' was called, never with {json.dumps(dict(args))} (e.g. {seen})"
+    if not ran or any(not call.is_error for call in matching):
+        return True, ""
+    output = " ".join(matching[0].output.split())
+    return False, f"'{name}' was called with those arguments but failed: {_quote(output)}"
 
 
 def _subset(want: Any, got: Any) -> bool:
