@@ -469,6 +469,9 @@ def _run_budget(runner: AgentRunner) -> RunBudget | None:
     """The limits of the runner's next run (None: no limit is set)."""
     config = runner.config
     session = runner.roles.budget
+    limits = (config.max_cost_usd, config.max_tokens, config.max_turns)
+    if session is None and limits == (None, None, None):  # the common run: nothing to build
+        return None
     budget = RunBudget(
         max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens,
