@@ -105,13 +105,12 @@ async def run_tool_calls(
     """Prepare, run and report the calls of one turn; appends each result, in call
     order, to every list in ``into`` as soon as it and the ones before it are done (so a
     cancelled turn keeps the results it already has)."""
-    by_name = {t.name: t for t in tools}
     if len(calls) == 1:  # the common turn: one call, nothing to arrange or await
         item = _Pending(calls[0])
         if _gated(ctx) or ctx.bus.wants("tool_execution_start"):
-            await _prepare(item, by_name, ctx, turn)
+            await _prepare(item, tools, ctx, turn)
         else:
-            _validate(item, by_name)
+            _validate(item, tools)
             if item.tool is not None and item.result is None and _asks(item, ctx):
                 await _approve(item, ctx)
         if item.deferred is not None:
@@ -129,10 +128,10 @@ async def run_tool_calls(
     pending = [_Pending(call) for call in calls]
     parallel = ctx.parallel_tools and len(pending) > 1
     if parallel:  # gate the calls together, so several can wait for approval at once
-        await asyncio.gather(*(_prepare(item, by_name, ctx, turn) for item in pending))
+        await asyncio.gather(*(_prepare(item, tools, ctx, turn) for item in pending))
     else:
         for item in pending:
-            await _prepare(item, by_name, ctx, turn)
+            await _prepare(item, tools, ctx, turn)
     deferred = [p.deferred for p in pending if p.deferred is not None]
     if deferred:  # nothing of this turn runs until they are answered
         raise ApprovalsPending(deferred)
@@ -182,7 +181,7 @@ def _steered(ctx: LoopContext) -> bool:
     return ctx.has_steering is not None and ctx.has_steering()
 
 
-async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, turn: int) -> None:
+async def _prepare(item: _Pending, tools: Sequence[Tool], ctx: LoopContext, turn: int) -> None:
     """Announce, look up, validate and gate one call; sets ``item.result`` if it must
     not run."""
     bus = ctx.bus
@@ -192,7 +191,7 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
             ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments),
             turn=turn,
         )
-    _validate(item, by_name)
+    _validate(item, tools)
     if item.tool is not None and item.result is None and _asks(item, ctx):
         await _approve(item, ctx)
     if item.result is None and item.deferred is None and _gated(ctx):
@@ -209,13 +208,17 @@ def _gated(ctx: LoopContext) -> bool:
     return bool(ctx.hooks.before_tool_call) or ctx.bus.wants("before_tool_call")
 
 
-def _validate(item: _Pending, by_name: dict[str, Tool]) -> None:
-    """Look up the tool and validate the arguments; sets ``item.result`` on failure."""
+def _validate(item: _Pending, tools: Sequence[Tool]) -> None:
+    """Look up the tool (the last one offered under the call's name) and validate the
+    arguments; sets ``item.result`` on failure."""
     call = item.call
-    tool = by_name.get(call.name)
-    if tool is None:
-        available = ", ".join(sorted(by_name)) or "none"
-        item.result = ToolResult.error(f"Unknown tool '{call.name}'. Available tools: {available}.")
+    name = call.name
+    for tool in reversed(tools):  # a few names compared: cheaper than a dict per turn
+        if tool.name == name:
+            break
+    else:
+        available = ", ".join(sorted({t.name for t in tools})) or "none"
+        item.result = ToolResult.error(f"Unknown tool '{name}'. Available tools: {available}.")
         return
     item.tool = tool
     if "__raw_arguments__" in call.arguments:
