@@ -79,6 +79,9 @@ class LoopContext:
     fallback: Fallbacks | None = None
     input_check: asyncio.Future[GuardrailResult | None] | None = None
     output_guardrails: Sequence[Guardrail] = ()
+    tool_tasks: set[asyncio.Task[Any]] | None = None
+    """The tasks running tool calls now (made when the run's first call starts; the
+    run's abort cancels them)."""
 
 
 @dataclass

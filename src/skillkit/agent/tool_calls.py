@@ -13,6 +13,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent import approvals
@@ -327,13 +328,12 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
         call.id, call.name, ctx.abort, on_update, bus.agent_id, confinement=item.confinement
     )
     task = asyncio.current_task()
-    remove = None
+    running = ctx.tool_tasks
+    if running is None:  # the run's first call: abort cancels the calls running then
+        running = ctx.tool_tasks = set()
+        ctx.abort.on_abort(partial(_cancel_all, running))
     if task is not None:
-
-        def cancel() -> None:
-            task.cancel()
-
-        remove = ctx.abort.on_abort(cancel)
+        running.add(task)
     if bus.wants("tool_execution_end"):  # the end reports the call's duration
         item.started = time.perf_counter()
     try:
@@ -358,8 +358,12 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     finally:
         if updates is not None:
             updates.close()
-        if remove is not None:
-            remove()
+        running.discard(task)  # type: ignore[arg-type]
+
+
+def _cancel_all(running: set[asyncio.Task[Any]]) -> None:
+    for task in list(running):
+        task.cancel()
 
 
 class _Updates:
