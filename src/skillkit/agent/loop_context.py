@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
@@ -19,6 +19,9 @@ from skillkit.events import EventBus
 from skillkit.models import PendingApproval, StopReason, TokenUsage, ToolSchema, UserMessage
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool
+
+if TYPE_CHECKING:
+    from skillkit.agent.tool_calls import RunningCalls
 
 __all__ = [
     "AfterToolResult",
@@ -79,9 +82,9 @@ class LoopContext:
     fallback: Fallbacks | None = None
     input_check: asyncio.Future[GuardrailResult | None] | None = None
     output_guardrails: Sequence[Guardrail] = ()
-    tool_tasks: set[asyncio.Task[Any]] | None = None
-    """The tasks running tool calls now (made when the run's first call starts; the
-    run's abort cancels them)."""
+    tool_tasks: RunningCalls | None = None
+    """The run's tool calls running now (made by its first calls; the run's abort
+    cancels them)."""
 
 
 @dataclass

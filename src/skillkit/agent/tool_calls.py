@@ -13,9 +13,9 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from skillkit.abort import AbortSignal
 from skillkit.agent import approvals
 from skillkit.agent.approvals import ApprovalDeferred, Approve, Deny
 from skillkit.confinement import Confinement
@@ -106,6 +106,9 @@ async def run_tool_calls(
     """Prepare, run and report the calls of one turn; appends each result, in call
     order, to every list in ``into`` as soon as it and the ones before it are done (so a
     cancelled turn keeps the results it already has)."""
+    running = ctx.tool_tasks
+    if running is None:  # the run's first calls
+        running = ctx.tool_tasks = RunningCalls(ctx.abort)
     if len(calls) == 1:  # the common turn: one call, nothing to arrange or await
         item = _Pending(calls[0])
         if _gated(ctx) or ctx.bus.wants("tool_execution_start"):
@@ -117,7 +120,7 @@ async def run_tool_calls(
         if item.deferred is not None:
             raise ApprovalsPending([item.deferred])
         if item.result is None:
-            item.result = await _execute(item, ctx, turn)
+            item.result = await _execute(item, ctx, turn, running, running.loop_task)
         quiet = _quiet_finish(item, ctx)
         _add(
             into,
@@ -145,7 +148,7 @@ async def run_tool_calls(
     ):
         for item in pending:
             if item.result is None:
-                item.result = await _execute(item, ctx, turn)
+                item.result = await _execute(item, ctx, turn, running, running.loop_task)
             _add(into, await _finish(item, ctx, turn))
         return
 
@@ -157,7 +160,8 @@ async def run_tool_calls(
         return
 
     async def run_and_finish(item: _Pending) -> ToolResultMessage:
-        item.result = await _execute(item, ctx, turn)
+        task = asyncio.current_task()
+        item.result = await _execute(item, ctx, turn, running, task)
         return await _finish(item, ctx, turn)
 
     # each call reports its end as soon as it finishes; results are added in call order
@@ -309,9 +313,16 @@ async def _gate(item: _Pending, ctx: LoopContext, turn: int) -> None:
             item.result = ToolResult.error(format_validation_error(call.name, exc))
 
 
-async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
-    """Run one validated call; never raises for the tool's failure (it becomes an error
-    result). Steering before the call starts skips it; abort cuts it."""
+async def _execute(
+    item: _Pending,
+    ctx: LoopContext,
+    turn: int,
+    running: RunningCalls,
+    task: asyncio.Task[Any] | None,
+) -> ToolResult:
+    """Run one validated call in ``task`` (the current task); never raises for the
+    tool's failure (it becomes an error result). Steering before the call starts skips
+    it; abort cuts it (``running`` holds ``task`` while the call runs)."""
     if ctx.abort.aborted:
         return ToolResult.error(ABORTED)
     steered = ctx.has_steering
@@ -327,13 +338,9 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     tool_ctx = ToolContext(
         call.id, call.name, ctx.abort, on_update, bus.agent_id, confinement=item.confinement
     )
-    task = asyncio.current_task()
-    running = ctx.tool_tasks
-    if running is None:  # the run's first call: abort cancels the calls running then
-        running = ctx.tool_tasks = set()
-        ctx.abort.on_abort(partial(_cancel_all, running))
+    tasks = running.tasks
     if task is not None:
-        running.add(task)
+        tasks.add(task)
     if bus.wants("tool_execution_end"):  # the end reports the call's duration
         item.started = time.perf_counter()
     try:
@@ -358,12 +365,24 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     finally:
         if updates is not None:
             updates.close()
-        running.discard(task)  # type: ignore[arg-type]
+        tasks.discard(task)
 
 
-def _cancel_all(running: set[asyncio.Task[Any]]) -> None:
-    for task in list(running):
-        task.cancel()
+class RunningCalls:
+    """The tool calls of one run: the task the loop runs in (sequential calls run in
+    it) and the tasks running a call now, which the run's abort cancels. Made by the
+    run's first `run_tool_calls`, in the loop's task."""
+
+    __slots__ = ("loop_task", "tasks")
+
+    def __init__(self, abort: AbortSignal) -> None:
+        self.loop_task = asyncio.current_task()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        abort.on_abort(self.cancel)
+
+    def cancel(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
 
 
 class _Updates:
