@@ -18,7 +18,15 @@ from skillkit.context import (
     RendererRegistry,
     convert_message,
 )
-from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage, ToolSchema
+from skillkit.models import (
+    AgentMessage,
+    LLMMessage,
+    LLMRequest,
+    TokenUsage,
+    ToolResultMessage,
+    ToolSchema,
+    UserMessage,
+)
 from skillkit.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -217,6 +225,10 @@ def _convert_incremental(
         done = 0
     view = state.llm_view
     for message in transcript[done:] if done else transcript:
+        kind = type(message)
+        if kind is ToolResultMessage or kind is UserMessage:
+            view.append(message)  # an LLM message passes through as it is
+            continue
         converted = convert_message(message, renderers)
         if converted is not None:
             view.append(converted)
