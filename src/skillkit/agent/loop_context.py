@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
@@ -19,9 +19,6 @@ from skillkit.events import EventBus
 from skillkit.models import PendingApproval, StopReason, TokenUsage, ToolSchema, UserMessage
 from skillkit.secrets import Redactor
 from skillkit.tools.base import Tool
-
-if TYPE_CHECKING:
-    from skillkit.agent.tool_calls import RunningCalls
 
 __all__ = [
     "AfterToolResult",
@@ -85,6 +82,23 @@ class LoopContext:
     tool_tasks: RunningCalls | None = None
     """The run's tool calls running now (made by its first calls; the run's abort
     cancels them)."""
+
+
+class RunningCalls:
+    """The tool calls of one run: the task the loop runs in (sequential calls run in
+    it) and the tasks running a call now, which the run's abort cancels. Made by the
+    run's first `run_tool_calls` (`skillkit.agent.tool_calls`), in the loop's task."""
+
+    __slots__ = ("loop_task", "tasks")
+
+    def __init__(self, abort: AbortSignal) -> None:
+        self.loop_task = asyncio.current_task()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        abort.on_abort(self.cancel)
+
+    def cancel(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
 
 
 @dataclass

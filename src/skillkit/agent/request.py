@@ -56,11 +56,11 @@ class LoopState:
     converted: int = 0
     llm_view: list[LLMMessage] = field(default_factory=list)
     last_converted: object = None
+    transcript: list[AgentMessage] | None = None
+    """The transcript of the run in flight, as the loop builds it (None between runs)."""
     offered: list[Tool] = field(default_factory=list)
     schemas: list[ToolSchema] = field(default_factory=list)
     schema_of: Callable[[Tool], ToolSchema] | None = None
-    transcript: list[AgentMessage] | None = None
-    """The transcript of the run in flight, as the loop builds it (None between runs)."""
 
     def forget_conversion(self) -> None:
         self.converted = 0
@@ -225,8 +225,7 @@ def _convert_incremental(
         done = 0
     view = state.llm_view
     for message in transcript[done:] if done else transcript:
-        kind = type(message)
-        if kind is ToolResultMessage or kind is UserMessage:
+        if type(message) is ToolResultMessage or type(message) is UserMessage:
             view.append(message)  # an LLM message passes through as it is
             continue
         converted = convert_message(message, renderers)

@@ -13,11 +13,11 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from skillkit.abort import AbortSignal
 from skillkit.agent import approvals
 from skillkit.agent.approvals import ApprovalDeferred, Approve, Deny
+from skillkit.agent.loop_context import LoopContext, RunningCalls
 from skillkit.confinement import Confinement
 from skillkit.errors import describe_exception
 from skillkit.events import (
@@ -46,9 +46,6 @@ from skillkit.tools.base import (
 )
 from skillkit.tracing import tool_execution
 from skillkit.tracing.scope import active_run
-
-if TYPE_CHECKING:
-    from skillkit.agent.loop_context import LoopContext
 
 __all__ = [
     "ABORTED",
@@ -366,23 +363,6 @@ async def _execute(
         if updates is not None:
             updates.close()
         tasks.discard(task)
-
-
-class RunningCalls:
-    """The tool calls of one run: the task the loop runs in (sequential calls run in
-    it) and the tasks running a call now, which the run's abort cancels. Made by the
-    run's first `run_tool_calls`, in the loop's task."""
-
-    __slots__ = ("loop_task", "tasks")
-
-    def __init__(self, abort: AbortSignal) -> None:
-        self.loop_task = asyncio.current_task()
-        self.tasks: set[asyncio.Task[Any]] = set()
-        abort.on_abort(self.cancel)
-
-    def cancel(self) -> None:
-        for task in list(self.tasks):
-            task.cancel()
 
 
 class _Updates:
