@@ -161,3 +161,31 @@ async def test_a_contributor_added_later_applies_from_the_next_run() -> None:
     remove()
     assert log == ["late saw b", "late result b"]
     assert agent.contributors == ()
+
+
+async def test_each_request_offers_the_tools_offered_on_its_turn() -> None:
+    @tool
+    def other(text: str) -> str:
+        """Another tool."""
+        return text
+
+    class Changing(Contributor):
+        def __init__(self) -> None:
+            self.turn = 0
+
+        def tools(self) -> Sequence[Tool]:
+            self.turn += 1
+            return [echo, other] if self.turn == 2 else [echo]
+
+    adapter = ScriptedAdapter(
+        [
+            Reply(tool_calls=[("echo", {"text": "a"})]),
+            Reply(tool_calls=[("echo", {"text": "b"})]),
+            Reply(tool_calls=[("echo", {"text": "c"})]),
+            "done",
+        ]
+    )
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=adapter, contributors=[Changing()])
+    assert (await asyncio.wait_for(agent.chat("go"), 10)).text == "done"
+    offered = [[t.name for t in request.tools] for request in adapter.requests]
+    assert offered == [["echo"], ["echo", "other"], ["echo"], ["echo"]]

@@ -19,6 +19,7 @@ from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.abort import AbortSignal
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.agent import Hooks, LoopContext, LoopState, run_loop
+from skillkit.agent import drive as runs
 from skillkit.context import convert_to_llm
 from skillkit.events import Event, EventBus
 from skillkit.models import AgentMessage, UserMessage
@@ -95,6 +96,15 @@ async def test_cancelling_the_caller_of_chat_aborts_the_run(recorder: Recorder) 
     assert recorder.of("run_cancelled")[0].reason == "cancelled"
     assert_whole(agent, recorder)
     assert (await asyncio.wait_for(agent.chat("again"), 10)).text
+
+
+async def test_a_run_task_cancelled_before_it_ran_ends_the_wait_on_it() -> None:
+    agent = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["x"]))
+    run = await runs.start(agent, "go", None)
+    assert run.task is not None
+    run.task.cancel()  # before its first step: the run's own code never runs
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(runs.join(agent, run), 5)
 
 
 async def test_a_reader_that_raises_aborts_the_run(recorder: Recorder) -> None:

@@ -18,6 +18,8 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 
+import msgspec
+
 from skillkit.abort import AbortSignal
 from skillkit.models import (
     AssistantContent,
@@ -32,6 +34,8 @@ from skillkit.models import (
 )
 
 __all__ = ["LLMAdapter", "MessageBuilder"]
+
+_NO_USAGE = TokenUsage()
 
 
 class LLMAdapter(ABC):
@@ -93,7 +97,7 @@ class MessageBuilder:
         self._call: tuple[str, str] | None = None
         self._args: list[str] = []
         self.stop_reason: StopReason | None = None
-        self.usage = TokenUsage()
+        self.usage = _NO_USAGE
         self.error: str | None = None
         self.error_kind: str | None = None
 
@@ -156,10 +160,17 @@ class MessageBuilder:
 
 
 def _parse_arguments(raw: str) -> dict[str, object]:
-    if not raw.strip():
-        return {}
+    """A tool call's JSON arguments as a dict (``{"__raw_arguments__": raw}`` when they
+    are not a JSON object). msgspec parses the common case; what it refuses (no text,
+    broken JSON, ``NaN``, a number out of float range, a lone surrogate) goes through
+    `json.loads`, so the result is `json.loads`'s in every case."""
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        return {"__raw_arguments__": raw}
+        value = msgspec.json.decode(raw)
+    except (msgspec.MsgspecError, UnicodeEncodeError):
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            return {"__raw_arguments__": raw}
     return value if isinstance(value, dict) else {"__raw_arguments__": raw}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -374,22 +375,48 @@ async def start(
     run = RunHandle(runner._abort)
     runner._run = run
     runner._output = output
-    run.task = asyncio.create_task(drive(runner, run, message, resume), name="skillkit-run")
+    run.ended = ended = asyncio.get_running_loop().create_future()
+    run.task = asyncio.create_task(_owned(runner, run, message, resume), name="skillkit-run")
+    run.task.add_done_callback(partial(_resolve, ended))  # a task cancelled before it ran
     return run
 
 
-async def join(runner: AgentRunner, run: RunHandle) -> None:
-    """Wait for ``run`` to end; cancelling the waiter aborts the run, waits for it to
-    end whole, then lets the cancellation through."""
-    task = run.task
-    assert task is not None
+def _resolve(ended: asyncio.Future[None], _task: object) -> None:
+    if not ended.done():
+        ended.set_result(None)
+
+
+async def _owned(
+    runner: AgentRunner,
+    run: RunHandle,
+    message: str | list[UserContent] | None,
+    resume: Resume | None,
+) -> None:
+    """`drive`, then ``run.ended`` resolved as the task's very last step (nothing is
+    awaited after it, so the task is done when its waiter wakes)."""
     try:
-        await asyncio.shield(task)
+        await drive(runner, run, message, resume)
+    finally:
+        if run.ended is not None:
+            _resolve(run.ended, None)
+
+
+async def join(runner: AgentRunner, run: RunHandle) -> None:
+    """Wait for ``run`` to end (its exception, if the task failed, is raised here);
+    cancelling the waiter aborts the run, waits for it to end whole, then lets the
+    cancellation through. The waiter waits on ``run.ended``, not on the task: its
+    cancellation never reaches the run's task."""
+    task = run.task
+    ended = run.ended
+    assert task is not None and ended is not None
+    try:
+        await ended
     except asyncio.CancelledError:
         if not task.done():
             runner._abort.abort("cancelled")
             await asyncio.gather(task, return_exceptions=True)
         raise
+    task.result()  # done by now: its failure (or cancellation) reaches the caller
 
 
 def stream(
@@ -469,6 +496,9 @@ def _run_budget(runner: AgentRunner) -> RunBudget | None:
     """The limits of the runner's next run (None: no limit is set)."""
     config = runner.config
     session = runner.roles.budget
+    limits = (config.max_cost_usd, config.max_tokens, config.max_turns)
+    if session is None and limits == (None, None, None):  # the common run: nothing to build
+        return None
     budget = RunBudget(
         max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens,

@@ -99,7 +99,7 @@ def _with_seams(
     """A copy of ``config`` carrying this run's seams (``config`` is left as it was)."""
     ctx = LoopContext.__new__(LoopContext)
     ctx.__dict__.update(config.__dict__)
-    ctx.hooks, ctx.bus, ctx.abort = hooks, events, abort
+    ctx.hooks, ctx.bus, ctx.abort, ctx.tool_tasks = hooks, events, abort, None
     return ctx
 
 

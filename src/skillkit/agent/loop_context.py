@@ -79,6 +79,26 @@ class LoopContext:
     fallback: Fallbacks | None = None
     input_check: asyncio.Future[GuardrailResult | None] | None = None
     output_guardrails: Sequence[Guardrail] = ()
+    tool_tasks: RunningCalls | None = None
+    """The run's tool calls running now (made by its first calls; the run's abort
+    cancels them)."""
+
+
+class RunningCalls:
+    """The tool calls of one run: the task the loop runs in (sequential calls run in
+    it) and the tasks running a call now, which the run's abort cancels. Made by the
+    run's first `run_tool_calls` (`skillkit.agent.tool_calls`), in the loop's task."""
+
+    __slots__ = ("loop_task", "tasks")
+
+    def __init__(self, abort: AbortSignal) -> None:
+        self.loop_task = asyncio.current_task()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        abort.on_abort(self.cancel)
+
+    def cancel(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
 
 
 @dataclass

@@ -7,7 +7,7 @@ Kept apart from the turn logic: the loop asks `build_request` for the next reque
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,15 @@ from skillkit.context import (
     RendererRegistry,
     convert_message,
 )
-from skillkit.models import AgentMessage, LLMMessage, LLMRequest, TokenUsage, ToolSchema
+from skillkit.models import (
+    AgentMessage,
+    LLMMessage,
+    LLMRequest,
+    TokenUsage,
+    ToolResultMessage,
+    ToolSchema,
+    UserMessage,
+)
 from skillkit.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -39,7 +47,9 @@ __all__ = [
 class LoopState:
     """What the loop carries across turns and runs of one runner: cumulative usage and
     cost, the incremental conversion cache (``transcript[:converted]`` became
-    ``llm_view``) and the transcript of the run in flight (the loop's own copy)."""
+    ``llm_view``), the tool schemas of the tools last offered (``offered``; asked again
+    only when the offered tools change) and the transcript of the run in flight (the
+    loop's own copy)."""
 
     cumulative_usage: TokenUsage = field(default_factory=TokenUsage)
     cumulative_cost: float | None = None
@@ -48,6 +58,9 @@ class LoopState:
     last_converted: object = None
     transcript: list[AgentMessage] | None = None
     """The transcript of the run in flight, as the loop builds it (None between runs)."""
+    offered: list[Tool] = field(default_factory=list)
+    schemas: list[ToolSchema] = field(default_factory=list)
+    schema_of: Callable[[Tool], ToolSchema] | None = None
 
     def forget_conversion(self) -> None:
         self.converted = 0
@@ -73,8 +86,7 @@ def draft_request(
     conversion hook and the context surely fits the budget (the common turn, built
     without a coroutine)."""
     hooks = ctx.hooks
-    schema_of = ctx.schema_of
-    schemas = [schema_of(t) for t in tools] if schema_of is not None else []
+    schemas = _schemas(state, tools, ctx)
     draft = Draft(hooks.system_prompt(), schemas)
     if hooks.transform_context or hooks.convert_to_llm:
         return draft
@@ -86,6 +98,19 @@ def draft_request(
     messages = _convert_incremental(transcript, state, ctx.renderers)
     draft.request = _request(ctx, messages, draft.system_prompt, schemas)
     return draft
+
+
+def _schemas(state: LoopState, tools: Sequence[Tool], ctx: LoopContext) -> list[ToolSchema]:
+    """The schemas of ``tools``: those of the last turn when the same tools are offered
+    (the list is shared by the requests and never changed), else asked again."""
+    schema_of = ctx.schema_of
+    if schema_of is None:
+        return []
+    if schema_of is state.schema_of and tools == state.offered:
+        return state.schemas
+    schemas = [schema_of(t) for t in tools]
+    state.offered, state.schemas, state.schema_of = list(tools), schemas, schema_of
+    return schemas
 
 
 async def build_request(
@@ -200,6 +225,9 @@ def _convert_incremental(
         done = 0
     view = state.llm_view
     for message in transcript[done:] if done else transcript:
+        if type(message) is ToolResultMessage or type(message) is UserMessage:
+            view.append(message)  # an LLM message passes through as it is
+            continue
         converted = convert_message(message, renderers)
         if converted is not None:
             view.append(converted)

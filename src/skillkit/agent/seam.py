@@ -90,6 +90,14 @@ def build_hooks(
 ) -> Hooks:
     """One run's `Hooks`: the bus's control handlers first, then ``transformers`` (the
     runner's own context transforms), then each contributor's parts in list order."""
+    if not contributors and not transformers and not _controlled(bus):
+        return Hooks(  # the plain run: nothing to ask but tools, prompt and output
+            tools=tools,
+            system_prompt=system_prompt,
+            convert_to_llm=convert_to_llm,
+            boundary=boundary,
+            output=output,
+        )
     return Hooks(
         tools=tools,
         system_prompt=system_prompt,
@@ -114,6 +122,17 @@ def build_hooks(
         boundary=boundary,
         output=output,
         stop=_named(contributors, "stop_check"),
+    )
+
+
+def _controlled(bus: EventBus) -> bool:
+    """Whether handlers are subscribed to any control kind (they become hooks)."""
+    has = bus.has_handlers
+    return (
+        has("before_tool_call")
+        or has("after_tool_result")
+        or has("context_transform")
+        or has("input")
     )
 
 

@@ -113,13 +113,15 @@ class RunStream:
 
 
 class RunHandle:
-    """One run in flight: its task, its abort signal and the streams reading it."""
+    """One run in flight: its task, its abort signal, the streams reading it and
+    ``ended``, resolved by the task's last step (when it resolves, the task is done)."""
 
-    __slots__ = ("abandoned", "abort", "streams", "task")
+    __slots__ = ("abandoned", "abort", "ended", "streams", "task")
 
     def __init__(self, abort: AbortSignal | None = None) -> None:
         self.abort = abort if abort is not None else AbortSignal()
         self.task: asyncio.Task[None] | None = None
+        self.ended: asyncio.Future[None] | None = None
         self.streams: list[RunStream] = []
         self.abandoned = False
 

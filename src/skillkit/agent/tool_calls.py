@@ -13,10 +13,11 @@ import asyncio
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from skillkit.agent import approvals
 from skillkit.agent.approvals import ApprovalDeferred, Approve, Deny
+from skillkit.agent.loop_context import LoopContext, RunningCalls
 from skillkit.confinement import Confinement
 from skillkit.errors import describe_exception
 from skillkit.events import (
@@ -45,9 +46,6 @@ from skillkit.tools.base import (
 )
 from skillkit.tracing import tool_execution
 from skillkit.tracing.scope import active_run
-
-if TYPE_CHECKING:
-    from skillkit.agent.loop_context import LoopContext
 
 __all__ = [
     "ABORTED",
@@ -105,19 +103,21 @@ async def run_tool_calls(
     """Prepare, run and report the calls of one turn; appends each result, in call
     order, to every list in ``into`` as soon as it and the ones before it are done (so a
     cancelled turn keeps the results it already has)."""
-    by_name = {t.name: t for t in tools}
+    running = ctx.tool_tasks
+    if running is None:  # the run's first calls
+        running = ctx.tool_tasks = RunningCalls(ctx.abort)
     if len(calls) == 1:  # the common turn: one call, nothing to arrange or await
         item = _Pending(calls[0])
         if _gated(ctx) or ctx.bus.wants("tool_execution_start"):
-            await _prepare(item, by_name, ctx, turn)
+            await _prepare(item, tools, ctx, turn)
         else:
-            _validate(item, by_name)
+            _validate(item, tools)
             if item.tool is not None and item.result is None and _asks(item, ctx):
                 await _approve(item, ctx)
         if item.deferred is not None:
             raise ApprovalsPending([item.deferred])
         if item.result is None:
-            item.result = await _execute(item, ctx, turn)
+            item.result = await _execute(item, ctx, turn, running, running.loop_task)
         quiet = _quiet_finish(item, ctx)
         _add(
             into,
@@ -129,10 +129,10 @@ async def run_tool_calls(
     pending = [_Pending(call) for call in calls]
     parallel = ctx.parallel_tools and len(pending) > 1
     if parallel:  # gate the calls together, so several can wait for approval at once
-        await asyncio.gather(*(_prepare(item, by_name, ctx, turn) for item in pending))
+        await asyncio.gather(*(_prepare(item, tools, ctx, turn) for item in pending))
     else:
         for item in pending:
-            await _prepare(item, by_name, ctx, turn)
+            await _prepare(item, tools, ctx, turn)
     deferred = [p.deferred for p in pending if p.deferred is not None]
     if deferred:  # nothing of this turn runs until they are answered
         raise ApprovalsPending(deferred)
@@ -145,7 +145,7 @@ async def run_tool_calls(
     ):
         for item in pending:
             if item.result is None:
-                item.result = await _execute(item, ctx, turn)
+                item.result = await _execute(item, ctx, turn, running, running.loop_task)
             _add(into, await _finish(item, ctx, turn))
         return
 
@@ -157,7 +157,8 @@ async def run_tool_calls(
         return
 
     async def run_and_finish(item: _Pending) -> ToolResultMessage:
-        item.result = await _execute(item, ctx, turn)
+        task = asyncio.current_task()
+        item.result = await _execute(item, ctx, turn, running, task)
         return await _finish(item, ctx, turn)
 
     # each call reports its end as soon as it finishes; results are added in call order
@@ -182,7 +183,7 @@ def _steered(ctx: LoopContext) -> bool:
     return ctx.has_steering is not None and ctx.has_steering()
 
 
-async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, turn: int) -> None:
+async def _prepare(item: _Pending, tools: Sequence[Tool], ctx: LoopContext, turn: int) -> None:
     """Announce, look up, validate and gate one call; sets ``item.result`` if it must
     not run."""
     bus = ctx.bus
@@ -192,7 +193,7 @@ async def _prepare(item: _Pending, by_name: dict[str, Tool], ctx: LoopContext, t
             ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments),
             turn=turn,
         )
-    _validate(item, by_name)
+    _validate(item, tools)
     if item.tool is not None and item.result is None and _asks(item, ctx):
         await _approve(item, ctx)
     if item.result is None and item.deferred is None and _gated(ctx):
@@ -209,13 +210,17 @@ def _gated(ctx: LoopContext) -> bool:
     return bool(ctx.hooks.before_tool_call) or ctx.bus.wants("before_tool_call")
 
 
-def _validate(item: _Pending, by_name: dict[str, Tool]) -> None:
-    """Look up the tool and validate the arguments; sets ``item.result`` on failure."""
+def _validate(item: _Pending, tools: Sequence[Tool]) -> None:
+    """Look up the tool (the last one offered under the call's name) and validate the
+    arguments; sets ``item.result`` on failure."""
     call = item.call
-    tool = by_name.get(call.name)
-    if tool is None:
-        available = ", ".join(sorted(by_name)) or "none"
-        item.result = ToolResult.error(f"Unknown tool '{call.name}'. Available tools: {available}.")
+    name = call.name
+    for tool in reversed(tools):  # a few names compared: cheaper than a dict per turn
+        if tool.name == name:
+            break
+    else:
+        available = ", ".join(sorted({t.name for t in tools})) or "none"
+        item.result = ToolResult.error(f"Unknown tool '{name}'. Available tools: {available}.")
         return
     item.tool = tool
     if "__raw_arguments__" in call.arguments:
@@ -305,9 +310,16 @@ async def _gate(item: _Pending, ctx: LoopContext, turn: int) -> None:
             item.result = ToolResult.error(format_validation_error(call.name, exc))
 
 
-async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
-    """Run one validated call; never raises for the tool's failure (it becomes an error
-    result). Steering before the call starts skips it; abort cuts it."""
+async def _execute(
+    item: _Pending,
+    ctx: LoopContext,
+    turn: int,
+    running: RunningCalls,
+    task: asyncio.Task[Any] | None,
+) -> ToolResult:
+    """Run one validated call in ``task`` (the current task); never raises for the
+    tool's failure (it becomes an error result). Steering before the call starts skips
+    it; abort cuts it (``running`` holds ``task`` while the call runs)."""
     if ctx.abort.aborted:
         return ToolResult.error(ABORTED)
     steered = ctx.has_steering
@@ -323,14 +335,9 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     tool_ctx = ToolContext(
         call.id, call.name, ctx.abort, on_update, bus.agent_id, confinement=item.confinement
     )
-    task = asyncio.current_task()
-    remove = None
+    tasks = running.tasks
     if task is not None:
-
-        def cancel() -> None:
-            task.cancel()
-
-        remove = ctx.abort.on_abort(cancel)
+        tasks.add(task)
     if bus.wants("tool_execution_end"):  # the end reports the call's duration
         item.started = time.perf_counter()
     try:
@@ -355,8 +362,7 @@ async def _execute(item: _Pending, ctx: LoopContext, turn: int) -> ToolResult:
     finally:
         if updates is not None:
             updates.close()
-        if remove is not None:
-            remove()
+        tasks.discard(task)
 
 
 class _Updates:
