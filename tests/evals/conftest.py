@@ -35,6 +35,7 @@ def environment(home: Path) -> dict[str, str]:
     scratch = home.parent / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HOME": str(home), "TMPDIR": str(scratch), "RAY_AUTH_MODE": "disabled"}
+    env["RAY_TMPDIR"] = _short_ray_folder()  # Ray's sockets need a path under 108 bytes
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     return env
 
@@ -57,3 +58,19 @@ def skillkit(
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     return make_project(tmp_path)
+
+
+_RAY_FOLDERS: list[str] = []
+
+
+def _short_ray_folder() -> str:
+    """A short folder for a local Ray's session files (its unix sockets' paths cannot
+    pass 107 bytes, which a test's own folder may), removed when the tests end."""
+    if not _RAY_FOLDERS:
+        import atexit
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="skray-", dir="/tmp")
+        _RAY_FOLDERS.append(folder)
+        atexit.register(shutil.rmtree, folder, True)
+    return _RAY_FOLDERS[0]
