@@ -379,13 +379,9 @@ def _run_agent(args: argparse.Namespace) -> int:
     prompt = _prompt(args)
     if isinstance(prompt, int):
         return prompt
-    task: str | None = getattr(args, "task", None)
-    if task is not None and (prompt is not None or args.mode != "text" or not task.strip()):
-        return _usage_error(
-            'a task opens an interactive session; give a prompt once: -p PROMPT or "TASK"'
-            if task.strip()
-            else "the task is empty"
-        )
+    task = _task(args, prompt)
+    if isinstance(task, int):
+        return task
     output_schema = None
     if args.output_schema is not None:
         if prompt is None:
@@ -408,21 +404,9 @@ def _run_agent(args: argparse.Namespace) -> int:
             return _usage_error(
                 "-r/--resume picks a session in the terminal; with -p use --session ID or -c"
             )
-        from pathlib import Path
-
-        from skillkit.frontends.session_picker import resume_from_picker
-        from skillkit.session import StoreURLError, open_store
-
-        try:
-            store = open_store(args.session_store or None)
-        except (StoreURLError, OSError) as exc:
-            return _usage_error(" ".join(str(exc).split()))
-        choice = resume_from_picker(Path.cwd(), store=store)
-        if choice.path is None:
-            if choice.message:
-                _note(choice.message)
-            return choice.exit_code
-        args.session = choice.path
+        picked = _pick_session(args)
+        if picked is not None:
+            return picked
 
     from skillkit.frontends.setup import SetupError, build_agent
 
@@ -463,6 +447,42 @@ def _run_agent(args: argparse.Namespace) -> int:
         if output_schema is not None:
             face["output_type"] = output_schema
     return asyncio.run(_run_face(agent, name, face))
+
+
+def _pick_session(args: argparse.Namespace) -> int | None:
+    """``-r``: the session the user picks from the store's list becomes ``args.session``
+    (None); or the exit code when none was picked."""
+    from pathlib import Path
+
+    from skillkit.frontends.session_picker import resume_from_picker
+    from skillkit.session import StoreURLError, open_store
+
+    try:
+        store = open_store(args.session_store or None)
+    except (StoreURLError, OSError) as exc:
+        return _usage_error(" ".join(str(exc).split()))
+    choice = resume_from_picker(Path.cwd(), store=store)
+    if choice.path is None:
+        if choice.message:
+            _note(choice.message)
+        return choice.exit_code
+    args.session = choice.path
+    return None
+
+
+def _task(args: argparse.Namespace, prompt: str | None) -> str | int | None:
+    """The task of ``skillkit "TASK"`` (None without one), or the exit code of a usage
+    error about it: a task opens an interactive session, so not with -p or a --mode."""
+    task: str | None = getattr(args, "task", None)
+    if task is None:
+        return None
+    if not task.strip():
+        return _usage_error("the task is empty")
+    if prompt is not None or args.mode != "text":
+        return _usage_error(
+            'a task opens an interactive session; give a prompt once: -p PROMPT or "TASK"'
+        )
+    return task
 
 
 def _prompt(args: argparse.Namespace) -> str | int | None:

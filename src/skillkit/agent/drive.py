@@ -14,13 +14,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from skillkit.abort import AbortSignal
 from skillkit.agent import parts
-from skillkit.agent.approvals import Approval, Approver
+from skillkit.agent.approvals import Approval
 from skillkit.agent.budget import RunBudget
 from skillkit.agent.fallback import Fallbacks
 from skillkit.agent.guardrails import check_all
@@ -36,7 +36,6 @@ from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, Idle, InputEvent, RunResume
 from skillkit.models import (
     AgentResponse,
-    PendingApproval,
     RunState,
     StreamEvent,
     TokenUsage,
@@ -49,18 +48,9 @@ from skillkit.tools.base import tool_schema
 
 if TYPE_CHECKING:
     from skillkit.adapters.base import LLMAdapter
-    from skillkit.adapters.registry import AdapterRegistry
-    from skillkit.agent.contributors import Contributor
     from skillkit.agent.loop_context import CostFunction
-    from skillkit.agent.request import LoopState
-    from skillkit.agent.roles import Roles
-    from skillkit.context import ContextBudget, ContextTransformer, ConvertToLLM, RendererRegistry
-    from skillkit.events import EventBus
-    from skillkit.models import AgentMessage
-    from skillkit.secrets import Redactor
+    from skillkit.agent.runner_state import AgentRunner
     from skillkit.tools.base import Tool
-    from skillkit.tools.registry import ToolRegistry
-    from skillkit.tracing import AgentTracer
 
 __all__ = [
     "NOT_APPROVED",
@@ -272,57 +262,6 @@ def _fail(runner: AgentRunner, stage: str, text: str) -> None:
     text = redactor.redact(text) if redactor else text
     runner._outcome = RunOutcome(stop_reason="error", error=text)
     runner.events.emit_nowait(ErrorInfo(stage=stage, message=text))
-
-
-# --------------------------------------------------------------------------- the runner
-
-
-class AgentRunner(Protocol):
-    """What these functions use of an `skillkit.agent.AgentRunner` (its state; this
-    module belongs to the runner and may read its private fields)."""
-
-    config: AgentConfig
-    adapter: LLMAdapter
-    events: EventBus
-    redactor: Redactor
-    tracing: AgentTracer
-    renderers: RendererRegistry
-    cost: CostFunction
-    convert_to_llm: ConvertToLLM | None
-    conversation_id: str | None
-    _abort: AbortSignal
-    _budget: ContextBudget | None
-    _contributors: list[Contributor]
-    _transformers: list[ContextTransformer]
-    _inbox: Inbox
-    _loop_state: LoopState
-    _messages: list[AgentMessage]
-    _outcome: RunOutcome
-    _output: OutputSpec | None
-    _paused: bool
-    _pending: list[PendingApproval]
-    approver: Approver | None
-    _run: RunHandle | None
-    _run_start: int
-    _usage: TokenUsage
-    roles: Roles
-
-    @property
-    def is_running(self) -> bool: ...
-
-    tools: ToolRegistry
-
-    def offered_tools(self) -> list[Tool]: ...
-
-    def system_prompt(self) -> str: ...
-
-    def _report(self, stage: str, exc: Exception) -> None: ...
-
-    def _catalog_cost(self, usage: TokenUsage) -> float | None: ...
-
-    def _retrying(self, info: Any) -> None: ...
-
-    adapters: AdapterRegistry
 
 
 # --------------------------------------------------------------------------- starting, reading

@@ -36,12 +36,10 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from skillkit.extensions.claude_plugins import (
@@ -55,7 +53,6 @@ from skillkit.extensions.claude_plugins import (
 __all__ = [
     "GIT_SAFETY",
     "LOCK_FILE",
-    "SKILL_FOLDERS",
     "InstallError",
     "LockEntry",
     "Marketplaces",
@@ -66,13 +63,11 @@ __all__ = [
     "disabled_names",
     "git",
     "install",
-    "install_skills",
     "parse_source",
     "read_lock",
     "remove",
     "set_enabled",
     "stage",
-    "stage_skills",
 ]
 
 GIT_SAFETY = (
@@ -253,8 +248,13 @@ def stage(source: Source, *, ref: str | None = None) -> Staged:
             base = checkout / source.path if source.path else checkout
         elif source.kind in ("pypi", "npm"):
             checkout = None
-            fetch = _fetch_pypi if source.kind == "pypi" else _fetch_npm
-            unpacked, staged_commit = fetch(source.location, temp)
+            from skillkit.extensions.package_fetch import FetchError, fetch_npm, fetch_pypi
+
+            fetch = fetch_pypi if source.kind == "pypi" else fetch_npm
+            try:
+                unpacked, staged_commit = fetch(source.location, temp)
+            except FetchError as exc:
+                raise InstallError(str(exc)) from None
             base = _plugin_in(unpacked, source.text)
         else:
             checkout = None
@@ -281,93 +281,6 @@ def stage(source: Source, *, ref: str | None = None) -> Staged:
 
 
 # --------------------------------------------------------------------------- packages
-
-
-def _tool(*names: str) -> str:
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
-    raise InstallError(f"{names[0]} is not installed: the package cannot be fetched")
-
-
-def _run_tool(argv: list[str], cwd: Path) -> str:
-    """Run the user's pip or npm (no prompts); its stdout. Raises `InstallError`."""
-    env = {**os.environ, "PIP_NO_INPUT": "1", "npm_config_yes": "false"}
-    try:
-        done = subprocess.run(
-            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InstallError(f"{Path(argv[0]).name}: {exc}") from exc
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-        raise InstallError(f"{Path(argv[0]).name}: {(lines or ['failed'])[-1].strip()}")
-    return done.stdout
-
-
-def _fetch_pypi(requirement: str, temp: Path) -> tuple[Path, str]:
-    """Download ``requirement``'s wheel (never an sdist: building one runs its code) with
-    the user's pip, without dependencies, and unpack it; (folder, resolved version)."""
-    pip = _tool("pip3", "pip")
-    download = temp / "download"
-    download.mkdir()
-    _run_tool(
-        [
-            pip,
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "--quiet",
-            "--dest",
-            str(download),
-            requirement,
-        ],
-        temp,
-    )
-    wheels = sorted(download.glob("*.whl"))
-    if len(wheels) != 1:
-        raise InstallError(f"pypi:{requirement}: pip fetched no single wheel")
-    version = wheels[0].name.split("-")[1]
-    unpacked = temp / "package"
-    with zipfile.ZipFile(wheels[0]) as archive:
-        for member in archive.infolist():
-            relative = PurePosixPath(member.filename)
-            if relative.is_absolute() or ".." in relative.parts:
-                raise InstallError(f"pypi:{requirement}: the wheel holds {member.filename!r}")
-            archive.extract(member, unpacked)
-    return unpacked, version
-
-
-def _fetch_npm(spec: str, temp: Path) -> tuple[Path, str]:
-    """``npm pack`` ``spec`` with the user's npm (no scripts run) and unpack the tarball;
-    (folder, resolved version)."""
-    npm = _tool("npm")
-    download = temp / "download"
-    download.mkdir()
-    out = _run_tool(
-        [npm, "pack", spec, "--ignore-scripts", "--json", "--pack-destination", str(download)],
-        temp,
-    )
-    try:
-        packed = json.loads(out)[0]
-        version, filename = str(packed["version"]), str(packed["filename"])
-    except (ValueError, LookupError, TypeError) as exc:
-        raise InstallError(f"npm:{spec}: npm pack answered no package") from exc
-    tarball = download / Path(filename.replace("/", "-").lstrip("@")).name
-    if not tarball.is_file():
-        found = sorted(download.glob("*.tgz"))
-        if len(found) != 1:
-            raise InstallError(f"npm:{spec}: npm pack left no tarball")
-        tarball = found[0]
-    unpacked = temp / "package"
-    try:
-        with tarfile.open(tarball) as archive:
-            archive.extractall(unpacked, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise InstallError(f"npm:{spec}: the tarball cannot be unpacked: {exc}") from exc
-    return unpacked, version
 
 
 def _plugin_in(folder: Path, text: str) -> Path:
@@ -666,59 +579,3 @@ class Marketplaces:
                 )
             raise InstallError(f"{text}: the entry has no source")
         raise InstallError(f"no plugin {plugin} in marketplace {market}")
-
-
-# --------------------------------------------------------------------------- skills alone
-
-SKILL_FOLDERS = {
-    "agents": ".agents/skills",
-    "claude": ".claude/skills",
-    "skillkit": ".skillkit/skills",
-}
-"""Where ``skillkit skills install --to`` puts skills, under the project or the home."""
-
-
-def stage_skills(source: Source) -> tuple[Path, list[Path], str, list[Path]]:
-    """Fetch ``source`` and find its skills: a folder with ``SKILL.md``, a folder of
-    such folders, or its ``skills/``. Returns (temporary root, skill folders, commit,
-    temporary paths to remove). Raises `InstallError`."""
-    temp = Path(tempfile.mkdtemp(prefix="skillkit-skills-"))
-    try:
-        commit = ""
-        if source.kind == "git":
-            checkout = temp / "repo"
-            git("clone", "--quiet", "--no-checkout", "--", source.location, str(checkout))
-            commit = git(
-                "rev-parse", "--verify", f"{source.ref or 'HEAD'}^{{commit}}", cwd=checkout
-            )
-            commit = commit.strip()
-            git("-c", "advice.detachedHead=false", "checkout", "--quiet", commit, cwd=checkout)
-            base = checkout / source.path if source.path else checkout
-        else:
-            base = Path(source.location) / source.path if source.path else Path(source.location)
-        if (base / "SKILL.md").is_file():
-            found = [base]
-        else:
-            where = base / "skills" if (base / "skills").is_dir() else base
-            found = sorted(p.parent for p in where.glob("*/SKILL.md"))
-        if not found:
-            raise InstallError(f"{source.text}: no SKILL.md found")
-        return base, found, commit, [temp]
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
-
-
-def install_skills(found: list[Path], target: Path) -> list[Path]:
-    """Copy each skill folder into ``target/<folder name>`` (replacing one there)."""
-    target.mkdir(parents=True, exist_ok=True)
-    placed = []
-    for folder in found:
-        name = folder.name if folder.name != "." else "skill"
-        if not _NAME.fullmatch(name):
-            raise InstallError(f"skill folder {name!r} cannot be a folder name")
-        destination = target / name
-        shutil.rmtree(destination, ignore_errors=True)
-        shutil.copytree(folder, destination, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        placed.append(destination)
-    return placed

@@ -86,13 +86,8 @@ def _register_skills_install(
 def run_skills_install(args: argparse.Namespace) -> int:
     import shutil
 
-    from skillkit.extensions.installer import (
-        SKILL_FOLDERS,
-        InstallError,
-        install_skills,
-        parse_source,
-        stage_skills,
-    )
+    from skillkit.extensions.installer import InstallError, parse_source
+    from skillkit.extensions.skill_install import SKILL_FOLDERS, install_skills, stage_skills
 
     base = Path.home() if args.user else Path.cwd()
     target = base / SKILL_FOLDERS[args.to]
