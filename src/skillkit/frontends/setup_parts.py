@@ -164,6 +164,17 @@ def answer_with_the_agents_model(runner: AgentRunner, tool: object) -> None:
     tool.answer = answer
 
 
+def native_search_follows_the_rules(tool: object, gate: PermissionGate) -> None:
+    """The provider's own web search (``SKILLKIT_WEB_SEARCH=native``) is offered only
+    while the gate's rules allow ``web_search`` outright
+    (`skillkit.permissions.web.native_search_allowed`), judged before each model call."""
+    from skillkit.permissions.web import native_search_allowed
+    from skillkit.tools.builtin.websearch import WebSearchTool
+
+    if isinstance(tool, WebSearchTool):
+        tool.native_allowed = lambda: native_search_allowed(gate)
+
+
 def attach_todos(runner: AgentRunner, tool: object) -> None:
     """The ``todo`` tool's list (``tool``, the one the plugins registered) publishes
     ``todo_updated`` on the runner's bus (the terminal and the web page draw it), starting
