@@ -334,7 +334,13 @@ async def test_native_search_is_not_offered_unless_every_query_may_run(
 
 
 @pytest.mark.parametrize(
-    ("rules", "mode"), [([("allow", "web_search")], "default"), ([], "bypass")]
+    ("rules", "mode"),
+    [
+        ([("allow", "web_search")], "default"),
+        ([("allow", "web_search(*)")], "plan"),
+        ([], "bypass"),
+        ([("ask", "web_search(*secret*)")], "bypass"),
+    ],
 )
 def test_native_search_is_offered_when_every_query_may_run(
     tmp_path: Path, rules: list[tuple[str, str]], mode: str

@@ -57,17 +57,19 @@ def web_subjects(
 def native_search_allowed(gate: RulesAndMode) -> bool:
     """Whether the model provider's own web search may be offered now. Its queries run
     on the provider's servers, where the gate cannot judge or ask about each one, so it
-    is offered only when ``web_search`` would run for *any* query: no ``deny`` or ``ask``
-    rule names ``web_search`` (with or without a pattern), and either the gate is in
-    ``bypass`` mode or an ``allow`` rule covers every query (``web_search`` or
-    ``web_search(*)``). Anything else — the default, where each search asks — means no.
-    Never raises (a failure means no)."""
+    is offered only when ``web_search`` would run for *any* query: no ``deny`` rule names
+    ``web_search`` (with or without a pattern), and either the gate is in ``bypass`` mode
+    or no ``ask`` rule names it and an ``allow`` rule covers every query (``web_search``
+    or ``web_search(*)``). Anything else — the default, where each search asks — means
+    no. Never raises (a failure means no)."""
     try:
         rules = [rule for rule in gate.rules if rule.applies_to("web_search")]
-        if any(rule.action in (RuleAction.DENY, RuleAction.ASK) for rule in rules):
+        if any(rule.action is RuleAction.DENY for rule in rules):
             return False
         if gate.mode is PermissionMode.BYPASS:
             return True
+        if any(rule.action is RuleAction.ASK for rule in rules):
+            return False
         return any(
             rule.action is RuleAction.ALLOW and rule.pattern in (None, "*") for rule in rules
         )
