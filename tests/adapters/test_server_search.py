@@ -178,7 +178,11 @@ def responses_search_reply(*, failed: bool = False) -> ResponsesScript:
         "id": "ws_1",
         "type": "web_search_call",
         "status": "failed" if failed else "completed",
-        "action": {"type": "search", "query": "python 3.14 news"},
+        "action": {
+            "type": "search",
+            "query": "python 3.14 news",
+            "sources": [{"type": "url", "url": "https://peps.python.org/pep-0745/"}],
+        },
     }
     script.event(
         "response.output_item.added", output_index=0, item={**call, "status": "in_progress"}
@@ -248,6 +252,10 @@ async def test_responses_request_carries_its_own_search_tool(wire: WireServer) -
     tools = wire.requests[0].json()["tools"]
     assert tools[0]["type"] == "function" and tools[0]["name"] == "read"
     assert tools[1] == {"type": "web_search"}
+    assert wire.requests[0].json()["include"] == [
+        "reasoning.encrypted_content",
+        "web_search_call.action.sources",
+    ]
     assert_well_formed(events)
     assert "tool_call_start" not in kinds(events)
     assert events[-1].stop_reason == "stop"
@@ -265,7 +273,11 @@ async def test_responses_failed_search_is_reported(wire: WireServer) -> None:
     request = ask("news?", model="gpt-test", tools=[SEARCH])
     events = await collect(adapter, request)
     assert_well_formed(events)
-    assert "The search failed" in build(adapter, request, events).text
+    text = build(adapter, request, events).text
+    assert (
+        "Results:\n- [https://peps.python.org/pep-0745/](https://peps.python.org/pep-0745/)" in text
+    )
+    assert text.endswith("The search failed: the provider's web search failed")
 
 
 # --------------------------------------------------------------------------- in a run

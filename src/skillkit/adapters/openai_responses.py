@@ -147,6 +147,9 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
             body["instructions"] = request.system_prompt
         if request.tools:
             body["tools"] = [_tool(t) for t in request.tools]
+            if any(server_tool_of(t) == WEB_SEARCH for t in request.tools):
+                # the sources searched, listed when the answer cites none
+                body["include"] = [*body.get("include", []), "web_search_call.action.sources"]
         body.update(self._cache_and_reasoning_fields())
         options = {**self.options, **request.options}
         if "max_tokens" in options:
