@@ -54,6 +54,7 @@ from skillkit.frontends.setup_parts import (
     attach_todos,
     checkpoints,
     configure_skills,
+    configure_web_search,
     instructions,
     make_sandbox,
     mcp_servers,
@@ -230,7 +231,9 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
     )
     permissions = install(runner, gate)  # after the hooks: the gate judges their edits
-    native_search_follows_the_rules(manager.registries.tools.get("web_search"), gate)
+    search = manager.registries.tools.get("web_search")
+    lines.warnings.extend(configure_web_search(search, workspace, options))
+    native_search_follows_the_rules(search, gate)
     if session is not None and options.tools:  # after the gate: a refused call changes nothing
         runner.add_contributor(checkpoints(session, workspace, gate))
     lines.add(
