@@ -29,6 +29,7 @@ __all__ = [
     "OutputSchema",
     "PendingApproval",
     "RunState",
+    "ServerToolSchema",
     "StopReason",
     "StreamEvent",
     "StreamEventType",
@@ -257,6 +258,15 @@ class ToolSchema(msgspec.Struct, frozen=True):
     name: str
     description: str
     parameters: dict[str, Any]
+
+
+class ServerToolSchema(ToolSchema, frozen=True):
+    """A tool the model's provider may run on its own servers: ``server_tool`` names it
+    (``"web_search"``). An adapter that knows that server tool offers the provider's own
+    in its place — its calls and results come back as text, never as a `ToolCall` to
+    execute; any other adapter offers it as the ordinary function tool it also is."""
+
+    server_tool: str = ""
 
 
 class OutputSchema(msgspec.Struct, frozen=True):

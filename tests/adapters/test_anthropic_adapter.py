@@ -466,7 +466,9 @@ async def test_abort_mid_stream_closes_the_connection(wire: WireServer) -> None:
     assert events[-1].usage == TokenUsage(input=10, output=1)
 
 
-async def test_server_tool_blocks_and_pings_are_skipped(wire: WireServer) -> None:
+async def test_server_tool_blocks_are_no_tool_calls_and_pings_are_skipped(
+    wire: WireServer,
+) -> None:
     wire.reply(
         reply(
             block_start(
@@ -484,5 +486,8 @@ async def test_server_tool_blocks_and_pings_are_skipped(wire: WireServer) -> Non
 
     events = await collect(adapter, request)
 
-    assert kinds(events) == ["text_start", "text_delta", "text_end", "done"]
-    assert build(adapter, request, events).content == [TextPart("Found it.")]
+    assert kinds(events) == ["text_start", "text_delta", "text_end"] * 2 + ["done"]
+    assert build(adapter, request, events).content == [
+        TextPart("Found it."),
+        TextPart('\n\nWeb search (by the provider): "x"'),
+    ]

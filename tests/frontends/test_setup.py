@@ -398,3 +398,52 @@ async def test_a_failing_plugin_hook_is_reported_once_and_the_run_goes_on(
     assert lines == [
         "plugin 'project:prompt' failed in skillkit_system_prompt: ValueError: no prompt today"
     ]
+
+
+async def test_the_settings_choose_the_native_search_and_the_rules_decide_it(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillkit.models import ServerToolSchema
+    from skillkit.tools.base import tool_schema
+    from skillkit.tools.builtin.websearch import WebSearchTool
+
+    monkeypatch.delenv("SKILLKIT_WEB_SEARCH", raising=False)
+    home = tmp_path / "home" / ".skillkit"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"web_search": {"provider": "native"}}')
+    (workspace / ".skillkit").mkdir()
+    (workspace / ".skillkit" / "settings.json").write_text('{"web_search": {"provider": "brave"}}')
+
+    allowed = build_agent(options(tmp_path, workspace, allow=("web_search",)))
+    asking = build_agent(options(tmp_path, workspace))
+    trusted = build_agent(options(tmp_path, workspace, trust_project=True))
+    try:
+        search = web_search_of(allowed)
+        assert isinstance(search, WebSearchTool) and search.native  # untrusted project ignored
+        schema = tool_schema(search)
+        assert isinstance(schema, ServerToolSchema) and schema.server_tool == "web_search"
+        assert not isinstance(tool_schema(web_search_of(asking)), ServerToolSchema)
+        chosen = web_search_of(trusted)
+        assert isinstance(chosen, WebSearchTool) and not chosen.native  # the project's brave
+        assert chosen.environ is not None and chosen.environ["SKILLKIT_WEB_SEARCH"] == "brave"
+    finally:
+        for agent in (allowed, asking, trusted):
+            await agent.aclose()
+
+
+async def test_a_malformed_web_search_setting_is_a_warning(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SKILLKIT_WEB_SEARCH", raising=False)
+    home = tmp_path / "home" / ".skillkit"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text('{"web_search": "native"}')
+    agent = build_agent(options(tmp_path, workspace))
+    try:
+        assert any('"web_search" must be {"provider": "NAME"}' in w for w in agent.warnings)
+    finally:
+        await agent.aclose()
+
+
+def web_search_of(agent: CliAgent) -> object:
+    return next(t for t in agent.runner.offered_tools() if t.name == "web_search")

@@ -175,7 +175,10 @@ async def test_a_slow_server_times_out() -> None:
 
 @pytest.mark.parametrize(
     ("content_type", "why"),
-    [("image/png", "image/png content is not text"), ("application/pdf", "no PDF reader")],
+    [
+        ("image/png", "image/png content is not text"),
+        ("application/pdf", "served as a PDF but is not one"),
+    ],
 )
 async def test_binary_content_is_refused(content_type: str, why: str) -> None:
     route = page(b"\x89PNG\r\n\x1a\n\0\0", content_type=content_type)

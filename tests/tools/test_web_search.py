@@ -244,3 +244,21 @@ async def test_a_query_holding_a_secret_is_not_sent() -> None:
     tool = WebSearchTool(Never(), redactor=Redactor({"GITHUB_TOKEN": "ghp_0123456789abcdef"}))
     with pytest.raises(ToolError, match="secret GITHUB_TOKEN"):
         await run(tool, query="why does ghp_0123456789abcdef fail")
+
+
+async def test_native_search_called_as_a_function_says_why_in_one_line() -> None:
+    tool = WebSearchTool(environ={"SKILLKIT_WEB_SEARCH": "native"}, redactor=Redactor())
+    assert tool.native and tool.server_tool == ""  # no judge: never offered natively
+    with pytest.raises(ToolError) as caught:
+        await run(tool, query="anything")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("web_search: native web search is configured but was not offered")
+    assert "allow the rule `web_search`" in message
+
+
+def test_native_search_falls_back_to_a_configured_provider() -> None:
+    env = {"SKILLKIT_WEB_SEARCH": "native", "SEARXNG_URL": "http://127.0.0.1:1"}
+    assert isinstance(find_provider(env, plugins=[]), SearxngSearch)
+    with pytest.raises(SearchError, match="native web search is configured"):
+        find_provider({"SKILLKIT_WEB_SEARCH": "native"}, plugins=[])

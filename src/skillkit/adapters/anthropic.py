@@ -5,7 +5,13 @@ the block's ``signature_delta`` carried on ``thinking_end`` (and sent back uncha
 later turns to the same model); ``redacted_thinking`` → a thinking block marked
 ``redacted`` whose ciphertext is the signature; ``tool_use`` with ``input_json_delta``
 → tool calls; ``message_start`` / ``message_delta`` usage → usage with cache reads and
-writes; ``stop_reason`` → the stop reason. Blocks of server-side tools are skipped.
+writes; ``stop_reason`` → the stop reason.
+
+A `ServerToolSchema` for ``web_search`` is sent as Anthropic's own ``web_search`` server
+tool. Its ``server_tool_use`` and ``web_search_tool_result`` blocks and the text blocks'
+``citations`` are not tool calls: they are gathered into a `SearchReport`, streamed as a
+last text block (see `skillkit.adapters.server_search`). Other server-side blocks are
+skipped.
 
 Prompt caching (on by default; ``prompt_caching=False`` turns it off) marks the system
 prompt, the last tool definition and the last message with ``cache_control: {"type":
@@ -23,6 +29,7 @@ import msgspec
 from skillkit.adapters.errors import OnRetry
 from skillkit.adapters.reasoning import anthropic_thinking, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
+from skillkit.adapters.server_search import WEB_SEARCH, SearchReport, server_tool_of
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript, tool_result_text
@@ -38,6 +45,7 @@ from skillkit.models import (
     TokenUsage,
     ToolCall,
     ToolResultMessage,
+    ToolSchema,
     UserContent,
     UserMessage,
 )
@@ -45,6 +53,9 @@ from skillkit.models import (
 __all__ = ["AnthropicAdapter"]
 
 _EPHEMERAL = {"type": "ephemeral"}
+
+WEB_SEARCH_TOOL_TYPE = "web_search_20250305"
+"""The version of Anthropic's web search server tool that is requested."""
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -161,10 +172,7 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 system["cache_control"] = _EPHEMERAL
             body["system"] = [system]
         if request.tools:
-            tools: list[dict[str, Any]] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in request.tools
-            ]
+            tools: list[dict[str, Any]] = [_tool(t) for t in request.tools]
             if caching:
                 tools[-1]["cache_control"] = _EPHEMERAL
             body["tools"] = tools
@@ -215,6 +223,16 @@ class AnthropicAdapter(SDKAdapter[anthropic.AsyncAnthropic]):
                 blocks[-1] = {**blocks[-1], "cache_control": _EPHEMERAL}
                 last["content"] = blocks
         return out
+
+
+def _tool(schema: ToolSchema) -> dict[str, Any]:
+    if server_tool_of(schema) == WEB_SEARCH:
+        return {"type": WEB_SEARCH_TOOL_TYPE, "name": WEB_SEARCH}
+    return {
+        "name": schema.name,
+        "description": schema.description,
+        "input_schema": schema.parameters,
+    }
 
 
 def _add_output(body: dict[str, Any], request: LLMRequest) -> None:
@@ -303,6 +321,8 @@ class _MessagesTranslator:
         "context_window",
         "initial_input",
         "parts",
+        "search",
+        "server_input",
         "signature",
         "stop_reason",
         "stopped",
@@ -313,7 +333,9 @@ class _MessagesTranslator:
 
     def __init__(self, context_window: int | None) -> None:
         self.context_window = context_window
-        self.block: Literal["text", "thinking", "tool", "other"] | None = None
+        self.block: Literal["text", "thinking", "tool", "server", "other"] | None = None
+        self.search = SearchReport()
+        self.server_input: list[str] = []
         self.parts: list[str] = []
         self.signature: list[str] = []
         self.tool: ToolCallBuffer | None = None
@@ -353,6 +375,11 @@ class _MessagesTranslator:
             self.signature.append(delta.signature)
         elif kind == "input_json_delta" and self.tool is not None and delta.partial_json:
             return [self.tool.delta(delta.partial_json)]
+        elif kind == "input_json_delta" and self.block == "server":
+            self.server_input.append(delta.partial_json or "")
+        elif kind == "citations_delta":
+            citation = delta.citation
+            self.search.cite(getattr(citation, "url", None), getattr(citation, "title", None))
         return []
 
     def _start(self, block: Any) -> list[StreamEvent]:
@@ -360,6 +387,8 @@ class _MessagesTranslator:
         kind = block.type
         if kind == "text":
             self.block = "text"
+            for citation in getattr(block, "citations", None) or ():
+                self.search.cite(getattr(citation, "url", None), getattr(citation, "title", None))
             events.append(StreamEvent(type="text_start"))
             if block.text:
                 self.parts.append(block.text)
@@ -380,6 +409,17 @@ class _MessagesTranslator:
             self.tool = ToolCallBuffer(block.id, block.name)
             self.initial_input = block.input
             events.append(self.tool.start())
+        elif kind == "server_tool_use" and block.name == WEB_SEARCH:
+            self.block = "server"
+            self.server_input = [msgspec.json.encode(block.input).decode()] if block.input else []
+        elif kind == "web_search_tool_result":
+            self.block = "other"
+            content = block.content
+            if isinstance(content, list):
+                for result in content:
+                    self.search.found(getattr(result, "url", None), getattr(result, "title", None))
+            else:
+                self.search.failed(getattr(content, "error_code", None))
         else:
             self.block = "other"
         return events
@@ -387,6 +427,15 @@ class _MessagesTranslator:
     def _stop(self) -> list[StreamEvent]:
         block = self.block
         self.block = None
+        if block == "server":
+            raw, self.server_input = "".join(self.server_input), []
+            try:
+                found = msgspec.json.decode(raw) if raw else {}
+            except msgspec.DecodeError:
+                found = {}
+            query = found.get("query") if isinstance(found, dict) else None
+            self.search.searched(query if isinstance(query, str) else "")
+            return []
         if block == "text":
             text, self.parts = "".join(self.parts), []
             return [StreamEvent(type="text_end", content=text)]
@@ -433,6 +482,7 @@ class _MessagesTranslator:
             )
             return events
         events = self._stop()
+        events += self.search.events()
         usage = self.usage
         reason = self.stop_reason or "end_turn"
         if reason == "refusal":

@@ -9,6 +9,11 @@ model; ``message`` items (``output_text`` / ``refusal`` deltas) → text;
 reason; ``error`` and ``response.failed`` events → classified failures (retried when
 no token was streamed yet).
 
+A `ServerToolSchema` for ``web_search`` is sent as the Responses API's own
+``web_search`` tool. Its ``web_search_call`` items and the ``url_citation`` annotations
+of the answer are not tool calls: they are gathered into a `SearchReport`, streamed as a
+last text block (see `skillkit.adapters.server_search`).
+
 Requests are stateless by default (``store=False``, reasoning requested back
 encrypted), so a conversation never depends on data kept by the provider.
 """
@@ -23,6 +28,7 @@ import openai
 from skillkit.adapters.errors import InStreamError, OnRetry
 from skillkit.adapters.reasoning import responses_reasoning_fields, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
+from skillkit.adapters.server_search import WEB_SEARCH, SearchReport, server_tool_of
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
 from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript, tool_result_text
@@ -37,6 +43,7 @@ from skillkit.models import (
     TokenUsage,
     ToolCall,
     ToolResultMessage,
+    ToolSchema,
     UserContent,
     UserMessage,
 )
@@ -139,16 +146,10 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         if request.system_prompt:
             body["instructions"] = request.system_prompt
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                    "strict": False,
-                }
-                for t in request.tools
-            ]
+            body["tools"] = [_tool(t) for t in request.tools]
+            if any(server_tool_of(t) == WEB_SEARCH for t in request.tools):
+                # the sources searched, listed when the answer cites none
+                body["include"] = [*body.get("include", []), "web_search_call.action.sources"]
         body.update(self._cache_and_reasoning_fields())
         options = {**self.options, **request.options}
         if "max_tokens" in options:
@@ -227,6 +228,18 @@ class OpenAIResponsesAdapter(SDKAdapter[openai.AsyncOpenAI]):
         return item
 
 
+def _tool(schema: ToolSchema) -> dict[str, Any]:
+    if server_tool_of(schema) == WEB_SEARCH:
+        return {"type": WEB_SEARCH}
+    return {
+        "type": "function",
+        "name": schema.name,
+        "description": schema.description,
+        "parameters": schema.parameters,
+        "strict": False,
+    }
+
+
 def _add_output(body: dict[str, Any], request: LLMRequest) -> None:
     """Structured output: ``text.format`` with the JSON schema (native mode, kept beside
     other ``text`` settings), or ``tool_choice: "required"`` in tool mode (unless the
@@ -276,7 +289,16 @@ def _function_output(message: ToolResultMessage) -> dict[str, Any]:
 class _ResponsesTranslator:
     """Responses stream events → SkillKit events, for one attempt."""
 
-    __slots__ = ("block", "context_window", "parts", "result", "tool", "tool_calls", "usage")
+    __slots__ = (
+        "block",
+        "context_window",
+        "parts",
+        "result",
+        "search",
+        "tool",
+        "tool_calls",
+        "usage",
+    )
 
     def __init__(self, context_window: int | None) -> None:
         self.context_window = context_window
@@ -286,6 +308,7 @@ class _ResponsesTranslator:
         self.tool_calls = 0
         self.usage = TokenUsage()
         self.result: list[StreamEvent] | None = None
+        self.search = SearchReport()
 
     def feed(self, event: Any) -> list[StreamEvent]:
         kind = event.type
@@ -358,7 +381,14 @@ class _ResponsesTranslator:
                 self.parts.append("\n\n".join(s.text for s in item.summary))
             saved = ReasoningItem(item.id, item.encrypted_content)
             return self._close(signature=msgspec.json.encode(saved).decode())
+        if kind == "web_search_call":
+            self._searched(item)
+            return []
         if kind == "message":
+            for content in item.content or ():
+                for note in getattr(content, "annotations", None) or ():
+                    if getattr(note, "type", None) == "url_citation":
+                        self.search.cite(getattr(note, "url", None), getattr(note, "title", None))
             if self.block != "text":
                 text = "".join(
                     getattr(c, "text", None) or getattr(c, "refusal", None) or ""
@@ -375,6 +405,15 @@ class _ResponsesTranslator:
             return [tool.end(item.arguments)]
         return []
 
+    def _searched(self, item: Any) -> None:
+        action = getattr(item, "action", None)
+        query = getattr(action, "query", None)
+        self.search.searched(query if isinstance(query, str) else "")
+        for source in getattr(action, "sources", None) or ():
+            self.search.found(getattr(source, "url", None), "")
+        if getattr(item, "status", None) == "failed":
+            self.search.failed("the provider's web search failed")
+
     def _finish_response(self, response: Any) -> None:
         usage = response.usage
         if usage is not None:
@@ -387,6 +426,7 @@ class _ResponsesTranslator:
                 total=usage.total_tokens,
             )
         events = self._close()
+        events += self.search.events()
         status = response.status
         reason = response.incomplete_details.reason if response.incomplete_details else None
         if status == "incomplete" and reason == "content_filter":

@@ -54,9 +54,11 @@ from skillkit.frontends.setup_parts import (
     attach_todos,
     checkpoints,
     configure_skills,
+    configure_web_search,
     instructions,
     make_sandbox,
     mcp_servers,
+    native_search_follows_the_rules,
     open_session,
     register_mcp_command,
     shell_hooks,
@@ -229,6 +231,9 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
     )
     permissions = install(runner, gate)  # after the hooks: the gate judges their edits
+    search = manager.registries.tools.get("web_search")
+    lines.warnings.extend(configure_web_search(search, workspace, options))
+    native_search_follows_the_rules(search, gate)
     if session is not None and options.tools:  # after the gate: a refused call changes nothing
         runner.add_contributor(checkpoints(session, workspace, gate))
     lines.add(

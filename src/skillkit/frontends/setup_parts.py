@@ -164,6 +164,59 @@ def answer_with_the_agents_model(runner: AgentRunner, tool: object) -> None:
     tool.answer = answer
 
 
+def native_search_follows_the_rules(tool: object, gate: PermissionGate) -> None:
+    """The provider's own web search (``SKILLKIT_WEB_SEARCH=native``) is offered only
+    while the gate's rules allow ``web_search`` outright
+    (`skillkit.permissions.web.native_search_allowed`), judged before each model call."""
+    from skillkit.permissions.web import native_search_allowed
+    from skillkit.tools.builtin.websearch import WebSearchTool
+
+    if isinstance(tool, WebSearchTool):
+        tool.native_allowed = lambda: native_search_allowed(gate)
+
+
+def configure_web_search(tool: object, workspace: Path, options: AgentOptions) -> list[str]:
+    """The search provider the settings files name (``"web_search": {"provider":
+    "native"}``, or ``"brave"``...) for the ``web_search`` tool, unless
+    ``SKILLKIT_WEB_SEARCH`` names one (the environment wins). The user's file, then the
+    project's two when the project is trusted (the last that sets it wins). Returns one
+    line per malformed value or unreadable file."""
+    from skillkit import safejson
+    from skillkit.permissions.settings import settings_paths
+    from skillkit.tools.builtin.websearch import WebSearchTool, native_requested
+    from skillkit.trust import settled_trust
+
+    if not isinstance(tool, WebSearchTool) or os.environ.get("SKILLKIT_WEB_SEARCH", "").strip():
+        return []
+    trusted, _ = settled_trust(
+        workspace, trusted=options.trust_project, store=trust_store(options.home)
+    )
+    chosen = ""
+    problems: list[str] = []
+    for path, source in settings_paths(workspace, options.home):
+        if source != "user" and not trusted:
+            continue
+        try:
+            data = safejson.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path}: {one_line(str(exc))}")
+            continue
+        section = data.get("web_search") if isinstance(data, dict) else None
+        if section is None:
+            continue
+        provider = section.get("provider") if isinstance(section, dict) else None
+        if not isinstance(provider, str) or not provider.strip():
+            problems.append(f'{path}: "web_search" must be {{"provider": "NAME"}}')
+            continue
+        chosen = provider.strip()
+    if chosen:
+        tool.environ = {**os.environ, "SKILLKIT_WEB_SEARCH": chosen}
+        tool.native = native_requested(tool.environ)
+    return problems
+
+
 def attach_todos(runner: AgentRunner, tool: object) -> None:
     """The ``todo`` tool's list (``tool``, the one the plugins registered) publishes
     ``todo_updated`` on the runner's bus (the terminal and the web page draw it), starting

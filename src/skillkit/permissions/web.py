@@ -10,13 +10,25 @@ it (or in ``bypass``), and plan mode asks rather than refuses.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
-from skillkit.permissions.rules import Subject, url_host
+from skillkit.permissions.modes import PermissionMode
+from skillkit.permissions.rules import Rule, RuleAction, Subject, url_host
 from skillkit.permissions.shell_verdict import RiskLevel
 
-__all__ = ["web_subjects"]
+
+class RulesAndMode(Protocol):
+    """What `native_search_allowed` reads of a `PermissionGate`."""
+
+    @property
+    def rules(self) -> Iterable[Rule]: ...
+
+    @property
+    def mode(self) -> PermissionMode: ...
+
+
+__all__ = ["native_search_allowed", "web_subjects"]
 
 
 def web_subjects(
@@ -40,3 +52,26 @@ def web_subjects(
         RiskLevel.NORMAL,
         f"{tool_name} sends a query to a search service",
     )
+
+
+def native_search_allowed(gate: RulesAndMode) -> bool:
+    """Whether the model provider's own web search may be offered now. Its queries run
+    on the provider's servers, where the gate cannot judge or ask about each one, so it
+    is offered only when ``web_search`` would run for *any* query: no ``deny`` rule names
+    ``web_search`` (with or without a pattern), and either the gate is in ``bypass`` mode
+    or no ``ask`` rule names it and an ``allow`` rule covers every query (``web_search``
+    or ``web_search(*)``). Anything else — the default, where each search asks — means
+    no. Never raises (a failure means no)."""
+    try:
+        rules = [rule for rule in gate.rules if rule.applies_to("web_search")]
+        if any(rule.action is RuleAction.DENY for rule in rules):
+            return False
+        if gate.mode is PermissionMode.BYPASS:
+            return True
+        if any(rule.action is RuleAction.ASK for rule in rules):
+            return False
+        return any(
+            rule.action is RuleAction.ALLOW and rule.pattern in (None, "*") for rule in rules
+        )
+    except Exception:
+        return False

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from skillkit.abort import AbortSignal
 from skillkit.confinement import Confinement
-from skillkit.models import ImagePart, TextPart, ToolResult, ToolSchema
+from skillkit.models import ImagePart, ServerToolSchema, TextPart, ToolResult, ToolSchema
 from skillkit.tools.arguments import clean_schema
 
 if TYPE_CHECKING:
@@ -126,16 +126,23 @@ _schema_cache: dict[int, tuple[object, ToolSchema]] = {}
 def tool_schema(t: Tool) -> ToolSchema:
     """The `ToolSchema` a model is shown for ``t`` (computed once per tool object): its
     ``args_schema`` when it offers one (a dict), else its ``args_model``'s JSON schema
-    without pydantic's ``title`` keys."""
+    without pydantic's ``title`` keys. A tool with a ``server_tool`` attribute (a name,
+    read on every call: it may change) gets a `ServerToolSchema` while it names one."""
+    server_tool = getattr(t, "server_tool", None)
+    server_tool = server_tool if isinstance(server_tool, str) else ""
     hit = _schema_cache.get(id(t))
-    if hit is not None and hit[0] is t:
+    if hit is not None and hit[0] is t and getattr(hit[1], "server_tool", "") == server_tool:
         return hit[1]
     offered = getattr(t, "args_schema", None)
     if isinstance(offered, dict):
         parameters = offered
     else:
         parameters = clean_schema(t.args_model.model_json_schema())
-    schema = ToolSchema(name=t.name, description=t.description, parameters=parameters)
+    schema: ToolSchema
+    if server_tool:
+        schema = ServerToolSchema(t.name, t.description, parameters, server_tool=server_tool)
+    else:
+        schema = ToolSchema(name=t.name, description=t.description, parameters=parameters)
     _schema_cache[id(t)] = (t, schema)
     return schema
 

@@ -1,4 +1,4 @@
-"""The ``read`` tool: a text file by line range, or an image.
+"""The ``read`` tool: a text file by line range, an image, or a PDF's text.
 
 Memory is bounded per line and per call: lines are read with a size limit (a longer
 line is cut and the rest skipped in chunks), at most the requested window is kept, and
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from skillkit.models import ImagePart, TextPart
 from skillkit.runtime.output import OutputLimits
 from skillkit.tools.base import ToolContext, ToolError, ToolResult
+from skillkit.tools.builtin.pdftext import PdfError, looks_like_pdf, pdf_text
 from skillkit.tools.builtin.schemas import ARGUMENTS
 from skillkit.tools.builtin.workspace import Workspace
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["ReadArgs", "ReadTool", "sniff_image"]
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_PDF_BYTES = 50 * 1024 * 1024
 
 _CHUNK = 1 << 16
 _EXACT_LINE_BYTES = 1 << 16
@@ -61,7 +63,8 @@ class ReadTool:
     description: str = (
         "Read a file. Text comes back as its lines (up to {lines} lines or {chars} characters "
         "per call; use offset and limit to page through longer files — the result says where "
-        "to continue). PNG, JPEG, GIF and WebP images come back as images."
+        "to continue). PNG, JPEG, GIF and WebP images come back as images; a PDF comes back as "
+        "its text (from the first page, cut to the same size)."
     )
     args_model = ARGUMENTS.model("ReadArgs")
     args_schema = ARGUMENTS.schema("ReadArgs")
@@ -86,6 +89,10 @@ class ReadTool:
                 mime = sniff_image(head)
                 if mime is not None:
                     return self._image(args.path, real, mime, handle)
+                if looks_like_pdf(head) and (
+                    real.suffix.lower() == ".pdf" or b"\0" in head or head.startswith(b"%PDF-")
+                ):
+                    return self._pdf(args.path, real, handle)
                 if b"\0" in head:
                     raise ToolError(
                         f"{args.path} looks like a binary file; it cannot be shown as text"
@@ -105,6 +112,30 @@ class ReadTool:
         return ToolResult(
             [TextPart(f"Image {shown} ({mime}, {len(raw)} bytes)"), ImagePart(data, mime)],
             details={"path": str(real), "mime_type": mime, "bytes": len(raw)},
+        )
+
+    def _pdf(self, shown: str, real: Path, handle: BinaryIO) -> ToolResult:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_PDF_BYTES:
+            raise ToolError(f"{shown}: PDF of {size} bytes is larger than {MAX_PDF_BYTES}")
+        raw = handle.read(MAX_PDF_BYTES + 1)
+        if len(raw) > MAX_PDF_BYTES:
+            raise ToolError(f"{shown}: PDF grew past {MAX_PDF_BYTES} bytes while being read")
+        limit = self.limits.max_chars
+        try:
+            found = pdf_text(raw, max_chars=limit)
+        except PdfError as exc:
+            raise ToolError(f"{shown}: {exc}") from None
+        notes = list(found.notes)
+        text = found.text
+        if len(text) > limit:
+            notes.append(f"the text was cut to its first {limit} of {len(text)} characters")
+            text = text[:limit]
+        pages = "1 page" if found.page_count == 1 else f"{found.page_count} pages"
+        body = f"(PDF document, {pages})\n\n{text}" + "".join(f"\n[note: {n}]" for n in notes)
+        return ToolResult.text(
+            body,
+            details={"path": str(real), "pages": found.page_count, "pages_read": found.pages_read},
         )
 
     def _text(self, args: ReadArgs, real: Path, handle: BinaryIO) -> ToolResult:

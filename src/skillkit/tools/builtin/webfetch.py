@@ -17,7 +17,10 @@ What a fetch may rely on (`fetch_page`):
 - no cookies are kept or sent, no proxy or ``.netrc`` from the environment is used, and
   the user agent names SkillKit;
 - the body is read up to ``max_bytes`` (after decompression), the whole fetch ends after
-  ``timeout`` seconds, and text that is not HTML, XML, JSON or plain text is refused;
+  ``timeout`` seconds, and text that is not HTML, XML, JSON or plain text is refused —
+  except a PDF (by its media type, or ``%PDF-`` in a body served untyped or as
+  ``application/octet-stream``), whose text `pdf_text` extracts when the ``pdf`` extra
+  is installed (one line naming the extra otherwise);
 - HTML becomes Markdown (`html_to_markdown`, markdownify over Beautiful Soup), scripts,
   styles and frames left out, and the text is cut to ``max_chars`` with a note.
 
@@ -44,6 +47,14 @@ from skillkit.tools.builtin.netguard import (
     Resolver,
     resolve_checked,
     system_resolver,
+)
+from skillkit.tools.builtin.pdftext import (
+    PDF_EXTRA_HINT,
+    PDF_MEDIA_TYPES,
+    PdfError,
+    looks_like_pdf,
+    pdf_available,
+    pdf_text,
 )
 from skillkit.tools.builtin.schemas import ARGUMENTS
 
@@ -81,6 +92,8 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _TEXT_TYPES = frozenset(
     {"application/json", "application/xml", "application/javascript", "application/x-ndjson"}
 )
+_UNTYPED_BINARY = frozenset({"application/octet-stream", "binary/octet-stream"})
+"""Media types a server gives a file it does not know; a PDF among them is read as one."""
 _DROPPED_TAGS = ["script", "style", "noscript", "template", "iframe", "svg", "canvas", "object"]
 
 
@@ -102,6 +115,7 @@ class WebFetchSettings:
     policy: AddressPolicy = field(default_factory=AddressPolicy)
     resolver: Resolver = system_resolver
     user_agent: str = USER_AGENT
+    pdf_seconds: float = 20.0
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> WebFetchSettings:
@@ -134,6 +148,8 @@ class WebPage:
     text: str
     title: str = ""
     bytes_cut: bool = False
+    notes: tuple[str, ...] = ()
+    """What the tool should tell the model about how the text was made (a PDF's pages)."""
 
 
 @dataclass(frozen=True)
@@ -309,9 +325,13 @@ async def _read(url: httpx2.URL, response: httpx2.Response, settings: WebFetchSe
 
     content_type = response.headers.get("content-type", "")
     media = content_type.split(";", 1)[0].strip().lower()
-    if media and _kind_of(content_type, b"") == "binary":
-        note = " (no PDF reader is installed)" if media == "application/pdf" else ""
-        raise FetchError(f"{media} content is not text; it was not fetched{note}")
+    maybe_pdf = media in PDF_MEDIA_TYPES or media in _UNTYPED_BINARY
+    if maybe_pdf and not pdf_available():
+        if media in PDF_MEDIA_TYPES:
+            raise FetchError(f"the page is a PDF; {PDF_EXTRA_HINT}")
+        raise FetchError(f"{media} content is not text; it was not fetched")
+    if media and not maybe_pdf and _kind_of(content_type, b"") == "binary":
+        raise FetchError(f"{media} content is not text; it was not fetched")
     decoder = _Decoder(response.headers.get("content-encoding", ""), settings.max_bytes)
     try:
         async for chunk in response.aiter_raw():
@@ -320,6 +340,8 @@ async def _read(url: httpx2.URL, response: httpx2.Response, settings: WebFetchSe
     except httpx2.HTTPError as exc:
         raise FetchError(f"reading the page failed: {_one_line(exc)}") from None
     body, cut = decoder.result()
+    if maybe_pdf or (not media and looks_like_pdf(body[:1024])):
+        return await _read_pdf(url, response.status_code, media, body, cut, settings)
     kind = _kind_of(content_type, body)
     if kind == "binary":
         raise FetchError("the page is binary data, not text; it was not fetched")
@@ -332,6 +354,35 @@ async def _read(url: httpx2.URL, response: httpx2.Response, settings: WebFetchSe
     if kind == "html":
         title, text = await asyncio.to_thread(html_to_markdown, text)
     return WebPage(str(url), response.status_code, media, text, title, cut)
+
+
+async def _read_pdf(
+    url: httpx2.URL,
+    status: int,
+    response_media: str,
+    body: bytes,
+    cut: bool,
+    settings: WebFetchSettings,
+) -> WebPage:
+    if not looks_like_pdf(body[:1024]):
+        if response_media in PDF_MEDIA_TYPES:
+            raise FetchError("the page is served as a PDF but is not one; it was not fetched")
+        raise FetchError("the page is binary data, not text or a PDF; it was not fetched")
+    if not pdf_available():
+        raise FetchError(f"the page is a PDF; {PDF_EXTRA_HINT}")
+    if cut:
+        raise FetchError(
+            f"the PDF is larger than {settings.max_bytes} bytes; a PDF cannot be read in part"
+        )
+    try:
+        found = await asyncio.to_thread(
+            pdf_text, body, max_chars=settings.max_chars, seconds=settings.pdf_seconds
+        )
+    except PdfError as exc:
+        raise FetchError(str(exc)) from None
+    pages = "1 page" if found.page_count == 1 else f"{found.page_count} pages"
+    text = f"(PDF document, {pages})\n\n{found.text}"
+    return WebPage(str(url), status, "application/pdf", text, found.title, False, found.notes)
 
 
 class _Decoder:
@@ -493,6 +544,7 @@ class WebFetchTool:
             notes.append(
                 f"the page was longer than {self.settings.max_bytes} bytes; only the start was read"
             )
+        notes.extend(page.notes)
         if len(text) > limit:
             notes.append(f"the text was cut to its first {limit} of {len(text)} characters")
             text = text[:limit]

@@ -20,6 +20,17 @@ built-in wins, then the first configured plugin (by entry-point name). With none
 configured the tool answers with one line saying what to set.
 
 Results reach the model between the same untrusted-content markers ``web_fetch`` uses.
+
+``SKILLKIT_WEB_SEARCH=native`` (or ``WebSearchTool(native=True)``) asks for the model
+provider's own search instead (Anthropic's ``web_search`` server tool, the OpenAI
+Responses API's ``web_search`` tool): while ``native_allowed()`` says yes, the tool's
+`server_tool` names ``web_search`` and an adapter that knows it offers the provider's
+tool in its place (`skillkit.adapters.server_search`). The provider runs those searches
+itself, where no one can be asked about each query, so ``native_allowed`` must be given
+(`skillkit.permissions.web.native_search_allowed` judges the rules; without it the
+native search is never offered). When it is not offered, or the adapter has no such
+tool, the model calls this tool as usual and it searches with the first configured
+provider, or says in one line why there is none.
 """
 
 from __future__ import annotations
@@ -51,9 +62,12 @@ __all__ = [
     "WebSearchArgs",
     "WebSearchTool",
     "find_provider",
+    "native_requested",
 ]
 
 ENTRY_POINT_GROUP = "skillkit.web_search"
+NATIVE = "native"
+"""The ``SKILLKIT_WEB_SEARCH`` value that asks for the model provider's own search."""
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 TAVILY_ENDPOINT = "https://api.tavily.com/search"
 EXA_ENDPOINT = "https://api.exa.ai/search"
@@ -272,6 +286,13 @@ BUILTIN_PROVIDERS: dict[str, ProviderFactory] = {
 }
 """The built-in providers' factories, in the order they are tried."""
 
+_NATIVE_NOT_OFFERED = (
+    "native web search is configured but was not offered to this model: the model's "
+    "provider has no server-side search in SkillKit (only Anthropic and the OpenAI "
+    "Responses API do), or the permission rules do not allow web_search outright "
+    "(allow the rule `web_search`); no other search provider is configured"
+)
+
 _NOT_CONFIGURED = (
     "no web search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY, "
     "EXA_API_KEY or SEARXNG_URL, or install a plugin for the skillkit.web_search entry points"
@@ -306,6 +327,12 @@ def find_provider(
     factories = [*BUILTIN_PROVIDERS.items()]
     factories += list(plugins) if plugins is not None else _plugin_factories()
     chosen = env.get("SKILLKIT_WEB_SEARCH", "").strip().lower()
+    if chosen == NATIVE:
+        for _name, factory in factories:
+            provider = _made(factory, env)
+            if provider is not None:
+                return provider
+        raise SearchError(_NATIVE_NOT_OFFERED)
     if chosen:
         named = [f for name, f in factories if name.lower() == chosen]
         if not named:
@@ -320,6 +347,15 @@ def find_provider(
         if provider is not None:
             return provider
     raise SearchError(_NOT_CONFIGURED)
+
+
+def native_requested(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment asks for the model provider's own search
+    (``SKILLKIT_WEB_SEARCH=native``)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return env.get("SKILLKIT_WEB_SEARCH", "").strip().lower() == NATIVE
 
 
 def _made(factory: ProviderFactory, env: Mapping[str, str]) -> SearchProvider | None:
@@ -350,10 +386,26 @@ class WebSearchTool:
         *,
         environ: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
+        native: bool | None = None,
+        native_allowed: Callable[[], bool] | None = None,
     ) -> None:
         self.provider = provider
         self.environ = environ
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
+        self.native = native_requested(environ) if native is None else native
+        self.native_allowed = native_allowed
+
+    @property
+    def server_tool(self) -> str:
+        """``"web_search"`` while the provider's own search is to be offered in this
+        tool's place: it is configured and ``native_allowed()`` says yes now (asked
+        before each model call; one that raises or is missing says no). Never raises."""
+        if not self.native or self.native_allowed is None:
+            return ""
+        try:
+            return "web_search" if self.native_allowed() is True else ""
+        except Exception:
+            return ""
 
     async def execute(self, args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
         name = secret_in(args.query, self.redactor)
@@ -362,7 +414,11 @@ class WebSearchTool:
                 f"web_search: the query contains the value of the secret {name}; it was not sent"
             )
         try:
-            provider = self.provider or find_provider(self.environ)
+            provider = self.provider or find_provider(
+                {**_environ(self.environ), "SKILLKIT_WEB_SEARCH": NATIVE}
+                if self.native
+                else self.environ
+            )
             results = await provider.search(args.query, args.count)
         except SearchError as exc:
             raise ToolError(f"web_search: {exc}") from None
@@ -381,6 +437,12 @@ class WebSearchTool:
                 lines.append(f"   {result.snippet}")
         block = untrusted_block(f"web_search:{provider.name}", "\n".join(lines))
         return ToolResult.text(block, details=details)
+
+
+def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    import os
+
+    return os.environ if environ is None else environ
 
 
 __getattr__ = ARGUMENTS.reexport(__name__, "WebSearchArgs")
