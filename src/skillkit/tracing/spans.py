@@ -20,10 +20,13 @@ at ``agent_end``, marked aborted. Internal: reached through `AgentTracer`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, nullcontext
-from time import time_ns
+from functools import lru_cache
+from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -53,6 +56,8 @@ if TYPE_CHECKING:
 
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
+
+    from skillkit.tracing.metrics import ModelMetrics
 
 __all__ = ["RunTrace", "TracedAdapter"]
 
@@ -104,10 +109,13 @@ class RunTrace:
         conversation_id: str | None,
         capture_content: bool,
         redactor: Redactor | None,
+        metrics: ModelMetrics | None = None,
     ) -> None:
         self.tracer = tracer
         self.agent_name = agent_name
-        self.provider = provider
+        self.provider = attr.provider_name(provider)
+        self.metrics = metrics
+        self._descriptions: dict[str, str] = {}  # tool name -> description offered
         self.conversation_id = conversation_id
         self.capture_content = capture_content
         self.redactor = redactor or None
@@ -240,6 +248,9 @@ class RunTrace:
             attr.GEN_AI_TOOL_CALL_ID: payload.tool_call_id,
             attr.GEN_AI_TOOL_TYPE: "function",
         }
+        description = self._descriptions.get(name)
+        if description:
+            attributes[attr.GEN_AI_TOOL_DESCRIPTION] = description
         if self.capture_content:
             attributes[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = content.tool_arguments(
                 payload.args, self.redactor
@@ -299,15 +310,27 @@ class RunTrace:
 
     # ----- model calls
 
-    def start_chat(self, request: LLMRequest, provider: str) -> Span:
-        if self._unpriced is not None:
-            self._price(None)
-        model = request.model
+    def common_attributes(
+        self, request: LLMRequest, provider: str, server: tuple[str, int] | None
+    ) -> dict[str, Any]:
+        """The attributes a model call's span and metrics share."""
         attributes: dict[str, Any] = {
             attr.GEN_AI_OPERATION_NAME: attr.OPERATION_CHAT,
-            attr.GEN_AI_PROVIDER_NAME: provider,
-            attr.GEN_AI_REQUEST_MODEL: model,
+            attr.GEN_AI_PROVIDER_NAME: attr.provider_name(provider),
+            attr.GEN_AI_REQUEST_MODEL: request.model,
         }
+        if server is not None:
+            attributes[attr.SERVER_ADDRESS] = server[0]
+            attributes[attr.SERVER_PORT] = server[1]
+        return attributes
+
+    def start_chat(self, request: LLMRequest, common: dict[str, Any]) -> Span:
+        if self._unpriced is not None:
+            self._price(None)
+        for schema in request.tools:
+            self._descriptions[schema.name] = schema.description
+        model = request.model
+        attributes = dict(common)
         if self.conversation_id:
             attributes[attr.GEN_AI_CONVERSATION_ID] = self.conversation_id
         options = request.options
@@ -390,6 +413,8 @@ class TracedAdapter(LLMAdapter):
         self.inner = adapter
         self.provider = adapter.provider
         self._run = run
+        base_url = getattr(adapter, "base_url", None)
+        self._server = server_of(base_url) if isinstance(base_url, str) else None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -398,11 +423,33 @@ class TracedAdapter(LLMAdapter):
         self, request: LLMRequest, *, abort: AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
         run = self._run
-        span = run.start_chat(request, self.provider)
+        common = run.common_attributes(request, self.provider, self._server)
+        span = run.start_chat(request, common)
         stream = _TracedStream(
-            run, span, self.inner.chat_stream_events(request, abort=abort), self.provider, request
+            run,
+            span,
+            self.inner.chat_stream_events(request, abort=abort),
+            self.provider,
+            request,
+            common if run.metrics is not None else None,
         )
         return stream
+
+
+@lru_cache(maxsize=64)
+def server_of(base_url: str) -> tuple[str, int] | None:
+    """``server.address`` and ``server.port`` of a base URL (the scheme's default port
+    when it names none); None when it has no host."""
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    if port is None:
+        port = 80 if parts.scheme == "http" else 443
+    return host, port
 
 
 class _TracedStream:
@@ -410,7 +457,7 @@ class _TracedStream:
     span ends with the stream's ``done`` or ``error`` event (or when the stream fails,
     is closed or its run ends)."""
 
-    __slots__ = ("_builder", "_context", "_inner", "_run", "_span")
+    __slots__ = ("_builder", "_context", "_inner", "_measured", "_run", "_span", "_started")
 
     def __init__(
         self,
@@ -419,8 +466,11 @@ class _TracedStream:
         inner: AsyncIterator[StreamEvent],
         provider: str,
         request: LLMRequest,
+        measured: dict[str, Any] | None,
     ) -> None:
         self._run = run
+        self._measured = measured  # the metrics' attributes (None: no metrics)
+        self._started = perf_counter()
         self._span: Span | None = span
         self._context = trace.set_span_in_context(span)
         self._inner = inner
@@ -446,7 +496,7 @@ class _TracedStream:
                 else:
                     description = describe_exception(exc) if isinstance(exc, Exception) else None
                     _fail(self._span, type(exc).__qualname__, self._run._redact(description))
-                    self._end(None)
+                    self._end(None, type(exc).__qualname__)
             raise
         finally:
             otel_context.detach(token)
@@ -469,15 +519,17 @@ class _TracedStream:
         span = self._span
         if span is not None:
             _fail(span, _ABORTED, reason)
-            self._end(None)
+            self._end(None, _ABORTED)
 
-    def _end(self, event: StreamEvent | None) -> None:
+    def _end(self, event: StreamEvent | None, error_type: str | None = None) -> None:
         span = self._span
         if span is None:
             return
         self._span = None
         run = self._run
         run._streams.discard(self)
+        if self._measured is not None:
+            self._measure(event, error_type)
         if event is not None:
             stop = event.stop_reason or ("error" if event.type == "error" else "stop")
             span.set_attribute(attr.GEN_AI_RESPONSE_FINISH_REASONS, (content.finish_reason(stop),))
@@ -497,3 +549,24 @@ class _TracedStream:
             run.end_chat(span)
             return
         span.end()
+
+    def _measure(self, event: StreamEvent | None, error_type: str | None) -> None:
+        """Record the call's duration and tokens on the run's metrics."""
+        metrics = self._run.metrics
+        assert metrics is not None and self._measured is not None
+        tokens = None
+        if event is not None:
+            usage = event.usage
+            if usage is not None and (usage.prompt_tokens or usage.output):  # none: not known
+                tokens = (usage.prompt_tokens, usage.output)
+            stop = event.stop_reason or ("error" if event.type == "error" else "stop")
+            if stop == "aborted":
+                error_type = _ABORTED
+            elif event.type == "error" or stop not in _NOT_ERRORS:
+                error_type = event.error_kind or stop
+        try:
+            metrics.record(self._measured, perf_counter() - self._started, tokens, error_type)
+        except Exception as exc:  # a third-party meter: never stops the run
+            logging.getLogger("skillkit.tracing").warning(
+                "a model call's metrics were not recorded: %r", exc
+            )
