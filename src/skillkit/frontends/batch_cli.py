@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from skillkit.frontends.args import agent_options, positive_int, positive_number
+from skillkit.frontends.args import (
+    add_trace_option,
+    agent_options,
+    positive_int,
+    positive_number,
+)
 
 if TYPE_CHECKING:
     from skillkit.batch import BatchProgress, Row, RowResult, Template
@@ -87,6 +92,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     agent.add_argument("--allow", action="append", default=[], metavar="RULE")
     agent.add_argument("--deny", action="append", default=[], metavar="RULE")
     agent.add_argument("--no-tools", action="store_false", dest="tools")
+    add_trace_option(agent)
     run = parser.add_argument_group("how it runs")
     run.add_argument("--concurrency", metavar="N", type=positive_int, default=8)
     run.add_argument("--engine", choices=("local", "ray"), default="local")
