@@ -333,6 +333,10 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
       ``"output_invalid"``); ``error_kind`` says what failed when the adapter knows
       (``rate_limit``, ``overloaded``, ``server``, ``timeout``, ``connection``,
       ``context_overflow``, ``refusal``, ``auth``, ...).
+
+    A ``done`` event from a provider's adapter also carries ``response_id`` (the
+    provider's id of the reply) and ``response_model`` (the model that answered, as the
+    provider names it) when the provider sent them.
     """
 
     type: StreamEventType
@@ -348,6 +352,8 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     usage: TokenUsage | None = None
     output: Any = None
     error_kind: str | None = None
+    response_id: str | None = None
+    response_model: str | None = None
 
 
 # --------------------------------------------------------------------------- responses

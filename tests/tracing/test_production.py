@@ -10,10 +10,21 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 
 from skillkit import AgentConfig, AgentRunner, TokenUsage, tool
+from skillkit.adapters.anthropic import AnthropicAdapter
+from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
+from skillkit.adapters.openai_responses import OpenAIResponsesAdapter
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.tracing import attributes as attr
-from tests.adapters.wire_formats import chat_text, chat_usage, openai_error
+from tests.adapters.wire_formats import (
+    ResponsesScript,
+    chat_text,
+    chat_usage,
+    message_end,
+    message_start,
+    openai_error,
+    text_block,
+)
 from tests.adapters.wire_server import SSEReply, WireServer
 from tests.tracing.conftest import Traces
 
@@ -187,3 +198,49 @@ async def test_no_meter_provider_records_nothing() -> None:
     assert agent.tracing.metrics() is None
     assert (await agent.chat("hi")).text == "ok"
     assert agent.tracing._run is None  # the run was not observed at all
+
+
+@pytest.mark.parametrize("api", ["chat", "messages", "responses"])
+async def test_the_reply_names_its_id_and_model_on_span_and_metrics(
+    traces: Traces, server: WireServer, meters: tuple[MeterProvider, InMemoryMetricReader], api: str
+) -> None:
+    adapter: LLMAdapter
+    if api == "chat":
+        server.reply(SSEReply(chat_text("Hello", usage=chat_usage(12, 3))))
+        adapter = OpenAIAdapter("gpt-4o", base_url=server.base_url + "/v1", api_key="sk-test")
+        expected = ("chatcmpl-test", "gpt-test")
+    elif api == "messages":
+        server.reply(
+            SSEReply(
+                [message_start(model="claude-test-0401"), *text_block(0, "Hello"), *message_end()]
+            )
+        )
+        adapter = AnthropicAdapter(
+            "claude-test", base_url=server.base_url, api_key="sk-ant", prompt_caching=False
+        )
+        expected = ("msg_test", "claude-test-0401")
+    else:
+        script = ResponsesScript("gpt-test-2026").created().message(0, "msg_1", "Hello").completed()
+        server.reply(SSEReply(script.items))
+        adapter = OpenAIResponsesAdapter(
+            "gpt-test", base_url=server.base_url + "/v1", api_key="sk-test"
+        )
+        expected = ("resp_test", "gpt-test-2026")
+    provider, reader = meters
+    agent = AgentRunner(
+        AgentConfig(model=adapter.model), adapter=adapter, tracer_provider=traces.provider
+    )
+    agent.tracing.meter_provider = provider
+    response = await agent.chat("hi")
+    assert response.text == "Hello", response.error
+
+    (chat,) = [span for span in traces.spans if span.name.startswith("chat ")]
+    assert chat.attributes is not None
+    assert (
+        chat.attributes[attr.GEN_AI_RESPONSE_ID],
+        chat.attributes[attr.GEN_AI_RESPONSE_MODEL],
+    ) == expected
+    assert chat.attributes[attr.SERVER_PORT] == server.port
+    (duration,) = points(reader, attr.METRIC_OPERATION_DURATION)
+    assert duration.attributes is not None
+    assert duration.attributes[attr.GEN_AI_RESPONSE_MODEL] == expected[1]

@@ -356,6 +356,8 @@ class _ChatTranslator:
         "messages",
         "parts",
         "reported",
+        "response_id",
+        "response_model",
         "splitter",
         "tool",
         "tool_calls",
@@ -379,8 +381,13 @@ class _ChatTranslator:
         self.usage = TokenUsage()
         self.characters = 0
         self.splitter = ThinkTagSplitter() if compat.think_tags else None
+        self.response_id: str | None = None
+        self.response_model: str | None = None
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
+        if self.response_id is None:  # the same on every chunk: read once
+            self.response_id = getattr(chunk, "id", None) or None
+            self.response_model = getattr(chunk, "model", None) or None
         usage = chunk.usage
         if usage is not None:
             self._take_usage(usage)
@@ -565,5 +572,13 @@ class _ChatTranslator:
             stop = _STOP_REASONS.get(reason, "stop")
             if stop == "stop" and self.tool_calls:
                 stop = "tool_use"
-            events.append(StreamEvent(type="done", stop_reason=stop, usage=usage))
+            events.append(
+                StreamEvent(
+                    type="done",
+                    stop_reason=stop,
+                    usage=usage,
+                    response_id=self.response_id,
+                    response_model=self.response_model,
+                )
+            )
         return events

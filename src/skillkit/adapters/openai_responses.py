@@ -411,11 +411,19 @@ class _ResponsesTranslator:
                     usage=self.usage,
                 )
             )
-        elif status == "incomplete":
-            events.append(StreamEvent(type="done", stop_reason="length", usage=self.usage))
         else:
-            stop: Literal["tool_use", "stop"] = "tool_use" if self.tool_calls else "stop"
-            events.append(StreamEvent(type="done", stop_reason=stop, usage=self.usage))
+            stop: Literal["tool_use", "stop", "length"] = (
+                "length" if status == "incomplete" else "tool_use" if self.tool_calls else "stop"
+            )
+            events.append(
+                StreamEvent(
+                    type="done",
+                    stop_reason=stop,
+                    usage=self.usage,
+                    response_id=getattr(response, "id", None) or None,
+                    response_model=getattr(response, "model", None) or None,
+                )
+            )
         self.result = events
 
     def interrupt(self) -> list[StreamEvent]:

@@ -25,6 +25,8 @@ __all__ = [
     "GEN_AI_REQUEST_MODEL",
     "GEN_AI_REQUEST_TEMPERATURE",
     "GEN_AI_RESPONSE_FINISH_REASONS",
+    "GEN_AI_RESPONSE_ID",
+    "GEN_AI_RESPONSE_MODEL",
     "GEN_AI_SYSTEM_INSTRUCTIONS",
     "GEN_AI_TOKEN_TYPE",
     "GEN_AI_TOOL_CALL_ARGUMENTS",
@@ -88,6 +90,11 @@ GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
 GEN_AI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
+"""The provider's id of the reply (`StreamEvent.response_id`), when it sent one."""
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+"""The model that answered as the provider names it (`StreamEvent.response_model`); on
+metrics too."""
 GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 """Every input token, cached ones included (SkillKit's ``input + cache_read +
 cache_write``), as the conventions ask."""

@@ -536,6 +536,10 @@ class _TracedStream:
             usage = event.usage
             if usage is not None:
                 span.set_attributes(usage_attributes(usage))
+            if event.response_id:
+                span.set_attribute(attr.GEN_AI_RESPONSE_ID, event.response_id)
+            if event.response_model:
+                span.set_attribute(attr.GEN_AI_RESPONSE_MODEL, event.response_model)
             builder = self._builder
             if builder is not None:
                 span.set_attribute(
@@ -553,9 +557,12 @@ class _TracedStream:
     def _measure(self, event: StreamEvent | None, error_type: str | None) -> None:
         """Record the call's duration and tokens on the run's metrics."""
         metrics = self._run.metrics
-        assert metrics is not None and self._measured is not None
+        measured = self._measured
+        assert metrics is not None and measured is not None
         tokens = None
         if event is not None:
+            if event.response_model:
+                measured = {**measured, attr.GEN_AI_RESPONSE_MODEL: event.response_model}
             usage = event.usage
             if usage is not None and (usage.prompt_tokens or usage.output):  # none: not known
                 tokens = (usage.prompt_tokens, usage.output)
@@ -565,7 +572,7 @@ class _TracedStream:
             elif event.type == "error" or stop not in _NOT_ERRORS:
                 error_type = event.error_kind or stop
         try:
-            metrics.record(self._measured, perf_counter() - self._started, tokens, error_type)
+            metrics.record(measured, perf_counter() - self._started, tokens, error_type)
         except Exception as exc:  # a third-party meter: never stops the run
             logging.getLogger("skillkit.tracing").warning(
                 "a model call's metrics were not recorded: %r", exc
