@@ -335,8 +335,9 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
       ``context_overflow``, ``refusal``, ``auth``, ...).
 
     A ``done`` event from a provider's adapter also carries ``response_id`` (the
-    provider's id of the reply) and ``response_model`` (the model that answered, as the
-    provider names it) when the provider sent them.
+    provider's id of the reply), ``response_model`` (the model that answered, as the
+    provider names it) and ``reasoning_tokens`` (how many of the output tokens were
+    reasoning) when the provider sent them.
     """
 
     type: StreamEventType
@@ -354,6 +355,7 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     error_kind: str | None = None
     response_id: str | None = None
     response_model: str | None = None
+    reasoning_tokens: int | None = None
 
 
 # --------------------------------------------------------------------------- responses

@@ -72,6 +72,7 @@ async def test_reasoning_text_and_usage(wire: WireServer) -> None:
         usage=TokenUsage(input=20, output=12, cache_read=30, total=62),
         response_id="resp_test",
         response_model=MODEL,
+        reasoning_tokens=3,
     )
     message = build(adapter, request, events)
     assert message.content == [

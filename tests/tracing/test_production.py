@@ -201,7 +201,7 @@ async def test_no_meter_provider_records_nothing() -> None:
 
 
 @pytest.mark.parametrize("api", ["chat", "messages", "responses"])
-async def test_the_reply_names_its_id_and_model_on_span_and_metrics(
+async def test_the_reply_names_its_id_model_and_reasoning_tokens(
     traces: Traces, server: WireServer, meters: tuple[MeterProvider, InMemoryMetricReader], api: str
 ) -> None:
     adapter: LLMAdapter
@@ -209,6 +209,7 @@ async def test_the_reply_names_its_id_and_model_on_span_and_metrics(
         server.reply(SSEReply(chat_text("Hello", usage=chat_usage(12, 3))))
         adapter = OpenAIAdapter("gpt-4o", base_url=server.base_url + "/v1", api_key="sk-test")
         expected = ("chatcmpl-test", "gpt-test")
+        reasoning: int | None = 0
     elif api == "messages":
         server.reply(
             SSEReply(
@@ -219,6 +220,7 @@ async def test_the_reply_names_its_id_and_model_on_span_and_metrics(
             "claude-test", base_url=server.base_url, api_key="sk-ant", prompt_caching=False
         )
         expected = ("msg_test", "claude-test-0401")
+        reasoning = None  # Anthropic does not count thinking tokens apart
     else:
         script = ResponsesScript("gpt-test-2026").created().message(0, "msg_1", "Hello").completed()
         server.reply(SSEReply(script.items))
@@ -226,6 +228,7 @@ async def test_the_reply_names_its_id_and_model_on_span_and_metrics(
             "gpt-test", base_url=server.base_url + "/v1", api_key="sk-test"
         )
         expected = ("resp_test", "gpt-test-2026")
+        reasoning = 3
     provider, reader = meters
     agent = AgentRunner(
         AgentConfig(model=adapter.model), adapter=adapter, tracer_provider=traces.provider
@@ -241,6 +244,7 @@ async def test_the_reply_names_its_id_and_model_on_span_and_metrics(
         chat.attributes[attr.GEN_AI_RESPONSE_MODEL],
     ) == expected
     assert chat.attributes[attr.SERVER_PORT] == server.port
+    assert chat.attributes.get(attr.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS) == reasoning
     (duration,) = points(reader, attr.METRIC_OPERATION_DURATION)
     assert duration.attributes is not None
     assert duration.attributes[attr.GEN_AI_RESPONSE_MODEL] == expected[1]

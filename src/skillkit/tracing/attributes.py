@@ -39,6 +39,7 @@ __all__ = [
     "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "GEN_AI_USAGE_REASONING_OUTPUT_TOKENS",
     "METRIC_OPERATION_DURATION",
     "METRIC_TOKEN_USAGE",
     "OPERATION_CHAT",
@@ -99,6 +100,9 @@ GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 """Every input token, cached ones included (SkillKit's ``input + cache_read +
 cache_write``), as the conventions ask."""
 GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
+"""Output tokens spent on reasoning (part of the output tokens), when the provider says
+(`StreamEvent.reasoning_tokens`: OpenAI's Chat Completions and Responses APIs)."""
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 

@@ -536,6 +536,10 @@ class _TracedStream:
             usage = event.usage
             if usage is not None:
                 span.set_attributes(usage_attributes(usage))
+            if event.reasoning_tokens is not None:
+                span.set_attribute(
+                    attr.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, event.reasoning_tokens
+                )
             if event.response_id:
                 span.set_attribute(attr.GEN_AI_RESPONSE_ID, event.response_id)
             if event.response_model:
