@@ -110,8 +110,10 @@ class RunTrace:
         capture_content: bool,
         redactor: Redactor | None,
         metrics: ModelMetrics | None = None,
+        spans: bool = True,
     ) -> None:
         self.tracer = tracer
+        self.spans = spans  # False: metrics only (the tracer records nothing)
         self.agent_name = agent_name
         self.provider = attr.provider_name(provider)
         self.metrics = metrics
@@ -139,11 +141,15 @@ class RunTrace:
         }
         # spans start before other handlers run (their work nests under them) and end
         # after the other handlers of the closing event
-        self._unsubscribe = [
-            bus.on(kind, self._on_event, priority=_LAST if kind in _ENDS else _FIRST)
-            for kind in self._handlers
-        ]
-        self._marked: Token[Any] | None = active_run.set(self)
+        self._unsubscribe = (
+            [
+                bus.on(kind, self._on_event, priority=_LAST if kind in _ENDS else _FIRST)
+                for kind in self._handlers
+            ]
+            if spans
+            else []  # metrics only: the model calls are all there is to observe
+        )
+        self._marked: Token[Any] | None = active_run.set(self if spans else None)
 
     def close(self) -> None:
         """Stop listening, unmark the task and end anything still open (aborted). Call
@@ -359,6 +365,9 @@ class RunTrace:
     def end_chat(self, span: Span) -> None:
         """End a model call's span after the event that follows it: the loop's ``usage``
         event for the call, which carries its cost (any other event: no cost known)."""
+        if not self.spans:  # nothing records it, and no usage event will follow
+            span.end()
+            return
         if self._unpriced is not None:
             self._price(None)
         self._unpriced = (span, time_ns())

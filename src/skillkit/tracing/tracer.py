@@ -201,6 +201,7 @@ class AgentTracer:
             return _NOT_TRACED
         from skillkit.tracing.spans import RunTrace
 
+        spans = tracer is not None
         if tracer is None:  # metrics only: spans that record nothing
             from opentelemetry.trace import NoOpTracer
 
@@ -214,6 +215,7 @@ class AgentTracer:
             capture_content=self.capture_content,
             redactor=self.redactor,
             metrics=metrics,
+            spans=spans,
         )
         self._run = run
         return _TracedScope(self, run)
