@@ -33,8 +33,8 @@ replies) so each call is priced from the catalog, as in a real run.
 Targets: no-op within 5% of off (measurement noise); SDK sampled out <= 2.5x off; SDK
 recording <= 4x off and <= 50x the floor. Metrics cost the SDK's three histogram records
 a model call (duration, input and output tokens), some 40 µs a turn; a run that records
-metrics but no spans subscribes to no event, so the loop builds none for it. Against a real model call (hundreds of
-milliseconds) a traced turn's ~0.1 ms is noise.
+metrics but no spans subscribes to no event, so the loop builds none for it. Against a
+real model call (hundreds of milliseconds) a traced turn's ~0.1 ms is noise.
 """
 
 from __future__ import annotations
