@@ -75,7 +75,8 @@ ERROR_TYPE: Final = "error.type"
 """Why a span ended in error: the failure's kind when the adapter knows it
 (``rate_limit``, ``connection``, ``auth``... `StreamEvent.error_kind`), else an
 exception's class name, a SkillKit stop reason (``error``, ``context_overflow``,
-``aborted``) or ``tool_error``."""
+``aborted``, ``guardrail``) or ``tool_error``. A run's span carries the kind of the model
+call that failed it."""
 SERVER_ADDRESS: Final = "server.address"
 """The host of the adapter's ``base_url`` (model spans and metrics; absent without one)."""
 SERVER_PORT: Final = "server.port"

@@ -62,7 +62,10 @@ if TYPE_CHECKING:
 __all__ = ["RunTrace", "TracedAdapter"]
 
 _ABORTED = "aborted"
-_NOT_ERRORS = frozenset({"stop", "length", "tool_use", "max_iterations"})
+# how a call or run may end without failing (a limit reached or a pause is not a failure)
+_NOT_ERRORS = frozenset(
+    {"stop", "length", "tool_use", "max_iterations", "budget", "approval_pending"}
+)
 _UNTRACED: AbstractContextManager[None] = nullcontext()
 _FIRST, _LAST = -1_000_000, 1_000_000
 _ENDS = frozenset({AgentEnd, ToolExecutionEnd, RunCancelled})
@@ -126,6 +129,7 @@ class RunTrace:
         self._attached: Token[Context] | None = None
         self._cost: float | None = None
         self._cancel_reason: str | None = None
+        self._failure: str | None = None  # the kind of the last model call's failure
         self._tools: dict[tuple[int | None, str], Span] = {}
         self._tool_errors: dict[tuple[int | None, str], str] = {}
         self._stray: list[Span] = []
@@ -203,6 +207,7 @@ class RunTrace:
         self._context = trace.set_span_in_context(span)
         self._cost = None
         self._cancel_reason = None
+        self._failure = None
         self._attached = otel_context.attach(self._context)
 
     def _run_cancelled(self, payload: RunCancelled, turn: int | None) -> None:
@@ -239,8 +244,9 @@ class RunTrace:
             )
         if stop == "aborted":
             _fail(span, _ABORTED, self._cancel_reason or payload.error)
-        elif stop not in _NOT_ERRORS:
-            _fail(span, stop, self._redact(payload.error))
+        elif stop not in _NOT_ERRORS:  # a run that failed on a model call: that failure's kind
+            kind = self._failure if stop == "error" and self._failure else stop
+            _fail(span, kind, self._redact(payload.error))
         token, self._attached = self._attached, None
         if token is not None:
             otel_context.detach(token)
@@ -504,6 +510,7 @@ class _TracedStream:
                     self.interrupted(_ABORTED)
                 else:
                     description = describe_exception(exc) if isinstance(exc, Exception) else None
+                    self._run._failure = type(exc).__qualname__
                     _fail(self._span, type(exc).__qualname__, self._run._redact(description))
                     self._end(None, type(exc).__qualname__)
             raise
@@ -559,10 +566,12 @@ class _TracedStream:
                     attr.GEN_AI_OUTPUT_MESSAGES,
                     content.output_messages(builder.message(), run.redactor),
                 )
+            run._failure = None
             if stop == "aborted":
                 _fail(span, _ABORTED, run._redact(event.error))
             elif event.type == "error" or stop not in _NOT_ERRORS:  # the failure's kind
-                _fail(span, event.error_kind or stop, run._redact(event.error))
+                run._failure = event.error_kind or stop
+                _fail(span, run._failure, run._redact(event.error))
             run.end_chat(span)
             return
         span.end()
