@@ -16,7 +16,11 @@ than wall-clock time:
 - SDK, batch: the SDK's provider with a `BatchSpanProcessor` into an exporter that drops
   everything (a production set-up, minus the network);
 - SDK, in-memory: a `SimpleSpanProcessor` into an in-memory exporter (what the tests use);
-- SDK + content: the same, recording messages, tool arguments and results.
+- SDK + content: the same, recording messages, tool arguments and results;
+- metrics only: no tracer provider, the SDK's meter provider (an in-memory reader): the
+  two GenAI client histograms recorded per model call, spans that record nothing;
+- SDK, batch + metrics: the batch set-up above plus the same meter provider (what
+  ``skillkit --trace`` installs, minus the network).
 
 A turn makes about two spans (chat and execute_tool, plus a share of invoke_agent). The
 SDK spends some 15-30 µs on each span it records and 3 µs on one it samples out; an
@@ -27,8 +31,10 @@ The runner is configured as ``openai:gpt-4o`` (the scripted adapter still plays 
 replies) so each call is priced from the catalog, as in a real run.
 
 Targets: no-op within 5% of off (measurement noise); SDK sampled out <= 2.5x off; SDK
-recording <= 4x off and <= 50x the floor. Against a real model call (hundreds of
-milliseconds) a traced turn's ~0.1 ms is noise.
+recording <= 4x off and <= 50x the floor. Metrics cost the SDK's three histogram records
+a model call (duration, input and output tokens), some 40 µs a turn; a run that records
+metrics but no spans subscribes to no event, so the loop builds none for it. Against a
+real model call (hundreds of milliseconds) a traced turn's ~0.1 ms is noise.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench_loop import floor_run_seconds, noop, turn_script
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
@@ -67,12 +75,14 @@ class DropExporter(SpanExporter):
 
 async def run_cpu_seconds(turns: int, **tracing: Any) -> float:
     """The process CPU time of one run (the runner is built outside the measurement)."""
+    meter_provider = tracing.pop("meter_provider", None)
     agent = AgentRunner(
         AgentConfig(model="openai:gpt-4o", max_iterations=turns + 1),
         adapter=ScriptedAdapter(turn_script(turns), chunk_size=64),
         tools=[noop],
         **tracing,
     )
+    agent.tracing.meter_provider = meter_provider
     start = time.process_time()
     await agent.chat("go")
     return time.process_time() - start
@@ -83,7 +93,7 @@ async def per_turn_us(
 ) -> float:
     samples = []
     for _ in range(runs):
-        samples.append(await run_cpu_seconds(TURNS, **tracing))
+        samples.append(await run_cpu_seconds(TURNS, **dict(tracing)))
         if exporter is not None:
             exporter.clear()
     return statistics.median(samples) / TURNS * 1e6
@@ -104,6 +114,7 @@ async def main() -> None:
     in_memory.add_span_processor(SimpleSpanProcessor(exporter))
     batch = TracerProvider()
     batch.add_span_processor(BatchSpanProcessor(DropExporter(), max_queue_size=100_000))
+    meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
     configurations: list[tuple[str, dict[str, Any]]] = [
         ("tracing off (no provider)", {}),
         ("no-op provider", {"tracer_provider": NoOpTracerProvider()}),
@@ -114,6 +125,8 @@ async def main() -> None:
             "SDK in-memory + content",
             {"tracer_provider": in_memory, "exporter": exporter, "trace_content": True},
         ),
+        ("metrics only", {"meter_provider": meters}),
+        ("SDK, batch + metrics", {"tracer_provider": batch, "meter_provider": meters}),
     ]
     gc.disable()
     for _, options in configurations:  # warm up

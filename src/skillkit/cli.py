@@ -357,6 +357,15 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     args = _parse(argv)
     if getattr(args, "verbose", False):
         os.environ["SKILLKIT_VERBOSE"] = "1"
+    if getattr(args, "trace", False) or os.environ.get("SKILLKIT_TRACE", "").strip():
+        from skillkit.tracing.otlp import OtlpUnavailableError, configure_otlp, trace_requested
+
+        if getattr(args, "trace", False) or trace_requested():
+            try:
+                configure_otlp()
+            except OtlpUnavailableError as exc:
+                _note(f"error: {exc}")
+                return EXIT_USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
     code = handler(args)
     sys.stdout.flush()  # a closed pipe shows here, inside main, not at interpreter exit

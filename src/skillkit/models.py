@@ -343,6 +343,11 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
       ``"output_invalid"``); ``error_kind`` says what failed when the adapter knows
       (``rate_limit``, ``overloaded``, ``server``, ``timeout``, ``connection``,
       ``context_overflow``, ``refusal``, ``auth``, ...).
+
+    A ``done`` event from a provider's adapter also carries ``response_id`` (the
+    provider's id of the reply), ``response_model`` (the model that answered, as the
+    provider names it) and ``reasoning_tokens`` (how many of the output tokens were
+    reasoning) when the provider sent them.
     """
 
     type: StreamEventType
@@ -358,6 +363,9 @@ class StreamEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     usage: TokenUsage | None = None
     output: Any = None
     error_kind: str | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    reasoning_tokens: int | None = None
 
 
 # --------------------------------------------------------------------------- responses

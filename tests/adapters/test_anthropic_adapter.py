@@ -79,6 +79,8 @@ async def test_text_stream_with_cache_usage(wire: WireServer) -> None:
         type="done",
         stop_reason="stop",
         usage=TokenUsage(input=7, output=5, cache_read=100, cache_write=20),
+        response_id="msg_test",
+        response_model="claude-test",
     )
     request = wire.requests[0]
     assert request.path == "/v1/messages"

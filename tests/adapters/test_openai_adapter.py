@@ -71,7 +71,12 @@ async def test_text_stream_maps_to_text_events_and_done_with_usage(wire: WireSer
     assert kinds(events) == ["text_start", "text_delta", "text_delta", "text_end", "done"]
     assert events[3].content == "Hello"
     assert events[-1] == StreamEvent(
-        type="done", stop_reason="stop", usage=TokenUsage(input=8, output=2, cache_read=4, total=14)
+        type="done",
+        stop_reason="stop",
+        usage=TokenUsage(input=8, output=2, cache_read=4, total=14),
+        response_id="chatcmpl-test",
+        response_model="gpt-test",
+        reasoning_tokens=0,
     )
     request = wire.requests[0]
     assert request.path == "/v1/chat/completions"

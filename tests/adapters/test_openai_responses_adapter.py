@@ -70,6 +70,9 @@ async def test_reasoning_text_and_usage(wire: WireServer) -> None:
         type="done",
         stop_reason="stop",
         usage=TokenUsage(input=20, output=12, cache_read=30, total=62),
+        response_id="resp_test",
+        response_model=MODEL,
+        reasoning_tokens=3,
     )
     message = build(adapter, request, events)
     assert message.content == [

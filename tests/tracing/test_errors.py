@@ -16,6 +16,12 @@ from skillkit.tracing import attributes as attr
 from tests.tracing.conftest import Traces
 
 
+@tool
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
 def runner(traces: Traces, adapter: LLMAdapter, *tools: object) -> AgentRunner:
     return AgentRunner(
         AgentConfig(model="scripted"),
@@ -51,6 +57,22 @@ async def test_a_failed_model_call_says_what_kind_of_failure_it_was(traces: Trac
     )
     await agent.chat("go")
     assert error_type(traces, "chat scripted") == "rate_limit"
+    assert error_type(traces, "invoke_agent main") == "rate_limit"  # the run failed on it
+
+
+async def test_a_run_stopped_by_its_budget_is_not_an_error(traces: Traces) -> None:
+    agent = AgentRunner(
+        AgentConfig(model="scripted", max_turns=1),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("echo", {"text": "a"})]), Reply(text="x")]),
+        tools=[echo],
+        tracer_provider=traces.provider,
+    )
+    response = await agent.chat("go")
+    assert response.stop_reason == "budget"
+    run = traces.one("invoke_agent main")
+    assert run.status.status_code is not StatusCode.ERROR
+    assert run.attributes is not None and attr.ERROR_TYPE not in run.attributes
+    assert run.attributes[attr.SKILLKIT_RUN_STOP_REASON] == "budget"
 
 
 async def test_an_adapter_that_raises_marks_the_chat_span_with_the_exception_class(

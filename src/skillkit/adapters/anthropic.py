@@ -321,6 +321,8 @@ class _MessagesTranslator:
         "context_window",
         "initial_input",
         "parts",
+        "response_id",
+        "response_model",
         "search",
         "server_input",
         "signature",
@@ -344,6 +346,8 @@ class _MessagesTranslator:
         self.stopped = False
         self.tool_calls = 0
         self.usage = TokenUsage()
+        self.response_id: str | None = None
+        self.response_model: str | None = None
 
     def feed(self, event: Any) -> list[StreamEvent]:
         kind = event.type
@@ -354,7 +358,10 @@ class _MessagesTranslator:
         if kind == "content_block_stop":
             return self._stop()
         if kind == "message_start":
-            self._take_usage(event.message.usage)
+            message = event.message
+            self.response_id = getattr(message, "id", None) or None
+            self.response_model = getattr(message, "model", None) or None
+            self._take_usage(message.usage)
         elif kind == "message_delta":
             if event.delta.stop_reason:
                 self.stop_reason = event.delta.stop_reason
@@ -513,7 +520,15 @@ class _MessagesTranslator:
             stop = _STOP_REASONS.get(reason, "stop")
             if stop == "stop" and self.tool_calls:
                 stop = "tool_use"
-            events.append(StreamEvent(type="done", stop_reason=stop, usage=usage))
+            events.append(
+                StreamEvent(
+                    type="done",
+                    stop_reason=stop,
+                    usage=usage,
+                    response_id=self.response_id,
+                    response_model=self.response_model,
+                )
+            )
         return events
 
 

@@ -355,7 +355,10 @@ class _ChatTranslator:
         "finish_reason",
         "messages",
         "parts",
+        "reasoning_tokens",
         "reported",
+        "response_id",
+        "response_model",
         "splitter",
         "tool",
         "tool_calls",
@@ -379,8 +382,14 @@ class _ChatTranslator:
         self.usage = TokenUsage()
         self.characters = 0
         self.splitter = ThinkTagSplitter() if compat.think_tags else None
+        self.response_id: str | None = None
+        self.response_model: str | None = None
+        self.reasoning_tokens: int | None = None
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
+        if self.response_id is None:  # the same on every chunk: read once
+            self.response_id = getattr(chunk, "id", None) or None
+            self.response_model = getattr(chunk, "model", None) or None
         usage = chunk.usage
         if usage is not None:
             self._take_usage(usage)
@@ -492,6 +501,9 @@ class _ChatTranslator:
         extra = usage.model_extra
         if not cached and extra:
             cached = extra.get("prompt_cache_hit_tokens") or 0
+        output_details = getattr(usage, "completion_tokens_details", None)
+        if output_details is not None and output_details.reasoning_tokens is not None:
+            self.reasoning_tokens = output_details.reasoning_tokens
         self.reported = TokenUsage(
             input=max(0, prompt - cached),
             output=usage.completion_tokens or 0,
@@ -565,5 +577,14 @@ class _ChatTranslator:
             stop = _STOP_REASONS.get(reason, "stop")
             if stop == "stop" and self.tool_calls:
                 stop = "tool_use"
-            events.append(StreamEvent(type="done", stop_reason=stop, usage=usage))
+            events.append(
+                StreamEvent(
+                    type="done",
+                    stop_reason=stop,
+                    usage=usage,
+                    response_id=self.response_id,
+                    response_model=self.response_model,
+                    reasoning_tokens=self.reasoning_tokens,
+                )
+            )
         return events

@@ -416,7 +416,11 @@ class _ResponsesTranslator:
 
     def _finish_response(self, response: Any) -> None:
         usage = response.usage
+        reasoning: int | None = None
         if usage is not None:
+            output_details = getattr(usage, "output_tokens_details", None)
+            if output_details is not None:
+                reasoning = output_details.reasoning_tokens
             details = usage.input_tokens_details
             cached = (details.cached_tokens or 0) if details is not None else 0
             self.usage = TokenUsage(
@@ -451,11 +455,20 @@ class _ResponsesTranslator:
                     usage=self.usage,
                 )
             )
-        elif status == "incomplete":
-            events.append(StreamEvent(type="done", stop_reason="length", usage=self.usage))
         else:
-            stop: Literal["tool_use", "stop"] = "tool_use" if self.tool_calls else "stop"
-            events.append(StreamEvent(type="done", stop_reason=stop, usage=self.usage))
+            stop: Literal["tool_use", "stop", "length"] = (
+                "length" if status == "incomplete" else "tool_use" if self.tool_calls else "stop"
+            )
+            events.append(
+                StreamEvent(
+                    type="done",
+                    stop_reason=stop,
+                    usage=self.usage,
+                    response_id=getattr(response, "id", None) or None,
+                    response_model=getattr(response, "model", None) or None,
+                    reasoning_tokens=reasoning,
+                )
+            )
         self.result = events
 
     def interrupt(self) -> list[StreamEvent]:

@@ -12,13 +12,21 @@ from skillkit.batch.limits import LimitedAdapter, RateLimiter
 from skillkit.batch.ray_engine import RayEngine, RayUnavailableError
 from skillkit.batch.results import RowResult, canonical_hash
 from skillkit.batch.rows import Row, Template, TemplateError, read_rows
-from skillkit.batch.run import BatchProgress, BatchSummary, manifest_path, run_batch, run_to_file
+from skillkit.batch.run import (
+    BatchProgress,
+    BatchSummary,
+    CostLimit,
+    manifest_path,
+    run_batch,
+    run_to_file,
+)
 from skillkit.batch.work import AgentRowTask
 
 __all__ = [
     "AgentRowTask",
     "BatchProgress",
     "BatchSummary",
+    "CostLimit",
     "Engine",
     "LimitedAdapter",
     "LocalEngine",

@@ -30,7 +30,14 @@ from skillkit.batch.results import (
 from skillkit.batch.rows import Row, Template, read_rows
 from skillkit.batch.work import AgentFactory, AgentRowTask, RowTask
 
-__all__ = ["BatchProgress", "BatchSummary", "manifest_path", "run_batch", "run_to_file"]
+__all__ = [
+    "BatchProgress",
+    "BatchSummary",
+    "CostLimit",
+    "manifest_path",
+    "run_batch",
+    "run_to_file",
+]
 
 
 async def run_batch(
@@ -118,7 +125,9 @@ class BatchProgress:
 
 @dataclass(frozen=True)
 class BatchSummary:
-    """How a `run_to_file` call ended: ``complete`` when every row has a result."""
+    """How a `run_to_file` call ended: ``complete`` when every row has a result.
+    ``not_started`` counts the rows left for a later run because the batch's cost limit
+    was reached, ``stopped`` says why (None: no row was held back)."""
 
     results: Path
     manifest: Path
@@ -128,6 +137,42 @@ class BatchSummary:
     errors: int
     results_sha256: str
     complete: bool
+    not_started: int = 0
+    stopped: str | None = None
+
+
+class CostLimit:
+    """The cost limit of a whole batch (``max_total_cost`` US dollars): once what the
+    batch spent — the rows recorded by earlier runs included — reaches it, no further
+    row starts (rows in flight finish; each has its own limit, ``--max-cost``). A row
+    whose cost is unknown (no prices for the model) but that used tokens makes the sum
+    unknown: no further row starts either (the limit fails closed)."""
+
+    def __init__(self, max_total_cost: float, earlier: Iterable[RowResult] = ()) -> None:
+        if not max_total_cost > 0:
+            raise ValueError("max_total_cost must be positive")
+        self.limit = max_total_cost
+        self.spent = 0.0
+        self.unknown: int | None = None  # a row whose cost could not be known
+        for result in earlier:
+            self.add(result)
+
+    def add(self, result: RowResult) -> None:
+        if result.cost is not None:
+            self.spent += result.cost
+        elif result.usage is not None and result.usage.total and self.unknown is None:
+            self.unknown = result.row
+
+    def refusal(self) -> str | None:
+        """Why no further row may start (None: one may)."""
+        if self.unknown is not None:
+            return (
+                f"the cost of row {self.unknown} is unknown (no prices for the model), "
+                f"so the batch's spending cannot be held under ${self.limit:g}"
+            )
+        if self.spent >= self.limit:
+            return f"the batch spent ${self.spent:.4f}, reaching --max-total-cost ${self.limit:g}"
+        return None
 
 
 def manifest_path(results: Path) -> Path:
@@ -144,10 +189,14 @@ async def run_to_file(
     limiter: RateLimiter | None = None,
     settings: Mapping[str, Any] | None = None,
     on_progress: Callable[[BatchProgress, RowResult | None], None] | None = None,
+    max_total_cost: float | None = None,
 ) -> BatchSummary:
     """Run ``task`` on each row of ``dataset`` not yet in ``out``, appending results.
 
     ``settings`` (model, template, engine, ...) go into the manifest as they are.
+    ``max_total_cost`` (US dollars) limits the whole batch (`CostLimit`): the rows not
+    started once it is reached are named in the manifest (``not_started``, with the
+    reason) and left out of ``out``, so a later run with a higher limit runs them.
     ``on_progress`` is called once before the first row (with None) and after each.
     `OSError` when the dataset cannot be read or the results cannot be written."""
     engine = engine or LocalEngine()
@@ -156,19 +205,38 @@ async def run_to_file(
     with ResultsFile(out) as results:
         already = set(results.done)
         progress = BatchProgress(total=total, skipped=len(already))
+        budget = (
+            CostLimit(max_total_cost, results.done.values()) if max_total_cost is not None else None
+        )
+        held: list[int] = []
+        stopped: list[str] = []
         if on_progress is not None:
             on_progress(progress, None)
 
         def record(result: RowResult) -> None:
             results.add(result)
             progress.add(result)
+            if budget is not None:
+                budget.add(result)
             if on_progress is not None:
                 on_progress(progress, result)
 
-        pending = (row for row in read_rows(dataset) if row.index not in already)
+        def pending() -> Iterator[Row]:
+            for row in read_rows(dataset):
+                if row.index in already:
+                    continue
+                if budget is not None and not held:
+                    reason = budget.refusal()
+                    if reason is not None:
+                        stopped.append(reason)
+                if stopped:
+                    held.append(row.index)
+                    continue
+                yield row
+
         complete = False
         try:
-            await engine.run(pending, task, record, limiter=limiter)
+            await engine.run(pending(), task, record, limiter=limiter)
             complete = all(index in results.done for index in range(total))
         finally:
             digest = canonical_hash(results.done.values())
@@ -182,6 +250,7 @@ async def run_to_file(
                 "recorded": len(results.done),
                 "errors": sum(1 for r in results.done.values() if r.error is not None),
                 "complete": complete,
+                "not_started": {"rows": held, "reason": stopped[0]} if stopped else None,
                 "engine": engine.name,
                 "settings": dict(settings or {}),
                 "started": begun,
@@ -197,6 +266,8 @@ async def run_to_file(
         errors=progress.errors,
         results_sha256=digest,
         complete=complete,
+        not_started=len(held),
+        stopped=stopped[0] if stopped else None,
     )
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "add_model_options",
     "add_session_options",
     "add_tool_options",
+    "add_trace_option",
     "agent_options",
     "positive_int",
     "positive_number",
@@ -75,6 +76,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "limits and server errors that outlast the retries, a refusal, a context "
         "overflow); repeatable, tried in order",
     )
+    add_trace_option(parser)
     parser.add_argument(
         "--reasoning",
         choices=("off", "low", "medium", "high"),
@@ -91,6 +93,16 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--append-system-prompt",
         metavar="TEXT",
         help="add TEXT at the end of the system prompt, after the project instructions",
+    )
+
+
+def add_trace_option(parser: argparse._ActionsContainer) -> None:
+    """``--trace``: send traces and metrics over OTLP (`skillkit.tracing.otlp`)."""
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="send OpenTelemetry traces and metrics over OTLP, configured by the standard "
+        "OTEL_* variables (also $SKILLKIT_TRACE=1; needs skillkit-agent[otlp])",
     )
 
 

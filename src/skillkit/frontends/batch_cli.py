@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from skillkit.frontends.args import agent_options, positive_int
+from skillkit.frontends.args import (
+    add_trace_option,
+    agent_options,
+    positive_int,
+    positive_number,
+)
 
 if TYPE_CHECKING:
     from skillkit.batch import BatchProgress, Row, RowResult, Template
@@ -77,9 +82,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     agent.add_argument("--base-url", metavar="URL")
     agent.add_argument("--api-key-env", metavar="NAME")
     agent.add_argument("--max-turns", metavar="N", type=positive_int, help="per row")
+    agent.add_argument(
+        "--max-cost",
+        metavar="USD",
+        type=positive_number,
+        help="per row: its run stops (stop_reason 'budget') before a model call that "
+        "would spend more",
+    )
     agent.add_argument("--allow", action="append", default=[], metavar="RULE")
     agent.add_argument("--deny", action="append", default=[], metavar="RULE")
     agent.add_argument("--no-tools", action="store_false", dest="tools")
+    add_trace_option(agent)
     run = parser.add_argument_group("how it runs")
     run.add_argument("--concurrency", metavar="N", type=positive_int, default=8)
     run.add_argument("--engine", choices=("local", "ray"), default="local")
@@ -96,6 +109,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         type=float,
         help="at most N model calls a minute across the whole run",
+    )
+    run.add_argument(
+        "--max-total-cost",
+        metavar="USD",
+        type=positive_number,
+        help="for the whole batch (rows recorded by earlier runs count): once spent, no "
+        "further row starts; those rows are named in the manifest and run again by the "
+        "same command with a higher limit",
     )
     parser.set_defaults(handler=run_batch_command)
 
@@ -233,6 +254,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
                 limiter=limiter,
                 settings=settings,
                 on_progress=show,
+                max_total_cost=args.max_total_cost,
             )
         )
     except KeyboardInterrupt:
@@ -256,6 +278,12 @@ def run_batch_command(args: argparse.Namespace) -> int:
         f"(sha256 {summary.results_sha256[:16]}…)",
         file=sys.stderr,
     )
+    if summary.stopped is not None:
+        print(
+            f"skillkit: batch: {summary.not_started} rows not started: {summary.stopped}; "
+            "run the same command with a higher --max-total-cost to run them",
+            file=sys.stderr,
+        )
     return 0 if summary.complete else 1
 
 
@@ -269,6 +297,8 @@ def _conflict(args: argparse.Namespace) -> str | None:
         return "--action runs without a model: --prompt has no use with it"
     if args.rate is not None and args.rate <= 0:
         return "--rate must be positive"
+    if args.action is not None and (args.max_cost or args.max_total_cost):
+        return "--action runs without a model: it spends nothing to limit"
     if args.action is not None and args.output_schema is not None:
         return "--action runs without a model: --output-schema has no use with it"
     return None
@@ -299,6 +329,8 @@ def _settings(
         "model": model,
         "output_schema": schema,
         "max_turns": args.max_turns,
+        "max_cost": args.max_cost,
+        "max_total_cost": args.max_total_cost,
         "engine": args.engine,
         "concurrency": args.concurrency,
         "rate_per_minute": args.rate,

@@ -20,10 +20,13 @@ at ``agent_end``, marked aborted. Internal: reached through `AgentTracer`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, nullcontext
-from time import time_ns
+from functools import lru_cache
+from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -54,10 +57,15 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
 
+    from skillkit.tracing.metrics import ModelMetrics
+
 __all__ = ["RunTrace", "TracedAdapter"]
 
 _ABORTED = "aborted"
-_NOT_ERRORS = frozenset({"stop", "length", "tool_use", "max_iterations"})
+# how a call or run may end without failing (a limit reached or a pause is not a failure)
+_NOT_ERRORS = frozenset(
+    {"stop", "length", "tool_use", "max_iterations", "budget", "approval_pending"}
+)
 _UNTRACED: AbstractContextManager[None] = nullcontext()
 _FIRST, _LAST = -1_000_000, 1_000_000
 _ENDS = frozenset({AgentEnd, ToolExecutionEnd, RunCancelled})
@@ -104,10 +112,15 @@ class RunTrace:
         conversation_id: str | None,
         capture_content: bool,
         redactor: Redactor | None,
+        metrics: ModelMetrics | None = None,
+        spans: bool = True,
     ) -> None:
         self.tracer = tracer
+        self.spans = spans  # False: metrics only (the tracer records nothing)
         self.agent_name = agent_name
-        self.provider = provider
+        self.provider = attr.provider_name(provider)
+        self.metrics = metrics
+        self._descriptions: dict[str, str] = {}  # tool name -> description offered
         self.conversation_id = conversation_id
         self.capture_content = capture_content
         self.redactor = redactor or None
@@ -116,6 +129,7 @@ class RunTrace:
         self._attached: Token[Context] | None = None
         self._cost: float | None = None
         self._cancel_reason: str | None = None
+        self._failure: str | None = None  # the kind of the last model call's failure
         self._tools: dict[tuple[int | None, str], Span] = {}
         self._tool_errors: dict[tuple[int | None, str], str] = {}
         self._stray: list[Span] = []
@@ -131,11 +145,15 @@ class RunTrace:
         }
         # spans start before other handlers run (their work nests under them) and end
         # after the other handlers of the closing event
-        self._unsubscribe = [
-            bus.on(kind, self._on_event, priority=_LAST if kind in _ENDS else _FIRST)
-            for kind in self._handlers
-        ]
-        self._marked: Token[Any] | None = active_run.set(self)
+        self._unsubscribe = (
+            [
+                bus.on(kind, self._on_event, priority=_LAST if kind in _ENDS else _FIRST)
+                for kind in self._handlers
+            ]
+            if spans
+            else []  # metrics only: the model calls are all there is to observe
+        )
+        self._marked: Token[Any] | None = active_run.set(self if spans else None)
 
     def close(self) -> None:
         """Stop listening, unmark the task and end anything still open (aborted). Call
@@ -189,6 +207,7 @@ class RunTrace:
         self._context = trace.set_span_in_context(span)
         self._cost = None
         self._cancel_reason = None
+        self._failure = None
         self._attached = otel_context.attach(self._context)
 
     def _run_cancelled(self, payload: RunCancelled, turn: int | None) -> None:
@@ -225,8 +244,9 @@ class RunTrace:
             )
         if stop == "aborted":
             _fail(span, _ABORTED, self._cancel_reason or payload.error)
-        elif stop not in _NOT_ERRORS:
-            _fail(span, stop, self._redact(payload.error))
+        elif stop not in _NOT_ERRORS:  # a run that failed on a model call: that failure's kind
+            kind = self._failure if stop == "error" and self._failure else stop
+            _fail(span, kind, self._redact(payload.error))
         token, self._attached = self._attached, None
         if token is not None:
             otel_context.detach(token)
@@ -240,6 +260,9 @@ class RunTrace:
             attr.GEN_AI_TOOL_CALL_ID: payload.tool_call_id,
             attr.GEN_AI_TOOL_TYPE: "function",
         }
+        description = self._descriptions.get(name)
+        if description:
+            attributes[attr.GEN_AI_TOOL_DESCRIPTION] = description
         if self.capture_content:
             attributes[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = content.tool_arguments(
                 payload.args, self.redactor
@@ -299,15 +322,27 @@ class RunTrace:
 
     # ----- model calls
 
-    def start_chat(self, request: LLMRequest, provider: str) -> Span:
-        if self._unpriced is not None:
-            self._price(None)
-        model = request.model
+    def common_attributes(
+        self, request: LLMRequest, provider: str, server: tuple[str, int] | None
+    ) -> dict[str, Any]:
+        """The attributes a model call's span and metrics share."""
         attributes: dict[str, Any] = {
             attr.GEN_AI_OPERATION_NAME: attr.OPERATION_CHAT,
-            attr.GEN_AI_PROVIDER_NAME: provider,
-            attr.GEN_AI_REQUEST_MODEL: model,
+            attr.GEN_AI_PROVIDER_NAME: attr.provider_name(provider),
+            attr.GEN_AI_REQUEST_MODEL: request.model,
         }
+        if server is not None:
+            attributes[attr.SERVER_ADDRESS] = server[0]
+            attributes[attr.SERVER_PORT] = server[1]
+        return attributes
+
+    def start_chat(self, request: LLMRequest, common: dict[str, Any]) -> Span:
+        if self._unpriced is not None:
+            self._price(None)
+        for schema in request.tools:
+            self._descriptions[schema.name] = schema.description
+        model = request.model
+        attributes = dict(common)
         if self.conversation_id:
             attributes[attr.GEN_AI_CONVERSATION_ID] = self.conversation_id
         options = request.options
@@ -336,6 +371,9 @@ class RunTrace:
     def end_chat(self, span: Span) -> None:
         """End a model call's span after the event that follows it: the loop's ``usage``
         event for the call, which carries its cost (any other event: no cost known)."""
+        if not self.spans:  # nothing records it, and no usage event will follow
+            span.end()
+            return
         if self._unpriced is not None:
             self._price(None)
         self._unpriced = (span, time_ns())
@@ -390,6 +428,8 @@ class TracedAdapter(LLMAdapter):
         self.inner = adapter
         self.provider = adapter.provider
         self._run = run
+        base_url = getattr(adapter, "base_url", None)
+        self._server = server_of(base_url) if isinstance(base_url, str) else None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -398,11 +438,33 @@ class TracedAdapter(LLMAdapter):
         self, request: LLMRequest, *, abort: AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
         run = self._run
-        span = run.start_chat(request, self.provider)
+        common = run.common_attributes(request, self.provider, self._server)
+        span = run.start_chat(request, common)
         stream = _TracedStream(
-            run, span, self.inner.chat_stream_events(request, abort=abort), self.provider, request
+            run,
+            span,
+            self.inner.chat_stream_events(request, abort=abort),
+            self.provider,
+            request,
+            common if run.metrics is not None else None,
         )
         return stream
+
+
+@lru_cache(maxsize=64)
+def server_of(base_url: str) -> tuple[str, int] | None:
+    """``server.address`` and ``server.port`` of a base URL (the scheme's default port
+    when it names none); None when it has no host."""
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    if port is None:
+        port = 80 if parts.scheme == "http" else 443
+    return host, port
 
 
 class _TracedStream:
@@ -410,7 +472,7 @@ class _TracedStream:
     span ends with the stream's ``done`` or ``error`` event (or when the stream fails,
     is closed or its run ends)."""
 
-    __slots__ = ("_builder", "_context", "_inner", "_run", "_span")
+    __slots__ = ("_builder", "_context", "_inner", "_measured", "_run", "_span", "_started")
 
     def __init__(
         self,
@@ -419,8 +481,11 @@ class _TracedStream:
         inner: AsyncIterator[StreamEvent],
         provider: str,
         request: LLMRequest,
+        measured: dict[str, Any] | None,
     ) -> None:
         self._run = run
+        self._measured = measured  # the metrics' attributes (None: no metrics)
+        self._started = perf_counter()
         self._span: Span | None = span
         self._context = trace.set_span_in_context(span)
         self._inner = inner
@@ -445,8 +510,9 @@ class _TracedStream:
                     self.interrupted(_ABORTED)
                 else:
                     description = describe_exception(exc) if isinstance(exc, Exception) else None
+                    self._run._failure = type(exc).__qualname__
                     _fail(self._span, type(exc).__qualname__, self._run._redact(description))
-                    self._end(None)
+                    self._end(None, type(exc).__qualname__)
             raise
         finally:
             otel_context.detach(token)
@@ -469,31 +535,67 @@ class _TracedStream:
         span = self._span
         if span is not None:
             _fail(span, _ABORTED, reason)
-            self._end(None)
+            self._end(None, _ABORTED)
 
-    def _end(self, event: StreamEvent | None) -> None:
+    def _end(self, event: StreamEvent | None, error_type: str | None = None) -> None:
         span = self._span
         if span is None:
             return
         self._span = None
         run = self._run
         run._streams.discard(self)
+        if self._measured is not None:
+            self._measure(event, error_type)
         if event is not None:
             stop = event.stop_reason or ("error" if event.type == "error" else "stop")
             span.set_attribute(attr.GEN_AI_RESPONSE_FINISH_REASONS, (content.finish_reason(stop),))
             usage = event.usage
             if usage is not None:
                 span.set_attributes(usage_attributes(usage))
+            if event.reasoning_tokens is not None:
+                span.set_attribute(
+                    attr.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, event.reasoning_tokens
+                )
+            if event.response_id:
+                span.set_attribute(attr.GEN_AI_RESPONSE_ID, event.response_id)
+            if event.response_model:
+                span.set_attribute(attr.GEN_AI_RESPONSE_MODEL, event.response_model)
             builder = self._builder
             if builder is not None:
                 span.set_attribute(
                     attr.GEN_AI_OUTPUT_MESSAGES,
                     content.output_messages(builder.message(), run.redactor),
                 )
+            run._failure = None
             if stop == "aborted":
                 _fail(span, _ABORTED, run._redact(event.error))
             elif event.type == "error" or stop not in _NOT_ERRORS:  # the failure's kind
-                _fail(span, event.error_kind or stop, run._redact(event.error))
+                run._failure = event.error_kind or stop
+                _fail(span, run._failure, run._redact(event.error))
             run.end_chat(span)
             return
         span.end()
+
+    def _measure(self, event: StreamEvent | None, error_type: str | None) -> None:
+        """Record the call's duration and tokens on the run's metrics."""
+        metrics = self._run.metrics
+        measured = self._measured
+        assert metrics is not None and measured is not None
+        tokens = None
+        if event is not None:
+            if event.response_model:
+                measured = {**measured, attr.GEN_AI_RESPONSE_MODEL: event.response_model}
+            usage = event.usage
+            if usage is not None and (usage.prompt_tokens or usage.output):  # none: not known
+                tokens = (usage.prompt_tokens, usage.output)
+            stop = event.stop_reason or ("error" if event.type == "error" else "stop")
+            if stop == "aborted":
+                error_type = _ABORTED
+            elif event.type == "error" or stop not in _NOT_ERRORS:
+                error_type = event.error_kind or stop
+        try:
+            metrics.record(measured, perf_counter() - self._started, tokens, error_type)
+        except Exception as exc:  # a third-party meter: never stops the run
+            logging.getLogger("skillkit.tracing").warning(
+                "a model call's metrics were not recorded: %r", exc
+            )

@@ -22,8 +22,10 @@ from skillkit.tracing.scope import active_run
 if TYPE_CHECKING:
     from contextvars import Token
 
+    from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Tracer, TracerProvider
 
+    from skillkit.tracing.metrics import ModelMetrics
     from skillkit.tracing.scope import TracedRun
     from skillkit.tracing.spans import RunTrace
 
@@ -96,6 +98,10 @@ class AgentTracer:
     captured text and error texts go through ``redactor`` first. ``agent_name`` names
     the ``invoke_agent`` spans.
 
+    ``meter_provider``: where the GenAI client metrics of model calls go (token usage
+    and duration histograms); None uses the global one, looked up when each run starts.
+    With a meter provider and no tracer provider a run records its metrics and no span.
+
     One run at a time (like its runner). Never raises into the run it traces.
     """
 
@@ -107,6 +113,7 @@ class AgentTracer:
         capture_content: bool | None = None,
         redactor: Redactor | None = None,
         agent_name: str = "main",
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         self.bus = bus
         self.capture_content = (
@@ -118,6 +125,11 @@ class AgentTracer:
         self._resolved: Any = None
         self._tracer: Tracer | None = None
         self._run: RunTrace | None = None
+        self.meter_provider: MeterProvider | None = meter_provider
+        """The meter provider given (None: the global one is used); may be set between
+        runs."""
+        self._resolved_meter: Any = None
+        self._metrics: ModelMetrics | None = None
 
     @property
     def tracer_provider(self) -> TracerProvider | None:
@@ -142,6 +154,25 @@ class AgentTracer:
             self._resolved = provider
         return self._tracer
 
+    def metrics(self) -> ModelMetrics | None:
+        """The instruments a run started now would record model calls with; None when
+        no meter provider is set (or it is a no-op one)."""
+        provider: Any = self.meter_provider
+        if provider is None:
+            if "opentelemetry.metrics" not in sys.modules and not os.environ.get(
+                "OTEL_PYTHON_METER_PROVIDER"
+            ):
+                return None
+            from opentelemetry import metrics
+
+            provider = metrics.get_meter_provider()
+        if provider is not self._resolved_meter:
+            from skillkit.tracing.metrics import meter_of
+
+            self._metrics = meter_of(provider, _version())
+            self._resolved_meter = provider
+        return self._metrics
+
     def start_run(
         self,
         *,
@@ -158,13 +189,23 @@ class AgentTracer:
         except Exception as exc:  # a third-party provider that raises
             log.warning("tracing is off for this run: the tracer provider failed: %r", exc)
             tracer = None
-        if tracer is None:
+        try:
+            metrics = self.metrics()
+        except Exception as exc:
+            log.warning("metrics are off for this run: the meter provider failed: %r", exc)
+            metrics = None
+        if tracer is None and metrics is None:
             # a run inside a traced run's tool (a subagent) must not report to the parent's
             if active_run.get() is not None:
                 return RunScope(active_run.set(None))
             return _NOT_TRACED
         from skillkit.tracing.spans import RunTrace
 
+        spans = tracer is not None
+        if tracer is None:  # metrics only: spans that record nothing
+            from opentelemetry.trace import NoOpTracer
+
+            tracer = NoOpTracer()
         run = RunTrace(
             tracer,
             self.bus,
@@ -173,6 +214,8 @@ class AgentTracer:
             conversation_id=conversation_id,
             capture_content=self.capture_content,
             redactor=self.redactor,
+            metrics=metrics,
+            spans=spans,
         )
         self._run = run
         return _TracedScope(self, run)
