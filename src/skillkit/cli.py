@@ -254,36 +254,10 @@ def _model_registry() -> ModelRegistry:
 
 
 def _mcp_server(args: argparse.Namespace) -> tuple[Any, Callable[[], Awaitable[None]]]:
-    """``skillkit mcp serve``: this folder's agent in an `AgentSession`, no user there
-    (approvals denied), served by a `SkillServer`; and the function closing it."""
-    from pathlib import Path
+    """``skillkit mcp serve``: the server and the function closing it (`mcp_face`)."""
+    from skillkit.frontends.mcp_face import mcp_server
 
-    from skillkit.frontends.agent_session import AgentSession
-    from skillkit.frontends.setup import build_agent
-    from skillkit.mcp.serve import SkillServer
-    from skillkit.skills.runner import ActionTool
-
-    folder = getattr(args, "cwd", None)
-    where = {"workspace": Path(os.path.abspath(folder))} if folder else {}
-    agent = build_agent(agent_options(args, **where))
-    agent.make_non_interactive()
-    for line in (*agent.warnings, *agent.notices):
-        _note(line)
-    session = AgentSession.from_agent(agent)
-    registry = agent.skills
-    skills = registry.eligible() if registry is not None else []
-    cwd = registry.cwd if registry is not None else Path.cwd()
-    sandbox = registry.sandbox if registry is not None else None
-    actions = [ActionTool(s.name, a, cwd, sandbox=sandbox) for s in skills for a in s.actions]
-    server = SkillServer(
-        actions,
-        skills=skills,
-        gate=agent.permissions.gate,
-        session=session,
-        prompt=registry.activation_message if registry is not None else None,
-        version=__version__,
-    )
-    return server, session.aclose
+    return mcp_server(args, _note)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -240,22 +240,11 @@ async def run_to_file(
             complete = all(index in results.done for index in range(total))
         finally:
             digest = canonical_hash(results.done.values())
-            manifest = {
-                "skillkit_version": _version(),
-                "dataset": str(dataset),
-                "dataset_sha256": file_sha256(dataset),
-                "results": str(out),
-                "results_sha256": digest,
-                "rows": total,
-                "recorded": len(results.done),
-                "errors": sum(1 for r in results.done.values() if r.error is not None),
-                "complete": complete,
-                "not_started": {"rows": held, "reason": stopped[0]} if stopped else None,
-                "engine": engine.name,
-                "settings": dict(settings or {}),
-                "started": begun,
-                "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            }
+            manifest = _manifest(dataset, out, results.done, digest, total, complete, engine)
+            manifest["not_started"] = {"rows": held, "reason": stopped[0]} if stopped else None
+            manifest["settings"] = dict(settings or {})
+            manifest["started"] = begun
+            manifest["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
             write_manifest(manifest_path(out), manifest)
     return BatchSummary(
         results=out,
@@ -269,6 +258,31 @@ async def run_to_file(
         not_started=len(held),
         stopped=stopped[0] if stopped else None,
     )
+
+
+def _manifest(
+    dataset: Path,
+    out: Path,
+    done: Mapping[int, RowResult],
+    digest: str,
+    total: int,
+    complete: bool,
+    engine: Engine,
+) -> dict[str, Any]:
+    """The manifest's fields that describe the dataset, the results and the engine (the
+    caller adds what it knows of the run: rows not started, settings, times)."""
+    return {
+        "skillkit_version": _version(),
+        "dataset": str(dataset),
+        "dataset_sha256": file_sha256(dataset),
+        "results": str(out),
+        "results_sha256": digest,
+        "rows": total,
+        "recorded": len(done),
+        "errors": sum(1 for r in done.values() if r.error is not None),
+        "complete": complete,
+        "engine": engine.name,
+    }
 
 
 def _version() -> str:

@@ -271,6 +271,11 @@ def run_batch_command(args: argparse.Namespace) -> int:
         print(f"skillkit: error: batch: {describe_exception(exc)}", file=sys.stderr)
         return 1
     show.finish()
+    return _report(summary, out)
+
+
+def _report(summary: Any, out: Path) -> int:
+    """The batch's last lines on stderr, and its exit code."""
     print(
         f"skillkit: batch: {summary.total} rows: {summary.ran} run now, "
         f"{summary.skipped} done before, "

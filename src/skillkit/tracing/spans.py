@@ -14,8 +14,8 @@ spans (the loop still builds no event nobody else reads, such as text deltas):
   stream's ``done`` event, and the cost of the ``usage`` event the loop reports next
   (the span's end time stays the stream's end).
 
-A span left open when its run ends (the run was aborted or cancelled mid-call) is ended
-at ``agent_end``, marked aborted. Internal: reached through `AgentTracer`.
+A span left open when its run ends (aborted or cancelled mid-call) is ended at
+``agent_end``, marked aborted. Internal: reached through `AgentTracer`.
 """
 
 from __future__ import annotations
