@@ -52,7 +52,9 @@ class LoopContext:
     over when the model fails (`skillkit.agent.fallback`; None: none). ``input_check``
     is the input guardrails' verdict on the run's message, awaited before the first
     reply is used; ``output_guardrails`` check the final answer
-    (`skillkit.agent.guardrails`).
+    (`skillkit.agent.guardrails`). ``handoff`` returns (and forgets) the
+    `HandoffChoice` of the turn's calls, None if none: the run then ends after that turn
+    (`skillkit.agent.handoffs`).
     """
 
     adapter: LLMAdapter
@@ -79,13 +81,14 @@ class LoopContext:
     fallback: Fallbacks | None = None
     input_check: asyncio.Future[GuardrailResult | None] | None = None
     output_guardrails: Sequence[Guardrail] = ()
+    handoff: Callable[[], Any] | None = None
 
 
 @dataclass
 class RunOutcome:
     """How a run ended (the same facts ``agent_end`` carries, the validated structured
-    ``output`` of a run that has an output type, the calls a paused run waits for, and
-    the result of a guardrail that tripped)."""
+    ``output`` of a run that has an output type, the calls a paused run waits for, the
+    result of a guardrail that tripped, and the `Handoff` a ``handoff`` run ended with)."""
 
     stop_reason: StopReason = "stop"
     iterations: int = 0
@@ -96,3 +99,4 @@ class RunOutcome:
     output: Any = None
     pending: Sequence[PendingApproval] = ()
     guardrail: Any = None
+    handoff: Any = None

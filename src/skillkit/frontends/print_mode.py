@@ -139,7 +139,7 @@ def report_outcome(
     exit code for ``response``. The note is redacted (``redactor``, default
     `Redactor.from_environment`) and neutralized."""
     match response.stop_reason:
-        case "stop" | "tool_use":
+        case "stop" | "tool_use" | "handoff":
             return EXIT_OK
         case "length":
             err.write("skillkit: warning: the answer was cut at the output token limit\n")
