@@ -131,6 +131,7 @@ class _TransferTool:
 
     args_model: type[BaseModel] = _NoArguments
     sequential = True
+    read_only = True  # it changes nothing; the target's own calls are judged as they come
 
     def __init__(self, owner: Handoffs, handoff: Handoff) -> None:
         self.owner = owner
