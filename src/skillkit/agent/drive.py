@@ -260,9 +260,10 @@ async def _loops(
 
 def _answering(runner: AgentRunner, agent: AgentRunner) -> LoopContext:
     """The loop settings when ``agent`` answers ``runner``'s conversation: the agent's
-    model, limits and approver; the runner's steering and budget."""
+    model, limits and approver; the runner's steering, budget and tracing."""
     return replace(
         settings(agent),
+        adapter=runner.tracing.adapter(agent.adapter),
         steering=runner._inbox.take_steering,
         has_steering=runner._inbox.has_steering,
         budget=_run_budget(runner),

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["RunTrace", "TracedAdapter"]
 
 _ABORTED = "aborted"
-_NOT_ERRORS = frozenset({"stop", "length", "tool_use", "max_iterations"})
+_NOT_ERRORS = frozenset({"stop", "length", "tool_use", "max_iterations", "handoff"})
 _UNTRACED: AbstractContextManager[None] = nullcontext()
 _FIRST, _LAST = -1_000_000, 1_000_000
 _ENDS = frozenset({AgentEnd, ToolExecutionEnd, RunCancelled})
@@ -135,6 +135,7 @@ class RunTrace:
             bus.on(kind, self._on_event, priority=_LAST if kind in _ENDS else _FIRST)
             for kind in self._handlers
         ]
+        self._unsubscribe.append(bus.on("handoff", self._handoff, priority=_FIRST))
         self._marked: Token[Any] | None = active_run.set(self)
 
     def close(self) -> None:
@@ -163,6 +164,16 @@ class RunTrace:
         handler = self._handlers.get(type(payload))
         if handler is not None:
             handler(payload, event.turn)
+
+    def _handoff(self, event: Event[Any]) -> None:
+        """A handoff (``skillkit.agent.handoffs``): the run's span says who answers
+        next, and the next ``invoke_agent`` span is that agent's."""
+        to_agent = getattr(event.payload, "to_agent", "")
+        if active_run.get() is not self or not isinstance(to_agent, str) or not to_agent:
+            return
+        if self._span is not None:
+            self._span.set_attribute(attr.SKILLKIT_HANDOFF_TO_AGENT, to_agent)
+        self.agent_name = to_agent
 
     def _agent_start(self, payload: AgentStart, turn: int | None) -> None:
         if self._span is not None:  # a run that never reported its end
