@@ -103,10 +103,10 @@ class AgentDefinition:
     mode: AgentMode = "inherit"
     skills: tuple[str, ...] = ()
     max_turns: int | None = None
-    handoff_to: tuple[str, ...] = ()
     location: Path | None = None
     source: str = "code"
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)
+    handoff_to: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tools is not None and not isinstance(self.tools, tuple):
