@@ -1,37 +1,51 @@
 """Session store benchmark: append, resume and list on each store (JSONL files,
-SQLite), each against a floor measured in the same run with the same driver.
+SQLite, PostgreSQL), each against a floor measured in the same run with the same driver.
 
 Run: python bench/bench_session_stores.py [--appends 2000] [--entries 10000]
-     [--sessions 10000] [--stores jsonl,sqlite]
+     [--sessions 10000] [--stores jsonl,sqlite,postgres] [--postgres-url URL]
+
+Without ``--postgres-url`` a private PostgreSQL server is started for the run (initdb +
+pg_ctl in a temporary folder, fsync on, as tests/session/postgres_server.py does), and
+each measurement gets a new database.
 
 - append: `Session.append_message` of one ~300-byte message (redaction on, as in a
   recorded run); floor: the bare write of the same line with the same driver: an
-  ``os.write`` (JSONL) or one ``INSERT`` in its own transaction (SQLite, same pragmas,
-  into a table without keys).
+  ``os.write`` (JSONL) or one ``INSERT`` in its own transaction into a table without
+  keys (SQLite with the same pragmas; PostgreSQL with psycopg on a connection with the
+  store's settings: autocommit, ``synchronous_commit`` as the fsync policy sets it).
   Target: <= 2x the floor.
 - resume: open a session of ``--entries`` entries and build its context
   (`open(write=False)` + `Session.context`); floor: read the same lines (the file, or a
   ``SELECT`` of them) and ``json.loads`` each.
 - list: ``store.list(cwd)`` over ``--sessions`` sessions of one project (the JSONL
   index warm); floor: ``os.scandir`` + ``stat`` of the files (JSONL), a bare ``SELECT``
-  of the same columns (SQLite). Target: <= 300 ms.
+  of the same columns (SQLite, PostgreSQL). Target: <= 300 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import secrets
 import sqlite3
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from skillkit.models import UserMessage
 from skillkit.secrets import Redactor
-from skillkit.session import SessionHeader, SessionStore, SqliteSessionStore
+from skillkit.session import (
+    PostgresSessionStore,
+    SessionHeader,
+    SessionStore,
+    SqliteSessionStore,
+)
 from skillkit.session.format import MessageEntry, encode_line
 from skillkit.session.sqlite import _connect
 from skillkit.session.store_protocol import SessionStoreProtocol
@@ -48,11 +62,54 @@ def best(run: Callable[[], object], repeat: int = 5) -> float:
     return min(times)
 
 
+POSTGRES: dict[str, Any] = {}
+"""``url``: a fixed database URL given on the command line, or ``server``: the private
+server this run started (each store then gets a new database)."""
+_databases = itertools.count()
+
+
+def postgres_url() -> str:
+    if "url" in POSTGRES:
+        return str(POSTGRES["url"])
+    import psycopg
+
+    server = POSTGRES["server"]
+    name = f"bench_{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(server.url(), autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "{name}"')
+    return str(server.url(name))
+
+
+@contextlib.contextmanager
+def postgres_for_the_run(url: str | None) -> Iterator[None]:
+    if url:
+        POSTGRES["url"] = url
+        yield
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.session.postgres_server import running_server, why_not
+
+    reason = why_not()
+    if reason is not None:
+        raise SystemExit(f"no PostgreSQL for the benchmark: {reason} (or pass --postgres-url)")
+    with running_server(fsync=True) as server:
+        POSTGRES["server"] = server
+        yield
+
+
 def make_store(kind: str, where: Path) -> SessionStoreProtocol:
     redactor = Redactor({"OPENAI_API_KEY": "sk-bench-not-a-real-key-000000"})
     if kind == "jsonl":
         return SessionStore(where, redactor=redactor)
+    if kind == "postgres":
+        return PostgresSessionStore(postgres_url(), redactor=redactor, home=where)
     return SqliteSessionStore(where / "sessions.db", redactor=redactor)
+
+
+def close_store(store: object) -> None:
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
 
 
 def bench_append(kind: str, where: Path, count: int, rounds: int = 5) -> dict[str, float]:
@@ -67,6 +124,22 @@ def bench_append(kind: str, where: Path, count: int, rounds: int = 5) -> dict[st
         def floor_round() -> None:
             for _ in range(count):
                 os.write(fd, line)
+    elif kind == "postgres":
+        import psycopg
+
+        assert isinstance(store, PostgresSessionStore)
+        pg = psycopg.connect(store.conninfo, autocommit=True)
+        pg.execute("SET synchronous_commit = off")  # as the store's "run" policy sets it
+        pg.execute("CREATE TABLE floor_t (session_id text, seq integer, line bytea)")
+        pg_seq = iter(range(10**9))
+
+        def floor_round() -> None:
+            for _ in range(count):
+                pg.execute(
+                    "INSERT INTO floor_t VALUES (%s, %s, %s)",
+                    ("s", next(pg_seq), line),
+                    prepare=True,
+                )
     else:
         db = _connect(where / "floor.db", "run")
         db.execute("CREATE TABLE t (session_id TEXT, seq INTEGER, line BLOB)")
@@ -86,8 +159,11 @@ def bench_append(kind: str, where: Path, count: int, rounds: int = 5) -> dict[st
         per.append(best(store_round, 1) / count)
         floors.append(best(floor_round, 1) / count)
     session.close()
+    close_store(store)
     if kind == "jsonl":
         os.close(fd)
+    elif kind == "postgres":
+        pg.close()
     else:
         db.close()
     return {"append_us": min(per) * 1e6, "floor_us": min(floors) * 1e6}
@@ -109,6 +185,19 @@ def bench_resume(kind: str, where: Path, entries: int) -> dict[str, float]:
 
         def floor() -> None:
             [json.loads(line) for line in path.read_bytes().splitlines()]
+    elif kind == "postgres":
+        import psycopg
+
+        assert isinstance(store, PostgresSessionStore)
+        pg = psycopg.connect(store.conninfo, autocommit=True)
+
+        def floor() -> None:
+            with pg.cursor(binary=True) as cursor:
+                cursor.execute(
+                    "SELECT line FROM skillkit_entries WHERE session_id = %s ORDER BY seq",
+                    (session.id,),
+                )
+                [json.loads(line) for (line,) in cursor]
     else:
         db = _connect(where / "sessions.db", "run")
 
@@ -118,7 +207,9 @@ def bench_resume(kind: str, where: Path, entries: int) -> dict[str, float]:
             ).fetchall()
             [json.loads(line) for (line,) in rows]
 
-    return {"resume_ms": best(resume) * 1e3, "floor_ms": best(floor) * 1e3}
+    result = {"resume_ms": best(resume) * 1e3, "floor_ms": best(floor) * 1e3}
+    close_store(store)
+    return result
 
 
 def bench_list(kind: str, where: Path, count: int) -> dict[str, float]:
@@ -139,6 +230,21 @@ def bench_list(kind: str, where: Path, count: int) -> dict[str, float]:
 
         def floor() -> None:
             [item.stat() for item in os.scandir(folder)]
+    elif isinstance(store, PostgresSessionStore):
+        import psycopg
+
+        for number in range(count):  # imported whole: no writer's connection per session
+            header = SessionHeader(id=secrets.token_hex(8), cwd=str(project), created=number)
+            store.import_jsonl(encode_line(header) + encode_line(message))
+        pg = psycopg.connect(store.conninfo, autocommit=True)
+
+        def floor() -> None:
+            pg.execute(
+                "SELECT id, cwd, created, modified, parent_session, size, entries, messages,"
+                " title, name, first_message, leaf_id FROM skillkit_sessions WHERE cwd = %s"
+                " ORDER BY modified DESC",
+                (str(project.absolute()),),
+            ).fetchall()
     else:
         assert isinstance(store, SqliteSessionStore)
         for _ in range(count):
@@ -156,7 +262,9 @@ def bench_list(kind: str, where: Path, count: int) -> dict[str, float]:
     def listing() -> None:
         assert len(store.list(project)) == count
 
-    return {"list_ms": best(listing) * 1e3, "floor_ms": best(floor) * 1e3}
+    result = {"list_ms": best(listing) * 1e3, "floor_ms": best(floor) * 1e3}
+    close_store(store)
+    return result
 
 
 def main() -> None:
@@ -164,9 +272,18 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=2000)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--stores", default="jsonl,sqlite")
+    parser.add_argument("--stores", default="jsonl,sqlite,postgres")
+    parser.add_argument("--postgres-url", help="a database to use (default: a private server)")
     args = parser.parse_args()
-    for kind in args.stores.split(","):
+    kinds = args.stores.split(",")
+    with (
+        postgres_for_the_run(args.postgres_url) if "postgres" in kinds else contextlib.nullcontext()
+    ):
+        run(kinds, args)
+
+
+def run(kinds: list[str], args: argparse.Namespace) -> None:
+    for kind in kinds:
         with tempfile.TemporaryDirectory() as temp:
             root = Path(temp)
             results = {

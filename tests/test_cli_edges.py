@@ -136,6 +136,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("sessions", "export"): [["sessions", "export", "latest-missing"]],
     ("sessions", "rm"): [["sessions", "rm", "latest-missing"]],
     ("sessions", "rewind"): [["sessions", "rewind", "latest-missing"]],
+    ("sessions", "import"): [["sessions", "import", "missing-folder"]],
     ("batch",): [
         ["batch", "missing.jsonl", "--prompt", "x", "--out", "out.jsonl"],
         ["batch", "notes.txt", "--prompt", "{x}", "--model", HELLO, "--out", "out.jsonl"],

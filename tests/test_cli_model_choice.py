@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.wire_formats import chat_text
+from tests.adapters.wire_formats import chat_chunk, chat_text, chat_tool_call
 from tests.adapters.wire_server import SSEReply, WireServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -219,3 +219,36 @@ async def test_max_turns_stops_the_run(project: Path, tmp_path: Path) -> None:
 async def test_max_turns_must_be_positive(project: Path, tmp_path: Path) -> None:
     code, _, err = await _run("-p", "go", "--max-turns", "0", cwd=project, env=_env(tmp_path))
     assert code == 2 and "--max-turns: must be at least 1" in err
+
+
+async def test_a_settings_entry_declared_text_only_is_never_sent_an_image(
+    project: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / ".skillkit").mkdir(parents=True)
+    (project / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    async with WireServer() as server:
+        server.reply(
+            SSEReply(
+                [
+                    chat_chunk({"role": "assistant", "content": ""}),
+                    chat_tool_call(0, "call_1", "read", '{"path": "shot.png"}'),
+                    chat_chunk({}, "tool_calls"),
+                ]
+            ),
+            SSEReply(chat_text("a picture I was not shown")),
+        )
+        entry = {
+            "name": "text-model",
+            "provider": "openai-compatible",
+            "base_url": server.base_url + "/v1",
+            "capabilities": ["text", "tool_use"],
+        }
+        (home / ".skillkit" / "settings.json").write_text(json.dumps({"model": entry}))
+        code, out, err = await _run("-p", "look at shot.png", cwd=project, env=_env(home))
+    assert code == 0, err
+    assert out.strip() == "a picture I was not shown"
+    assert len(server.requests) == 2  # no refused request sent again: the image never went
+    second = json.dumps(server.requests[1].json())
+    assert "image_url" not in second and "data:image" not in second
+    assert "not shown: this model does not accept images" in second

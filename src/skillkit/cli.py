@@ -96,7 +96,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 the parser is built, so they must import heavy things inside their handlers."""
 
 _USAGE = """\
-skillkit [options]                  interactive session
+skillkit [options] ["TASK"]         interactive session (starting with TASK)
        skillkit [options] -p PROMPT        print the answer and exit
        skillkit [options] --mode rpc       JSON commands on stdin, events on stdout"""
 _USAGE_COMMANDS = """
@@ -222,6 +222,8 @@ def _parser(
         make_mcp_server=_mcp_server,
         make_model_registry=_model_registry,
     )
+    if kind is _RunParser:  # `skillkit "task"`: an interactive session that starts with it
+        parser.add_argument("task", nargs="?")
     if registrars:
         subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", prog="skillkit")
         for register in registrars:
@@ -327,9 +329,28 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         args, left = _parser([], _RunParser).parse_known_args(arguments)
     except _NotARun:
         left = ["(refused)"]
-    if left:
+    if left or (args.task is not None and _names_a_command(args.task)):
         return build_parser().parse_args(arguments)
     return args
+
+
+def _names_a_command(word: str) -> bool:
+    """Whether ``word`` is a subcommand's name, or one word close to one (a typo is
+    refused by the full parser rather than sent to the model as a task)."""
+    from difflib import get_close_matches
+
+    names = [name for name in _command_names() if not name.startswith("-")]
+    if word in names:
+        return True
+    return len(word.split()) == 1 and bool(get_close_matches(word, names, n=1, cutoff=0.75))
+
+
+def _command_names() -> list[str]:
+    parser = build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
@@ -358,6 +379,13 @@ def _run_agent(args: argparse.Namespace) -> int:
     prompt = _prompt(args)
     if isinstance(prompt, int):
         return prompt
+    task: str | None = getattr(args, "task", None)
+    if task is not None and (prompt is not None or args.mode != "text" or not task.strip()):
+        return _usage_error(
+            'a task opens an interactive session; give a prompt once: -p PROMPT or "TASK"'
+            if task.strip()
+            else "the task is empty"
+        )
     output_schema = None
     if args.output_schema is not None:
         if prompt is None:
@@ -383,8 +411,13 @@ def _run_agent(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from skillkit.frontends.session_picker import resume_from_picker
+        from skillkit.session import StoreURLError, open_store
 
-        choice = resume_from_picker(Path.cwd())
+        try:
+            store = open_store(args.session_store or None)
+        except (StoreURLError, OSError) as exc:
+            return _usage_error(" ".join(str(exc).split()))
+        choice = resume_from_picker(Path.cwd(), store=store)
         if choice.path is None:
             if choice.message:
                 _note(choice.message)
@@ -419,6 +452,8 @@ def _run_agent(args: argparse.Namespace) -> int:
     if prompt is None:
         name = "interactive"
         face = {"title": " · bypassing permissions" if args.bypass else ""}
+        if task:
+            face["first_prompt"] = task
     else:
         agent.make_non_interactive(notify=_note)
         agent.report_plugin_errors(_warn)

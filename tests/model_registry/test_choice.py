@@ -79,7 +79,6 @@ def test_a_workspace_at_home_reads_the_user_file_as_the_users(tmp_path: Path) ->
     [
         (3, "must be a model string or an object"),
         ({"provider": "openai"}, "needs a 'name'"),
-        ({"name": "x", "base": "y"}, "unknown key(s) in 'model': base"),
         ({"name": 1}, "'model.name' must be a string"),
         ({"name": "x", "options": []}, "'model.options' must be an object"),
     ],
@@ -87,6 +86,42 @@ def test_a_workspace_at_home_reads_the_user_file_as_the_users(tmp_path: Path) ->
 def test_malformed_entries_are_problems(value: object, problem: str) -> None:
     entry, found = read_model_entry(value, "f.json")
     assert entry is None and found is not None and problem in found
+
+
+def test_an_unknown_key_is_a_problem_but_the_entry_is_kept() -> None:
+    entry, found = read_model_entry({"name": "x", "base": "y"}, "f.json")
+    assert entry is not None and entry.model == "x"
+    assert found is not None and "unknown key(s) in 'model' not used: base" in found
+
+
+def test_a_model_entry_declares_its_capabilities(tmp_path: Path) -> None:
+    model = {
+        "name": "m",
+        "provider": "openai-compatible",
+        "base_url": "http://gpu:8000/v1",
+        "capabilities": ["text", "tool_use"],
+    }
+    _write(tmp_path / ".skillkit" / "settings.json", {"model": model})
+    settings = load_model_settings(tmp_path / "w", trusted=False, home=tmp_path)
+    assert settings.problems == () and settings.capabilities == {"text", "tool_use"}
+    choice = choose_model(settings=settings, environ={})
+    assert choice.model == "openai-compatible:m" and choice.capabilities == {"text", "tool_use"}
+    assert choice.base_url == "http://gpu:8000/v1"
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "kept", "problem"),
+    [
+        (["text", "vision"], {"text"}, "unknown capabilities vision not used"),
+        ("text", None, "'model.capabilities' must be a list of strings"),
+    ],
+)
+def test_bad_capabilities_are_a_problem_and_the_model_is_still_used(
+    capabilities: object, kept: set[str] | None, problem: str
+) -> None:
+    entry, found = read_model_entry({"name": "m", "capabilities": capabilities}, "f.json")
+    assert entry is not None and entry.model == "m" and entry.capabilities == kept
+    assert found is not None and problem in found
 
 
 def test_unreadable_settings_are_a_problem_not_a_crash(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from skillkit.session.branching import (
     navigate,
     tree_lines,
 )
+from skillkit.session.store_protocol import SessionStoreProtocol
 from tests.session.helpers import resendable
 
 pytestmark = pytest.mark.timeout(30)
@@ -62,10 +63,9 @@ def recorded_runner(session, adapter) -> AgentRunner:  # type: ignore[no-untyped
     )
 
 
-async def two_turns(tmp_path: Path, summary: Reply | str):  # type: ignore[no-untyped-def]
+async def two_turns(store: SessionStoreProtocol, tmp_path: Path, summary: Reply | str):  # type: ignore[no-untyped-def]
     """A recorded runner after two prompts (the second read a file); its adapter plays
     ``summary`` next, then a third answer."""
-    store = SessionStore(tmp_path)
     session = store.create(tmp_path)
     adapter = scripted(
         [
@@ -82,8 +82,10 @@ async def two_turns(tmp_path: Path, summary: Reply | str):  # type: ignore[no-un
     return store, session, agent, adapter
 
 
-async def test_navigate_summarises_the_abandoned_branch_with_the_model(tmp_path: Path) -> None:
-    store, session, agent, adapter = await two_turns(tmp_path, "The notes were useless.")
+async def test_navigate_summarises_the_abandoned_branch_with_the_model(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    store, session, agent, adapter = await two_turns(store, tmp_path, "The notes were useless.")
     first_answer = entry_of(session, "first answer")
     old_leaf = session.leaf_id
 
@@ -112,9 +114,11 @@ async def test_navigate_summarises_the_abandoned_branch_with_the_model(tmp_path:
     assert recorded.context(old_leaf)[-1].text == "the notes say nothing useful"  # kept
 
 
-async def test_a_failed_summary_keeps_an_outline_and_says_why(tmp_path: Path) -> None:
+async def test_a_failed_summary_keeps_an_outline_and_says_why(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     store, session, agent, adapter = await two_turns(
-        tmp_path, Reply(text="", error="the provider is down")
+        store, tmp_path, Reply(text="", error="the provider is down")
     )
     target = entry_of(session, "first answer")
     move = await navigate(session, target, adapter=adapter, model="scripted")
@@ -129,7 +133,9 @@ async def test_a_failed_summary_keeps_an_outline_and_says_why(tmp_path: Path) ->
     assert store.open(session.id, write=False).leaf_id == move.entry.id
 
 
-async def test_an_interrupted_summary_keeps_an_outline(tmp_path: Path) -> None:
+async def test_an_interrupted_summary_keeps_an_outline(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     started = asyncio.Event()
 
     async def hang(request: LLMRequest) -> Reply:
@@ -138,7 +144,6 @@ async def test_an_interrupted_summary_keeps_an_outline(tmp_path: Path) -> None:
             await asyncio.sleep(60)
         return Reply(text="answer")
 
-    store = SessionStore(tmp_path)
     session = store.create(tmp_path)
     agent = recorded_runner(session, FunctionAdapter(hang))
     await agent.chat("one")
@@ -154,8 +159,10 @@ async def test_an_interrupted_summary_keeps_an_outline(tmp_path: Path) -> None:
     await agent.aclose()
 
 
-async def test_navigate_without_a_model_and_errors(tmp_path: Path) -> None:
-    _, session, agent, _ = await two_turns(tmp_path, "unused")
+async def test_navigate_without_a_model_and_errors(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    _, session, agent, _ = await two_turns(store, tmp_path, "unused")
     with pytest.raises(KeyError, match="no entry or label"):
         await navigate(session, "zzzz")
     with pytest.raises(ValueError, match="already where"):
@@ -170,7 +177,7 @@ async def test_navigate_without_a_model_and_errors(tmp_path: Path) -> None:
     await agent.aclose()
 
 
-async def test_moving_is_refused_during_a_run(tmp_path: Path) -> None:
+async def test_moving_is_refused_during_a_run(store: SessionStoreProtocol, tmp_path: Path) -> None:
     release, called = asyncio.Event(), asyncio.Event()
 
     async def slow(request: LLMRequest) -> Reply:
@@ -178,7 +185,6 @@ async def test_moving_is_refused_during_a_run(tmp_path: Path) -> None:
         await release.wait()
         return Reply(text="done")
 
-    store = SessionStore(tmp_path)
     session = store.create(tmp_path)
     session.append_message(UserMessage(content="earlier"))
     agent = recorded_runner(session, FunctionAdapter(slow))
@@ -193,8 +199,10 @@ async def test_moving_is_refused_during_a_run(tmp_path: Path) -> None:
     await agent.aclose()
 
 
-async def test_fork_moves_the_recording_to_a_new_session(tmp_path: Path) -> None:
-    store, session, agent, _ = await two_turns(tmp_path, "a summary")
+async def test_fork_moves_the_recording_to_a_new_session(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    store, session, agent, _ = await two_turns(store, tmp_path, "a summary")
     before = agent.messages
     fork = fork_into_new_session(session)
     assert fork.header.parent_session == session.id and fork.id != session.id
@@ -212,8 +220,7 @@ async def test_fork_moves_the_recording_to_a_new_session(tmp_path: Path) -> None
     store.open(session.id).close()
 
 
-def test_fork_at_an_entry_without_a_runner(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+def test_fork_at_an_entry_without_a_runner(store: SessionStoreProtocol, tmp_path: Path) -> None:
     session = store.create(tmp_path)
     first = session.append_message(UserMessage(content="one"))
     session.append_message(AssistantMessage(content=[TextPart("two")]))
@@ -224,8 +231,9 @@ def test_fork_at_an_entry_without_a_runner(tmp_path: Path) -> None:
     session.close()
 
 
-def test_the_tree_shows_branches_labels_and_where_you_are(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+def test_the_tree_shows_branches_labels_and_where_you_are(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     question = session.append_message(UserMessage(content="which file?"))
     session.append_message(AssistantMessage(content=[TextPart("try a.txt")]))
@@ -246,8 +254,9 @@ def test_the_tree_shows_branches_labels_and_where_you_are(tmp_path: Path) -> Non
     session.close()
 
 
-async def test_abandoned_messages_are_those_after_the_common_point(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_abandoned_messages_are_those_after_the_common_point(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     root = session.append_message(UserMessage(content="root"))
     left = session.append_message(AssistantMessage(content=[TextPart("left")]))
@@ -293,9 +302,8 @@ async def test_secrets_never_reach_names_labels_summaries_or_forks(tmp_path: Pat
 
 
 async def test_a_fork_that_cannot_take_over_leaves_the_original_recording(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: SessionStoreProtocol, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = SessionStore(tmp_path)
     session = store.create(tmp_path)
     agent = recorded_runner(session, scripted(["one", "two"]))
     await agent.chat("first")

@@ -17,8 +17,8 @@ from skillkit.session import (
     CompactionEntry,
     ModeChangeEntry,
     ModelChangeEntry,
-    SessionStore,
 )
+from skillkit.session.store_protocol import SessionStoreProtocol
 from tests.context.sim import SimulatedProvider, make_runner
 from tests.session.helpers import resendable
 
@@ -47,8 +47,9 @@ def runner(session, replies, **kwargs):  # type: ignore[no-untyped-def]
     )
 
 
-async def test_a_run_is_recorded_as_it_happens_and_resumed(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_a_run_is_recorded_as_it_happens_and_resumed(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     written: list[str] = []
     session.on_append = lambda entry: written.append(type(entry).__name__)
@@ -77,8 +78,9 @@ async def test_a_run_is_recorded_as_it_happens_and_resumed(tmp_path: Path) -> No
     assert sum(isinstance(e, ModelChangeEntry) for e in final.entries) == 1
 
 
-async def test_an_abort_mid_tool_leaves_a_resendable_session(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_an_abort_mid_tool_leaves_a_resendable_session(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = runner(session, [Reply(tool_calls=[("slow", {"n": 1}), ("slow", {"n": 2})])])
     agent.events.on("tool_execution_start", lambda e: agent.abort())
@@ -89,8 +91,9 @@ async def test_an_abort_mid_tool_leaves_a_resendable_session(tmp_path: Path) -> 
     assert resendable(context) == []
 
 
-async def test_steering_and_in_context_custom_entries_are_recorded(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_steering_and_in_context_custom_entries_are_recorded(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = runner(
         session, [Reply(tool_calls=[("echo", {"text": "1"})]), "steered", "after custom"]
@@ -109,8 +112,9 @@ async def test_steering_and_in_context_custom_entries_are_recorded(tmp_path: Pat
     assert UserMessage(content="change course") in recorded.context()
 
 
-async def test_mode_and_model_changes_are_recorded(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_mode_and_model_changes_are_recorded(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = runner(session, ["one"])
     await agent.events.emit(ModeChanged(prev_mode="default", mode="plan"))
@@ -125,8 +129,9 @@ async def test_mode_and_model_changes_are_recorded(tmp_path: Path) -> None:
     assert models[0] == "scripted" and models[-1] != "scripted" and len(models) == 2
 
 
-async def test_compactions_are_recorded_and_the_resumed_context_matches(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_compactions_are_recorded_and_the_resumed_context_matches(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     provider = SimulatedProvider(window=6_000, steps=40)
     settings = CompactionSettings(
@@ -158,8 +163,9 @@ async def test_compactions_are_recorded_and_the_resumed_context_matches(tmp_path
     assert len(all_results) == 40
 
 
-async def test_a_fork_copies_the_branch_into_a_new_session(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_a_fork_copies_the_branch_into_a_new_session(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = runner(session, ["a", "b"])
     await agent.chat("first")
@@ -175,10 +181,11 @@ async def test_a_fork_copies_the_branch_into_a_new_session(tmp_path: Path) -> No
     assert {info.id for info in store.list(tmp_path)} == {session.id, fork.id}
 
 
-def test_interrupted_calls_get_a_result_on_resume(tmp_path: Path) -> None:
+def test_interrupted_calls_get_a_result_on_resume(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     from skillkit.models import ToolCall
 
-    store = SessionStore(tmp_path)
     session = store.create(tmp_path)
     session.append_message(UserMessage(content="go"))
     session.append_message(
@@ -190,8 +197,9 @@ def test_interrupted_calls_get_a_result_on_resume(tmp_path: Path) -> None:
     assert resendable(context) == []
 
 
-async def test_going_back_to_an_earlier_entry_records_a_new_branch(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_going_back_to_an_earlier_entry_records_a_new_branch(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = runner(session, ["first answer", "second answer"])
     await agent.chat("first")
@@ -220,8 +228,9 @@ async def test_going_back_to_an_earlier_entry_records_a_new_branch(tmp_path: Pat
     assert resendable(context) == []
 
 
-async def test_a_cleared_transcript_is_recorded_as_a_fresh_start(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_a_cleared_transcript_is_recorded_as_a_fresh_start(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = runner(session, ["one", "two"])
     await agent.chat("before")
@@ -235,8 +244,9 @@ async def test_a_cleared_transcript_is_recorded_as_a_fresh_start(tmp_path: Path)
     assert [m.content for m in recorded.context() if isinstance(m, UserMessage)] == ["after"]
 
 
-async def test_a_runner_without_the_sessions_conversation_is_refused(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path)
+async def test_a_runner_without_the_sessions_conversation_is_refused(
+    store: SessionStoreProtocol, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     session.append_message(UserMessage(content="earlier"))
     with pytest.raises(ValueError, match=r"messages=session\.context\(\)"):

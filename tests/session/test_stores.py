@@ -1,17 +1,20 @@
-"""The same session behaviour on every store: JSONL files and SQLite."""
+"""The same session behaviour on every store: JSONL files, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 
 from skillkit import AgentConfig, AgentRunner, tool
@@ -21,6 +24,7 @@ from skillkit.secrets import Redactor
 from skillkit.session import SessionLockedError, SessionNotFoundError, SessionStore
 from skillkit.session.export import export_session
 from skillkit.session.format import encode_line
+from skillkit.session.postgres import PostgresSessionStore
 from skillkit.session.sqlite import SCHEMA_VERSION, SqliteSessionStore
 from skillkit.session.store_protocol import (
     STORE_METHODS,
@@ -31,18 +35,6 @@ from skillkit.session.store_protocol import (
 from tests.session.helpers import ROOT, resendable, run_cli
 
 SECRET = "sk-live-0123456789abcdefSECRET"
-KINDS = ["jsonl", "sqlite"]
-
-
-def make_store(kind: str, where: Path) -> SessionStoreProtocol:
-    if kind == "jsonl":
-        return open_store(f"file://{where}")
-    return open_store(f"sqlite://{where}/sessions.db")
-
-
-@pytest.fixture(params=KINDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStoreProtocol]:
-    yield make_store(request.param, tmp_path)
 
 
 @tool
@@ -51,9 +43,12 @@ def leak() -> str:
     return f"OPENAI_API_KEY={SECRET}"
 
 
-def test_the_jsonl_store_and_the_sqlite_store_satisfy_the_protocol(tmp_path: Path) -> None:
+def test_every_store_satisfies_the_protocol(tmp_path: Path) -> None:
     jsonl: SessionStoreProtocol = SessionStore(tmp_path)  # checked by mypy
     sqlite: SessionStoreProtocol = SqliteSessionStore(tmp_path / "s.db")
+    if TYPE_CHECKING:
+        postgres: SessionStoreProtocol = PostgresSessionStore("postgresql:///x")
+        del postgres
     protocol_methods = {
         name
         for name, value in vars(SessionStoreProtocol).items()
@@ -62,10 +57,11 @@ def test_the_jsonl_store_and_the_sqlite_store_satisfy_the_protocol(tmp_path: Pat
     assert protocol_methods == set(STORE_METHODS)
     for candidate in (jsonl, sqlite):
         assert isinstance(candidate, SessionStoreProtocol)
+    for kind in (SessionStore, SqliteSessionStore, PostgresSessionStore):
         for name in STORE_METHODS:
             wanted = inspect.signature(getattr(SessionStoreProtocol, name)).parameters
-            given = inspect.signature(getattr(candidate, name)).parameters
-            assert list(given) == [p for p in wanted if p != "self"], (candidate, name)
+            given = inspect.signature(getattr(kind, name)).parameters
+            assert list(given) == list(wanted), (kind, name)
 
 
 def test_store_urls(tmp_path: Path) -> None:
@@ -191,7 +187,9 @@ def test_a_second_writer_in_the_same_process_is_refused(
     store.open(session.id).close()
 
 
-async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_path: Path) -> None:
+async def test_secrets_never_reach_the_store(
+    store: SessionStoreProtocol, url: str, tmp_path: Path
+) -> None:
     session = store.create(tmp_path)
     agent = AgentRunner(
         AgentConfig(model="scripted"),
@@ -204,7 +202,7 @@ async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_pa
     session.append_custom("plugin", {"token": SECRET})
     session.set_name(f"about {SECRET}")
     await agent.aclose()
-    stored = everything_under(tmp_path)
+    stored = everything_under(tmp_path) + database_bytes(url)
     assert SECRET.encode() not in stored
     assert b"[REDACTED:OPENAI_API_KEY]" in stored
     assert store.open(session.id, write=False).entries == session.entries
@@ -212,6 +210,21 @@ async def test_secrets_never_reach_the_store(store: SessionStoreProtocol, tmp_pa
 
 def everything_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+
+
+def database_bytes(url: str) -> bytes:
+    """Everything a PostgreSQL store keeps of its sessions (empty for other stores)."""
+    if not url.startswith("postgresql://"):
+        return b""
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        rows = db.execute(
+            "SELECT header, title, name, first_message FROM skillkit_sessions"
+        ).fetchall()
+        lines = db.execute("SELECT line FROM skillkit_entries").fetchall()
+    text = [str(field).encode() for row in rows for field in row[1:]]
+    return b"".join([*(bytes(row[0]) for row in rows), *text, *(bytes(r[0]) for r in lines)])
 
 
 HOLDER = """
@@ -229,12 +242,9 @@ while True:
 """
 
 
-@pytest.mark.parametrize("kind", KINDS)
 def test_a_second_process_is_refused_and_a_writer_killed_mid_append_loses_nothing_committed(
-    kind: str, tmp_path: Path
+    url: str, store: SessionStoreProtocol, tmp_path: Path
 ) -> None:
-    url = f"file://{tmp_path}" if kind == "jsonl" else f"sqlite://{tmp_path}/sessions.db"
-    store = open_store(url)
     session = store.create(tmp_path)
     session.close()
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
@@ -360,3 +370,82 @@ def test_deleting_a_file_session_removes_the_folders_kept_beside_it(tmp_path: Pa
     store.delete(session.id)
     assert not session.path.exists() and not sidecar.exists()
     assert other.is_dir()
+
+
+def run_half(url: str, cwd: Path, *args: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.session.pending_agent", url, str(cwd), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+async def test_a_run_paused_in_one_process_resumes_from_the_store_in_another(
+    url: str, store: SessionStoreProtocol, tmp_path: Path
+) -> None:
+    from skillkit.frontends.session_runs import pending_run
+    from skillkit.models import ToolResultMessage
+    from skillkit.session.format import CompactionEntry, MessageEntry
+
+    first = await asyncio.to_thread(run_half, url, tmp_path, "pause")
+    assert (first["stop"], first["requests"]) == ("approval_pending", 1)
+    paused = store.open(first["session"], write=False)
+    state = pending_run(paused)
+    assert state is not None
+    assert [(p.call_id, p.tool, p.args) for p in state.pending] == [
+        ("call_1", "deploy", {"target": "prod"})
+    ]
+    second = await asyncio.to_thread(run_half, url, tmp_path, "resume", first["session"])
+    assert (second["stop"], second["text"], second["requests"]) == ("stop", "Deployed.", 1)
+    again = store.open(first["session"], write=False)
+    assert pending_run(again) is None  # the run went on: nothing waits any more
+    assert msgspec.to_builtins(again.context()) == second["messages"]
+    assert not resendable(again.context())
+    assert not any(isinstance(e, CompactionEntry) for e in again.entries)
+    results = [
+        e.message for e in again.branch()
+        if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
+    ]  # fmt: skip
+    assert [r.content[0].text for r in results] == ["deployed to prod"]  # type: ignore[union-attr]
+
+
+def test_postgres_keeps_the_file_store_lines_and_a_schema_version(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from skillkit.session.postgres import SCHEMA_VERSION as PG_SCHEMA
+
+    store = PostgresSessionStore(postgres_url, home=tmp_path)
+    session = store.create(tmp_path)
+    entry = session.append_message(UserMessage(content="hi"))
+    session.close()
+    store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        assert db.execute("SELECT version FROM skillkit_schema_version").fetchall() == [
+            (PG_SCHEMA,)
+        ]
+        assert db.execute("SELECT line FROM skillkit_entries").fetchall() == [(encode_line(entry),)]
+        db.execute("UPDATE skillkit_schema_version SET version = %s", (PG_SCHEMA + 1,))
+    with pytest.raises(RuntimeError, match="schema"):
+        PostgresSessionStore(postgres_url, home=tmp_path)
+    assert (tmp_path / ".skillkit" / "stores").stat().st_mode & 0o077 == 0
+
+
+def test_an_unreachable_postgres_store_is_one_line_without_the_password(tmp_path: Path) -> None:
+    from skillkit.session.postgres import StoreUnavailableError
+
+    url = f"postgresql://someone:hunter2@/db?host={tmp_path}&port=1&connect_timeout=2"
+    with pytest.raises(StoreUnavailableError) as caught:
+        open_store(url)
+    assert isinstance(caught.value, OSError)
+    assert "hunter2" not in str(caught.value) and "someone@" in str(caught.value)
+    assert len(str(caught.value).splitlines()) == 1

@@ -280,12 +280,10 @@ class SkillKitAcpAgent:
         return session
 
     def _store(self) -> Any:
-        from skillkit.session import SessionStore, open_store
+        from skillkit.session import open_store
 
         options = self.settings.options
-        if options.session_store:
-            return open_store(options.session_store)
-        return SessionStore(options.home)
+        return open_store(options.session_store or None, home=options.home)
 
     async def _reopen(self, cwd: str, session_id: str, mcp_servers: Sequence[Any]) -> AcpSession:
         folder = _folder(cwd)

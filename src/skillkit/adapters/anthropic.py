@@ -25,7 +25,7 @@ from skillkit.adapters.reasoning import anthropic_thinking, take_reasoning_level
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
-from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript, tool_result_text
 from skillkit.config import ReasoningLevel
 from skillkit.models import (
     AssistantMessage,
@@ -266,7 +266,7 @@ def _tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
     if any(isinstance(p, ImagePart) for p in message.content):
         block["content"] = _user_blocks(message.content)
     else:
-        block["content"] = message.text
+        block["content"] = tool_result_text(message)
     if message.is_error:
         block["is_error"] = True
     return block

@@ -32,7 +32,7 @@ from skillkit.adapters.sdk import NO_KEY_PLACEHOLDER, SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.think_tags import ThinkTagSplitter
 from skillkit.adapters.tool_arguments import ToolCallBuffer
-from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript, tool_result_text
 from skillkit.config import ReasoningLevel
 from skillkit.model_registry import ModelCompat
 from skillkit.models import (
@@ -264,7 +264,11 @@ class OpenAIAdapter(SDKAdapter[openai.AsyncOpenAI]):
                     out.append(assistant)
             else:
                 out.append(
-                    {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
+                    {
+                        "role": "tool",
+                        "tool_call_id": message.tool_call_id,
+                        "content": tool_result_text(message),
+                    }
                 )
                 images.extend(_image_part(p) for p in message.content if type(p) is ImagePart)
         if images:

@@ -25,7 +25,7 @@ from skillkit.adapters.reasoning import responses_reasoning_fields, take_reasoni
 from skillkit.adapters.sdk import SDKAdapter, SDKCall
 from skillkit.adapters.streaming import SDKStream
 from skillkit.adapters.tool_arguments import ToolCallBuffer
-from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript
+from skillkit.adapters.transcript import TranscriptTarget, prepare_transcript, tool_result_text
 from skillkit.config import ReasoningLevel
 from skillkit.models import (
     AssistantMessage,
@@ -264,7 +264,7 @@ def _user_content(content: str | list[UserContent]) -> str | list[dict[str, Any]
 
 
 def _function_output(message: ToolResultMessage) -> dict[str, Any]:
-    output: str | list[dict[str, Any]] = message.text
+    output: str | list[dict[str, Any]] = tool_result_text(message)
     if any(isinstance(p, ImagePart) for p in message.content):
         output = _user_content(message.content)
     return {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}

@@ -35,7 +35,7 @@ from skillkit.adapters.errors import (
     classify_failure,
     missing_key_failure,
 )
-from skillkit.adapters.images import without_images
+from skillkit.adapters.images import has_images, refuses_images, without_images
 from skillkit.adapters.streaming import SDKStream, StreamTranslator, drive_stream
 from skillkit.models import LLMRequest, StreamEvent
 
@@ -142,7 +142,7 @@ class SDKAdapter(LLMAdapter, Generic[ClientT]):
                 exc, label, connection_errors=connection_errors, timeout_errors=timeout_errors
             )
 
-        return drive_stream(
+        stream = drive_stream(
             call.open_stream,
             call.make_translator,
             classify,
@@ -150,6 +150,28 @@ class SDKAdapter(LLMAdapter, Generic[ClientT]):
             abort=abort,
             on_retry=self.on_retry,
         )
+        if self.images and has_images(request):
+            return self._text_if_images_refused(stream, request, abort)
+        return stream
+
+    async def _text_if_images_refused(
+        self,
+        stream: AsyncIterator[StreamEvent],
+        request: LLMRequest,
+        abort: AbortSignal | None,
+    ) -> AsyncIterator[StreamEvent]:
+        """``stream``; but when the server refuses the request's images before any
+        output, the request once more with text stubs for them, and stubs from then
+        on (``images`` becomes False)."""
+        started = False
+        async for event in stream:
+            if not started and event.type == "error" and refuses_images(event.error):
+                self.images = False
+                async for retried in self.chat_stream_events(request, abort=abort):
+                    yield retried
+                return
+            started = True
+            yield event
 
     async def aclose(self) -> None:
         """Close the client this adapter built (a caller's own ``client`` stays open)."""

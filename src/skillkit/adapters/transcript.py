@@ -47,7 +47,15 @@ __all__ = [
     "is_native",
     "normalise_tool_call_id",
     "prepare_transcript",
+    "tool_result_text",
 ]
+
+
+def tool_result_text(message: ToolResultMessage) -> str:
+    """A tool result's text parts as one string, one part per line: a result of several
+    blocks (an MCP tool's) must not reach a model glued together (``...]{...``)."""
+    return "\n".join(p.text for p in message.content if type(p) is TextPart)
+
 
 MISSING_RESULT_TEXT = "No result was recorded for this tool call; it was interrupted or never run."
 

@@ -4,6 +4,7 @@
     /mcp NAME                           one server, with tool descriptions and resources
     /mcp restart NAME                   stop the server and start it again
     /mcp prompt SERVER PROMPT [k=v...]  send the server's prompt to the agent
+    /mcp complete SERVER TEMPLATE ARG [PREFIX]  values for a resource template's argument
 
 The servers are those of the runner's `skillkit.mcp.McpServers` contributor; servers
 not started yet are started (concurrently) before the listing.
@@ -71,11 +72,25 @@ async def mcp_command(ctx: CommandContext, args: str) -> CommandResult | str:
         if not text.strip():
             raise CommandError(f"the prompt {prompt!r} of {server!r} is empty")
         return CommandResult(send=text)
+    if words[0] == "complete" and len(words) in (4, 5):
+        server, template, argument = words[1], words[2], words[3]
+        if server not in servers.connections:
+            raise CommandError(f"no MCP server {server!r}; /mcp lists them")
+        from skillkit.mcp.connection import McpCallError
+
+        try:
+            values = await servers.complete(
+                server, template, argument, words[4] if len(words) == 5 else ""
+            )
+        except McpCallError as exc:
+            raise CommandError(str(exc)) from None
+        return "\n".join(values) if values else f"no values for {argument} of {template}"
     if len(words) == 1 and words[0] in servers.connections:
         await servers.start([words[0]] if servers.connections[words[0]].status == "idle" else [])
         return servers.describe(only=words[0]).strip()
     raise CommandError(
-        "usage: /mcp [NAME] | /mcp restart NAME | /mcp prompt SERVER PROMPT [key=value...]"
+        "usage: /mcp [NAME] | /mcp restart NAME | /mcp prompt SERVER PROMPT [key=value...] "
+        "| /mcp complete SERVER TEMPLATE ARGUMENT [PREFIX]"
     )
 
 
@@ -85,5 +100,8 @@ def mcp_slash_command() -> Command:
         "mcp",
         "MCP servers: status, tools, prompts (/mcp NAME, /mcp restart NAME, /mcp prompt ...)",
         mcp_command,
-        usage="[NAME | restart NAME | prompt SERVER PROMPT [key=value...]]",
+        usage=(
+            "[NAME | restart NAME | prompt SERVER PROMPT [key=value...] "
+            "| complete SERVER TEMPLATE ARGUMENT [PREFIX]]"
+        ),
     )

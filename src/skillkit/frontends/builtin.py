@@ -31,17 +31,21 @@ __all__ = [
 class InteractiveFrontend:
     """The interactive terminal session (`skillkit.frontends.interactive`).
 
-    Options: ``title`` (the first line shown). Approvals, questions and modes come from
-    the session's permission layer; the commands from its table; the skills watched
-    are its plugin manager's."""
+    Options: ``title`` (the first line shown), ``first_prompt`` (run at once, as
+    ``skillkit "task"`` gives it). Approvals, questions and modes come from the
+    session's permission layer; the commands from its table; the skills watched are
+    its plugin manager's."""
 
-    def __init__(self, *, title: str = "") -> None:
+    def __init__(self, *, title: str = "", first_prompt: str = "") -> None:
         self.title = title
+        self.first_prompt = first_prompt
 
     async def run(self, session: AgentSession) -> int:
         from skillkit.frontends.interactive import InteractiveSession
 
-        terminal = InteractiveSession(session, title=self.title, frontend=self)
+        terminal = InteractiveSession(
+            session, title=self.title, frontend=self, first_prompt=self.first_prompt
+        )
         return await terminal.run()
 
 

@@ -1,12 +1,10 @@
 """The interactive terminal session: read a prompt, run it, draw the run, repeat.
 
-Input is read with prompt_toolkit (line editing, history); each run is drawn by a
-`TerminalRenderer` listening to the session's stream (`AgentSession.listen`). Keys at
-the prompt:
+Input is read with prompt_toolkit; each run is drawn by a `TerminalRenderer` listening
+to the session's stream (`AgentSession.listen`). Keys at the prompt:
 
 - Enter sends the prompt; Ctrl-J inserts a new line (a pasted text keeps its lines).
-- Ctrl-C arms exit: a second Ctrl-C in a row leaves with exit code 130.
-- Ctrl-D at an empty prompt, ``/quit`` or ``/exit`` leaves with exit code 0.
+- Ctrl-C arms exit (a second one leaves, code 130); Ctrl-D, ``/quit``, ``/exit``: code 0.
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 - ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
   completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
@@ -19,22 +17,17 @@ queues it for after the run (`AgentSession.follow_up`), Ctrl-J inserts a new lin
 aborts the run (`AgentSession.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
 (exit code 130). Text typed and not sent is put back at the next prompt.
 
-The terminal is handed the agent's `AgentSession`, as every face is, and never sees the
-runner: a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (the
-command is judged by the permission gate, runs like the model's ``bash`` calls, and its
-output goes to the model with the next prompt), and the terminal is the session's
-answerer for ui requests (`AgentSession.on_ui_request`, answered with
-`AgentSession.respond`). Events are drawn by the renderer, a listener of the session's
-stream, as they happen.
+The terminal is handed the agent's `AgentSession`, as every face is, never the runner:
+a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (judged by the gate,
+run like the model's ``bash`` calls, its output sent with the next prompt), and the
+terminal answers the session's ui requests (`AgentSession.on_ui_request`). Events are
+drawn by the renderer, a listener of the session's stream, as they happen.
 
-With a permission layer (`skillkit.permissions.Permissions`), a tool call that needs
-approval is drawn when the session asks about it, one request at a time, and the
-session takes the answer with one key (`skillkit.frontends.answers`), then hands it to
-`AgentSession.respond`; questions from ``ask_user`` go the same way, one question at a
-time (a Ctrl-C declines every question still open). Keys typed before such a prompt is
-drawn never answer it: pending input is dropped when it appears. The approval panel of
-a skill action shows the exact argument list it will run (computed from the session's
-skills). Skills are watched for changes while the session runs.
+With a permission layer, a call that needs approval is drawn when the session asks,
+one request at a time, answered with one key (`skillkit.frontends.answers`) and handed
+to `AgentSession.respond`; ``ask_user`` questions likewise (Ctrl-C declines those still
+open). Keys typed before such a prompt is drawn never answer it. A skill action's panel
+shows the exact argument list it will run. Skills are watched for changes.
 
 Everything printed goes through the renderer, which redacts secrets and neutralizes
 control characters (see `skillkit.frontends.terminal`).
@@ -117,7 +110,8 @@ class InteractiveSession:
     questions from the keyboard and offers Shift+Tab and ``/mode``. Commands come from
     the session's table; the skills watched for changes (``watch_skills``) are
     ``skills``, else the session's plugin manager's. ``frontend`` is passed to command
-    handlers as `CommandContext.frontend`. `run` returns the process exit code: 0 for
+    handlers as `CommandContext.frontend`; ``first_prompt`` runs as if typed at once.
+    `run` returns the process exit code: 0 for
     Ctrl-D, ``/quit`` or ``/exit``, `INTERRUPTED` (130) for Ctrl-C Ctrl-C. The session
     stays open when the terminal ends: its owner closes it.
     """
@@ -131,8 +125,10 @@ class InteractiveSession:
         skills: SkillRegistry | None = None,
         watch_skills: bool = True,
         frontend: Frontend | None = None,
+        first_prompt: str = "",
     ) -> None:
         self.agent_session = agent
+        self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
         self.title = title
@@ -261,8 +257,12 @@ class InteractiveSession:
             try:
                 # Output from outside the prompt (a mode change, a skill reload, a
                 # finished background task) is drawn above it.
-                with patch_stdout(raw=True):
-                    typed = await session.prompt_async(default=self._input.take_text())
+                typed, self.first_prompt = self.first_prompt, ""  # `skillkit "task"`
+                if typed:
+                    renderer.prompt_line(typed)
+                else:
+                    with patch_stdout(raw=True):
+                        typed = await session.prompt_async(default=self._input.take_text())
                 self._expanded = False
                 text = typed.strip()
             except KeyboardInterrupt:

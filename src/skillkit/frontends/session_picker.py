@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
-    from skillkit.session import SessionInfo
+    from skillkit.session import SessionInfo, SessionStoreProtocol
 
 __all__ = [
     "PickerRow",
@@ -300,16 +300,21 @@ class ResumeChoice:
     message: str = ""
 
 
-def resume_from_picker(cwd: Path, home: Path | None = None) -> ResumeChoice:
-    """Offer the sessions of ``cwd`` (in ``home``'s store; default: the user's) in the
-    picker. Picked: its path. Esc: exit code 0; Ctrl-C: 130; no sessions: 1 — with a
-    line saying so. Nothing is written in any case."""
+def resume_from_picker(
+    cwd: Path, home: Path | None = None, *, store: SessionStoreProtocol | None = None
+) -> ResumeChoice:
+    """Offer the sessions of ``cwd`` in the picker, from ``store`` (default: the one the
+    user's settings name, else the JSONL files under ``home``, default the user's).
+    Picked: its path. Esc: exit code 0; Ctrl-C: 130; no sessions: 1 — with a line
+    saying so. Nothing is written in any case."""
     import asyncio
 
-    from skillkit.session import SessionStore
+    from skillkit.session import open_store
 
+    if store is None:
+        store = open_store(None, home=home)
     # A session nothing was said in (a terminal opened and closed) is nothing to go back to.
-    infos = [info for info in SessionStore(home).list(cwd) if info.messages or info.name]
+    infos = [info for info in store.list(cwd) if info.messages or info.name]
     if not infos:
         return ResumeChoice(exit_code=1, message="no saved sessions in this folder to resume")
     outcome, row = asyncio.run(pick_session(session_rows(infos)))

@@ -208,7 +208,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     providers = default_providers()  # the process's providers and model registry
     runner = AgentRunner(
         config,
-        adapter=make_adapter(config, manager, providers),
+        adapter=make_adapter(config, manager, providers, choice.capabilities),
         adapters=manager.registries.adapters,
         messages=session.context() if session is not None else (),
         contributors=[

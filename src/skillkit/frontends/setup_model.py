@@ -183,9 +183,15 @@ def api_key(variable: str | None) -> str | None:
     return value
 
 
-def make_adapter(config: AgentConfig, manager: PluginManager, providers: Providers) -> LLMAdapter:
+def make_adapter(
+    config: AgentConfig,
+    manager: PluginManager,
+    providers: Providers,
+    capabilities: frozenset[str] | None = None,
+) -> LLMAdapter:
     """The adapter a plugin registered as ``config.model``, else a new one for it, made
-    by ``providers``."""
+    by ``providers``; ``capabilities`` (a settings entry's) say whether it is sent
+    images."""
     from skillkit.adapters.factory import UnknownModelError
     from skillkit.adapters.reasoning import ReasoningNotSupportedError
     from skillkit.adapters.scripted import ScriptError
@@ -196,7 +202,7 @@ def make_adapter(config: AgentConfig, manager: PluginManager, providers: Provide
     if config.model is not None and config.model in adapters:
         return adapters.get(config.model)
     try:
-        return providers.create_adapter(config)
+        adapter = providers.create_adapter(config)
     except (
         UnknownModelError,
         ScriptError,
@@ -205,3 +211,6 @@ def make_adapter(config: AgentConfig, manager: PluginManager, providers: Provide
         ReasoningNotSupportedError,
     ) as exc:
         raise SetupError(one_line(exc)) from None
+    if capabilities is not None and hasattr(adapter, "images"):
+        adapter.images = "image" in capabilities
+    return adapter

@@ -82,18 +82,13 @@ def open_session(options: AgentOptions, workspace: Path, warnings: list[str]) ->
     from skillkit.session import (
         SessionLockedError,
         SessionNotFoundError,
-        SessionStore,
         StoreURLError,
         open_store,
     )
     from skillkit.session.format import FormatError
 
     try:
-        store = (
-            open_store(options.session_store)
-            if options.session_store
-            else SessionStore(options.home)
-        )
+        store = open_store(options.session_store or None, home=options.home)
     except StoreURLError as exc:
         raise SetupError(one_line(exc)) from None
     except _store_errors() as exc:

@@ -15,6 +15,13 @@ States (`McpConnection.status`):
   the next call starts it again (`McpConnection.restarts` counts these);
 - ``closed`` — `McpConnection.aclose` was called; nothing starts it again.
 
+What SkillKit tells a server about itself: its client name and version
+(``skillkit``, `skillkit.__version__`) in ``initialize``, and the client capabilities
+that ``configure_client`` gives the `mcp.Client` (roots, sampling, elicitation, log
+messages: see `skillkit.mcp.client_features`). While a tool call runs, its caller
+is in `McpConnection.active_calls`, so a request the server makes in the middle of it
+(sampling, elicitation) is judged for that call.
+
 Tool-list changes arrive through ``subscriptions/listen`` on 2026 connections and as
 ``notifications/*/list_changed`` on older ones; either way the lists are fetched again
 and ``on_change`` is called, so the next turn offers the new tools.
@@ -49,6 +56,9 @@ ProgressCallback: TypeAlias = "ProgressFnT"
 ClientFactory = Callable[[McpServerConfig, AsyncExitStack, TextIO], Awaitable["Client"]]
 """Makes the (not yet entered) `mcp.Client` for a server; for tests and embedding."""
 
+ClientConfigurer = Callable[["Client", "McpConnection"], None]
+"""Sets a (not yet entered) client's callbacks for one connection (must not raise)."""
+
 _PAGE_LIMIT = 100
 _STDERR_TAIL = 2000
 
@@ -73,6 +83,7 @@ class McpConnection:
         *,
         on_change: Callable[[], None] | None = None,
         client_factory: ClientFactory | None = None,
+        configure_client: ClientConfigurer | None = None,
     ) -> None:
         self.config = config
         self.status: ConnectionStatus = "idle"
@@ -82,7 +93,13 @@ class McpConnection:
         self.tools: list[mcp_types.Tool] = []
         self.prompts: list[mcp_types.Prompt] = []
         self.resources: list[mcp_types.Resource] = []
+        self.resource_templates: list[mcp_types.ResourceTemplate] = []
         self.has_resources = False
+        self.instructions = ""
+        """The server's instructions (from ``initialize``), '' when it gave none."""
+        self.active_calls: list[Any] = []
+        """The callers of the tool calls running now, oldest first (see `call_tool`)."""
+        self._configure_client = configure_client
         self._on_change = on_change
         self._client_factory = client_factory or _default_client
         self._client: Client | None = None
@@ -187,8 +204,12 @@ class McpConnection:
             async with AsyncExitStack() as stack:
                 client = await self._client_factory(self.config, stack, stderr)
                 client.message_handler = self._on_message
+                client.client_info = _client_info()
+                if self._configure_client is not None:
+                    self._configure_client(client, self)
                 await stack.enter_async_context(client)
                 self.protocol_version = client.protocol_version
+                self.instructions = (client.instructions or "").strip()
                 await self._fetch_lists(client)
                 self._client = client
                 self.status, self.error = "connected", ""
@@ -286,8 +307,15 @@ class McpConnection:
                 lambda cursor: client.list_resources(cursor=cursor, cache_mode="refresh"),
                 "resources",
             )
+        templates: list[Any] = []
+        if caps.resources is not None:
+            templates = await _all_pages(
+                lambda cursor: client.list_resource_templates(cursor=cursor, cache_mode="refresh"),
+                "resource_templates",
+            )
         self.tools, self.prompts, self.resources = tools, prompts, resources
-        self.has_resources = bool(resources)
+        self.resource_templates = templates
+        self.has_resources = bool(resources) or bool(templates)
 
     def _explain(self, exc: BaseException | None) -> str:
         """One line: what went wrong, and the last line the server wrote to stderr."""
@@ -346,11 +374,19 @@ class McpConnection:
         *,
         progress: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
+        caller: Any = None,
     ) -> mcp_types.CallToolResult:
         """Call ``tool_name`` (the server's own name), starting the server first if it
         is not connected. The config's ``timeout`` bounds the call; ``meta`` goes in
-        the request's ``_meta``. Raises `McpCallError` with a one-line message."""
+        the request's ``_meta``; ``caller`` (the tool call's `ToolContext`) is in
+        ``active_calls`` while it runs. Raises `McpCallError` with a one-line message."""
         timeout = self.config.timeout
+        if caller is not None:
+            self.active_calls.append(caller)
+            try:
+                return await self.call_tool(tool_name, arguments, progress=progress, meta=meta)
+            finally:
+                self.active_calls.remove(caller)
 
         async def call(client: Client) -> Any:
             return await client.call_tool(
@@ -378,6 +414,42 @@ class McpConnection:
             f"reading {uri} from '{self.name}'", read
         )
         return result
+
+    async def list_resources(self) -> list[mcp_types.Resource]:
+        """The resources the server lists now (asked afresh, never from a cache: a tool
+        call may just have made one); ``resources`` is updated. Raises `McpCallError`."""
+        timeout = self.config.timeout
+
+        async def fetch(client: Client) -> Any:
+            with _deadline(timeout):
+                return await _all_pages(
+                    lambda cursor: client.list_resources(cursor=cursor, cache_mode="refresh"),
+                    "resources",
+                )
+
+        resources: list[mcp_types.Resource] = await self._guarded(
+            f"listing the resources of '{self.name}'", fetch
+        )
+        self.resources = resources
+        self.has_resources = self.has_resources or bool(resources)
+        return resources
+
+    async def complete(self, template: str, argument: str, value: str) -> list[str]:
+        """The values the server suggests for ``argument`` of resource template
+        ``template`` (its URI template) starting from ``value``. Raises `McpCallError`."""
+        from mcp_types import ResourceTemplateReference
+
+        timeout = self.config.timeout
+        reference = ResourceTemplateReference(type="ref/resource", uri=template)
+
+        async def complete(client: Client) -> Any:
+            with _deadline(timeout):
+                return await client.complete(reference, {"name": argument, "value": value})
+
+        result = await self._guarded(
+            f"completing {argument} of {template} ('{self.name}')", complete
+        )
+        return [str(v) for v in result.completion.values]
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
@@ -462,6 +534,17 @@ async def _default_client(config: McpServerConfig, stack: AsyncExitStack, stderr
     return Client(stdio_client(params, errlog=stderr))
 
 
+def _client_info() -> Any:
+    """SkillKit's name and version, as the client's ``initialize`` says them."""
+    import sys
+
+    from mcp_types import Implementation
+
+    # the package is loaded (it holds this module); read it without an upward import
+    number = getattr(sys.modules.get("skillkit"), "__version__", "") or "0+unknown"
+    return Implementation(name="skillkit", title="SkillKit", version=str(number))
+
+
 def _exception_text(exc: BaseException) -> str:
     """One line for ``exc``, looking inside exception groups (anyio task groups wrap
     the real failure)."""
@@ -470,8 +553,11 @@ def _exception_text(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"command not found: {exc.filename}"
     if type(exc).__name__ == "MCPError":
-        message = str(exc) or "error"
-        return " ".join((message[:1].lower() + message[1:]).split())
+        message = " ".join((str(exc) or "error").split())
+        first = message.split(" ", 1)[0]
+        if first[:1].isupper() and not first[1:2].isupper():  # "Unknown tool", not "MCP"
+            message = message[:1].lower() + message[1:]
+        return message
     return " ".join(describe_exception(exc).split())
 
 

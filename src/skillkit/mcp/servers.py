@@ -15,7 +15,13 @@
   and the rest of the agent goes on: a server that cannot start offers no tools; a
   call to one that died returns an error result the model reads.
 - **Prompts and resources**: `McpServers.get_prompt` (the ``/mcp prompt`` command) and
-  the per-server resource tools.
+  the per-server resource tools; resource templates are listed by ``/mcp`` and their
+  arguments completed by `McpServers.complete` (``/mcp complete``).
+- **Instructions** a server gives in ``initialize`` are a section of the system prompt
+  (each at most `INSTRUCTIONS_LIMIT` characters).
+- **The client side** (roots, sampling, elicitation, log messages): see
+  `skillkit.mcp.client_features`. The roots are ``roots`` (default: the permission
+  gate's workspace, else the current folder).
 
 `McpServers.aclose` (called when the runner closes) stops every server process.
 """
@@ -23,11 +29,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.events import ErrorInfo, Event
+from skillkit.mcp.client_features import ClientFeatures
 from skillkit.mcp.config import McpConfig, McpServerConfig
 from skillkit.mcp.connection import ClientFactory, McpConnection
 from skillkit.tools.base import Tool
@@ -35,13 +43,17 @@ from skillkit.tools.base import Tool
 if TYPE_CHECKING:
     import mcp_types
 
-__all__ = ["McpServers"]
+__all__ = ["INSTRUCTIONS_LIMIT", "McpServers"]
+
+INSTRUCTIONS_LIMIT = 4000
+"""The most characters of one server's instructions put in the system prompt."""
 
 
 class McpServers(Contributor):
     """The servers of ``servers`` (configs, or a whole `McpConfig`, whose refused
     servers and problems `McpServers.refused` / `problems` keep for display).
-    ``client_factory`` replaces how each `mcp.Client` is made (tests, embedding)."""
+    ``client_factory`` replaces how each `mcp.Client` is made (tests, embedding);
+    ``roots`` are the folders offered to servers as roots (see the module docs)."""
 
     name = "mcp"
 
@@ -50,7 +62,11 @@ class McpServers(Contributor):
         servers: Iterable[McpServerConfig] | McpConfig = (),
         *,
         client_factory: ClientFactory | None = None,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
     ) -> None:
+        self._roots = list(roots) if roots is not None else None
+        self._cwd = os.getcwd()
+        self.features = ClientFeatures(roots=self._root_folders, agent=lambda: self._agent)
         if isinstance(servers, McpConfig):
             self.refused: list[tuple[str, str]] = list(servers.refused)
             self.problems: list[str] = list(servers.problems)
@@ -66,6 +82,7 @@ class McpServers(Contributor):
                 config,
                 on_change=self._changed,
                 client_factory=client_factory,
+                configure_client=self.features.configure,
             )
         self._tools: list[Tool] = []
         self._dirty = True
@@ -87,6 +104,29 @@ class McpServers(Contributor):
             self._dirty = False
             self._tools = self._build_tools()
         return self._tools
+
+    def system_prompt(self) -> str | None:
+        """The instructions of the connected servers, one section each."""
+        sections = [
+            f"### MCP server '{name}'\n{_clip(c.instructions, INSTRUCTIONS_LIMIT)}"
+            for name, c in self.connections.items()
+            if c.instructions and c.status in ("connected", "disconnected")
+        ]
+        if not sections:
+            return None
+        return (
+            "## Instructions of MCP servers\n"
+            "The MCP servers whose tools you have (mcp__<server>__...) say:\n\n"
+            + "\n\n".join(sections)
+        )
+
+    def _root_folders(self) -> list[str]:
+        if self._roots is not None:
+            return [os.fspath(r) for r in self._roots]
+        permissions = getattr(getattr(self._agent, "roles", None), "permissions", None)
+        gate = getattr(permissions, "gate", None)
+        workspace = getattr(gate, "workspace", None)
+        return [workspace if isinstance(workspace, str) and workspace else self._cwd]
 
     async def aclose(self) -> None:
         await asyncio.gather(
@@ -135,6 +175,23 @@ class McpServers(Contributor):
                     texts.append(text)
         return "\n\n".join(texts)
 
+    async def complete(self, server: str, template: str, argument: str, value: str) -> list[str]:
+        """The values server ``server`` suggests for ``argument`` of its resource
+        template ``template`` (the URI template, or the template's name) starting with
+        ``value``. Raises KeyError for an unknown server, `McpCallError` when the
+        server fails."""
+        connection = self.connections[server]
+        await connection.connect()
+        uri = next(
+            (
+                t.uri_template
+                for t in connection.resource_templates
+                if template in (t.name, t.uri_template)
+            ),
+            template,
+        )
+        return await connection.complete(uri, argument, value)
+
     def prompts(self) -> list[tuple[str, mcp_types.Prompt]]:
         """(server, prompt) for every prompt the started servers list."""
         return [(name, p) for name, c in self.connections.items() for p in c.prompts]
@@ -167,6 +224,14 @@ class McpServers(Contributor):
                 )
                 if only is not None:
                     lines.extend(f"      {r.uri} — {r.name}" for r in connection.resources)
+            if connection.resource_templates:
+                templates = ", ".join(t.uri_template for t in connection.resource_templates)
+                lines.append(
+                    f"    resource templates: {templates} "
+                    f"(/mcp complete {name} TEMPLATE ARGUMENT [PREFIX])"
+                )
+            if only is not None and connection.instructions:
+                lines.append(f"    instructions: {_clip(connection.instructions, 300)}")
         if only is None:
             for name, path in self.refused:
                 lines.append(f"  {name}: not started — the project is not trusted ({path})")
@@ -218,6 +283,10 @@ class McpServers(Contributor):
                 self._reported.pop(name, None)
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _verb(status: str) -> str:
     return "failed to start" if status == "failed" else "stopped"
 
@@ -227,7 +296,8 @@ def _headline(connection: McpConnection) -> str:
     config = connection.config
     status: str = connection.status
     if status == "connected":
-        status += f", {len(connection.tools)} tools"
+        count = len(connection.tools)
+        status += f", {count} tool" + ("" if count == 1 else "s")
     if connection.restarts:
         status += f", restarted {connection.restarts}x"
     line = f"  {connection.name} [{config.transport}: {config.describe()}] — {status}"

@@ -113,7 +113,11 @@ class McpTool:
 
         try:
             result = await self.connection.call_tool(
-                self.server_tool, arguments, progress=on_progress, meta=trace_meta()
+                self.server_tool,
+                arguments,
+                progress=on_progress,
+                meta=trace_meta(),
+                caller=ctx,
             )
         except McpCallError as exc:
             raise ToolError(str(exc)) from None
@@ -162,13 +166,13 @@ class ResourceTool:
 
         arguments = args.arguments() if isinstance(args, PassThroughArgs) else dict(args)
         if self.kind == "list_resources":
-            if not await self.connection.connect():
-                raise ToolError(
-                    f"MCP server '{self.connection.name}' is not available: {self.connection.error}"
-                )
+            try:
+                resources = await self.connection.list_resources()
+            except McpCallError as exc:
+                raise ToolError(str(exc)) from None
             lines = [
                 f"{r.uri} — {r.name}" + (f": {r.description}" if r.description else "")
-                for r in self.connection.resources
+                for r in resources
             ]
             return ToolResult.text("\n".join(lines) or "(no resources)")
         uri = arguments.get("uri")

@@ -25,7 +25,13 @@ A settings entry is either a model string or an object::
     {"model": "anthropic:claude-sonnet-4-5"}
     {"model": {"name": "qwen3:8b", "provider": "ollama", "options": {"temperature": 0.2}}}
     {"model": {"name": "my-model", "base_url": "http://gpu:8000/v1",
-               "api_key_env": "MY_SERVER_KEY"}}
+               "api_key_env": "MY_SERVER_KEY", "capabilities": ["text", "tool_use"]}}
+
+``capabilities`` declares what a model the catalog does not know takes (the catalog's
+names: ``text``, ``image``, ``pdf``, ``audio``, ``video``, ``tool_use``, ``reasoning``,
+``structured_output``); without ``image`` an image in the conversation is sent to it
+as a one-line note. A key SkillKit does not know is a problem line, and the rest of the
+entry is still used — an entry is never dropped for it.
 """
 
 from __future__ import annotations
@@ -58,7 +64,11 @@ PROVIDER_DEFAULT_MODELS: tuple[tuple[str, str], ...] = (
 """The model used when no model is named and a provider's key is set, in order of
 preference: (environment variable, model string)."""
 
-_KEYS = ("name", "provider", "base_url", "api_key_env", "options")
+_KEYS = ("name", "provider", "base_url", "api_key_env", "options", "capabilities")
+CAPABILITY_NAMES = frozenset(
+    {"text", "image", "pdf", "audio", "video", "tool_use", "reasoning", "structured_output"}
+)
+"""The names a settings entry's ``capabilities`` may use (the catalog's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +82,7 @@ class ModelSettings:
     base_url: str | None = None
     api_key_env: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    capabilities: frozenset[str] | None = None
     source: str | None = None
     ignored: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
@@ -83,7 +94,8 @@ class ModelChoice:
     (``--model``, ``SKILLKIT_MODEL``, a settings file's path, ``ANTHROPIC_API_KEY is
     set``, ``default: ...``); ``notice`` is a line worth showing the user (None: nothing to
     say; it has no ``skillkit:`` prefix). ``base_url``, ``api_key_env`` and ``options``
-    go with the model."""
+    go with the model; ``capabilities`` too (None: the catalog's, or all for a model it
+    does not know)."""
 
     model: str
     source: str
@@ -91,19 +103,25 @@ class ModelChoice:
     api_key_env: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     notice: str | None = None
+    capabilities: frozenset[str] | None = None
 
 
 def read_model_entry(value: object, where: str) -> tuple[ModelSettings | None, str | None]:
     """One settings file's ``model`` value as `ModelSettings` (None when it names no
-    model), or a one-line problem. Never raises."""
+    model), and a one-line problem (None: none). An unknown key or a bad
+    ``capabilities`` is a problem but the entry is still returned. Never raises."""
     if isinstance(value, str):
         text = value.strip()
         return (ModelSettings(model=text, source=where) if text else None), None
     if not isinstance(value, Mapping):
         return None, f"{where}: 'model' must be a model string or an object"
+    notes: list[str] = []
     unknown = sorted(str(k) for k in value if k not in _KEYS)
     if unknown:
-        return None, f"{where}: unknown key(s) in 'model': {', '.join(unknown)}"
+        notes.append(f"unknown key(s) in 'model' not used: {', '.join(unknown)}")
+    capabilities, note = _capabilities(value.get("capabilities"))
+    if note:
+        notes.append(note)
     texts: dict[str, str | None] = {}
     for key in ("name", "provider", "base_url", "api_key_env"):
         item = value.get(key)
@@ -122,9 +140,26 @@ def read_model_entry(value: object, where: str) -> tuple[ModelSettings | None, s
         base_url=texts["base_url"],
         api_key_env=texts["api_key_env"],
         options=dict(options),
+        capabilities=capabilities,
         source=where,
     )
-    return entry, None
+    return entry, (f"{where}: {'; '.join(notes)}" if notes else None)
+
+
+def _capabilities(value: object) -> tuple[frozenset[str] | None, str | None]:
+    """A ``capabilities`` value as a set of known names, and a problem line (names
+    SkillKit does not know are left out and named)."""
+    if value is None:
+        return None, None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None, "'model.capabilities' must be a list of strings (not used)"
+    names = {v.strip() for v in value}
+    unknown = sorted(names - CAPABILITY_NAMES)
+    known = frozenset(names & CAPABILITY_NAMES)
+    if unknown:
+        choices = ", ".join(sorted(CAPABILITY_NAMES))
+        return known, f"unknown capabilities {', '.join(unknown)} not used (known: {choices})"
+    return known, None
 
 
 def load_model_settings(
@@ -177,6 +212,7 @@ def load_model_settings(
         base_url=base.base_url,
         api_key_env=base.api_key_env,
         options=base.options,
+        capabilities=base.capabilities,
         source=base.source,
         ignored=tuple(ignored),
         problems=tuple(problems),
@@ -214,6 +250,7 @@ def choose_model(
             base_url=base_url or settings.base_url,
             api_key_env=api_key_env or settings.api_key_env,
             options=dict(settings.options),
+            capabilities=settings.capabilities,
         )
     for variable, default in PROVIDER_DEFAULT_MODELS:
         if env.get(variable, "").strip():

@@ -163,13 +163,14 @@ def unknown_tool_rules(rules: Iterable[Rule], tool_names: Iterable[str]) -> list
     families), in order. The tools rules have a syntax for (the file tools of
     `FILE_FAMILIES`, ``bash``, ``monitor``) always count as known, offered or not. A
     rule whose name has a wildcard never counts as unknown, nor does one for an MCP tool
-    (``mcp__...``: its server may connect later)."""
+    (``mcp__...``: its server may connect later) or an MCP server's sampling
+    (``mcp_sampling__...``)."""
     names = [*tool_names, *FILE_FAMILIES, *_COMMAND_TOOLS, *_DOMAIN_TOOLS]
     return [
         rule
         for rule in rules
         if not any(ch in rule.tool for ch in "*?[")
-        and not rule.tool.casefold().startswith("mcp__")
+        and not rule.tool.casefold().startswith(("mcp__", "mcp_sampling__"))
         and not any(rule.applies_to(name) for name in names)
     ]
 

@@ -3,8 +3,9 @@
 One append-only JSONL file per session (`skillkit.session.format`), a `Session` that
 appends to it and records an `AgentRunner` as a contributor, a `SessionStore` that
 creates, finds, lists (through a sidecar index), forks and deletes sessions (a
-`SqliteSessionStore` keeps many in one database; both satisfy `SessionStoreProtocol`,
-and `open_store` opens one by URL: ``sqlite:///path.db``), and
+`SqliteSessionStore` keeps many in one database file, `PostgresSessionStore` in a
+PostgreSQL database; all satisfy `SessionStoreProtocol`, and `open_store` opens one by
+URL: ``sqlite:///path.db``, ``postgresql://host/db``), and
 `navigate` / `fork_into_new_session` (`skillkit.session.branching`) to go back to an
 earlier entry or go on in a copy.
 
@@ -45,9 +46,11 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
         SessionHeader,
     )
     from skillkit.session.index import SessionInfo
+    from skillkit.session.postgres import PostgresSessionStore, StoreUnavailableError
     from skillkit.session.session import BRANCH_SUMMARY_PREFIX, INTERRUPTED, Session
     from skillkit.session.sqlite import SqliteSessionStore
     from skillkit.session.store import SessionNotFoundError, SessionStore, project_folder_name
+    from skillkit.session.store_base import SessionExistsError
     from skillkit.session.store_protocol import SessionStoreProtocol, StoreURLError, open_store
 
 __all__ = [
@@ -67,7 +70,9 @@ __all__ = [
     "ModeChangeEntry",
     "ModelChangeEntry",
     "NameEntry",
+    "PostgresSessionStore",
     "Session",
+    "SessionExistsError",
     "SessionHeader",
     "SessionInfo",
     "SessionLockedError",
@@ -76,6 +81,7 @@ __all__ = [
     "SessionStoreProtocol",
     "SqliteSessionStore",
     "StoreURLError",
+    "StoreUnavailableError",
     "fork_into_new_session",
     "navigate",
     "open_store",
@@ -99,6 +105,9 @@ _HOMES = {
     "SessionStore": "store",
     "project_folder_name": "store",
     "SqliteSessionStore": "sqlite",
+    "PostgresSessionStore": "postgres",
+    "StoreUnavailableError": "postgres",
+    "SessionExistsError": "store_base",
     "SessionStoreProtocol": "store_protocol",
     "StoreURLError": "store_protocol",
     "open_store": "store_protocol",

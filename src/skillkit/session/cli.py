@@ -21,9 +21,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``sessions`` subcommand."""
     parser = subparsers.add_parser(
         "sessions",
-        help="list, show, export and delete saved sessions",
-        description="Saved sessions live under ~/.skillkit/sessions, one folder per "
-        "working directory. ID is a session id, a unique prefix of one, or a file path.",
+        help="list, show, export, import and delete saved sessions",
+        description="Saved sessions live in a store: the JSONL files under "
+        "~/.skillkit/sessions (one folder per working directory) unless --session-store "
+        "or the sessions.store setting of ~/.skillkit/settings.json names a SQLite or "
+        "PostgreSQL one. ID is a session id, a unique prefix of one, or a path.",
     )
     commands = parser.add_subparsers(dest="sessions_command", metavar="COMMAND")
     listing = commands.add_parser("list", help="sessions of this folder, newest first")
@@ -33,20 +35,45 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show = commands.add_parser("show", help="a session's details and current branch")
     show.add_argument("id", metavar="ID")
     show.set_defaults(handler=run_show)
-    export = commands.add_parser("export", help="write a session as Markdown or HTML")
-    export.add_argument("id", metavar="ID")
-    export.add_argument("--format", choices=("md", "html"), default="md")
+    export = commands.add_parser(
+        "export",
+        help="write a session as Markdown, HTML or JSONL; or copy every session elsewhere",
+        description="Write one session (ID) as Markdown, HTML or its JSONL file; or, with "
+        "--all --to, copy every session of the store to another store (a URL) or to a "
+        "folder of JSONL files, losslessly (ids, tree, labels, names, checkpoint links). "
+        "Sessions the target already has are left alone, so an interrupted copy can be "
+        "run again.",
+    )
+    export.add_argument("id", metavar="ID", nargs="?")
+    export.add_argument("--format", choices=("md", "html", "jsonl"), default="md")
     export.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    export.add_argument("--all", action="store_true", help="every session of the store")
+    export.add_argument(
+        "--to",
+        metavar="URL|DIR",
+        help="with --all: a store URL (sqlite:///x.db, postgresql://host/db, "
+        "file:///home) or a folder to write <id>.jsonl files into",
+    )
     export.set_defaults(handler=run_export)
+    importing = commands.add_parser(
+        "import",
+        help="copy sessions into the store from another store, a folder or a file",
+        description="Copy sessions into the store (--session-store, default the JSONL "
+        "files) from another store (a URL), a folder of <id>.jsonl files (what "
+        "export --all --to DIR writes) or one session file. Sessions already there are "
+        "left alone.",
+    )
+    importing.add_argument("source", metavar="URL|DIR|FILE")
+    importing.set_defaults(handler=run_import)
     remove = commands.add_parser("rm", help="delete a session")
     remove.add_argument("id", metavar="ID")
     remove.set_defaults(handler=run_rm)
-    for command in (listing, show, export, remove):
+    for command in (listing, show, export, importing, remove):
         command.add_argument(
             "--session-store",
             metavar="URL",
-            help="the store to read: sqlite:///path/to/sessions.db (default: the JSONL "
-            "files under ~/.skillkit/sessions)",
+            help="the store to use: sqlite:///path/to/sessions.db or "
+            "postgresql://host/db (default: the JSONL files under ~/.skillkit/sessions)",
         )
     parser.set_defaults(handler=run_list, all=False, json=False, session_store=None)
 
@@ -95,10 +122,9 @@ def run_list(args: argparse.Namespace) -> int:
     from skillkit.session import StoreURLError
 
     try:
-        store = _store(args)
-    except StoreURLError as exc:
+        infos = _store(args).list(None if args.all else Path.cwd())
+    except (StoreURLError, OSError) as exc:
         return _fail(str(exc))
-    infos = store.list(None if args.all else Path.cwd())
     if args.json:
         out = sys.stdout.buffer
         for info in infos:
@@ -191,23 +217,92 @@ def _describe(entry: object) -> tuple[str, str]:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """Write the session's current branch as Markdown or HTML."""
+    """Write the session's current branch as Markdown or HTML (its whole file for
+    ``jsonl``), or copy every session elsewhere (``--all --to``)."""
     from skillkit.session import SessionNotFoundError, StoreURLError
     from skillkit.session.export import export_session
     from skillkit.session.format import FormatError
 
+    if args.all:
+        return _export_all(args)
+    if args.to:
+        return _fail("--to copies every session: use it with --all")
+    if not args.id:
+        return _fail("export needs a session ID (or --all --to URL|DIR)")
     try:
-        session = _store(args).open(args.id, write=False)
+        store = _store(args)
+        session = store.open(args.id, write=False)
+        data = (
+            store.export_jsonl(session.id)
+            if args.format == "jsonl"
+            else export_session(session, args.format).encode()
+        )
     except (SessionNotFoundError, StoreURLError, FormatError, OSError) as exc:
         return _fail(str(exc))
-    text = export_session(session, args.format)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        Path(args.output).write_bytes(data)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        sys.stdout.buffer.write(data)
         sys.stdout.flush()
     return 0
+
+
+def _export_all(args: argparse.Namespace) -> int:
+    from skillkit.session import StoreURLError, open_store
+    from skillkit.session.transfer import copy_sessions, export_to_folder
+
+    if args.id:
+        return _fail("--all copies every session: give no ID with it")
+    if not args.to:
+        return _fail("--all needs --to URL|DIR: the store or folder to copy the sessions to")
+    try:
+        source = _store(args)
+        if "://" in args.to:
+            report = copy_sessions(source, open_store(args.to))
+        else:
+            report = export_to_folder(source, Path(args.to).expanduser())
+    except (StoreURLError, OSError) as exc:
+        return _fail(str(exc))
+    return _report("exported", report, args.to)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Copy sessions into the store from another store, a folder or a file."""
+    from skillkit.session import StoreURLError, open_store
+    from skillkit.session.transfer import copy_sessions, import_files
+
+    try:
+        target = _store(args)
+        if "://" in args.source:
+            report = copy_sessions(open_store(args.source), target)
+        else:
+            where = Path(args.source).expanduser()
+            if where.is_dir():
+                files = sorted(where.glob("*.jsonl"))
+            elif where.is_file():
+                files = [where]
+            else:
+                return _fail(f"no session file or folder {args.source}")
+            report = import_files(target, files)
+    except (StoreURLError, OSError) as exc:
+        return _fail(str(exc))
+    return _report("imported", report, args.source)
+
+
+def _report(verb: str, report: object, where: str) -> int:
+    from skillkit.session.store_base import public_location
+    from skillkit.session.transfer import TransferReport
+
+    assert isinstance(report, TransferReport)
+    for line in report.failed:
+        print(f"skillkit: sessions: not copied: {line}", file=sys.stderr)
+    count = len(report.copied)
+    note = f" ({len(report.skipped)} already there)" if report.skipped else ""
+    failed = f", {len(report.failed)} failed" if report.failed else ""
+    word = "session" if count == 1 else "sessions"
+    print(f"{verb} {count} {word}{note}{failed}: {public_location(where)}")
+    return 1 if report.failed else 0
 
 
 def run_rm(args: argparse.Namespace) -> int:

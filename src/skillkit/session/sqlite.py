@@ -38,6 +38,7 @@ from skillkit.session.format import Entry, FormatError, SessionHeader, decode_en
 from skillkit.session.index import SessionInfo, _fold
 from skillkit.session.session import FsyncPolicy, Session
 from skillkit.session.store import SessionNotFoundError
+from skillkit.session.store_base import SessionExistsError, StoreBase, remove_sidecars
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
 
@@ -89,7 +90,7 @@ def _connect(path: Path, fsync: FsyncPolicy) -> sqlite3.Connection:
     return connection
 
 
-def _info(row: tuple[object, ...], url: str) -> SessionInfo:
+def info_from_row(row: tuple[object, ...], url: str) -> SessionInfo:
     (sid, cwd, created, modified, parent, size, entries, messages, title, name, first, leaf) = row
     assert isinstance(sid, str)
     return SessionInfo(
@@ -109,7 +110,25 @@ def _info(row: tuple[object, ...], url: str) -> SessionInfo:
     )
 
 
-class SqliteSessionStore:
+def new_info(header: SessionHeader, entries: Sequence[Entry]) -> SessionInfo:
+    """The row of a session holding ``header`` and ``entries`` (its size counts the
+    lines the file store would write)."""
+    info = SessionInfo(
+        id=header.id,
+        path="",
+        cwd=header.cwd,
+        created=header.created,
+        modified=header.created,
+        size=len(encode_line(header)),
+        parent_session=header.parent_session,
+    )
+    for entry in entries:
+        _fold(info, entry)
+        info.size += len(encode_line(entry))
+    return info
+
+
+class SqliteSessionStore(StoreBase):
     """Sessions kept in the SQLite database at ``path`` (created, with its folder,
     readable by its owner only). ``redactor`` and ``fsync`` as for `SessionStore`."""
 
@@ -127,6 +146,10 @@ class SqliteSessionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.locks = self.path.with_name(self.path.name + ".locks")
         self.locks.mkdir(exist_ok=True, mode=0o700)
+        self.sidecars = self.path.with_name(self.path.name + ".sessions")
+        """Where the folders other layers keep beside a session live (its `Session.path`
+        is ``<sidecars>/<id>.jsonl``, a name only: the entries are in the database)."""
+        self.sidecars.mkdir(exist_ok=True, mode=0o700)
         if not self.path.exists():
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         self._guard = threading.Lock()
@@ -188,49 +211,48 @@ class SqliteSessionStore:
         lock = self._lock(header.id)
         lock.acquire()
         try:
-            info = SessionInfo(
-                id=header.id,
-                path="",
-                cwd=header.cwd,
-                created=header.created,
-                modified=header.created,
-                size=0,
-                parent_session=parent_session,
-            )
-            head = encode_line(header)
-            lines = [encode_line(entry) for entry in entries]
-            for entry in entries:
-                _fold(info, entry)
-            info.size = len(head) + sum(len(line) for line in lines)
-            with self._transaction() as db:
-                db.execute(
-                    "INSERT INTO sessions (id, header, cwd, created, modified, parent_session,"
-                    " size, entries, messages, title, name, first_message, leaf_id)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        header.id,
-                        head,
-                        header.cwd,
-                        header.created,
-                        info.modified,
-                        parent_session,
-                        info.size,
-                        info.entries,
-                        info.messages,
-                        info.title,
-                        info.name,
-                        info.first_message,
-                        info.leaf_id,
-                    ),
-                )
-                db.executemany(
-                    "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
-                    [(header.id, seq, line) for seq, line in enumerate(lines)],
-                )
+            info = self._insert_rows(header, entries)
             return self._session(header, list(entries), info, lock)
         except BaseException:
             lock.release()
             raise
+
+    def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
+        self._insert_rows(header, entries)
+
+    def _insert_rows(self, header: SessionHeader, entries: Sequence[Entry]) -> SessionInfo:
+        """Write a session's row and entries in one transaction; its `SessionInfo`."""
+        info = new_info(header, entries)
+        head = encode_line(header)
+        lines = [encode_line(entry) for entry in entries]
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM sessions WHERE id = ?", (header.id,)).fetchone():
+                raise SessionExistsError(f"session {header.id} is already in {self.url}")
+            db.execute(
+                "INSERT INTO sessions (id, header, cwd, created, modified, parent_session,"
+                " size, entries, messages, title, name, first_message, leaf_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    header.id,
+                    head,
+                    header.cwd,
+                    header.created,
+                    info.modified,
+                    header.parent_session,
+                    info.size,
+                    info.entries,
+                    info.messages,
+                    info.title,
+                    info.name,
+                    info.first_message,
+                    info.leaf_id,
+                ),
+            )
+            db.executemany(
+                "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
+                [(header.id, seq, line) for seq, line in enumerate(lines)],
+            )
+        return info
 
     def open(self, ref: str | Path, *, write: bool = True) -> Session:
         """The session with an id, a unique id prefix, or this store's
@@ -272,18 +294,6 @@ class SqliteSessionStore:
             raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
         return ids[0]
 
-    def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
-        """The most recently changed session of ``cwd`` (default: the current directory)."""
-        infos = self.list(cwd if cwd is not None else Path.cwd())
-        return infos[0] if infos else None
-
-    def continue_latest(self, cwd: str | Path | None = None) -> Session:
-        """The latest session of ``cwd`` open for writing, or a new one if there is none."""
-        info = self.latest(cwd)
-        if info is None:
-            return self.create(cwd)
-        return self.open(info.id, write=True)
-
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None."""
         query = (
@@ -300,7 +310,7 @@ class SqliteSessionStore:
         infos = []
         stale = []
         for row in rows:
-            info = _info(row[:-1], url)
+            info = info_from_row(row[:-1], url)
             if int(row[-1]) > info.entries:  # appended to since its row was written
                 stale.append(info)
             infos.append(info)
@@ -338,23 +348,6 @@ class SqliteSessionStore:
             except sqlite3.OperationalError as exc:
                 log.warning("session rows not updated in %s: %s", self.path, exc)
 
-    def fork(
-        self,
-        ref: str | Path | Session,
-        entry_id: str | None = None,
-        *,
-        cwd: str | Path | None = None,
-    ) -> Session:
-        """A new session holding the branch of ``ref`` up to ``entry_id`` (default: its
-        leaf), open for writing, whose header names ``ref`` as its parent session."""
-        source = ref if isinstance(ref, Session) else self.open(ref, write=False)
-        if entry_id is not None and entry_id not in source.by_id:
-            raise KeyError(f"no entry {entry_id!r} in session {source.id}")
-        branch = source.branch(entry_id)
-        return self.create(
-            cwd if cwd is not None else source.cwd, parent_session=source.id, entries=branch
-        )
-
     def delete(self, ref: str | Path) -> str:
         """Delete a session (refused with `SessionLockedError` while it is written);
         returns its id."""
@@ -365,6 +358,7 @@ class SqliteSessionStore:
             with self._transaction() as db:
                 db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
                 db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            remove_sidecars(self.sidecars / f"{session_id}.jsonl")
         finally:
             lock.release()
         return session_id
@@ -387,7 +381,9 @@ class SqliteSessionStore:
         data = parse_session(
             bytes(row[0]) + b"".join(line for (line,) in lines), f"{self.url}#{session_id}"
         )
-        return self._session(data.header, data.entries, _info(row[1:], self.url), lock, data)
+        return self._session(
+            data.header, data.entries, info_from_row(row[1:], self.url), lock, data
+        )
 
     def _session(
         self,
@@ -400,7 +396,7 @@ class SqliteSessionStore:
         warnings = getattr(data, "warnings", ())
         sink = _Sink(self.path, self.fsync, info, lock) if lock is not None else None
         session = Session(
-            self.path,
+            self.sidecars / f"{header.id}.jsonl",
             header,
             entries,
             warnings=warnings,

@@ -15,7 +15,6 @@ import hashlib
 import os
 import re
 import secrets
-import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from skillkit.session.file import WriteLock, read_session
 from skillkit.session.format import Entry, SessionHeader, encode_line
 from skillkit.session.index import SessionInfo, forget, refresh_index, update_index
 from skillkit.session.session import FsyncPolicy, Session
+from skillkit.session.store_base import SessionExistsError, StoreBase, remove_sidecars
 
 __all__ = ["SessionNotFoundError", "SessionStore", "project_folder_name"]
 
@@ -42,7 +42,7 @@ def project_folder_name(cwd: str | Path) -> str:
     return f"{safe}-{digest}"
 
 
-class SessionStore:
+class SessionStore(StoreBase):
     """The sessions of one user. ``home`` is the folder holding ``.skillkit`` (default:
     the user's home folder; tests pass a temporary one). ``redactor`` replaces known
     secrets in every entry written (default: the runner's when a session records one,
@@ -129,18 +129,6 @@ class SessionStore:
             raise SessionNotFoundError(f"{text!r} matches several sessions: {ids}")
         return Path(matches[0].path)
 
-    def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
-        """The most recently changed session of ``cwd`` (default: the current directory)."""
-        infos = self.list(cwd if cwd is not None else Path.cwd())
-        return infos[0] if infos else None
-
-    def continue_latest(self, cwd: str | Path | None = None) -> Session:
-        """The latest session of ``cwd`` open for writing, or a new one if there is none."""
-        info = self.latest(cwd)
-        if info is None:
-            return self.create(cwd)
-        return self._open_path(Path(info.path), write=True)
-
     def list(self, cwd: str | Path | None = None) -> list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or of every project
         when None. Reads the index; only what changed since it was written is parsed."""
@@ -164,23 +152,6 @@ class SessionStore:
             return None
         return cls(parents[3])
 
-    def fork(
-        self,
-        ref: str | Path | Session,
-        entry_id: str | None = None,
-        *,
-        cwd: str | Path | None = None,
-    ) -> Session:
-        """A new session holding the branch of ``ref`` up to ``entry_id`` (default: its
-        leaf), open for writing, whose header names ``ref`` as its parent session."""
-        source = ref if isinstance(ref, Session) else self.open(ref, write=False)
-        if entry_id is not None and entry_id not in source.by_id:
-            raise KeyError(f"no entry {entry_id!r} in session {source.id}")
-        branch = source.branch(entry_id)
-        return self.create(
-            cwd if cwd is not None else source.cwd, parent_session=source.id, entries=branch
-        )
-
     def delete(self, ref: str | Path) -> Path:
         """Delete a session (refused with `SessionLockedError` while it is written),
         with the folders other layers keep beside its file (``<file stem>.<name>/``,
@@ -190,13 +161,26 @@ class SessionStore:
         lock.acquire()
         try:
             path.unlink()
-            for sidecar in path.parent.glob(f"{glob.escape(path.stem)}.*"):
-                if sidecar.is_dir() and not sidecar.is_symlink():
-                    shutil.rmtree(sidecar, ignore_errors=True)
+            remove_sidecars(path)
         finally:
             lock.release()
         forget(path)
         return path
+
+    def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
+        folder = self.folder(header.cwd)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if any(folder.glob(f"*_{glob.escape(header.id)}.jsonl")):
+            raise SessionExistsError(f"session {header.id} is already in {self.root}")
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(header.created))
+        path = folder / f"{stamp}_{header.id}.jsonl"
+        data = encode_line(header) + b"".join(encode_line(e) for e in entries)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        update_index(path)
 
     # ----- internals
 

@@ -98,7 +98,7 @@ def _message(message: LLMMessage) -> dict[str, Any]:
             {
                 "type": "tool_call_response",
                 "id": message.tool_call_id,
-                "response": message.text,
+                "response": _tool_text(message.content),
             }
         ],
     }
@@ -145,6 +145,14 @@ def tool_arguments(arguments: dict[str, Any], redactor: Redactor | None) -> str:
 
 
 def tool_result(result: ToolResult, redactor: Redactor | None) -> str:
-    """A tool's result text (images left out)."""
-    text = "".join(part.text for part in result.content if type(part) is TextPart)
+    """A tool's result text (an image as a line naming it)."""
+    text = _tool_text(result.content)
     return redactor.redact(text) if redactor else text
+
+
+def _tool_text(content: Sequence[UserContent]) -> str:
+    """A tool result's content for a trace: its text parts one per line (several blocks
+    are never glued), each image a ``[image MIME]`` line (it does not vanish)."""
+    return "\n".join(
+        part.text if isinstance(part, TextPart) else f"[image {part.mime_type}]" for part in content
+    )

@@ -1,0 +1,169 @@
+"""What every session store does the same way, written once on top of each store's own
+``create``, ``open``, ``list`` and ``_insert``: the latest session, going on with it,
+forking, and moving sessions between stores in their canonical form.
+
+The canonical form of a session is its JSONL file as this SkillKit writes it: the
+header line, then every entry line in append order (`canonical_jsonl`). Every store
+keeps enough to give it back exactly, so a session exported from one store and imported
+into another exports again byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import abc
+import builtins
+import glob
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from skillkit.session.file import parse_session
+from skillkit.session.format import Entry, FormatError, SessionHeader, encode_line
+from skillkit.session.index import SessionInfo
+from skillkit.session.session import Session
+
+__all__ = [
+    "SessionExistsError",
+    "StoreBase",
+    "canonical_jsonl",
+    "copy_sidecars",
+    "public_location",
+    "remove_sidecars",
+    "sidecar_folders",
+]
+
+
+def public_location(where: str) -> str:
+    """A store URL or path as it may be shown: without a password."""
+    if "://" not in where:
+        return where
+    parts = urlsplit(where)
+    fields = parse_qsl(parts.query, keep_blank_values=True)
+    if parts.password is None and all(key != "password" for key, _ in fields):
+        return where
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = urlencode([(key, value) for key, value in fields if key != "password"])
+    scheme = f"{parts.scheme}://"
+    rest = urlunsplit(("", netloc, parts.path, query, parts.fragment)).removeprefix("//")
+    return scheme + rest
+
+
+class SessionExistsError(ValueError):
+    """An imported session's id is already in the store it is imported into."""
+
+
+def canonical_jsonl(session: Session) -> bytes:
+    """``session`` as the JSONL file this SkillKit writes: header, then every entry in
+    append order (an older format is given in the current one)."""
+    return encode_line(session.header) + b"".join(encode_line(e) for e in session.entries)
+
+
+def sidecar_folders(path: Path) -> builtins.list[Path]:
+    """The folders kept beside the session at ``path`` (``<file stem>.<name>/``, e.g.
+    its checkpoints; symbolic links are not followed)."""
+    if not path.parent.is_dir():
+        return []
+    return sorted(
+        item
+        for item in path.parent.glob(f"{glob.escape(path.stem)}.*")
+        if item.is_dir() and not item.is_symlink()
+    )
+
+
+def copy_sidecars(source: Path, target: Path) -> int:
+    """Copy the folders kept beside the session at ``source`` to beside ``target``;
+    returns how many. Folders already at the target are left as they are."""
+    if source == target:
+        return 0
+    copied = 0
+    for item in sidecar_folders(source):
+        destination = target.with_name(target.stem + item.name[len(source.stem) :])
+        if destination.exists():
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        shutil.copytree(item, destination, symlinks=True)
+        copied += 1
+    return copied
+
+
+def remove_sidecars(path: Path) -> None:
+    """Delete the folders kept beside the session at ``path``."""
+    for sidecar in sidecar_folders(path):
+        shutil.rmtree(sidecar, ignore_errors=True)
+
+
+class StoreBase(abc.ABC):
+    """The shared half of a session store. A subclass gives ``create``, ``open``,
+    ``list`` and ``_insert``; everything here is built on those."""
+
+    @abc.abstractmethod
+    def create(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        parent_session: str | None = None,
+        entries: Sequence[Entry] = (),
+    ) -> Session:
+        """A new session of ``cwd`` open for writing; ``entries`` are written first."""
+
+    @abc.abstractmethod
+    def open(self, ref: str | Path, *, write: bool = True) -> Session:
+        """The session ``ref`` names."""
+
+    @abc.abstractmethod
+    def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
+        """Sessions of ``cwd`` (None: all), most recently changed first."""
+
+    @abc.abstractmethod
+    def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
+        """Keep a session exactly as given (its id, times and tree), closed.
+        `SessionExistsError` when the id is taken."""
+
+    def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
+        """The most recently changed session of ``cwd`` (default: the current directory)."""
+        infos = self.list(cwd if cwd is not None else Path.cwd())
+        return infos[0] if infos else None
+
+    def continue_latest(self, cwd: str | Path | None = None) -> Session:
+        """The latest session of ``cwd`` open for writing, or a new one if there is none."""
+        info = self.latest(cwd)
+        if info is None:
+            return self.create(cwd)
+        return self.open(info.path, write=True)
+
+    def fork(
+        self,
+        ref: str | Path | Session,
+        entry_id: str | None = None,
+        *,
+        cwd: str | Path | None = None,
+    ) -> Session:
+        """A new session holding the branch of ``ref`` up to ``entry_id`` (default: its
+        leaf), open for writing, whose header names ``ref`` as its parent session.
+        `KeyError` for an entry the session does not have."""
+        source = ref if isinstance(ref, Session) else self.open(ref, write=False)
+        if entry_id is not None and entry_id not in source.by_id:
+            raise KeyError(f"no entry {entry_id!r} in session {source.id}")
+        branch = source.branch(entry_id)
+        return self.create(
+            cwd if cwd is not None else source.cwd, parent_session=source.id, entries=branch
+        )
+
+    def export_jsonl(self, ref: str | Path) -> bytes:
+        """The session ``ref`` names in canonical form (`canonical_jsonl`)."""
+        return canonical_jsonl(self.open(ref, write=False))
+
+    def import_jsonl(self, data: bytes) -> str:
+        """Keep the session whose JSONL file is ``data`` (its id, times, tree, labels,
+        names and checkpoint links, as they are); returns its id. `SessionExistsError`
+        when the store has that id already; `FormatError` for data without a header or
+        with damaged lines (an import never drops an entry silently)."""
+        parsed = parse_session(data, "imported session")
+        if parsed.warnings:
+            raise FormatError(parsed.warnings[0])
+        self._insert(parsed.header, parsed.entries)
+        return parsed.header.id
