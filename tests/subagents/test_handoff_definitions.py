@@ -13,6 +13,7 @@ import pytest
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.registry import AdapterRegistry
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
+from skillkit.agent.handoffs import Handoffs
 from skillkit.frontends.agent_session import AgentSession
 from skillkit.frontends.subscription import Record, Subscription
 from skillkit.permissions import PermissionGate, install
@@ -107,3 +108,25 @@ def test_an_agent_file_names_its_handoffs() -> None:
     definition = parse_agent_bytes(text, "writer.md")
     assert definition.handoff_to == ("main", "reviewer")
     assert definition.summary()["handoff_to"] == ["main", "reviewer"]
+
+
+async def test_the_session_file_keeps_what_the_target_said(tmp_path: Path) -> None:
+    from skillkit.session import SessionStore
+
+    store = SessionStore(tmp_path / "home")
+    recorded = store.create(tmp_path)
+    billing = AgentRunner(
+        AgentConfig(model="scripted", agent_id="billing"), adapter=ScriptedAdapter(["Refunded."])
+    )
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([Reply(tool_calls=[("transfer_to_billing", {})])]),
+        contributors=[recorded, Handoffs([billing])],
+    )
+    session = AgentSession(runner, session=recorded, store=store)
+    await session.run("refund me")
+    await session.aclose()
+    again = store.open(recorded.id, write=False)
+    texts = [getattr(m, "text", "") for m in again.context()]
+    assert texts[-1] == "Refunded."
+    assert any(getattr(m, "tool_name", "") == "transfer_to_billing" for m in again.context())
