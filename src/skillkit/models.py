@@ -137,6 +137,7 @@ StopReason: TypeAlias = Literal[
     "approval_pending",  # the run paused: tool calls wait for approvals (see RunState)
     "budget",  # the next model call would have exceeded the run's budget
     "guardrail",  # an input or output guardrail tripped
+    "handoff",  # the agent handed the conversation to another agent (see Handoffs)
 ]
 
 

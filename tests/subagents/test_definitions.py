@@ -92,7 +92,7 @@ def test_unknown_fields_are_warnings_and_the_agent_loads(tmp_path: Path) -> None
     definition = parse_agent_file(path)
     assert [str(w) for w in definition.warnings] == [
         f"{path}: color: unknown field, ignored (known: name, description, tools, model, "
-        "mode, skills, max_turns)"
+        "mode, skills, max_turns, handoff_to)"
     ]
 
 

@@ -136,6 +136,8 @@ class Updates:
             return self._started(payload.tool_call_id, payload.tool_name, payload.args)
         if kind == "tool_execution_update":
             return self._progress(payload.tool_call_id, payload.output)
+        if kind == "tool_execution_end" and payload.status == "pending":
+            return self._waiting(payload.tool_call_id, payload.tool_name, payload.result)
         if kind == "tool_execution_end":
             return self._ended(payload.tool_call_id, payload.tool_name, payload.result)
         if kind == "agent_end":
@@ -255,6 +257,26 @@ class Updates:
                 status="failed" if result.is_error else "completed",
                 content=content or None,
                 raw_output=_raw_output(result),
+            )
+        )
+        return out
+
+    def _waiting(self, call_id: str, name: str, result: ToolResult) -> list[Update]:
+        """A call the run paused on before it ran: ``pending`` (not failed at the run's
+        end), with what it waits for."""
+        out: list[Update] = []
+        if call_id not in self._announced:
+            out.append(self.announce(call_id, name, {}))
+        self._announced.discard(call_id)
+        self._output.pop(call_id, None)
+        self._shown.pop(call_id, None)
+        self._before.pop(call_id, None)
+        out.append(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                status="pending",
+                content=list(_result_content(result.content)) or None,
             )
         )
         return out

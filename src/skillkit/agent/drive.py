@@ -24,6 +24,7 @@ from skillkit.agent.approvals import Approval
 from skillkit.agent.budget import RunBudget
 from skillkit.agent.fallback import Fallbacks
 from skillkit.agent.guardrails import check_all
+from skillkit.agent.handoffs import chooser, handoffs_of, spliced
 from skillkit.agent.hooks import NO_HOOKS, HookFailed, Hooks
 from skillkit.agent.inbox import Inbox
 from skillkit.agent.loop import run_loop
@@ -166,7 +167,15 @@ async def _loops(
     again when a ``stop`` hook asks the run to go on (at most ``max_iterations`` times
     per run)."""
     state = runner._loop_state
-    config = settings(runner)
+    handoffs = handoffs_of(runner._contributors)
+    agent = handoffs.active if handoffs is not None and handoffs.active else runner
+    config = settings(runner) if agent is runner else _answering(runner, agent)
+    if agent is not runner:
+        hooks = hooks_of(agent)
+    limit = handoffs.max_handoffs if handoffs is not None else 0
+    handed, filtered = 0, None
+    if handoffs is not None:
+        config.handoff = chooser(agent._contributors, agent.config.agent_id, handed, limit)
     total = TokenUsage()
     continuations = 0
     resume_at = 0
@@ -187,9 +196,10 @@ async def _loops(
                     pending[0].content if len(pending) == 1 else [m.content for m in pending],
                 )
             )
+        shown = filtered(messages) if filtered is not None else messages
         try:
             result = await run_loop(
-                messages,
+                shown,
                 hooks,
                 runner.events,
                 runner._abort,
@@ -200,13 +210,24 @@ async def _loops(
             )
         finally:
             if state.transcript is not None:  # also when cancelled: every call is answered
-                runner._messages = state.transcript
+                runner._messages = spliced(messages, shown, state.transcript)
             state.transcript = None
-        runner._messages = result.messages
+        runner._messages = spliced(messages, shown, result.messages)
         total = total + result.outcome.usage
         runner._outcome = result.outcome
         resume_at = 0
         config.approval_answers = None
+        if result.outcome.stop_reason == "handoff":  # another agent answers (agent.handoffs)
+            handoff = result.outcome.handoff
+            agent = handoff.runner(runner)
+            if handoffs is not None:
+                handoffs.active = None if agent is runner else agent
+            handed += 1
+            hooks, pending, prompt, filtered = hooks_of(agent), [], "", handoff.input_filter
+            config = settings(runner) if agent is runner else _answering(runner, agent)
+            config.handoff = chooser(agent._contributors, agent.config.agent_id, handed, limit)
+            continue
+        filtered = None
         if result.outcome.stop_reason == "stop" and not runner._inbox.follow_ups and hooks.stop:
             continuations += 1
             reason = await _stop_check(runner, hooks, continuations)
@@ -226,6 +247,18 @@ async def _loops(
         first = pending[0].content
         prompt = first if isinstance(first, str) else ""
     runner._outcome.usage = total
+
+
+def _answering(runner: AgentRunner, agent: AgentRunner) -> LoopContext:
+    """The loop settings when ``agent`` answers ``runner``'s conversation: the agent's
+    model, limits and approver; the runner's steering, budget and tracing."""
+    return replace(
+        settings(agent),
+        adapter=runner.tracing.adapter(agent.adapter),
+        steering=runner._inbox.take_steering,
+        has_steering=runner._inbox.has_steering,
+        budget=_run_budget(runner),
+    )
 
 
 async def _stop_check(runner: AgentRunner, hooks: Hooks, continuations: int) -> str | None:

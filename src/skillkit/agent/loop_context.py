@@ -52,7 +52,9 @@ class LoopContext:
     over when the model fails (`skillkit.agent.fallback`; None: none). ``input_check``
     is the input guardrails' verdict on the run's message, awaited before the first
     reply is used; ``output_guardrails`` check the final answer
-    (`skillkit.agent.guardrails`).
+    (`skillkit.agent.guardrails`). ``handoff`` returns (and forgets) the
+    `HandoffChoice` of the turn's calls, None if none: the run then ends after that turn
+    (`skillkit.agent.handoffs`).
     """
 
     adapter: LLMAdapter
@@ -82,6 +84,7 @@ class LoopContext:
     tool_tasks: RunningCalls | None = None
     """The run's tool calls running now (made by its first calls; the run's abort
     cancels them)."""
+    handoff: Callable[[], Any] | None = None
 
 
 class RunningCalls:
@@ -104,8 +107,8 @@ class RunningCalls:
 @dataclass
 class RunOutcome:
     """How a run ended (the same facts ``agent_end`` carries, the validated structured
-    ``output`` of a run that has an output type, the calls a paused run waits for, and
-    the result of a guardrail that tripped)."""
+    ``output`` of a run that has an output type, the calls a paused run waits for, the
+    result of a guardrail that tripped, and the `Handoff` a ``handoff`` run ended with)."""
 
     stop_reason: StopReason = "stop"
     iterations: int = 0
@@ -116,3 +119,4 @@ class RunOutcome:
     output: Any = None
     pending: Sequence[PendingApproval] = ()
     guardrail: Any = None
+    handoff: Any = None

@@ -189,8 +189,8 @@ async def run_ends(
     repeats: Repeats,
     turn: int,
 ) -> bool:
-    """After a turn's calls: whether the run ends (a valid final answer, abort, a final
-    text answer, the output retries used up, a model repeating itself) or goes on
+    """After a turn's calls: whether the run ends (a valid final answer, abort, a
+    handoff, a final text answer, the output retries used up, a model repeating itself) or goes on
     (steering, more calls)."""
     output = ctx.hooks.output
     if output is not None and output.accepted and not ctx.abort.aborted:
@@ -203,6 +203,11 @@ async def run_ends(
     if ctx.abort.aborted:
         outcome.stop_reason = "aborted"
         return True
+    if ctx.handoff is not None and calls:
+        chosen = ctx.handoff()
+        if chosen is not None:  # another agent answers from here (agent.handoffs)
+            await chosen.end_run(ctx, outcome, turn)
+            return True
     if not calls:
         return await answered(transcript, ctx, outcome, message, turn)
     if output is not None and await output_exhausted(ctx, outcome, output, turn):

@@ -49,7 +49,7 @@ class RunStream:
                 self.wake()
             if payload.type == "tool_call_end" and payload.tool_call_id is not None:
                 self.calls.append(payload.tool_call_id)
-        elif kind is ToolExecutionEnd:
+        elif kind is ToolExecutionEnd and payload.status == "done":  # pending: no result
             result = payload.result
             self.ended[payload.tool_call_id] = StreamEvent(
                 "tool_result",

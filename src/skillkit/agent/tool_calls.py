@@ -115,6 +115,7 @@ async def run_tool_calls(
             if item.tool is not None and item.result is None and _asks(item, ctx):
                 await _approve(item, ctx)
         if item.deferred is not None:
+            await _paused([item], ctx, turn)
             raise ApprovalsPending([item.deferred])
         if item.result is None:
             item.result = await _execute(item, ctx, turn, running, running.loop_task)
@@ -135,6 +136,7 @@ async def run_tool_calls(
             await _prepare(item, tools, ctx, turn)
     deferred = [p.deferred for p in pending if p.deferred is not None]
     if deferred:  # nothing of this turn runs until they are answered
+        await _paused(pending, ctx, turn)
         raise ApprovalsPending(deferred)
 
     runnable = [p for p in pending if p.result is None]
@@ -170,6 +172,32 @@ async def run_tool_calls(
     finally:
         for task in tasks.values():
             task.cancel()
+
+
+WAITING = "Waiting: another call of this turn waits for approval."
+
+
+async def _paused(items: list[_Pending], ctx: LoopContext, turn: int) -> None:
+    """End the started calls of a turn that pauses on approvals as ``pending`` (none of
+    them ran), so that no face shows them running."""
+    bus = ctx.bus
+    if not bus.wants("tool_execution_end"):
+        return
+    for item in items:
+        call = item.call
+        waits = item.deferred
+        text = (
+            f"Waiting for approval: {waits.reason.rstrip('.')}." if waits is not None else WAITING
+        )
+        await bus.emit(
+            ToolExecutionEnd(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                result=ToolResult.text(text),
+                status="pending",
+            ),
+            turn=turn,
+        )
 
 
 def _add(

@@ -184,7 +184,12 @@ class ToolExecutionUpdate(Payload, frozen=True, kw_only=True):
 
 
 class ToolExecutionEnd(Payload, frozen=True, kw_only=True):
-    """A tool call finished (emitted as each finishes, so possibly out of call order)."""
+    """A tool call finished (emitted as each finishes, so possibly out of call order).
+
+    ``status`` is ``done``, or ``pending`` when the run paused on approvals before the
+    call ran (``stop_reason="approval_pending"``): the call has not run and has no
+    result yet — ``result`` says what it waits for (not sent to the model). A resumed
+    run starts it again and ends it ``done``."""
 
     kind: ClassVar[str] = "tool_execution_end"
 
@@ -192,6 +197,7 @@ class ToolExecutionEnd(Payload, frozen=True, kw_only=True):
     tool_name: str
     result: ToolResult
     duration: float = 0.0
+    status: Literal["done", "pending"] = "done"
 
 
 # --------------------------------------------------------------------------- structured output

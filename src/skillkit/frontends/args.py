@@ -78,6 +78,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     add_trace_option(parser)
     parser.add_argument(
+        "--approvals",
+        choices=("ask", "defer"),
+        help="at an approval nobody answers: ask (wait, then deny; the default) or "
+        "defer (pause the run; the session keeps it for `approve` / `deny` over RPC, "
+        "in this or a later process)",
+    )
+    parser.add_argument(
         "--reasoning",
         choices=("off", "low", "medium", "high"),
         help="how much a reasoning model thinks before it answers, mapped to each "
@@ -212,6 +219,7 @@ def agent_options(args: argparse.Namespace, **overrides: Any) -> AgentOptions:
         "max_turns": flag("max_turns"),
         "max_cost": flag("max_cost"),
         "fallback_models": tuple(flag("fallback_models", ()) or ()),
+        "approvals": flag("approvals"),
         "tools": flag("tools", True),
         "permission_mode": flag("permission_mode"),
         "bypass": flag("bypass", False),

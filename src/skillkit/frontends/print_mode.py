@@ -84,7 +84,7 @@ async def run_print(
             text = neutralize(text)
         out.write(text if text.endswith("\n") else text + "\n")
         out.flush()
-    return report_outcome(response, err, redactor=session.redactor())
+    return report_outcome(response, err, redactor=session.redactor(), session_id=_id_of(session))
 
 
 def _is_terminal(stream: IO[str]) -> bool:
@@ -123,7 +123,7 @@ async def run_json(
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED
-    return report_outcome(response, err, redactor=session.redactor())
+    return report_outcome(response, err, redactor=session.redactor(), session_id=_id_of(session))
 
 
 async def _copy(stream: Subscription, writer: RunEventWriter) -> None:
@@ -132,14 +132,23 @@ async def _copy(stream: Subscription, writer: RunEventWriter) -> None:
         writer.write_json(line)
 
 
+def _id_of(session: AgentSession) -> str | None:
+    recorded = session.session
+    return recorded.id if recorded is not None else None
+
+
 def report_outcome(
-    response: AgentResponse, err: IO[str], *, redactor: Redactor | None = None
+    response: AgentResponse,
+    err: IO[str],
+    *,
+    redactor: Redactor | None = None,
+    session_id: str | None = None,
 ) -> int:
     """Write a one-line note on ``err`` for any outcome but a clean finish; return the
     exit code for ``response``. The note is redacted (``redactor``, default
     `Redactor.from_environment`) and neutralized."""
     match response.stop_reason:
-        case "stop" | "tool_use":
+        case "stop" | "tool_use" | "handoff":
             return EXIT_OK
         case "length":
             err.write("skillkit: warning: the answer was cut at the output token limit\n")
@@ -152,6 +161,15 @@ def report_outcome(
                 "skillkit: error: the run stopped at the iteration limit "
                 f"({response.iterations} model calls)\n"
             )
+            return EXIT_FAILED
+        case "approval_pending" if response.pending:  # --approvals defer
+            waiting = ", ".join(neutralize(p.tool) for p in response.pending)
+            where = (
+                f"`skillkit --mode rpc --session {session_id}` (approve / deny)"
+                if session_id
+                else "nothing: sessions are off, so the paused run was not kept"
+            )
+            err.write(f"skillkit: paused: {waiting} waits for approval; answer with {where}\n")
             return EXIT_FAILED
         case (
             "error"

@@ -126,6 +126,9 @@ class CliAgent:
         from skillkit.permissions import configure_non_interactive
 
         configure_non_interactive(self.permissions, notify=notify)
+        if self.runner.config.approvals == "defer":
+            broker = self.permissions.gate.approvals
+            broker.answerer = _deferring(broker.answerer)
 
     def report_plugin_errors(self, notify: Callable[[str], None]) -> Callable[[], None]:
         """Call ``notify`` with one line the first time each plugin hook fails during a
@@ -423,3 +426,17 @@ def agent_registry(cwd: str | None, *, home: Path | None = None) -> AgentRegistr
     registry = AgentRegistry(cwd=workspace, home=home)
     register_plugin_agents(manager, registry)
     return registry
+
+
+def _deferring(deny: Any) -> Callable[[Any], Any]:
+    """An answerer that leaves a request of a deferring run unanswered (the run pauses:
+    ``--approvals defer``) and gives every other request to ``deny``."""
+    from skillkit.agent import approvals
+
+    def answer(request: Any) -> Any:
+        scope = approvals.current()
+        if scope is not None and scope.defer:
+            return None
+        return deny(request)
+
+    return answer

@@ -59,7 +59,8 @@ class AgentOptions:
     variable holding the key); ``max_turns`` bounds the model calls of one run
     (None: `AgentConfig`'s default), ``max_cost`` its cost in US dollars (None: no
     limit; `AgentConfig.max_cost_usd`); ``fallback_models`` go on with a run whose model
-    failed (`AgentConfig.fallback_models`). ``session`` says
+    failed (`AgentConfig.fallback_models`); ``approvals`` is what a run does at an
+    approval nobody answers (``--approvals``; None: `AgentConfig`'s ``ask``). ``session`` says
     what is recorded (`skillkit.session`): nothing (``off``), a new session of the
     workspace, the latest one (``continue``, a new one if none) or ``session_ref``
     (``open``: an id, id prefix or path), kept in the store ``session_store`` names
@@ -86,6 +87,7 @@ class AgentOptions:
     max_turns: int | None = None
     max_cost: float | None = None
     fallback_models: Sequence[str] = ()
+    approvals: Literal["ask", "defer"] | None = None
     session: Literal["off", "new", "continue", "open"] = "off"
     session_ref: str | None = None
     session_store: str | None = None
@@ -141,8 +143,8 @@ def agent_config(
     options: AgentOptions, choice: ModelChoice, session: Session | None
 ) -> AgentConfig:
     """The runner's configuration: the chosen model, the flags' prompt, reasoning and
-    limits (``--max-turns``, ``--max-cost``, ``--fallback-model``), the session's id as
-    the prompt cache key."""
+    limits (``--max-turns``, ``--max-cost``, ``--fallback-model``), ``--approvals``, the
+    session's id as the prompt cache key."""
     from skillkit.config import AgentConfig
 
     config = AgentConfig(
@@ -158,6 +160,8 @@ def agent_config(
     )
     if options.max_turns is not None:
         config = msgspec.structs.replace(config, max_iterations=options.max_turns)
+    if options.approvals is not None:
+        config = msgspec.structs.replace(config, approvals=options.approvals)
     return config
 
 

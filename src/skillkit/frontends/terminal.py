@@ -68,7 +68,13 @@ from skillkit.frontends.panels import (
     todo_panel,
 )
 from skillkit.frontends.run_footer import format_footer, short_count
-from skillkit.frontends.tool_rows import ToolRecord, call_rows, result_rows, tool_summary
+from skillkit.frontends.tool_rows import (
+    ToolRecord,
+    call_rows,
+    pending_row,
+    result_rows,
+    tool_summary,
+)
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -186,6 +192,11 @@ class TerminalRenderer:
                 self.tool_call(name, args, call_id=call)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
                 self._tool_update(call, output)
+            case ToolExecutionEnd(status="pending", tool_call_id=call, tool_name=name):
+                self._streamed.pop(call, None)
+                self._calls.pop(call, None)
+                waits = self.clean(event.payload.result.output, drop_styles=True)
+                self._print(pending_row(self.clean(name), waits))
             case ToolExecutionEnd(
                 tool_call_id=call, tool_name=name, result=result, duration=duration
             ):

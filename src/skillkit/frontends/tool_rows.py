@@ -144,6 +144,16 @@ def diff_row(row: str) -> Text:
     return Text("    " + row, style=style)
 
 
+def pending_row(name: str, text: str) -> Text:
+    """The row of a call the run paused on before it ran (``⎿ ⏸ name · Waiting for
+    approval: …``); ``name`` and ``text`` (what it waits for) already cleaned."""
+    head = Text("  ⎿ ", style="dim")
+    head.append("⏸ ", style="yellow")
+    head.append(name, style="bold")
+    head.append(f" · {' '.join(text.split())}", style="yellow")
+    return head
+
+
 def result_rows(
     output: str,
     *,

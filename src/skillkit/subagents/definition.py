@@ -49,7 +49,16 @@ __all__ = [
 
 AgentMode = Literal["inherit", "plan"]
 
-AGENT_FIELDS = ("name", "description", "tools", "model", "mode", "skills", "max_turns")
+AGENT_FIELDS = (
+    "name",
+    "description",
+    "tools",
+    "model",
+    "mode",
+    "skills",
+    "max_turns",
+    "handoff_to",
+)
 """The frontmatter fields an agent file may have."""
 
 MAX_AGENT_FILE_BYTES = 256 * 1024
@@ -78,9 +87,12 @@ class AgentDefinition:
     permission gate does not count as a read is refused); ``inherit`` judges the child's
     calls exactly as the parent's. ``skills`` are skill names whose instructions open the
     child's system prompt. ``max_turns`` bounds the model calls of one child run (None: the
-    parent's limit). ``prompt`` is the file's body, the child's system prompt. ``location``
-    is the file (None for built-in and programmatic definitions); ``source`` says where it
-    came from: ``builtin``, ``project``, ``user``, ``plugin`` or ``code``.
+    parent's limit). ``handoff_to`` names the agents it may hand the conversation on to
+    when it answers the user after a handoff (`Subagents.handoff`; the main agent by its
+    ``agent_id``, ``main`` by default). ``prompt`` is the file's body, the child's system
+    prompt. ``location`` is the file (None for built-in and programmatic definitions);
+    ``source`` says where it came from: ``builtin``, ``project``, ``user``, ``plugin`` or
+    ``code``.
     """
 
     name: str
@@ -94,10 +106,13 @@ class AgentDefinition:
     location: Path | None = None
     source: str = "code"
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False)
+    handoff_to: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tools is not None and not isinstance(self.tools, tuple):
             object.__setattr__(self, "tools", tuple(self.tools))
+        if not isinstance(self.handoff_to, tuple):
+            object.__setattr__(self, "handoff_to", tuple(self.handoff_to))
         for item in self.tools or ():
             if not isinstance(item, str) and not isinstance(getattr(item, "name", None), str):
                 raise TypeError(f"agent tools must be names or tools, got {item!r}")
@@ -139,6 +154,7 @@ class AgentDefinition:
             "mode": self.mode,
             "skills": list(self.skills),
             "max_turns": self.max_turns,
+            "handoff_to": list(self.handoff_to),
             "source": self.source,
             "location": str(self.location) if self.location is not None else None,
         }
@@ -202,6 +218,7 @@ def parse_agent_bytes(
     mode = _mode(fields.get("mode"), findings)
     skills = _names(fields, "skills", findings)
     max_turns = _turns(fields.get("max_turns"), findings)
+    handoff_to = _names(fields, "handoff_to", findings)
     for key in fields:
         if key not in AGENT_FIELDS:
             findings.warning(key, f"unknown field, ignored (known: {', '.join(AGENT_FIELDS)})")
@@ -217,6 +234,7 @@ def parse_agent_bytes(
         mode=mode,
         skills=skills or (),
         max_turns=max_turns,
+        handoff_to=handoff_to or (),
         location=where,
         source=source,
         warnings=tuple(findings.warnings),

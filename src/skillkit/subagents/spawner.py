@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent.contributors import AgentHandle, Contributor
+from skillkit.agent.handoffs import DEFAULT_MAX_HANDOFFS, Handoff, HandoffFilter, Handoffs
 from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, Event, EventBus, StoreUpdate, ToolResultEvent
 from skillkit.subagents.child import (
@@ -96,6 +97,8 @@ class Subagents(Contributor):
         self._ids = itertools.count(1)
         self._tool: TaskTool | None = None
         self._running: dict[str, AgentRunner] = {}
+        self.handoff_targets: dict[str, AgentRunner] = {}
+        """The runners built for handoffs, by agent name (each built once)."""
 
     # ----- contributor parts
 
@@ -245,19 +248,79 @@ class Subagents(Contributor):
             self._keep(child, definition, description, prompt, result.status)
             await asyncio.shield(child.aclose())
 
+    def handoff(
+        self,
+        definition: AgentDefinition | str,
+        *,
+        description: str | None = None,
+        input_filter: HandoffFilter | None = None,
+    ) -> Handoff:
+        """A `Handoff` to the agent ``definition`` (or the name of one): it answers the
+        user in place of the runner that hands over, with the definition's model, tools
+        and mode, judged by that runner's permission gate (see ``docs/subagents.md``).
+        Its runner is built when first handed to and kept."""
+        if isinstance(definition, str):
+            definition = self.registry.require(definition)
+        return Handoff(
+            lambda origin: self._handoff_runner(origin, definition),
+            name=definition.name,
+            description=description or definition.description,
+            input_filter=input_filter,
+        )
+
+    def handoffs(self, *names: str, max_handoffs: int = DEFAULT_MAX_HANDOFFS) -> Handoffs:
+        """A `Handoffs` contributor for the agents ``names`` (add it to the runner's
+        contributors)."""
+        return Handoffs([self.handoff(name) for name in names], max_handoffs=max_handoffs)
+
+    def _handoff_runner(self, origin: AgentRunner, definition: AgentDefinition) -> AgentRunner:
+        """The runner that answers for ``definition`` after a handoff (built once): its
+        events reach ``origin``'s subscribers; its definition's ``handoff_to`` names the
+        agents it may hand on to (``origin``'s ``agent_id`` names ``origin``)."""
+        runner = self.handoff_targets.get(definition.name)
+        if runner is not None:
+            return runner
+        bus = EventBus(
+            agent_id=definition.name,
+            parent_id=origin.events.agent_id,
+            redactor=origin.redactor or None,
+            strict=origin.events.strict,
+        )
+        bus.add_sink(ParentStream(origin.events))
+        onward = [
+            Handoff(origin) if name == origin.config.agent_id else self.handoff(name)
+            for name in definition.handoff_to
+        ]
+        extra = [Handoffs(onward)] if onward else []
+        runner = self._build(origin, definition, bus, answers_user=True, extra=extra)
+        self.handoff_targets[definition.name] = runner
+        return runner
+
     def _build(
-        self, parent: AgentRunner, definition: AgentDefinition, bus: EventBus
+        self,
+        parent: AgentRunner,
+        definition: AgentDefinition,
+        bus: EventBus,
+        *,
+        answers_user: bool = False,
+        extra: Sequence[Contributor] = (),
     ) -> AgentRunner:
-        """The child's runner: config, adapter, tools and gate (see the module docs)."""
+        """The child's runner: config, adapter, tools and gate (see the module docs).
+        ``answers_user``: a handoff's target, which talks to the user in the parent's
+        place (its own system prompt, the parent's approvals and guardrails)."""
         import msgspec
 
         from skillkit.agent.runner import AgentRunner
         from skillkit.config import AgentConfig
 
-        base = msgspec.structs.replace(  # a child answers its parent, not the user
-            parent.config, approvals="ask", input_guardrails=[], output_guardrails=[]
+        base = (
+            parent.config
+            if answers_user
+            else msgspec.structs.replace(  # a child answers its parent, not the user
+                parent.config, approvals="ask", input_guardrails=[], output_guardrails=[]
+            )
         )
-        system_prompt = self._system_prompt(definition, parent)
+        system_prompt = self._system_prompt(definition, parent, preamble=not answers_user)
         turns = definition.max_turns or base.max_iterations
         adapter: LLMAdapter | None
         if definition.model is None:
@@ -296,6 +359,7 @@ class Subagents(Contributor):
             contributors=[
                 *inherited,
                 ChildGate(definition, gate, bind_tool=bind if callable(bind) else None),
+                *extra,
             ],
             redactor=parent.redactor,
             compaction=parent.compaction,
@@ -326,8 +390,10 @@ class Subagents(Contributor):
             )
         return list(tools.values())
 
-    def _system_prompt(self, definition: AgentDefinition, parent: AgentRunner) -> str:
-        parts = [_CHILD_PREAMBLE]
+    def _system_prompt(
+        self, definition: AgentDefinition, parent: AgentRunner, *, preamble: bool = True
+    ) -> str:
+        parts = [_CHILD_PREAMBLE] if preamble else []
         if definition.prompt:
             parts.append(definition.prompt)
         for name in definition.skills:

@@ -48,6 +48,7 @@ __all__ = [
     "PROVIDER_NAMES",
     "SERVER_ADDRESS",
     "SERVER_PORT",
+    "SKILLKIT_HANDOFF_TO_AGENT",
     "SKILLKIT_RUN_ITERATIONS",
     "SKILLKIT_RUN_STOP_REASON",
     "SKILLKIT_USAGE_COST",
@@ -140,6 +141,8 @@ SKILLKIT_USAGE_COST: Final = "skillkit.usage.cost"
 """Cost in US dollars at the model's known prices (absent when the prices are unknown);
 on a run span, the sum over its model calls."""
 SKILLKIT_RUN_STOP_REASON: Final = "skillkit.run.stop_reason"
+SKILLKIT_HANDOFF_TO_AGENT: Final = "skillkit.handoff.to_agent"
+"""On an ``invoke_agent`` span that ended with a handoff: the agent that answers next."""
 """How a run ended: ``stop``, ``length``, ``aborted``, ``error``, ``max_iterations``..."""
 SKILLKIT_RUN_ITERATIONS: Final = "skillkit.run.iterations"
 """How many model calls (turns) a run made."""

@@ -62,9 +62,9 @@ if TYPE_CHECKING:
 __all__ = ["RunTrace", "TracedAdapter"]
 
 _ABORTED = "aborted"
-# how a call or run may end without failing (a limit reached or a pause is not a failure)
+# how a call or run may end without failing (a limit reached, a pause or a handoff)
 _NOT_ERRORS = frozenset(
-    {"stop", "length", "tool_use", "max_iterations", "budget", "approval_pending"}
+    {"stop", "length", "tool_use", "max_iterations", "budget", "approval_pending", "handoff"}
 )
 _UNTRACED: AbstractContextManager[None] = nullcontext()
 _FIRST, _LAST = -1_000_000, 1_000_000
@@ -153,6 +153,8 @@ class RunTrace:
             if spans
             else []  # metrics only: the model calls are all there is to observe
         )
+        if spans:
+            self._unsubscribe.append(bus.on("handoff", self._handoff, priority=_FIRST))
         self._marked: Token[Any] | None = active_run.set(self if spans else None)
 
     def close(self) -> None:
@@ -181,6 +183,16 @@ class RunTrace:
         handler = self._handlers.get(type(payload))
         if handler is not None:
             handler(payload, event.turn)
+
+    def _handoff(self, event: Event[Any]) -> None:
+        """A handoff (``skillkit.agent.handoffs``): the run's span says who answers
+        next, and the next ``invoke_agent`` span is that agent's."""
+        to_agent = getattr(event.payload, "to_agent", "")
+        if active_run.get() is not self or not isinstance(to_agent, str) or not to_agent:
+            return
+        if self._span is not None:
+            self._span.set_attribute(attr.SKILLKIT_HANDOFF_TO_AGENT, to_agent)
+        self.agent_name = to_agent
 
     def _agent_start(self, payload: AgentStart, turn: int | None) -> None:
         if self._span is not None:  # a run that never reported its end

@@ -1,0 +1,268 @@
+"""Handoffs: an agent hands the conversation to another agent, which answers the user.
+
+An agent given `Handoffs` offers its model one tool per target, ``transfer_to_<name>``.
+When the model calls one, the turn's calls are answered as usual and the run's loop ends
+there (``agent_end`` with ``stop_reason="handoff"``); a ``handoff`` event names the agent
+that now answers, and that agent's loop continues the same run on the transcript so far
+(through the target's ``input_filter`` if it has one) — with its own model, system
+prompt, tools and contributors (its permission gate among them), nothing of the agent
+that handed over. The caller gets the target's answer; the runner's later runs go to the
+agent that answers now (`Handoffs.active`) until it hands the conversation on again.
+
+A run hands over at most ``max_handoffs`` times (a cycle of agents handing back and
+forth ends with ``stop_reason="error"``). One handoff per turn: a second
+``transfer_to_*`` call of the same turn is answered with an error and not taken.
+
+The target is an `AgentRunner` (its loop runs inside the run of the runner that was
+asked: that runner's event bus, abort signal and usage) or a function that builds one
+the first time it is needed (`skillkit.subagents.Subagents.handoff` builds it from an
+`AgentDefinition`). Which agent answers is kept in this process only: a run paused on
+approvals in a target is resumed by the same `Handoffs` object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from skillkit.agent.contributors import Contributor
+from skillkit.events import ErrorInfo, Payload
+from skillkit.models import AgentMessage, TextPart, ToolResult
+from skillkit.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from skillkit.agent.loop_context import LoopContext, RunOutcome
+    from skillkit.tools.base import Tool
+
+__all__ = [
+    "DEFAULT_MAX_HANDOFFS",
+    "Handoff",
+    "HandoffChoice",
+    "HandoffFilter",
+    "HandoffTaken",
+    "Handoffs",
+    "chooser",
+    "handoffs_of",
+    "spliced",
+]
+
+DEFAULT_MAX_HANDOFFS = 5
+"""How many times one run may hand the conversation on (`Handoffs.max_handoffs`)."""
+
+HandoffFilter = Callable[[list[AgentMessage]], list[AgentMessage]]
+"""What the target sees of the transcript: given the transcript so far (ending with the
+``transfer_to_*`` call's result), the messages the target's model is sent. Every tool
+call it keeps must keep its result."""
+
+AgentRunner = Any
+"""An `skillkit.agent.AgentRunner` (named loosely: the runner's own module imports
+this one)."""
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_]+")
+
+
+class HandoffTaken(Payload, frozen=True, kw_only=True):
+    """The conversation was handed on: ``to_agent`` answers from now on, in place of
+    ``from_agent`` (``count``: the handoffs of this run so far)."""
+
+    kind: ClassVar[str] = "handoff"
+
+    from_agent: str
+    to_agent: str
+    count: int = 1
+
+
+class _NoArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Handoff:
+    """One agent the conversation can be handed to.
+
+    ``agent`` is an `AgentRunner`, or a function of the runner handing over that builds
+    one (called once, when first needed). ``name`` (default: the runner's
+    ``config.agent_id``; required for a builder) names the tool ``transfer_to_<name>``;
+    ``description`` tells the model when to use it. ``input_filter`` (a `HandoffFilter`)
+    trims what the target sees."""
+
+    __slots__ = ("_agent", "_build", "description", "input_filter", "name")
+
+    def __init__(
+        self,
+        agent: AgentRunner | Callable[[AgentRunner], AgentRunner],
+        *,
+        name: str | None = None,
+        description: str = "",
+        input_filter: HandoffFilter | None = None,
+    ) -> None:
+        self._agent: AgentRunner | None = None
+        self._build: Callable[[AgentRunner], AgentRunner] | None = None
+        if hasattr(agent, "config") and hasattr(agent, "chat"):  # a runner
+            self._agent = agent
+            name = name or agent.config.agent_id
+        elif callable(agent):
+            self._build = agent
+            if not name:
+                raise ValueError("a handoff built by a function needs a name")
+        else:
+            raise TypeError(f"a handoff needs an AgentRunner, got {type(agent).__name__}")
+        assert name is not None
+        self.name = name
+        self.description = description
+        self.input_filter = input_filter
+
+    @property
+    def tool_name(self) -> str:
+        return "transfer_to_" + _UNSAFE.sub("_", self.name).strip("_").lower()
+
+    def runner(self, origin: AgentRunner) -> AgentRunner:
+        """The target's runner (built on first use, from ``origin``, when given a builder)."""
+        if self._agent is None:
+            assert self._build is not None
+            self._agent = self._build(origin)
+        return self._agent
+
+
+class _TransferTool:
+    """The ``transfer_to_<name>`` tool: it records the choice on its `Handoffs`."""
+
+    args_model: type[BaseModel] = _NoArguments
+    sequential = True
+    read_only = True  # it changes nothing; the target's own calls are judged as they come
+
+    def __init__(self, owner: Handoffs, handoff: Handoff) -> None:
+        self.owner = owner
+        self.handoff = handoff
+        self.name = handoff.tool_name
+        about = handoff.description or f"the {handoff.name} agent"
+        self.description = (
+            f"Hand the conversation to the {handoff.name} agent, which answers the user "
+            f"from then on: {about}"
+        )
+
+    async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
+        chosen = self.owner._chosen
+        if chosen is not None and chosen is not self.handoff:
+            text = f"Not transferred: this turn already hands the conversation to {chosen.name}."
+            return ToolResult(content=[TextPart(text=text)], is_error=True)
+        self.owner._chosen = self.handoff
+        text = f"Transferred to {self.handoff.name}; it answers from here."
+        return ToolResult(content=[TextPart(text=text)], details={"handoff": self.handoff.name})
+
+
+class Handoffs(Contributor):
+    """The agents a runner may hand the conversation to (a contributor: add it to the
+    runner's ``contributors``). ``targets`` are `Handoff` values or runners;
+    ``max_handoffs`` bounds the handoffs of one run (see the module docs).
+
+    ``active`` is the agent that answers the runner's next run (None: the runner
+    itself); `reset` gives the conversation back to the runner."""
+
+    name = "handoffs"
+
+    def __init__(
+        self,
+        targets: Iterable[Handoff | AgentRunner],
+        *,
+        max_handoffs: int = DEFAULT_MAX_HANDOFFS,
+    ) -> None:
+        if max_handoffs < 1:
+            raise ValueError(f"max_handoffs must be at least 1, got {max_handoffs}")
+        self.targets = [t if isinstance(t, Handoff) else Handoff(t) for t in targets]
+        names = [t.tool_name for t in self.targets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two handoffs share a tool name: {', '.join(names)}")
+        self.max_handoffs = max_handoffs
+        self.active: AgentRunner | None = None
+        self._chosen: Handoff | None = None
+        self._tools: Sequence[Tool] = [_TransferTool(self, t) for t in self.targets]
+
+    def tools(self) -> Sequence[Tool]:
+        return self._tools
+
+    def take_handoff(self) -> Handoff | None:
+        """The handoff the current turn chose (and forget it); None: none."""
+        chosen, self._chosen = self._chosen, None
+        return chosen
+
+    def reset(self) -> None:
+        """The runner itself answers from its next run on."""
+        self.active = None
+        self._chosen = None
+
+
+def handoffs_of(contributors: Iterable[object]) -> Handoffs | None:
+    """The `Handoffs` among a runner's contributors (None: it hands nothing over)."""
+    for contributor in contributors:
+        if callable(getattr(type(contributor), "take_handoff", None)):
+            return contributor  # type: ignore[return-value]
+    return None
+
+
+class HandoffChoice:
+    """What a turn's ``transfer_to_*`` call asks for: the `Handoff`, and the run's
+    handoff count with it (``refused``: over ``max_handoffs``, the run ends with an
+    error instead)."""
+
+    __slots__ = ("from_agent", "handoff", "limit", "number")
+
+    def __init__(self, handoff: Handoff, from_agent: str, number: int, limit: int) -> None:
+        self.handoff = handoff
+        self.from_agent = from_agent
+        self.number = number
+        self.limit = limit
+
+    @property
+    def refused(self) -> bool:
+        return self.number > self.limit
+
+    async def end_run(self, ctx: LoopContext, outcome: RunOutcome, turn: int) -> None:
+        """End the run on this choice (called by the loop after the turn's calls):
+        ``handoff`` and the ``handoff`` event, or an error when it is refused."""
+        if self.refused:
+            outcome.stop_reason = "error"
+            outcome.error = (
+                f"the run stopped: {self.from_agent} tried to hand the conversation to "
+                f"{self.handoff.name}, over the limit of {self.limit} handoffs in one run"
+            )
+            await ctx.bus.emit(ErrorInfo(stage="handoff", message=outcome.error), turn=turn)
+            return
+        outcome.stop_reason, outcome.handoff = "handoff", self.handoff
+        if ctx.bus.wants("handoff"):
+            await ctx.bus.emit(
+                HandoffTaken(
+                    from_agent=self.from_agent, to_agent=self.handoff.name, count=self.number
+                ),
+                turn=turn,
+            )
+
+
+def chooser(
+    contributors: Iterable[object], from_agent: str, handed: int, limit: int
+) -> Callable[[], HandoffChoice | None] | None:
+    """The loop's ``handoff`` seam for an agent with these contributors (None: it
+    hands nothing over), ``handed`` handoffs into a run that allows ``limit``."""
+    own = handoffs_of(contributors)
+    if own is None:
+        return None
+
+    def choose() -> HandoffChoice | None:
+        handoff = own.take_handoff()
+        if handoff is None:
+            return None
+        return HandoffChoice(handoff, from_agent, handed + 1, limit)
+
+    return choose
+
+
+def spliced(
+    messages: list[AgentMessage], shown: list[AgentMessage], after: list[AgentMessage]
+) -> list[AgentMessage]:
+    """The runner's transcript after a run on ``shown`` (``messages`` as a handoff's
+    filter let the target see them) left ``after``: ``messages`` and what the run added."""
+    if shown is messages:
+        return after
+    return [*messages, *after[len(shown) :]]
