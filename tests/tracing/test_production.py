@@ -121,7 +121,7 @@ async def test_a_model_call_names_the_server_it_went_to(traces: Traces, server: 
 
 
 def test_the_default_port_is_the_schemes() -> None:
-    from skillkit.tracing.spans import server_of
+    from skillkit.tracing.attributes import server_of
 
     assert server_of("https://api.x.ai/v1") == ("api.x.ai", 443)
     assert server_of("http://localhost/v1") == ("localhost", 80)

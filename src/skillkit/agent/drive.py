@@ -176,26 +176,11 @@ async def _loops(
     handed, filtered = 0, None
     if handoffs is not None:
         config.handoff = chooser(agent._contributors, agent.config.agent_id, handed, limit)
-    total = TokenUsage()
     continuations = 0
-    resume_at = 0
-    if resume is not None:
-        config.approval_answers = resume.answers
-        resume_at = max(resume.iterations, 1)
-        total = resume.usage
-        if config.budget is not None:  # what the paused half spent counts too
-            config.budget.tokens_before -= resume.usage.total
-            config.budget.cost_before -= resume.cost or 0.0
+    resume_at, total = _resumed(config, resume)
     while True:
         messages = [*runner._messages, *pending]
-        guards = runner.config.input_guardrails
-        if guards and pending:  # runs beside the first model call (see guardrails)
-            config.input_check = asyncio.ensure_future(
-                check_all(
-                    guards,
-                    pending[0].content if len(pending) == 1 else [m.content for m in pending],
-                )
-            )
+        _check_input(runner, config, pending)
         shown = filtered(messages) if filtered is not None else messages
         try:
             result = await run_loop(
@@ -237,16 +222,44 @@ async def _loops(
         if result.outcome.stop_reason != "stop" or not runner._inbox.follow_ups:
             break
         hooks = hooks_of(runner)
-        pending = []
-        for follow in runner._inbox.take_follow_ups():
-            content = await checked_input(runner, hooks, follow.content)
-            if content is not None:  # a swallowed follow-up is skipped
-                pending.append(UserMessage(content=content))
+        pending = await _follow_ups(runner, hooks)
         if not pending:
             break
         first = pending[0].content
         prompt = first if isinstance(first, str) else ""
     runner._outcome.usage = total
+
+
+def _resumed(config: LoopContext, resume: Resume | None) -> tuple[int, TokenUsage]:
+    """Where a resumed run starts (its turn; 0 for a new run) and its usage so far;
+    the paused half's answers and spending go into ``config``."""
+    if resume is None:
+        return 0, TokenUsage()
+    config.approval_answers = resume.answers
+    if config.budget is not None:  # what the paused half spent counts too
+        config.budget.tokens_before -= resume.usage.total
+        config.budget.cost_before -= resume.cost or 0.0
+    return max(resume.iterations, 1), resume.usage
+
+
+def _check_input(runner: AgentRunner, config: LoopContext, pending: list[UserMessage]) -> None:
+    """Start the input guardrails on the messages ``pending`` (they run beside the first
+    model call; see `skillkit.agent.guardrails`)."""
+    guards = runner.config.input_guardrails
+    if guards and pending:
+        content = pending[0].content if len(pending) == 1 else [m.content for m in pending]
+        config.input_check = asyncio.ensure_future(check_all(guards, content))
+
+
+async def _follow_ups(runner: AgentRunner, hooks: Hooks) -> list[UserMessage]:
+    """The follow-ups queued during the run, each through the input hooks (a swallowed
+    one is skipped)."""
+    pending = []
+    for follow in runner._inbox.take_follow_ups():
+        content = await checked_input(runner, hooks, follow.content)
+        if content is not None:
+            pending.append(UserMessage(content=content))
+    return pending
 
 
 def _answering(runner: AgentRunner, agent: AgentRunner) -> LoopContext:

@@ -1,36 +1,24 @@
 """Terminal rendering of an agent run with rich.
 
-`TerminalRenderer` draws what an agent does: text streamed as it arrives, thinking
-dimmed and answers as Markdown on a terminal (`skillkit.frontends.markdown`: each block
-drawn once it is complete), one line per tool call (``bash(git status)``; an edit or a
-write with its coloured diff), a tool's output once (streamed lines as they come, then
-only what the result adds) with one line for how it ended and its elapsed time and a
-folded preview of its result,
-error lines, provider retries as they happen, compaction, a footer with the run's
-outcome and token usage, approval requests and questions (``approval_needed`` /
-``question_needed``; a caller that asks about them one at a time turns that off with
-``draw_requests`` and draws each when it asks), permission-mode changes, skill reloads
-finished background tasks and the model's task list (``todo_updated``, a panel each time
-the list changes). It only draws — it never calls back into the agent and
-never answers a request (the session code does, through the permissions API) — so
-every terminal face (the interactive session, a future subagent view) can reuse it
-with its own session.
+`TerminalRenderer` draws what an agent does: streamed text, thinking dimmed, answers as
+Markdown (`skillkit.frontends.markdown`, each block drawn once complete), one line per
+tool call (``bash(git status)``; edits and writes with a coloured diff), a tool's output
+once with how it ended, its elapsed time and a folded preview, errors, provider retries,
+compaction, a footer with the outcome and usage, approval requests and questions (off
+with ``draw_requests`` for a caller that asks one at a time), mode changes, skill
+reloads, background tasks and the model's task list. It only draws — never calls back
+into the agent nor answers a request — so every terminal face can reuse it.
 
-Two ways to feed it, never both for the same run:
+Feed it one way per run: as a listener of a session's stream (``session.listen(
+renderer.emit)``) or any event `Sink`; or with `StreamEvent` values via `stream`.
 
-- as a listener of a session's stream (``session.listen(renderer.emit)``, the
-  terminal's way) or any event `Sink`: it reads the events, including tool arguments
-  at ``tool_execution_start`` and partial tool output;
-- with `StreamEvent` values from ``AgentRunner.chat_stream_events`` via `stream`.
-
-Every text it draws that came from outside SkillKit — model text and thinking, tool
-names, arguments and output, commands, error messages, questions, plans — first has its
-known secrets replaced (`skillkit.secrets.Redactor`) and then its control characters and
-escape sequences made visible and inert (`skillkit.text.neutralize`): nothing a model,
-a command or a file says can move the cursor, clear the screen, set the clipboard,
-rename the window, hide text or reorder it. Text is drawn as rich ``Text`` (never parsed
-as rich markup) and Markdown plans are drawn without hyperlinks, so a link shows its
-real target.
+Every text from outside SkillKit (model text, tool names, arguments and output,
+commands, errors, questions, plans) first has its known secrets replaced
+(`skillkit.secrets.Redactor`), then its control characters and escape sequences made
+visible and inert (`skillkit.text.neutralize`): nothing a model, command or file says
+can move the cursor, clear the screen, set the clipboard, rename the window, hide or
+reorder text. Text is drawn as rich ``Text`` (never parsed as markup) and Markdown
+plans without hyperlinks, so a link shows its real target.
 """
 
 from __future__ import annotations
@@ -192,24 +180,8 @@ class TerminalRenderer:
                 self.tool_call(name, args, call_id=call)
             case ToolExecutionUpdate(tool_call_id=call, output=output):
                 self._tool_update(call, output)
-            case ToolExecutionEnd(status="pending", tool_call_id=call, tool_name=name):
-                self._streamed.pop(call, None)
-                self._calls.pop(call, None)
-                waits = self.clean(event.payload.result.output, drop_styles=True)
-                self._print(pending_row(self.clean(name), waits))
-            case ToolExecutionEnd(
-                tool_call_id=call, tool_name=name, result=result, duration=duration
-            ):
-                shown = self._streamed.pop(call, None)
-                self.tool_result(
-                    name,
-                    result.output,
-                    is_error=result.is_error,
-                    shown=shown,
-                    elapsed=duration or None,
-                    drawn=min(len(shown), self.max_streamed_lines) if shown else None,
-                    call_id=call,
-                )
+            case ToolExecutionEnd() as end:
+                self._tool_end(end)
             case Usage() as usage:
                 self._last_usage = usage
             case ErrorInfo(stage=stage, message=message) if stage.startswith("plugin:"):
@@ -258,6 +230,24 @@ class TerminalRenderer:
                 self._last_usage = None
             case _:
                 pass
+
+    def _tool_end(self, end: ToolExecutionEnd) -> None:
+        call, name = end.tool_call_id, end.tool_name
+        shown = self._streamed.pop(call, None)
+        if end.status == "pending":  # a paused run's call: waiting, not running
+            self._calls.pop(call, None)
+            waits = self.clean(end.result.output, drop_styles=True)
+            self._print(pending_row(self.clean(name), waits))
+            return
+        self.tool_result(
+            name,
+            end.result.output,
+            is_error=end.result.is_error,
+            shown=shown,
+            elapsed=end.duration or None,
+            drawn=min(len(shown), self.max_streamed_lines) if shown else None,
+            call_id=call,
+        )
 
     def stream(self, event: StreamEvent) -> None:
         """Draw one `StreamEvent` (as yielded by ``AgentRunner.chat_stream_events``)."""

@@ -53,6 +53,7 @@ __all__ = [
     "SKILLKIT_RUN_STOP_REASON",
     "SKILLKIT_USAGE_COST",
     "provider_name",
+    "server_of",
 ]
 
 # ----- operations (the value of gen_ai.operation.name, and the first word of span names)
@@ -171,3 +172,20 @@ def provider_name(provider: str) -> str:
     """The ``gen_ai.provider.name`` of a SkillKit provider prefix (unknown ones
     unchanged)."""
     return PROVIDER_NAMES.get(provider, provider)
+
+
+def server_of(base_url: str) -> tuple[str, int] | None:
+    """``server.address`` and ``server.port`` of a base URL (the scheme's default port
+    when it names none); None when it has no host."""
+    try:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    if port is None:
+        port = 80 if parts.scheme == "http" else 443
+    return host, port

@@ -26,7 +26,6 @@ from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -441,7 +440,7 @@ class TracedAdapter(LLMAdapter):
         self.provider = adapter.provider
         self._run = run
         base_url = getattr(adapter, "base_url", None)
-        self._server = server_of(base_url) if isinstance(base_url, str) else None
+        self._server = attr.server_of(base_url) if isinstance(base_url, str) else None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -464,21 +463,6 @@ class TracedAdapter(LLMAdapter):
 
 
 @lru_cache(maxsize=64)
-def server_of(base_url: str) -> tuple[str, int] | None:
-    """``server.address`` and ``server.port`` of a base URL (the scheme's default port
-    when it names none); None when it has no host."""
-    try:
-        parts = urlsplit(base_url)
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return None
-    if not host:
-        return None
-    if port is None:
-        port = 80 if parts.scheme == "http" else 443
-    return host, port
-
-
 class _TracedStream:
     """The adapter's stream with the ``chat`` span current while each event is read; the
     span ends with the stream's ``done`` or ``error`` event (or when the stream fails,
