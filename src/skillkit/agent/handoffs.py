@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from pydantic import BaseModel, ConfigDict
 
 from skillkit.agent.contributors import Contributor
 from skillkit.events import ErrorInfo, Payload
@@ -34,6 +33,8 @@ from skillkit.models import AgentMessage, TextPart, ToolResult
 from skillkit.tools.base import ToolContext
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from skillkit.agent.loop_context import LoopContext, RunOutcome
     from skillkit.tools.base import Tool
 
@@ -75,8 +76,16 @@ class HandoffTaken(Payload, frozen=True, kw_only=True):
     count: int = 1
 
 
-class _NoArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@cache
+def _no_arguments() -> type[BaseModel]:
+    """The transfer tools' argument model (none), made on the first call's validation:
+    pydantic is not imported for an agent that only offers the tool."""
+    from pydantic import BaseModel, ConfigDict
+
+    class NoArguments(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    return NoArguments
 
 
 class Handoff:
@@ -129,7 +138,11 @@ class Handoff:
 class _TransferTool:
     """The ``transfer_to_<name>`` tool: it records the choice on its `Handoffs`."""
 
-    args_model: type[BaseModel] = _NoArguments
+    args_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
     sequential = True
     read_only = True  # it changes nothing; the target's own calls are judged as they come
 
@@ -142,6 +155,14 @@ class _TransferTool:
             f"Hand the conversation to the {handoff.name} agent, which answers the user "
             f"from then on: {about}"
         )
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        return _no_arguments()
+
+    @args_model.setter
+    def args_model(self, model: type[BaseModel]) -> None:
+        raise AttributeError("a transfer tool takes no arguments")
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
         chosen = self.owner._chosen
