@@ -242,6 +242,9 @@ def test_an_outgoing_prompt_carries_images_and_refuses_what_it_cannot_send(
     assert shown == "↳ with notes.txt, shot.png"
 
     assert outgoing_prompt("plain words", tmp_path, "m", unknown.get) == ("plain words", "")
+    for local in ("local", "local:qwen2.5-0.5b"):  # the embedded model reads text only
+        with pytest.raises(ValueError, match=rf"^✗ not sent: {local} does not take images"):
+            outgoing_prompt("see @shot.png", tmp_path, local, unknown.get)
     with pytest.raises(ValueError, match=r"^✗ not sent: @fake.png: not a PNG, JPEG, GIF"):
         outgoing_prompt("see @fake.png", tmp_path, "m", unknown.get)
     with pytest.raises(ValueError, match=r"^✗ not sent: @huge.png: larger than"):

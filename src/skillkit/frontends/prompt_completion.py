@@ -132,8 +132,10 @@ is no image to send: "rename a.png" stays a prompt)."""
 def image_refusal(model: str, definition: ModelDefinition | None, images: list[str]) -> str | None:
     """The one line saying why a prompt mentioning ``images`` is not sent to ``model``
     (its catalog ``definition``), or None when the model takes images. A model the
-    catalog does not know is sent them, as its adapter is (`create_adapter`)."""
-    if definition is None or "image" in definition.capabilities:
+    catalog does not know is sent them, as its adapter is (`create_adapter`) — except
+    the embedded local model, whose server reads text only."""
+    local = model == "local" or model.startswith("local:")  # the embedded server: text only
+    if (definition is None and not local) or (definition and "image" in definition.capabilities):
         return None
     named = ", ".join("@" + image for image in images)
     return f"✗ not sent: {model or 'the model'} does not take images ({named})"
