@@ -164,3 +164,23 @@ def test_the_html_export_renders_an_answers_markdown_and_runs_none_of_it(
     assert 'href="javascript:' not in page  # a link that would run code is no link
     assert "**not rendered** for the user" in page  # the user's words as typed
     assert "default-src 'none'" in page  # and the page loads and runs nothing else
+
+
+def test_exports_and_the_tree_show_what_the_user_typed(place: tuple[Path, Path]) -> None:
+    from skillkit.session.branching import tree_lines
+    from skillkit.session.export import to_html, to_markdown
+
+    home, cwd = place
+    session = SessionStore(home).create(cwd)
+    skill = (
+        '<skill_content name="release">\nStep 1: tag.\n</skill_content>\n\nUser request: cut 1.2'
+    )
+    session.append_message(UserMessage(content=skill))
+    session.append_message(AssistantMessage(content=[TextPart("Tagged.")]))
+    shell = "I ran this shell command myself; it exited 0.\n$ git tag\nv1.2\n"
+    session.append_message(UserMessage(content=shell))
+    markdown, page, tree = to_markdown(session), to_html(session), "\n".join(tree_lines(session))
+    session.close()
+    for shown in (markdown, page, tree):
+        assert "/skill:release cut 1.2" in shown and "!git tag" in shown
+        assert "skill_content" not in shown and "I ran this shell command" not in shown

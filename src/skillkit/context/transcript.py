@@ -10,6 +10,7 @@ refuses to produce a transcript that fails it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from skillkit.context.markers import PINNED_KIND
@@ -21,13 +22,35 @@ from skillkit.models import (
 from skillkit.tool_pairing import tool_pairing_problems
 
 __all__ = [
+    "SHELL_NOTE_PREFIX",
     "SKILL_CONTENT_PREFIX",
     "is_pinned",
     "tool_pairing_problems",
+    "typed_text",
 ]
 
 SKILL_CONTENT_PREFIX = "<skill_content "
 """Tool results starting with this (a skill's instructions) are pinned."""
+
+SHELL_NOTE_PREFIX = "I ran this shell command myself;"
+"""How the note with the output of the user's own ``!command`` begins."""
+
+_SKILL_NAME = re.compile(r'^\s*<skill_content name="([^"]*)"')
+
+
+def typed_text(text: str) -> str | None:
+    """What the user typed for a message SkillKit wrote on their behalf: ``/skill:NAME
+    ARGS`` for a skill's injected content, ``!COMMAND`` for the note with the output of
+    their own shell command; None for any other text."""
+    match = _SKILL_NAME.match(text)
+    if match is not None:
+        _, found, request = text.rpartition("\n\nUser request: ")
+        args = request.strip() if found and "</skill_content>" not in request else ""
+        return f"/skill:{match.group(1)} {args}".rstrip()
+    if text.startswith(SHELL_NOTE_PREFIX):
+        command = next((line[2:] for line in text.splitlines() if line.startswith("$ ")), "")
+        return f"!{command}"
+    return None
 
 
 def is_pinned(message: AgentMessage, kinds: Collection[str], tools: Collection[str]) -> bool:

@@ -10,11 +10,11 @@ A new (empty) session draws nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND
+from skillkit.context.transcript import typed_text
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
@@ -114,25 +114,6 @@ def _message_lines(
             return [_line(renderer, f"  ↳ from an abandoned branch: {first}", "dim")]
         return [_line(renderer, "  (a note kept in the context)", "dim")]
     return []
-
-
-_SKILL_NAME = re.compile(r'^\s*<skill_content name="([^"]*)"')
-_SHELL_NOTE = "I ran this shell command myself;"
-
-
-def typed_text(text: str) -> str | None:
-    """What the user typed for a message SkillKit wrote on their behalf: ``/skill:NAME
-    ARGS`` for a skill's injected content, ``!COMMAND`` for the note with the output of
-    their own shell command; None for any other text."""
-    match = _SKILL_NAME.match(text)
-    if match is not None:
-        _, found, request = text.rpartition("\n\nUser request: ")
-        args = request.strip() if found and "</skill_content>" not in request else ""
-        return f"/skill:{match.group(1)} {args}".rstrip()
-    if text.startswith(_SHELL_NOTE):
-        command = next((line[2:] for line in text.splitlines() if line.startswith("$ ")), "")
-        return f"!{command}"
-    return None
 
 
 def _block(

@@ -27,6 +27,7 @@ from skillkit.adapters.base import LLMAdapter
 from skillkit.agent.runner import AgentRunner
 from skillkit.context.markers import BOUNDARY_KIND
 from skillkit.context.summary import Summarizer, SummaryError, track_files
+from skillkit.context.transcript import typed_text
 from skillkit.models import (
     AgentMessage,
     AssistantMessage,
@@ -282,7 +283,8 @@ def describe_entry(entry: Entry, width: int = 60) -> str:
 
 def _describe_message(message: AgentMessage, width: int) -> str:
     if isinstance(message, UserMessage):
-        return f"user: {_clip(message_text(message), width)}"
+        text = message_text(message)
+        return f"user: {_clip(typed_text(text) or text, width)}"
     if isinstance(message, AssistantMessage):
         text = _clip(message.text, width) if message.text.strip() else ""
         calls = ", ".join(call.name for call in message.tool_calls)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from skillkit.context.transcript import typed_text
 from skillkit.models import (
     AssistantMessage,
     CustomMessage,
@@ -50,7 +51,8 @@ def export_session(session: Session, format: ExportFormat = "md") -> str:
 
 
 def _title(session: Session) -> str:
-    return session.session_name or session.first_user_text().strip()[:80] or session.id
+    first = session.first_user_text().strip()
+    return session.session_name or (typed_text(first) or first)[:80] or session.id
 
 
 def _when(seconds: float) -> str:
@@ -78,8 +80,10 @@ def _result_text(message: ToolResultMessage) -> str:
 
 
 def _user_parts(message: UserMessage) -> str:
+    """The user's words: what they typed for a message SkillKit wrote on their behalf
+    (``/skill:NAME ARGS``, ``!COMMAND``), else the message's text."""
     if isinstance(message.content, str):
-        return message.content
+        return typed_text(message.content) or message.content
     return "".join(
         p.text if isinstance(p, TextPart) else f"[image {p.mime_type}]" for p in message.content
     )
