@@ -11,6 +11,7 @@ This module imports nothing, so reading a name costs nothing.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final
 
 __all__ = [
@@ -174,6 +175,7 @@ def provider_name(provider: str) -> str:
     return PROVIDER_NAMES.get(provider, provider)
 
 
+@lru_cache(maxsize=64)
 def server_of(base_url: str) -> tuple[str, int] | None:
     """``server.address`` and ``server.port`` of a base URL (the scheme's default port
     when it names none); None when it has no host."""

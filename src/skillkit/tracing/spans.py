@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, nullcontext
-from functools import lru_cache
 from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, Any
 
@@ -462,7 +461,6 @@ class TracedAdapter(LLMAdapter):
         return stream
 
 
-@lru_cache(maxsize=64)
 class _TracedStream:
     """The adapter's stream with the ``chat`` span current while each event is read; the
     span ends with the stream's ``done`` or ``error`` event (or when the stream fails,
