@@ -311,27 +311,15 @@ class PostgresSessionStore(StoreBase):
     def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names; `SessionNotFoundError` if none or
         several match."""
-        text = os.fspath(ref)
-        if "#" in text:
-            where, _, text = text.rpartition("#")
-            if where not in (self.url, public_url(self.conninfo)):
-                raise SessionNotFoundError(f"{public_url(os.fspath(ref))} is not in {self.url}")
-        if not text:
-            raise SessionNotFoundError("no session id given")
-        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return self._resolve_in(ref, (self.url, public_url(self.conninfo)))
+
+    def _ids_like(self, pattern: str) -> builtins.list[str]:
         with self._connection() as db:
             rows = db.execute(
                 "SELECT id FROM skillkit_sessions WHERE id LIKE %s ESCAPE '\\' ORDER BY id LIMIT 6",
                 (pattern,),
             ).fetchall()
-        ids = [str(row[0]) for row in rows]
-        if text in ids:
-            return text
-        if not ids:
-            raise SessionNotFoundError(f"no session {text!r}")
-        if len(ids) > 1:
-            raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
-        return ids[0]
+        return [str(row[0]) for row in rows]
 
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None.

@@ -272,27 +272,15 @@ class SqliteSessionStore(StoreBase):
     def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names; `SessionNotFoundError` if none or
         several match."""
-        text = os.fspath(ref)
-        if "#" in text:
-            where, _, text = text.rpartition("#")
-            if where not in (self.url, str(self.path)):
-                raise SessionNotFoundError(f"{os.fspath(ref)} is not in {self.url}")
-        if not text:
-            raise SessionNotFoundError("no session id given")
-        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return self._resolve_in(ref, (self.url, str(self.path)))
+
+    def _ids_like(self, pattern: str) -> builtins.list[str]:
         with self._guard:
             rows = self._db.execute(
                 "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
                 (pattern,),
             ).fetchall()
-        ids = [str(row[0]) for row in rows]
-        if text in ids:
-            return text
-        if not ids:
-            raise SessionNotFoundError(f"no session {text!r}")
-        if len(ids) > 1:
-            raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
-        return ids[0]
+        return [str(row[0]) for row in rows]
 
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None."""

@@ -25,13 +25,14 @@ from skillkit.session.file import WriteLock, read_session
 from skillkit.session.format import Entry, SessionHeader, encode_line
 from skillkit.session.index import SessionInfo, forget, refresh_index, update_index
 from skillkit.session.session import FsyncPolicy, Session
-from skillkit.session.store_base import SessionExistsError, StoreBase, remove_sidecars
+from skillkit.session.store_base import (
+    SessionExistsError,
+    SessionNotFoundError,
+    StoreBase,
+    remove_sidecars,
+)
 
 __all__ = ["SessionNotFoundError", "SessionStore", "project_folder_name"]
-
-
-class SessionNotFoundError(LookupError):
-    """No session matches the id, id prefix or path given (or several do)."""
 
 
 def project_folder_name(cwd: str | Path) -> str:

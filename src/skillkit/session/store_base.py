@@ -13,6 +13,7 @@ from __future__ import annotations
 import abc
 import builtins
 import glob
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,10 @@ def public_location(where: str) -> str:
     scheme = f"{parts.scheme}://"
     rest = urlunsplit(("", netloc, parts.path, query, parts.fragment)).removeprefix("//")
     return scheme + rest
+
+
+class SessionNotFoundError(LookupError):
+    """No session matches the id, id prefix or path given (or several do)."""
 
 
 class SessionExistsError(ValueError):
@@ -117,6 +122,34 @@ class StoreBase(abc.ABC):
     @abc.abstractmethod
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions of ``cwd`` (None: all), most recently changed first."""
+
+    def _resolve_in(self, ref: str | Path, names: Sequence[str]) -> str:
+        """The id of the session ``ref`` names — an id, a unique id prefix, or
+        ``NAME#id`` where NAME is one of ``names`` (this store's URL and its other
+        spellings); `SessionNotFoundError` if none or several match."""
+        text = os.fspath(ref)
+        if "#" in text:
+            where, _, text = text.rpartition("#")
+            if where not in names:
+                raise SessionNotFoundError(
+                    f"{public_location(os.fspath(ref))} is not in {names[0]}"
+                )
+        if not text:
+            raise SessionNotFoundError("no session id given")
+        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        ids = self._ids_like(pattern)
+        if text in ids:
+            return text
+        if not ids:
+            raise SessionNotFoundError(f"no session {text!r}")
+        if len(ids) > 1:
+            raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
+        return ids[0]
+
+    def _ids_like(self, pattern: str) -> builtins.list[str]:
+        """Up to six ids matching the SQL ``LIKE`` ``pattern`` (escaped with ``\\``),
+        in order (the database stores give it)."""
+        raise NotImplementedError
 
     @abc.abstractmethod
     def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
