@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillkit.session.store_protocol import SessionStoreProtocol, open_store
+from tests.frontends.conftest import terminal  # noqa: F401 (a shared fixture: tmux)
 from tests.session.postgres_server import PostgresServer, running_server, why_not
 
 KINDS = ["jsonl", "sqlite", "postgres"]

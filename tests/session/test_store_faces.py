@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,23 +29,6 @@ replies:
   - text: "A fresh answer on the new branch."
   - text: "An answer in the fork."
 """
-
-
-@pytest.fixture
-def terminal(tmp_path: Path) -> Iterator[Terminal]:
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    socket_dir = Path(tempfile.mkdtemp(prefix="skt-"))
-    home = tmp_path / "home"
-    home.mkdir()
-    term = Terminal(socket_dir / "sock", tmp_path / "exit-code", home)
-    try:
-        yield term
-    finally:
-        subprocess.run(
-            ["tmux", "-S", str(term.socket), "kill-server"], capture_output=True, timeout=10
-        )
-        shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 def entry_id(screen: str, text: str) -> str:
