@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from skillkit.frontends.args import agent_options, positive_int
+from skillkit.frontends.batch_cli import engine_from_args
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -207,7 +208,7 @@ def run_suite_command(args: argparse.Namespace) -> int:
                 out,
                 task,
                 models=models,
-                engine=_engine(args),
+                engine=engine_from_args(args),
                 resume=args.resume,
                 settings=settings,
                 on_progress=show,
@@ -305,19 +306,6 @@ def _probe(options: AgentOptions, models: list[str]) -> str | None:
         except (SetupError, ValueError) as exc:
             return f"model {model}: {exc}"
     return None
-
-
-def _engine(args: argparse.Namespace) -> Any:
-    from skillkit.batch import LocalEngine, RayEngine
-
-    if args.engine == "ray":
-        actors = args.actors or os.cpu_count() or 1
-        return RayEngine(
-            address=args.ray_address,
-            actors=actors,
-            per_actor=max(1, -(-args.concurrency // actors)),
-        )
-    return LocalEngine(args.concurrency)
 
 
 def _usage(message: str) -> int:
@@ -460,7 +448,7 @@ def skills_eval_command(args: argparse.Namespace) -> int:
     suite = trigger_suite(triggers)
     maker = CliAgentMaker(options, workspace=cwd)
     try:
-        results = asyncio.run(run_eval(suite, maker, models=models, engine=_engine(args)))
+        results = asyncio.run(run_eval(suite, maker, models=models, engine=engine_from_args(args)))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     scores = score_triggers(results, suite, entry.skill.name)

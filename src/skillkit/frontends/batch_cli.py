@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from skillkit.frontends.setup import AgentOptions
     from skillkit.skills.registry import SkillRegistry
 
-__all__ = ["CliRowTask", "register"]
+__all__ = ["CliRowTask", "engine_from_args", "register"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -238,7 +238,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         return _usage(str(exc))
     if model is not None:
         print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
-    engine = _engine(args)
+    engine = engine_from_args(args)
     limiter = RateLimiter(args.rate / 60.0, max(1, int(args.rate // 60))) if args.rate else None
     settings = _settings(args, model, schema)
     show = _Progress(sys.stderr)
@@ -309,8 +309,9 @@ def _conflict(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _engine(args: argparse.Namespace) -> Any:
-    """The engine ``--engine`` names: Ray actors, or tasks in this process."""
+def engine_from_args(args: argparse.Namespace) -> Any:
+    """The engine ``--engine`` names (with ``--actors``, ``--ray-address`` and
+    ``--concurrency``): Ray actors, or tasks in this process."""
     from skillkit.batch import LocalEngine, RayEngine
 
     if args.engine == "ray":
