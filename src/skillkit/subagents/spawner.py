@@ -28,7 +28,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent.contributors import AgentHandle, Contributor
-from skillkit.agent.handoffs import DEFAULT_MAX_HANDOFFS, Handoff, HandoffFilter, Handoffs
+from skillkit.agent.handoffs import (
+    DEFAULT_MAX_HANDOFFS,
+    Handoff,
+    HandoffFilter,
+    Handoffs,
+    is_transfer_tool,
+)
 from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, Event, EventBus, StoreUpdate, ToolResultEvent
 from skillkit.subagents.child import (
@@ -369,7 +375,11 @@ class Subagents(Contributor):
         """The child's tools: its own, then the named ones from the parent's offered
         tools or the children's registry (all the parent's but ``task`` when its
         definition names none). Raises `LookupError` for a name found in neither."""
-        offered = [t for t in parent.offered_tools() if _offered_to_child(definition, t.name)]
+        offered = [
+            t
+            for t in parent.offered_tools()
+            if _offered_to_child(definition, t.name) and not is_transfer_tool(t)
+        ]
         if definition.tools is None:
             return offered
         tools: dict[str, Tool] = {t.name: t for t in definition.own_tools}
