@@ -340,12 +340,17 @@ class Subagents(Contributor):
                 if definition.model in parent.adapters
                 else None
             )
-            config = AgentConfig(
+            config = AgentConfig(  # its own model: none of the parent's model settings
                 model=definition.model,
                 agent_id=bus.agent_id,
                 system_prompt=system_prompt,
                 max_iterations=turns,
                 tool_execution=base.tool_execution,
+                approvals=base.approvals,
+                approval_timeout=base.approval_timeout,
+                max_repeats=base.max_repeats,
+                input_guardrails=base.input_guardrails,
+                output_guardrails=base.output_guardrails,
             )
         tools = self._tools_of(parent, definition)
         permissions = _permissions_of(parent)
