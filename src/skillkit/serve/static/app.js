@@ -75,6 +75,11 @@ function onEvent(event) {
       if (p.prompt) userMessage(p.prompt);
       break;
     case "agent_end":
+      if (p.stop_reason === "handoff") { // the run goes on: the agent it was handed to answers
+        current = null;
+        thinking = null;
+        break;
+      }
       setRunning(false);
       activity("");
       current = null;
@@ -164,6 +169,9 @@ function onEvent(event) {
       break;
     case "events_dropped":
       resync();
+      break;
+    case "handoff":
+      addMessage("note", "→ handed to " + (p.to_agent || "another agent"));
       break;
     case "run_cancelled":
       addMessage("note", "Run cancelled.");
