@@ -135,6 +135,8 @@ async def test_a_run_paused_while_the_target_answers_is_approved_in_another_proc
         cwd=work, env=_env(work), stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
+        state = await client.request("get_state")
+        assert state["active_agent"] == "reviewer"  # restored from the session
         waiting = (await client.request("approvals"))["pending"]
         assert [p["tool"] for p in waiting] == ["bash"]  # type: ignore[index,union-attr]
         assert await client.request("approve") == {"resumed": True, "waiting": []}
