@@ -102,6 +102,7 @@ def test_the_main_agent_hands_the_conversation_to_a_defined_agent(work: Path) ->
     again = _run(work, "and now?", "main-says.yaml", "-c")
     assert again.returncode == 0, again
     assert again.stdout.strip() == "Reviewer again."
+    assert "agent reviewer answers: the conversation was handed to it" in again.stderr
 
 
 def test_the_target_hands_the_conversation_back(work: Path) -> None:
