@@ -8,7 +8,8 @@ main agent's permission gate, and its own ``handoff_to`` names where it may hand
 (``main`` hands back). Every ``handoff`` event is written into the recorded session as
 a custom entry of kind `ACTIVE_AGENT_KIND` (``{"agent": NAME}``; null: the main agent
 answers again) — an entry every session store keeps, never part of the context — so a
-session continued (``-c``, ``--session``, ``/resume``) goes on with the agent that
+session continued (``-c``, ``--session``, ``--resume``, a saved session opened from the
+web page) goes on with the agent that
 answered last (`recorded_active_agent`; a notice says so). A run paused on approvals
 carries it in its `RunState` too (``active_agent``), so its calls are resumed by the
 agent that made them.
