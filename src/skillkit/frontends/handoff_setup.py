@@ -9,10 +9,9 @@ main agent's permission gate, and its own ``handoff_to`` names where it may hand
 a custom entry of kind `ACTIVE_AGENT_KIND` (``{"agent": NAME}``; null: the main agent
 answers again) — an entry every session store keeps, never part of the context — so a
 session continued (``-c``, ``--session``, ``--resume``, a saved session opened from the
-web page) goes on with the agent that
-answered last (`recorded_active_agent`; a notice says so). A run paused on approvals
-carries it in its `RunState` too (``active_agent``), so its calls are resumed by the
-agent that made them.
+web page) goes on with the agent that answered last (`recorded_active_agent`; a notice
+says so). A run paused on approvals carries it in its `RunState` too (``active_agent``),
+so its calls are resumed by the agent that made them.
 """
 
 from __future__ import annotations
