@@ -65,7 +65,9 @@ def _restored(result: RestoreResult) -> CommandResult:
 def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``rewind [TURN] [TARGET] [FORCE]``: without a turn, the turns (``data.turns``);
     with one, go back to before it. ``data``: the ``files`` restored, the ``target``
-    and the rewind's own ``turn`` number."""
+    and the rewind's own ``turn`` number. Refused over files changed outside SkillKit
+    (unless ``force``): an error whose ``data`` names them (``changed_outside``), with
+    the ``turn`` and ``target`` asked for, so a face can ask and call again."""
     from skillkit.checkpoints import ChangedOutsideError
     from skillkit.checkpoints.view import turn_line, turn_record
 
@@ -85,16 +87,18 @@ def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandRe
     try:
         result = checkpoints.restore(number, target, force=args.get("force") is True)  # type: ignore[arg-type]
     except ChangedOutsideError as exc:
-        raise CommandError(
-            f"{exc}; nothing was rewound. Overwrite them with /rewind {number} {target} yes"
-        ) from None
+        return CommandResult(
+            error=f"{exc}; nothing was rewound. Overwrite them with /rewind {number} {target} yes",
+            data={"changed_outside": exc.paths, "turn": number, "target": target},
+        )
     except (KeyError, RuntimeError, ValueError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
     return _restored(result)
 
 
 def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
-    """``undo [FORCE]``: take back the last turn, or the last rewind."""
+    """``undo [FORCE]``: take back the last turn, or the last rewind (refused as
+    ``rewind`` is, with ``data.changed_outside``)."""
     from skillkit.checkpoints import ChangedOutsideError
 
     checkpoints = _checkpoints(ctx)
@@ -102,7 +106,10 @@ def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
     try:
         result = checkpoints.undo(force=args.get("force") is True)
     except ChangedOutsideError as exc:
-        raise CommandError(f"{exc}; nothing was undone. Overwrite them with /undo yes") from None
+        return CommandResult(
+            error=f"{exc}; nothing was undone. Overwrite them with /undo yes",
+            data={"changed_outside": exc.paths},
+        )
     except (KeyError, RuntimeError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
     return _restored(result)
