@@ -52,8 +52,8 @@ def test_the_export_shows_each_turns_files_and_diff_with_the_file_text_escaped(
     tmp_path: Path,
 ) -> None:
     page = _exported(tmp_path)
-    assert "turn 1 changed 1 file +1 −0" in page
-    assert "turn 2 changed 2 files +3 −0" in page
+    assert "turn 1 changed 1 file +1 -0" in page
+    assert "turn 2 changed 2 files +3 -0" in page
     assert "turn 3 changed" not in page  # it changed nothing
     assert "<li><code>notes.txt</code> added +1 -0</li>" in page
     # the file's markup is text: escaped in the diff's added line, never an element
@@ -92,7 +92,7 @@ def test_the_exported_diff_opens_coloured_and_inert_in_chromium(tmp_path: Path) 
             playwright_api.expect(turns).to_have_count(2)
             first = turns.first
             playwright_api.expect(first.locator("summary")).to_have_text(
-                "turn 1 changed 1 file +1 −0"
+                "turn 1 changed 1 file +1 -0"
             )
             playwright_api.expect(first.locator(".add")).to_be_hidden()  # folded
             first.locator("summary").click()

@@ -82,7 +82,7 @@ function onEvent(event) {
       thinking = null;
       if (p.error) notice(p.error);
       refreshState().then(refreshSide);
-      showLastTurnChanges();
+      if (!event.parent_id) showLastTurnChanges(); // a child's run is part of its parent's turn
       break;
     case "text_start":
       current = addMessage("assistant", "");
