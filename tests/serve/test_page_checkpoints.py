@@ -126,6 +126,8 @@ def test_each_turn_shows_its_changes_and_rewinds_from_the_page(
         )
         assert (served.workspace / "page.html").read_text() == "my own edit\n"
         expect(log.get_by_role("article", name="You")).to_have_count(3)
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "rewind-refused.png"))
         confirm.get_by_role("button", name="Overwrite them and rewind").click()
         expect(log.get_by_role("article", name="Command").last).to_contain_text(
             "rewound both: 1 file restored"
