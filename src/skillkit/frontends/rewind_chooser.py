@@ -520,7 +520,6 @@ class TerminalRewind:
                 self.renderer.info(f"overwriting what changed outside SkillKit: {', '.join(paths)}")
                 fields = {k: v for k, v in data.items() if k in ("turn", "target")}
                 result = await self._call(name, {**fields, "force": True})
-                data = {}
             else:
                 self.renderer.info("nothing rewound: the files changed outside SkillKit stay")
                 return
