@@ -49,6 +49,7 @@ async function resync() {
     if (messages.success) {
       requests.replaceChildren(); // the waiting ones come back with the state
       renderTranscript(messages.data.messages || []);
+      showTurnChanges(); // what each turn changed (checkpoints.js)
     }
     await refreshState();
   } finally {
@@ -86,6 +87,7 @@ function onEvent(event) {
       thinking = null;
       if (p.error) notice(p.error);
       refreshState().then(refreshSide);
+      if (!event.parent_id) showLastTurnChanges(); // a child's run is part of its parent's turn
       break;
     case "text_start":
       current = addMessage("assistant", "");
