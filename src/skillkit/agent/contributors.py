@@ -32,7 +32,7 @@ MCP servers, the session store).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillkit.agent.roles import ApprovalResponder, ModeControl
 from skillkit.config import AgentConfig
@@ -45,6 +45,9 @@ from skillkit.events import (
 )
 from skillkit.models import AgentMessage, ToolResult, UserContent
 from skillkit.tools.base import Tool
+
+if TYPE_CHECKING:
+    from skillkit.model_registry import ModelRegistry
 
 __all__ = [
     "AgentHandle",
@@ -67,14 +70,17 @@ class ToolProvider(Protocol):
 
 
 class AgentHandle(Protocol):
-    """What `Contributor.attach` gets: the agent's configuration and event bus (an
-    `AgentRunner` is one)."""
+    """What `Contributor.attach` gets: the agent's configuration, event bus and model
+    registry (an `AgentRunner` is one)."""
 
     @property
     def config(self) -> AgentConfig: ...
 
     @property
     def events(self) -> EventBus: ...
+
+    @property
+    def models(self) -> ModelRegistry: ...
 
 
 class Contributor:

@@ -24,6 +24,7 @@ from skillkit.agent.drive import Inbox, RunInProgressError
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
 from skillkit.agent.loop_context import RunOutcome
 from skillkit.agent.roles import ChildSpawner, ModeControl, RoleAliases, Roles
+from skillkit.agent.runner_models import ModelFacts
 from skillkit.agent.seam import hook_parts
 from skillkit.agent.streams import RunHandle
 from skillkit.agent.sync import SyncEntryPoints
@@ -50,25 +51,27 @@ from skillkit.tracing import AgentTracer
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
+    from skillkit.model_registry import ModelRegistry
+
 __all__ = ["AgentRunner", "ChildSpawner", "PromptSection", "RunInProgressError", "ToolProvider"]
 
 
-class AgentRunner(SyncEntryPoints, RoleAliases):
+class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
     """Runs an agent: holds the transcript and the queues, and runs the pure loop in a
     task of its own.
 
     ``adapter`` is an `LLMAdapter` (or None to build one from ``config.model``, e.g.
     ``"scripted:PATH"``). ``tools`` are always offered. ``contributors`` add tools,
-    system-prompt sections, input and context transforms, before/after tool call
-    checks, boundary messages and closers (see `Contributor`); with the bus's control
-    handlers first, they become one `Hooks` value per run. ``transformers`` are
-    context transforms run before the contributors'. ``permissions`` / ``children`` fill
-    the `roles` slots (permission layer, child agents) the session layer reads.
-    ``sinks`` receive every event. One run at a time: `chat` during a run raises
-    `RunInProgressError` (use `steer` or `follow_up`). ``redactor`` replaces known
-    secret values in tool output, error texts and failure events (default: the
-    configured API key and this process's key-like environment variables; ``Redactor()``
-    turns it off).
+    system-prompt sections, input and context transforms, before/after tool call checks,
+    boundary messages and closers (see `Contributor`); with the bus's control handlers
+    first, they become one `Hooks` value per run. ``transformers`` are context transforms
+    run before the contributors'. ``permissions`` / ``children`` fill the `roles` slots
+    (permission layer, child agents) the session layer reads. ``models`` is the
+    `ModelRegistry` windows, prices and capabilities are read from (None: one of its own,
+    see `models`). ``sinks`` receive every event. One run at a time: `chat` during a run
+    raises `RunInProgressError` (use `steer` or `follow_up`). ``redactor`` replaces known
+    secret values in tool output, error texts and failure events (default: the configured
+    API key and this process's key-like environment variables; ``Redactor()`` turns it off).
 
     Tracing (``tracer_provider``, ``trace_content``, ``conversation_id``): see
     ``docs/tracing.md``.
@@ -102,6 +105,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         permissions: ModeControl | None = None,
         children: ChildSpawner | None = None,
         approver: Approver | None = None,
+        models: ModelRegistry | None = None,
     ) -> None:
         self.config = config = config if config is not None else AgentConfig()
         self.redactor = (
@@ -124,6 +128,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         self.tools = ToolRegistry(tools)
         self._transformers: list[ContextTransformer] = list(transformers)
         self.convert_to_llm = convert_to_llm
+        self._models = models
         self.renderers = renderers if renderers is not None else RendererRegistry()
         if self.renderers.on_error is None:
             self.renderers.on_error = self._render_failed
@@ -185,19 +190,6 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         return remove
 
     # ----- state
-
-    @property
-    def compaction(self) -> CompactionSettings:
-        """How the context is kept within the model's window (see ``docs/context.md``);
-        assign new settings to change it from the next turn on."""
-        return self._compaction
-
-    @compaction.setter
-    def compaction(self, settings: CompactionSettings) -> None:
-        if not isinstance(settings, CompactionSettings):
-            raise TypeError(f"compaction must be CompactionSettings, got {type(settings).__name__}")
-        self._compaction = settings
-        self._budget = parts.context_budget(settings, self.renderers, self._compacted)
 
     @property
     def messages(self) -> list[AgentMessage]:
@@ -381,14 +373,8 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         sections = hook_parts(self._contributors, "system_prompt")
         return parts.system_prompt(self.config.system_prompt, sections, self._report)
 
-    def _catalog_cost(self, usage: TokenUsage) -> float | None:
-        return parts.catalog_cost(self.config, self.adapter, usage)
-
     def _retrying(self, info: Any) -> None:
         self.events.emit_nowait(parts.retry_event(info))
-
-    def _compacted(self, result: CompactionResult) -> None:
-        self._run_start = result.new_index(self._run_start)
 
     def _render_failed(self, kind: str, exc: Exception) -> None:
         self._report(f"render:{kind}", exc)

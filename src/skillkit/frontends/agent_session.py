@@ -57,6 +57,7 @@ from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage, U
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.commands.dispatch import CommandHost
+    from skillkit.model_registry import ModelRegistry
     from skillkit.permissions import PermissionMode, Permissions
     from skillkit.secrets import Redactor
     from skillkit.session import Session, SessionStore
@@ -271,6 +272,11 @@ class AgentSession(SessionHistory):
     def model(self) -> str:
         """The name of the model in use."""
         return self._model_name()
+
+    @property
+    def models(self) -> ModelRegistry:
+        """The model registry the agent was built with (names, windows, prices)."""
+        return self.runner.models
 
     @property
     def mode(self) -> PermissionMode | None:

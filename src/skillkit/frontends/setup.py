@@ -220,6 +220,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
             SandboxCloser(sandbox),
         ],
         conversation_id=session.id if session is not None else None,
+        models=providers.registry,
     )
     children = _attach_plugins_and_parts(runner, manager, sandbox, options, workspace, session)
     if children is not None:
@@ -382,12 +383,10 @@ class _Lines:
 
 def model_registry() -> ModelRegistry:
     """The model registry the command's agents are made with: that of the process's
-    providers (`skillkit.adapters.factory.default_providers`), else the default one."""
+    providers (`skillkit.adapters.factory.default_providers`)."""
     from skillkit.adapters.factory import default_providers
-    from skillkit.model_registry import default_registry
 
-    models = default_providers().models
-    return models if models is not None else default_registry()
+    return default_providers().registry
 
 
 def batch_agent(options: AgentOptions) -> AgentRunner:

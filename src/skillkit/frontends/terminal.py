@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, RenderableType
 from rich.live import Live
@@ -70,6 +70,9 @@ from skillkit.runtime.todos import TodoItem, TodoUpdated
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
 
+if TYPE_CHECKING:
+    from skillkit.model_registry import ModelRegistry
+
 __all__ = [
     "BRIEF_TOOLS",
     "ActionPreview",
@@ -88,14 +91,12 @@ BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 
 
-def _cache_savings(model: str, usage: TokenUsage) -> float | None:
-    """What caching saved on ``usage`` at the catalog prices of ``model`` (None when
-    there were no cache reads or the catalog does not know the model)."""
-    if not usage.cache_read or not model:
+def _cache_savings(models: ModelRegistry | None, model: str, usage: TokenUsage) -> float | None:
+    """What caching saved on ``usage`` at the prices ``models`` gives ``model`` (None
+    when there were no cache reads, no registry, or it does not know the model)."""
+    if not usage.cache_read or not model or models is None:
         return None
-    from skillkit.model_registry import default_registry
-
-    return default_registry().cache_savings(model, usage)
+    return models.cache_savings(model, usage)
 
 
 class TerminalRenderer:
@@ -108,7 +109,8 @@ class TerminalRenderer:
 
     ``redactor`` (default: `Redactor.from_environment`, built once) names the secrets
     never drawn. ``action_preview`` (settable later) gives the exact command of a tool
-    call that runs a declared program, shown in its approval panel.
+    call that runs a declared program, shown in its approval panel. ``models`` (settable
+    later: the face sets the session's) prices what caching saved, in the footer.
     """
 
     def __init__(
@@ -121,6 +123,7 @@ class TerminalRenderer:
         redactor: Redactor | None = None,
         action_preview: ActionPreview | None = None,
         markdown: bool | None = None,
+        models: ModelRegistry | None = None,
     ) -> None:
         self.console = console if console is not None else Console(highlight=False)
         self.markdown = markdown
@@ -137,6 +140,8 @@ class TerminalRenderer:
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
+        self.models = models
+        """The model registry the footer prices cache savings by (None: not shown)."""
         self._pending = ""  # streamed text held back: it may be the start of a secret
         self._pending_style = ""
         self._at_line_start = True
@@ -225,7 +230,11 @@ class TerminalRenderer:
                     turns=turns,
                     session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
-                    saved=_cache_savings(self._model, last.cumulative_usage) if last else None,
+                    saved=(
+                        _cache_savings(self.models, self._model, last.cumulative_usage)
+                        if last
+                        else None
+                    ),
                 )
                 self._last_usage = None
             case _:
