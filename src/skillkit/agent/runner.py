@@ -19,7 +19,15 @@ from skillkit.adapters.registry import AdapterRegistry
 from skillkit.agent import drive as runs
 from skillkit.agent import parts
 from skillkit.agent.approvals import Approval, Approver, paused_answers
-from skillkit.agent.contributors import Contributor, PromptSection, ToolProvider, contributes
+from skillkit.agent.contributors import (
+    Attachable,
+    Contributor,
+    PromptSection,
+    ToolProvider,
+    adopt,
+    adopted,
+    contributes,
+)
 from skillkit.agent.drive import Inbox, RunInProgressError
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
 from skillkit.agent.loop_context import RunOutcome
@@ -90,7 +98,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
         *,
         messages: Iterable[AgentMessage] = (),
         sinks: Iterable[Sink] = (),
-        contributors: Iterable[Contributor] = (),
+        contributors: Iterable[Contributor | Attachable] = (),
         events: EventBus | None = None,
         convert_to_llm: ConvertToLLM | None = None,
         renderers: RendererRegistry | None = None,
@@ -155,7 +163,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
             redactor=self.redactor,
             agent_name=config.agent_id,
         )
-        self._contributors: list[Contributor] = list(contributors)
+        self._contributors: list[Contributor] = [adopt(c) for c in contributors]
         for contributor in self._contributors:
             self.roles.offered_by(contributor)
         for contributor in self._contributors:
@@ -165,26 +173,27 @@ class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
     # ----- contributors
 
     @property
-    def contributors(self) -> tuple[Contributor, ...]:
-        """The contributors, in the order they apply."""
-        return tuple(self._contributors)
+    def contributors(self) -> tuple[Contributor | Attachable, ...]:
+        """The contributors, in the order they apply (each as it was given)."""
+        return tuple(adopted(c) for c in self._contributors)
 
     def add_contributor(
-        self, contributor: Contributor, *, first: bool = False
+        self, contributor: Contributor | Attachable, *, first: bool = False
     ) -> Callable[[], None]:
         """Add a contributor after the others (``first=True``: before them), before a run
         starts or between runs; calls its ``attach``, and fills the runner's role slots
         whose part it offers (`Roles.offered_by`). Returns a function that removes it."""
         if self.is_running:
             raise RunInProgressError("cannot add a contributor while a run is in progress")
-        self._contributors.insert(0 if first else len(self._contributors), contributor)
-        unrole = self.roles.offered_by(contributor)
-        if contributes(contributor, "attach"):
-            contributor.attach(self)
+        kept = adopt(contributor)
+        self._contributors.insert(0 if first else len(self._contributors), kept)
+        unrole = self.roles.offered_by(kept)
+        if contributes(kept, "attach"):
+            kept.attach(self)
 
         def remove() -> None:
-            if contributor in self._contributors:
-                self._contributors.remove(contributor)
+            if kept in self._contributors:
+                self._contributors.remove(kept)
                 unrole()
 
         return remove
