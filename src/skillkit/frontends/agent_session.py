@@ -57,7 +57,6 @@ from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage, U
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.commands.dispatch import CommandHost
-    from skillkit.model_registry import ModelRegistry
     from skillkit.permissions import PermissionMode, Permissions
     from skillkit.secrets import Redactor
     from skillkit.session import Session, SessionStore
@@ -124,6 +123,7 @@ class AgentSession(SessionHistory):
         if ui_timeout is not None and ui_timeout <= 0:
             raise ValueError(f"ui_timeout must be positive, got {ui_timeout}")
         self.runner = runner
+        self.models = runner.models  # the agent's model registry: names, windows, prices
         self.permissions = permissions
         self.manager = manager
         self.children = children
@@ -274,18 +274,12 @@ class AgentSession(SessionHistory):
         return self._model_name()
 
     @property
-    def models(self) -> ModelRegistry:
-        """The model registry the agent was built with (names, windows, prices)."""
-        return self.runner.models
-
-    @property
     def mode(self) -> PermissionMode | None:
         """The permission mode (None without a permission layer)."""
         return self.permissions.mode if self.permissions is not None else None
 
     def cycle_mode(self) -> None:
-        """Switch to the next permission mode (Shift+Tab); nothing without a permission
-        layer."""
+        """Switch to the next permission mode (Shift+Tab; nothing without a permission layer)."""
         if self.permissions is not None:
             self.permissions.cycle_mode()
 

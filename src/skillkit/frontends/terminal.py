@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.live import Live
@@ -63,15 +63,13 @@ from skillkit.frontends.tool_rows import (
     result_rows,
     tool_summary,
 )
+from skillkit.model_registry import ModelRegistry
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
 from skillkit.runtime.todos import TodoItem, TodoUpdated
 from skillkit.secrets import Redactor
 from skillkit.text import neutralize
-
-if TYPE_CHECKING:
-    from skillkit.model_registry import ModelRegistry
 
 __all__ = [
     "BRIEF_TOOLS",
@@ -91,12 +89,12 @@ BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 
 
-def _cache_savings(models: ModelRegistry | None, model: str, usage: TokenUsage) -> float | None:
-    """What caching saved on ``usage`` at the prices ``models`` gives ``model`` (None
-    when there were no cache reads, no registry, or it does not know the model)."""
-    if not usage.cache_read or not model or models is None:
+def _cache_savings(models: ModelRegistry | None, model: str, last: Usage | None) -> float | None:
+    """What caching saved on ``last``'s cumulative usage at the prices ``models`` gives
+    ``model`` (None without cache reads or a registry, or for a model it does not know)."""
+    if last is None or not last.cumulative_usage.cache_read or not model or models is None:
         return None
-    return models.cache_savings(model, usage)
+    return models.cache_savings(model, last.cumulative_usage)
 
 
 class TerminalRenderer:
@@ -109,8 +107,8 @@ class TerminalRenderer:
 
     ``redactor`` (default: `Redactor.from_environment`, built once) names the secrets
     never drawn. ``action_preview`` (settable later) gives the exact command of a tool
-    call that runs a declared program, shown in its approval panel. ``models`` (settable
-    later: the face sets the session's) prices what caching saved, in the footer.
+    call that runs a declared program, shown in its approval panel; ``models`` (settable
+    later too) the model registry the footer prices cache savings by.
     """
 
     def __init__(
@@ -140,8 +138,7 @@ class TerminalRenderer:
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
-        self.models = models
-        """The model registry the footer prices cache savings by (None: not shown)."""
+        self.models = models  # prices the footer's cache savings (None: not shown)
         self._pending = ""  # streamed text held back: it may be the start of a secret
         self._pending_style = ""
         self._at_line_start = True
@@ -230,11 +227,7 @@ class TerminalRenderer:
                     turns=turns,
                     session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
-                    saved=(
-                        _cache_savings(self.models, self._model, last.cumulative_usage)
-                        if last
-                        else None
-                    ),
+                    saved=_cache_savings(self.models, self._model, last),
                 )
                 self._last_usage = None
             case _:
