@@ -60,6 +60,7 @@ from skillkit.frontends.prompt_completion import (
     workspace_files,
 )
 from skillkit.frontends.request_answers import RequestAnswers
+from skillkit.frontends.rewind_chooser import TerminalRewind
 from skillkit.frontends.run_input import (
     ESCAPE_DELAY,
     RUN_KEYS,
@@ -149,6 +150,7 @@ class InteractiveSession:
         self._steered: list[str] = []  # sent with Enter during the run in flight
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
         self._expanded = False  # Ctrl-O: the last tool call shown whole above the prompt
+        self._rewind = TerminalRewind(agent, self.renderer, frontend)  # /rewind, /undo
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -278,6 +280,9 @@ class InteractiveSession:
             if not text:
                 continue
             exit_armed = False
+            if self._rewind.handles(text):  # the chooser; asks before overwriting
+                await self._rewind.run(text)
+                continue
             if text.startswith("/"):
                 result = await self._command(text)
                 if result is not None:
