@@ -519,12 +519,13 @@ async def _serve_rpc(agent: CliAgent, ui_timeout: float | None) -> int:
 
 
 def _note(line: str) -> None:
-    """One line on stderr; it may quote a command or a plugin's message, so its secrets
-    are redacted and its control characters neutralized."""
+    """One note on stderr (wrapped at word boundaries on a terminal); it may quote a
+    command or a plugin's message, so its secrets are redacted and its control
+    characters neutralized."""
     from skillkit.secrets import Redactor
-    from skillkit.text import neutralize
+    from skillkit.text import neutralize, write_note
 
-    print(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", file=sys.stderr)
+    write_note(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", sys.stderr)
 
 
 def _warn(line: str) -> None:

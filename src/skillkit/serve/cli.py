@@ -228,8 +228,9 @@ async def serve_session(session: ServedSession, *, port: int, out: TextIO) -> in
 
 
 def _note(line: str) -> None:
-    """One line on stderr, secrets redacted and control characters neutralized."""
+    """One note on stderr (wrapped at word boundaries on a terminal), secrets redacted
+    and control characters neutralized."""
     from skillkit.secrets import Redactor
-    from skillkit.text import neutralize
+    from skillkit.text import neutralize, write_note
 
-    print(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", file=sys.stderr)
+    write_note(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", sys.stderr)
