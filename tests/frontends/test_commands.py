@@ -235,5 +235,5 @@ async def test_plugins_names_the_terminal_as_the_source_of_its_commands(tmp_path
     lines = (await session.run("/plugins")).output.splitlines()
 
     index = lines.index(f"{SOURCE} (not a plugin)")
-    assert lines[index + 1] == "  commands: compact, help, mode, skill"
+    assert lines[index + 1] == "  commands: compact, help, mode, skill, tree"
     assert lines[1].startswith("  commands: clear, cost, diff, fork, init, label, model, models")

@@ -13,6 +13,8 @@ command                what the terminal adds
 ``/mode [NAME]``       show the permission mode, or switch to NAME (with a gate)
 ``/skill:NAME ACTION`` the action's call and result drawn as panels; Ctrl-C aborts it
 ``/compact [TEXT]``    no second summary line: the renderer draws the compaction
+``/tree``              each answer's first words rendered as Markdown on its line
+``/expand [N]``        (the terminal's own) tool call N whole above the prompt
 =====================  ==========================================================
 """
 
@@ -47,7 +49,8 @@ SOURCE = "frontend:interactive"
 KEYS: dict[str, str] = {
     "Ctrl-J": "insert a new line in the prompt",
     "Ctrl-R": "search the prompts typed before (also in earlier sessions)",
-    "Ctrl-O": "show the last tool call whole above the prompt; again to fold it",
+    "Ctrl-O": "show the last tool call whole above the prompt; again to fold it "
+    "(/expand N: any call, by the number its folded row gives)",
     "Enter (during a run)": "send the typed text to the running agent (steer)",
     "Alt+Enter (during a run)": "queue the typed text for after the run",
     "Esc": "abort the running prompt or command",
@@ -63,9 +66,18 @@ class TerminalCommands:
     registers them in a table (default: the session's) and returns a function putting
     back what they replaced."""
 
-    def __init__(self, renderer: TerminalRenderer, session: AgentSession) -> None:
+    def __init__(
+        self,
+        renderer: TerminalRenderer,
+        session: AgentSession,
+        *,
+        expand: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.renderer = renderer
         self.session = session
+        self.expand = expand
+        """``/expand [N]``'s handler (the terminal shows tool call N whole), or None: no
+        ``/expand``."""
 
     @property
     def permissions(self) -> Permissions | None:
@@ -84,7 +96,7 @@ class TerminalCommands:
 
         replaced = {
             name: (command, registry.source_of(command.name))
-            for name in ("help", "mode", "skill", "compact")
+            for name in ("help", "mode", "skill", "compact", "tree")
             if (command := registry.get(name)) is not None
         }
         help_ = previous("help", Command("help", "list the commands", help_command))
@@ -119,6 +131,27 @@ class TerminalCommands:
                 arguments=compact.arguments,
             ),
         ]
+        tree = table.get("tree")
+        if tree is not None:
+            ours.append(
+                Command(
+                    "tree",
+                    tree.description,
+                    lambda ctx, args: self._tree(tree, ctx, args),
+                    usage=tree.usage,
+                    arguments=tree.arguments,
+                )
+            )
+        expand = self.expand
+        if expand is not None:
+            ours.append(
+                Command(
+                    "expand",
+                    "show tool call N whole above the prompt, or list the calls",
+                    lambda ctx, args: expand(args),
+                    usage="[N]",
+                )
+            )
         if self.permissions is not None:
             ours.append(
                 Command(
@@ -152,6 +185,22 @@ class TerminalCommands:
             if self.permissions is not None or key != "Shift+Tab"
         ]
         return CommandResult(output="\n".join([result.output, "Keys:", *keys]).lstrip("\n"))
+
+    async def _tree(self, inner: Command, ctx: CommandContext, args: object) -> CommandResult:
+        """``/tree`` drawn with its answers rendered as Markdown (when the renderer
+        renders Markdown); ``/tree ID`` and every other face: the command's own answer."""
+        from skillkit.frontends.session_view import draw_tree
+
+        if isinstance(args, str):
+            result = await run_command(inner, args, ctx)
+        else:
+            result = await call_command(inner, dict(args) if isinstance(args, dict) else {}, ctx)
+        session = self.session.session
+        typed = args.strip() if isinstance(args, str) else args
+        if typed or not result.ok or session is None or not self.renderer.renders_markdown():
+            return result
+        draw_tree(self.renderer, session, result.output.split("\n"))
+        return CommandResult(quit=result.quit, send=result.send)
 
     def _mode(self, ctx: CommandContext, args: str) -> str | None:
         from skillkit.permissions import PermissionMode

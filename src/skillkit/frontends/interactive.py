@@ -8,7 +8,9 @@ to the session's stream (`AgentSession.listen`). Keys at the prompt:
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 - ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
   completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
-  whole above the prompt, Ctrl-O again folds it. ``@image.png`` sends the image.
+  whole above the prompt, Ctrl-O again folds it; ``/expand N`` shows call N (the
+  number a folded result's hint gives; ``/expand`` lists the calls kept).
+  ``@image.png`` sends the image.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
 does and for how long, with an input line under it; nothing typed is echoed into the
@@ -46,7 +48,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillkit.commands.dispatch import CommandResult
+from skillkit.commands.dispatch import CommandError, CommandResult
 from skillkit.events import AgentStart, Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
@@ -68,7 +70,7 @@ from skillkit.frontends.run_input import (
     quiet_keyboard,
 )
 from skillkit.frontends.terminal import TerminalRenderer
-from skillkit.frontends.tool_rows import expanded_rows
+from skillkit.frontends.tool_rows import ToolRecord, expanded_rows, record_line
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
@@ -146,7 +148,8 @@ class InteractiveSession:
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
-        self._expanded = False  # Ctrl-O: the last tool call shown whole above the prompt
+        # Ctrl-O or /expand N: the tool call shown whole above the prompt
+        self._expanded: ToolRecord | None = None
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -188,12 +191,12 @@ class InteractiveSession:
         session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
         agent = self.agent_session
-        own = TerminalCommands(self.renderer, agent)
+        own = TerminalCommands(self.renderer, agent, expand=self._expand)
         renderer = self.renderer
         drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
         renderer.draw_requests = False  # drawn when asked, one at a time
         renderer.hold_partial_line = True  # shown by the working lines until it ends
-        renderer.expand_hint = "ctrl+o shows all"
+        renderer.expand_hint = "/expand {n} shows all"
 
         def give_back_requests() -> None:
             renderer.draw_requests, renderer.hold_partial_line = drawn_by_renderer, held
@@ -263,7 +266,7 @@ class InteractiveSession:
                 else:
                     with patch_stdout(raw=True):
                         typed = await session.prompt_async(default=self._input.take_text())
-                self._expanded = False
+                self._expanded = None
                 text = typed.strip()
             except KeyboardInterrupt:
                 if exit_armed:
@@ -495,7 +498,8 @@ class InteractiveSession:
 
         @bindings.add("c-o")
         def expand(event: KeyPressEvent) -> None:
-            self._expanded = not self._expanded and bool(self.renderer.tool_records)
+            records = self.renderer.tool_records
+            self._expanded = None if self._expanded or not records else records[-1]
             event.app.invalidate()
 
         if self.permissions is not None:
@@ -508,10 +512,35 @@ class InteractiveSession:
 
         return bindings
 
+    def _expand(self, args: str) -> str | None:
+        """``/expand N``: tool call N shown whole above the next prompt (folded by
+        Ctrl-O or the prompt after); ``/expand``: the calls kept, numbered."""
+        records = self.renderer.tool_records
+        text = args.strip().lstrip("#")
+        if not text:
+            if not records:
+                return "no tool calls yet"
+            return "\n".join(
+                [
+                    *(record_line(record) for record in records),
+                    "/expand N shows call N whole above the prompt; ctrl+o folds it",
+                ]
+            )
+        try:
+            number = int(text)
+        except ValueError:
+            raise CommandError("/expand takes a tool call's number (/expand lists them)") from None
+        record = self.renderer.tool_record(number)
+        if record is None:
+            raise CommandError(f"no tool call {number} is kept (/expand lists them)")
+        self._expanded = record
+        return None
+
     def _prompt_message(self) -> StyleAndTextTuples:
-        """The prompt; with Ctrl-O, the last tool call shown whole above it (as much as
-        the terminal's height leaves room for) until Ctrl-O folds it again."""
-        if not self._expanded or not self.renderer.tool_records:
+        """The prompt; with Ctrl-O (the last tool call) or ``/expand N`` (call N), that
+        call shown whole above it (as much as the terminal's height leaves room for)
+        until Ctrl-O folds it again or the next prompt is sent."""
+        if self._expanded is None:
             return [_PROMPT]
         from prompt_toolkit.application.current import get_app
 
@@ -519,7 +548,7 @@ class InteractiveSession:
         room, width = size.rows - 4, max(size.columns - 3, 10)
         styles = {"diff+": "ansigreen", "diff-": "ansired", "error": "ansired", "dim": "#888888"}
         out: StyleAndTextTuples = []
-        for style, line in expanded_rows(self.renderer.tool_records[-1], room):
+        for style, line in expanded_rows(self._expanded, room):
             line = ("  " if out else "") + line
             line = line if len(line) <= width else line[: width - 1] + "…"
             out.append((styles.get(style, style), line + "\n"))

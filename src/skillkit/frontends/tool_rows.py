@@ -19,6 +19,7 @@ __all__ = [
     "diff_row",
     "expanded_rows",
     "format_elapsed",
+    "record_line",
     "result_rows",
     "tool_summary",
 ]
@@ -120,11 +121,12 @@ def call_rows(
     *,
     clean: Callable[..., str],
     limit: int = 20,
+    hint: str = "",
 ) -> list[Text]:
     """The rows drawn when a tool call starts: ``⏺ bash(git status)`` (with ``+3 −1`` for
     an edit or a write), then its ``diff`` (see `tool_summary`), green and red, at most
-    ``limit`` rows and a count of the rest. ``clean(text, drop_styles=...)`` redacts and
-    neutralizes."""
+    ``limit`` rows and a count of the rest (ended by ``hint``, how to see it all).
+    ``clean(text, drop_styles=...)`` redacts and neutralizes."""
     line = Text("⏺ ", style="cyan")
     line.append(clean(summary.call), style="bold")
     if summary.added or summary.removed:
@@ -134,7 +136,8 @@ def call_rows(
     for row in diff[:limit]:
         rows.append(diff_row(clean(row, drop_styles=True)))
     if len(diff) > limit:
-        rows.append(Text(f"    … {len(diff) - limit} more diff lines", style="dim"))
+        more = f"    … {len(diff) - limit} more diff lines"
+        rows.append(Text(more + (f" · {hint}" if hint else ""), style="dim"))
     return rows
 
 
@@ -215,12 +218,14 @@ def result_rows(
 
 class ToolRecord(NamedTuple):
     """A finished tool call kept for the expanded view: its one-line ``call``, the
-    ``diff`` of an edit or a write and its ``output`` lines, all already cleaned."""
+    ``diff`` of an edit or a write and its ``output`` lines, all already cleaned; its
+    ``number`` counts the calls drawn by one renderer, from 1 (0: not numbered)."""
 
     call: str
     diff: list[str]
     output: list[str]
     is_error: bool = False
+    number: int = 0
 
 
 def expanded_rows(record: ToolRecord, room: int) -> list[tuple[str, str]]:
@@ -240,3 +245,11 @@ def expanded_rows(record: ToolRecord, room: int) -> list[tuple[str, str]]:
         return [head, *body]
     shown = body[: room - 2]
     return [head, *shown, ("dim", f"… {len(body) - len(shown)} more lines")]
+
+
+def record_line(record: ToolRecord) -> str:
+    """One line naming a kept call for a list to pick from: ``3  ✓ bash(seq 1 100) · 100
+    lines`` (``✗`` when it failed; the diff's lines counted too)."""
+    total = len(record.diff) + len(record.output)
+    mark = "✗" if record.is_error else "✓"
+    return f"{record.number:>3}  {mark} {record.call} · {total} line{'' if total == 1 else 's'}"
