@@ -129,7 +129,7 @@ def test_expand_shows_any_earlier_tool_row_by_its_number(
     terminal.wait_for_prompt_count(3)
 
     terminal.type("/help")  # the command and the key are both told
-    helped = terminal.wait_for("/expand N: any call", history=True)
+    helped = terminal.wait_for("(/expand N: any)", history=True)
     assert "/expand [N]" in helped
     terminal.wait_for_prompt_count(4)
     terminal.type("/expand")

@@ -34,6 +34,11 @@ shows the exact argument list it will run. Skills are watched for changes.
 Everything printed goes through the renderer, which redacts secrets and neutralizes
 control characters (see `skillkit.frontends.terminal`).
 
+Handed a `SessionSwitch` (``sessions``, as ``skillkit`` does), ``/resume ID`` goes on
+with another saved session of this folder through it (an id or a prefix of one; Tab
+completes them, each with its name or first prompt; ``/resume`` alone opens the
+picker): the terminal then draws the new session and shows its earlier turns.
+
 Slash commands are looked up in the session's one command table
 (`AgentSession.run_command`): the session's own commands, SkillKit's from the built-in
 plugin and any plugin's — with the terminal's own commands
@@ -80,6 +85,7 @@ if TYPE_CHECKING:
 
     from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
+    from skillkit.frontends.session_switch import SessionSwitch
     from skillkit.model_registry import ModelRegistry
     from skillkit.models import UserContent
     from skillkit.permissions import Permissions
@@ -112,7 +118,9 @@ class InteractiveSession:
     questions from the keyboard and offers Shift+Tab and ``/mode``. Commands come from
     the session's table; the skills watched for changes (``watch_skills``) are
     ``skills``, else the session's plugin manager's. ``frontend`` is passed to command
-    handlers as `CommandContext.frontend`; ``first_prompt`` runs as if typed at once.
+    handlers as `CommandContext.frontend`; ``first_prompt`` runs as if typed at once;
+    ``sessions`` (a `SessionSwitch` whose current session is ``agent``) offers
+    ``/resume``, after which the terminal drives the session switched to.
     `run` returns the process exit code: 0 for
     Ctrl-D, ``/quit`` or ``/exit``, `INTERRUPTED` (130) for Ctrl-C Ctrl-C. The session
     stays open when the terminal ends: its owner closes it.
@@ -128,8 +136,11 @@ class InteractiveSession:
         watch_skills: bool = True,
         frontend: Frontend | None = None,
         first_prompt: str = "",
+        sessions: SessionSwitch | None = None,
     ) -> None:
         self.agent_session = agent
+        self.sessions = sessions
+        self._pick_session = False  # /resume alone: the picker opens at the prompt
         self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
@@ -150,6 +161,9 @@ class InteractiveSession:
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
         # Ctrl-O or /expand N: the tool call shown whole above the prompt
         self._expanded: ToolRecord | None = None
+        self._watcher: SkillWatcher | None = None
+        self._stopping: set[asyncio.Future[None]] = set()  # watchers left at a switch
+        self._unbind: Callable[[], None] = lambda: None
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -180,18 +194,17 @@ class InteractiveSession:
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
             completer=PromptCompleter(
-                self.agent_session.commands.list,
+                lambda: self.agent_session.commands.list(),
                 self._skill_names,
                 self._root,
                 _model_ids,
                 lambda: entry_choices(self.agent_session.session),
+                self._session_choices,
             ).completer(),
             complete_while_typing=False,
         )
         session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
-        agent = self.agent_session
-        own = TerminalCommands(self.renderer, agent, expand=self._expand)
         renderer = self.renderer
         drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
         renderer.draw_requests = False  # drawn when asked, one at a time
@@ -202,25 +215,141 @@ class InteractiveSession:
             renderer.draw_requests, renderer.hold_partial_line = drawn_by_renderer, held
             renderer.expand_hint = ""
 
-        undo = [
-            give_back_requests,
-            agent.listen(self.renderer.emit),
-            agent.listen(self.status.emit),
-            agent.listen(self._show_queued),
-            agent.on_ui_request(self._queue_request),
-            own.install(agent.commands),
-        ]
-        watcher = self._start_watcher()
+        self._unbind = self._bind(self.agent_session)
+        undo: list[Callable[[], None]] = [give_back_requests, lambda: self._unbind()]
+        if self.sessions is not None:
+            undo.append(self.sessions.on_change(self._switched))
+        self._watcher = self._start_watcher()
         try:
             with quiet_keyboard():
                 code = await self._loop(session)
             self._resume_hint()
             return code
         finally:
-            if watcher is not None:
-                await watcher.stop()
+            if self._watcher is not None:
+                await self._watcher.stop()
             for step in reversed(undo):
                 step()
+
+    def _bind(self, agent: AgentSession) -> Callable[[], None]:
+        """Draw ``agent``'s stream and answer its requests, the terminal's commands in
+        its table; returns the function undoing it."""
+        own = TerminalCommands(
+            self.renderer,
+            agent,
+            expand=self._expand,
+            resume=self._resume if self.sessions is not None else None,
+        )
+        undo = [
+            agent.listen(self.renderer.emit),
+            agent.listen(self.status.emit),
+            agent.listen(self._show_queued),
+            agent.on_ui_request(self._queue_request),
+            own.install(agent.commands),
+        ]
+
+        def unbind() -> None:
+            for step in reversed(undo):
+                step()
+
+        return unbind
+
+    def _switched(self) -> None:
+        """The session switch changed session (``/resume``, ``/open_session``): drive
+        the new one — its stream, requests, commands, skills — and show its earlier
+        turns."""
+        from skillkit.frontends.session_view import show_earlier_conversation
+
+        assert self.sessions is not None
+        agent = self.sessions.current
+        self._unbind()
+        self.agent_session = agent
+        self.permissions = agent.permissions
+        self.skills = agent.manager.registries.skills if agent.manager is not None else None
+        self.renderer.redactor = self.renderer.redactor.with_secrets(agent.secrets())
+        self._unbind = self._bind(agent)
+        watcher, self._watcher = self._watcher, self._start_watcher()
+        if watcher is not None:
+            stopping = asyncio.ensure_future(watcher.stop())
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+        self.renderer.console.print()
+        if not show_earlier_conversation(self.renderer, agent):
+            recorded = agent.session
+            self.renderer.info(f"session {recorded.id if recorded else '(not saved)'}: empty")
+
+    def _session_choices(self) -> list[tuple[str, str]]:
+        """The ids Tab offers after ``/resume``: this folder's other saved sessions that
+        hold a conversation, each with its name or first prompt."""
+        if self.sessions is None:
+            return []
+        try:
+            infos = self.sessions.sessions()
+        except SessionCommandError:
+            return []
+        recorded = self.agent_session.session
+        here = recorded.id if recorded is not None else None
+        return [
+            (info.id, " ".join(info.title.split())[:60])
+            for info in infos
+            if info.id != here and (info.messages or info.name)
+        ]
+
+    async def _resume(self, args: str) -> str | None:
+        """``/resume ID``: go on with the saved session whose id is (or starts with) ID;
+        ``/resume``: the picker opens at the prompt."""
+        switch = self.sessions
+        assert switch is not None
+        typed = args.strip()
+        if not typed:
+            self._pick_session = True
+            return None
+        try:
+            ids = [info.id for info in switch.sessions()]
+        except SessionCommandError as exc:
+            raise CommandError(str(exc)) from None
+        matches = [typed] if typed in ids else [i for i in ids if i.startswith(typed)]
+        if not matches:
+            raise CommandError(
+                f"no saved session of this folder has an id starting with {typed!r} "
+                "(Tab completes them; /resume alone opens the list)"
+            )
+        if len(matches) > 1:
+            shown = ", ".join(matches[:4]) + (" …" if len(matches) > 4 else "")
+            raise CommandError(f"{typed!r} starts {len(matches)} session ids ({shown}): type more")
+        try:
+            await switch.open_session(matches[0])
+        except SessionCommandError as exc:
+            raise CommandError(str(exc)) from None
+        return None
+
+    async def _pick_and_resume(self) -> None:
+        """``/resume`` alone: this folder's other sessions in the picker; the one picked
+        is resumed as ``/resume ID`` would."""
+        from skillkit.frontends.session_picker import pick_session, session_rows
+
+        self._pick_session = False
+        assert self.sessions is not None
+        recorded = self.agent_session.session
+        here = recorded.id if recorded is not None else None
+        try:
+            infos = [
+                info
+                for info in self.sessions.sessions()
+                if info.id != here and (info.messages or info.name)
+            ]
+        except SessionCommandError as exc:
+            self.renderer.notice(str(exc))
+            return
+        if not infos:
+            self.renderer.info("no other saved session in this folder to resume")
+            return
+        _, row = await pick_session(session_rows(infos))
+        if row is None:
+            self.renderer.info("no session resumed")
+            return
+        chosen = next(info.id for info in infos if info.path == row.value)
+        await self._command(f"/resume {chosen}")
 
     def _skill_names(self) -> list[str]:
         if self.skills is None:
@@ -281,6 +410,8 @@ class InteractiveSession:
             exit_armed = False
             if text.startswith("/"):
                 result = await self._command(text)
+                if self._pick_session:
+                    await self._pick_and_resume()
                 if result is not None:
                     if result.quit:
                         return 0
@@ -503,11 +634,11 @@ class InteractiveSession:
             event.app.invalidate()
 
         if self.permissions is not None:
-            agent = self.agent_session
 
             @bindings.add("s-tab")
             def next_mode(event: KeyPressEvent) -> None:
-                agent.cycle_mode()
+                if self.agent_session.permissions is not None:
+                    self.agent_session.cycle_mode()
                 event.app.invalidate()
 
         return bindings
@@ -556,7 +687,8 @@ class InteractiveSession:
         return [*out, _PROMPT]
 
     def _toolbar(self) -> StyleAndTextTuples:
-        assert self.permissions is not None
+        if self.permissions is None:
+            return []
         mode = self.permissions.mode
         return [
             ("", " ⏵ "),
