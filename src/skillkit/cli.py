@@ -538,8 +538,8 @@ async def _run_face(
 ) -> int:
     """Make the frontend ``name`` with the options ``face``, hand it the agent's
     `AgentSession` and close both when it ends. The terminal's title names the model
-    (after the ``title`` option's own words); with the command's ``options``, the
-    terminal gets a `SessionSwitch` (option ``sessions``) that opens this folder's other
+    (after the ``title`` option's own words); with the command's ``options``, SkillKit's
+    own terminal gets a `SessionSwitch` (option ``sessions``) that opens this folder's other
     sessions the same way (``/resume``), and the session current at the end is closed.
     A plugin's frontend still written as ``run(runner, commands)`` gets those instead."""
     from skillkit.frontends.agent_session import AgentSession
@@ -552,7 +552,8 @@ async def _run_face(
                 **face,
                 "title": f"SkillKit {__version__} · model {session.model}{face['title']}",
             }
-            if options is not None:
+            own = agent.manager.registries.frontends.source_of(name) in ("builtin", None)
+            if options is not None and own:  # a plugin's terminal is not handed one
                 from skillkit.frontends.session_opening import switchable
 
                 switch = switchable(session, options, None, note=_new_notes(agent))
