@@ -206,7 +206,7 @@ async def _loops(
             handoff = result.outcome.handoff
             agent = handoff.runner(runner)
             if handoffs is not None:
-                handoffs.active = None if agent is runner else agent
+                handoffs.answered_by(handoff, agent, runner)
             handed += 1
             hooks, pending, prompt, filtered = hooks_of(agent), [], "", handoff.input_filter
             config = settings(runner) if agent is runner else _answering(runner, agent)
@@ -422,7 +422,9 @@ def response(runner: AgentRunner) -> AgentResponse:
     outcome = runner._outcome
     state = None
     if outcome.stop_reason == "approval_pending":
+        handoffs = handoffs_of(runner._contributors)
         state = RunState(
+            active_agent=handoffs.active_name if handoffs is not None else None,
             messages=list(runner._messages),
             pending=list(outcome.pending),
             run_start=runner._run_start,

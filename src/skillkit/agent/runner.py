@@ -21,6 +21,7 @@ from skillkit.agent import parts
 from skillkit.agent.approvals import Approval, Approver, paused_answers
 from skillkit.agent.contributors import Contributor, PromptSection, ToolProvider, contributes
 from skillkit.agent.drive import Inbox, RunInProgressError
+from skillkit.agent.handoffs import restore_active_agent
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
 from skillkit.agent.loop_context import RunOutcome
 from skillkit.agent.roles import ChildSpawner, ModeControl, RoleAliases, Roles
@@ -328,10 +329,13 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         calls run first — no model call is made for them, and the transcript is the
         one an uninterrupted run would have; a call left unanswered may pause the run
         again. The runner's transcript becomes the state's. A run started with an
-        ``output_type`` is resumed with the same one."""
+        ``output_type`` is resumed with the same one. A run that paused while an agent
+        it handed the conversation to answered (``state.active_agent``) resumes with
+        that agent answering; `LookupError` when this runner cannot hand to it."""
         state, answers = paused_answers(state, approvals)
         if self.is_running:
             raise RunInProgressError("cannot resume while a run is in progress")
+        restore_active_agent(self, state.active_agent)
         self._messages = list(state.messages)
         self._loop_state.forget_conversion()
         self._run_start = state.run_start

@@ -67,6 +67,7 @@ from skillkit.frontends.prompt_completion import (
     workspace_files,
 )
 from skillkit.frontends.request_answers import RequestAnswers
+from skillkit.frontends.rewind_chooser import TerminalRewind
 from skillkit.frontends.run_input import (
     ESCAPE_DELAY,
     RUN_KEYS,
@@ -164,6 +165,7 @@ class InteractiveSession:
         self._watcher: SkillWatcher | None = None
         self._stopping: set[asyncio.Future[None]] = set()  # watchers left at a switch
         self._unbind: Callable[[], None] = lambda: None
+        self._rewind = TerminalRewind(agent, self.renderer, frontend)  # /rewind, /undo
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -266,6 +268,7 @@ class InteractiveSession:
         self.agent_session = agent
         self.permissions = agent.permissions
         self.skills = agent.manager.registries.skills if agent.manager is not None else None
+        self._rewind = TerminalRewind(agent, self.renderer, self.frontend)
         self.renderer.redactor = self.renderer.redactor.with_secrets(agent.secrets())
         self._unbind = self._bind(agent)
         watcher, self._watcher = self._watcher, self._start_watcher()
@@ -408,6 +411,9 @@ class InteractiveSession:
             if not text:
                 continue
             exit_armed = False
+            if self._rewind.handles(text):  # the chooser; asks before overwriting
+                await self._rewind.run(text)
+                continue
             if text.startswith("/"):
                 result = await self._command(text)
                 if self._pick_session:

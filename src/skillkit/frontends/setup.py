@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillkit.frontends.handoff_setup import attach_handoffs
 from skillkit.frontends.setup_model import (
     AgentOptions,
     SetupError,
@@ -239,6 +240,17 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     native_search_follows_the_rules(search, gate)
     if session is not None and options.tools:  # after the gate: a refused call changes nothing
         runner.add_contributor(checkpoints(session, workspace, gate))
+    if children is not None:  # after the gate and every tool: a target is built from them
+        lines.extend(
+            attach_handoffs(
+                runner,
+                children[0],
+                workspace,
+                home=options.home,
+                trusted=settings.trusted is True,
+                session=session,
+            )
+        )
     lines.add(
         settings,
         sandbox_settings,
@@ -347,6 +359,11 @@ class _Lines:
 
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+
+    def extend(self, lines: tuple[list[str], list[str]]) -> None:
+        """Add (warnings, notices)."""
+        self.warnings.extend(lines[0])
+        self.notices.extend(lines[1])
 
     def add(
         self,

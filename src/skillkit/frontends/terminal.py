@@ -31,6 +31,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from skillkit.agent.handoffs import HandoffTaken
 from skillkit.events import (
     AgentEnd,
     AgentStart,
@@ -225,6 +226,10 @@ class TerminalRenderer:
                 self.info(f"background task {task_id} {status}{exit_text}")
             case AgentStart(model=model):
                 self._model = model
+            case HandoffTaken(to_agent=agent):
+                self.handed_to(agent)
+            case AgentEnd(stop_reason="handoff"):
+                pass  # the run goes on: the agent it was handed to answers (line above)
             case AgentEnd(stop_reason=stop, usage=usage, iterations=turns):
                 last = self._last_usage
                 self.footer(
@@ -502,6 +507,13 @@ class TerminalRenderer:
             self.console.print(text)
         else:
             self._print(text)
+
+    def handed_to(self, agent: str) -> None:
+        """A line saying the conversation was handed to ``agent``, which answers from
+        here on (`skillkit.agent.handoffs`)."""
+        line = Text("→ handed to ", style="cyan")
+        line.append(self.clean(agent), style="bold cyan")
+        self._print(line)
 
     def info(self, message: str) -> None:
         """A dim line; ``message`` is redacted and neutralized."""
