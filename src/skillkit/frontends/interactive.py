@@ -75,6 +75,7 @@ from skillkit.frontends.run_input import (
     WorkStatus,
     quiet_keyboard,
 )
+from skillkit.frontends.session_resume import TerminalResume
 from skillkit.frontends.terminal import TerminalRenderer
 from skillkit.frontends.tool_rows import ToolRecord, expanded_rows, record_line
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
@@ -141,7 +142,6 @@ class InteractiveSession:
     ) -> None:
         self.agent_session = agent
         self.sessions = sessions
-        self._pick_session = False  # /resume alone: the picker opens at the prompt
         self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
@@ -166,6 +166,7 @@ class InteractiveSession:
         self._stopping: set[asyncio.Future[None]] = set()  # watchers left at a switch
         self._unbind: Callable[[], None] = lambda: None
         self._rewind = TerminalRewind(agent, self.renderer, frontend)  # /rewind, /undo
+        self._resume = TerminalResume(sessions, self.renderer) if sessions else None
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -201,7 +202,7 @@ class InteractiveSession:
                 self._root,
                 _model_ids,
                 lambda: entry_choices(self.agent_session.session),
-                self._session_choices,
+                self._resume.choices if self._resume is not None else list,
             ).completer(),
             complete_while_typing=False,
         )
@@ -240,7 +241,7 @@ class InteractiveSession:
             self.renderer,
             agent,
             expand=self._expand,
-            resume=self._resume if self.sessions is not None else None,
+            resume=self._resume.command if self._resume is not None else None,
         )
         undo = [
             agent.listen(self.renderer.emit),
@@ -280,79 +281,6 @@ class InteractiveSession:
         if not show_earlier_conversation(self.renderer, agent):
             recorded = agent.session
             self.renderer.info(f"session {recorded.id if recorded else '(not saved)'}: empty")
-
-    def _session_choices(self) -> list[tuple[str, str]]:
-        """The ids Tab offers after ``/resume``: this folder's other saved sessions that
-        hold a conversation, each with its name or first prompt."""
-        if self.sessions is None:
-            return []
-        try:
-            infos = self.sessions.sessions()
-        except SessionCommandError:
-            return []
-        recorded = self.agent_session.session
-        here = recorded.id if recorded is not None else None
-        return [
-            (info.id, " ".join(info.title.split())[:60])
-            for info in infos
-            if info.id != here and (info.messages or info.name)
-        ]
-
-    async def _resume(self, args: str) -> str | None:
-        """``/resume ID``: go on with the saved session whose id is (or starts with) ID;
-        ``/resume``: the picker opens at the prompt."""
-        switch = self.sessions
-        assert switch is not None
-        typed = args.strip()
-        if not typed:
-            self._pick_session = True
-            return None
-        try:
-            ids = [info.id for info in switch.sessions()]
-        except SessionCommandError as exc:
-            raise CommandError(str(exc)) from None
-        matches = [typed] if typed in ids else [i for i in ids if i.startswith(typed)]
-        if not matches:
-            raise CommandError(
-                f"no saved session of this folder has an id starting with {typed!r} "
-                "(Tab completes them; /resume alone opens the list)"
-            )
-        if len(matches) > 1:
-            shown = ", ".join(matches[:4]) + (" …" if len(matches) > 4 else "")
-            raise CommandError(f"{typed!r} starts {len(matches)} session ids ({shown}): type more")
-        try:
-            await switch.open_session(matches[0])
-        except SessionCommandError as exc:
-            raise CommandError(str(exc)) from None
-        return None
-
-    async def _pick_and_resume(self) -> None:
-        """``/resume`` alone: this folder's other sessions in the picker; the one picked
-        is resumed as ``/resume ID`` would."""
-        from skillkit.frontends.session_picker import pick_session, session_rows
-
-        self._pick_session = False
-        assert self.sessions is not None
-        recorded = self.agent_session.session
-        here = recorded.id if recorded is not None else None
-        try:
-            infos = [
-                info
-                for info in self.sessions.sessions()
-                if info.id != here and (info.messages or info.name)
-            ]
-        except SessionCommandError as exc:
-            self.renderer.notice(str(exc))
-            return
-        if not infos:
-            self.renderer.info("no other saved session in this folder to resume")
-            return
-        _, row = await pick_session(session_rows(infos))
-        if row is None:
-            self.renderer.info("no session resumed")
-            return
-        chosen = next(info.id for info in infos if info.path == row.value)
-        await self._command(f"/resume {chosen}")
 
     def _skill_names(self) -> list[str]:
         if self.skills is None:
@@ -416,8 +344,10 @@ class InteractiveSession:
                 continue
             if text.startswith("/"):
                 result = await self._command(text)
-                if self._pick_session:
-                    await self._pick_and_resume()
+                if self._resume is not None and self._resume.picking:
+                    chosen = await self._resume.pick()  # /resume alone: here, not in it
+                    if chosen is not None:
+                        await self._command(f"/resume {chosen}")
                 if result is not None:
                     if result.quit:
                         return 0
