@@ -145,6 +145,8 @@ class InteractiveSession:
         self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
+        if self.renderer.models is None:
+            self.renderer.models = agent.models  # prices the cache savings in the footer
         self.title = title
         self.permissions: Permissions | None = agent.permissions
         self._root = Path.cwd()  # where @path mentions are found
@@ -200,7 +202,7 @@ class InteractiveSession:
                 lambda: self.agent_session.commands.list(),
                 self._skill_names,
                 self._root,
-                _model_ids,
+                lambda: _model_ids(self.agent_session.models),
                 lambda: entry_choices(self.agent_session.session),
                 self._resume.choices if self._resume is not None else list,
             ).completer(),
@@ -359,7 +361,9 @@ class InteractiveSession:
             if not shell:
                 model = str(self.agent_session.get_state().get("model") or "")
                 try:
-                    prompt, shown = outgoing_prompt(text, self._root, model, _catalog().get)
+                    prompt, shown = outgoing_prompt(
+                        text, self._root, model, self.agent_session.models.get
+                    )
                 except ValueError as exc:
                     renderer.notice(str(exc))
                     continue
@@ -685,13 +689,6 @@ def _describe(data: Mapping[str, object]) -> str:
     )
 
 
-def _catalog() -> ModelRegistry:
-    """The model catalog: the ids offered after ``/model``, what each model takes."""
-    from skillkit.model_registry import default_registry
-
-    return default_registry()
-
-
-def _model_ids() -> list[str]:
-    """The model ids offered after ``/model``: every model of the catalog."""
-    return [f"{m.provider}:{m.id}" for m in _catalog().list()]
+def _model_ids(models: ModelRegistry) -> list[str]:
+    """The model ids offered after ``/model``: every model of the agent's registry."""
+    return [f"{m.provider}:{m.id}" for m in models.list()]
