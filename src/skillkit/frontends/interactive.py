@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillkit.commands.dispatch import CommandError, CommandResult
+from skillkit.commands.dispatch import CommandResult
 from skillkit.events import AgentStart, Event
 from skillkit.frontends.agent_session import AgentSession, SessionCommandError, UiRequest
 from skillkit.frontends.commands import TerminalCommands
@@ -77,7 +77,7 @@ from skillkit.frontends.run_input import (
 )
 from skillkit.frontends.session_resume import TerminalResume
 from skillkit.frontends.terminal import TerminalRenderer
-from skillkit.frontends.tool_rows import ToolRecord, expanded_rows, record_line
+from skillkit.frontends.tool_rows import ToolRecord, expanded_view, pick_record
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
@@ -586,25 +586,10 @@ class InteractiveSession:
     def _expand(self, args: str) -> str | None:
         """``/expand N``: tool call N shown whole above the next prompt (folded by
         Ctrl-O or the prompt after); ``/expand``: the calls kept, numbered."""
-        records = self.renderer.tool_records
-        text = args.strip().lstrip("#")
-        if not text:
-            if not records:
-                return "no tool calls yet"
-            return "\n".join(
-                [
-                    *(record_line(record) for record in records),
-                    "/expand N shows call N whole above the prompt; ctrl+o folds it",
-                ]
-            )
-        try:
-            number = int(text)
-        except ValueError:
-            raise CommandError("/expand takes a tool call's number (/expand lists them)") from None
-        record = self.renderer.tool_record(number)
-        if record is None:
-            raise CommandError(f"no tool call {number} is kept (/expand lists them)")
-        self._expanded = record
+        picked = pick_record(self.renderer.tool_records, args)
+        if isinstance(picked, str):
+            return picked
+        self._expanded = picked
         return None
 
     def _prompt_message(self) -> StyleAndTextTuples:
@@ -616,15 +601,9 @@ class InteractiveSession:
         from prompt_toolkit.application.current import get_app
 
         size = get_app().output.get_size()
-        room, width = size.rows - 4, max(size.columns - 3, 10)
         styles = {"diff+": "ansigreen", "diff-": "ansired", "error": "ansired", "dim": "#888888"}
-        out: StyleAndTextTuples = []
-        for style, line in expanded_rows(self._expanded, room):
-            line = ("  " if out else "") + line
-            line = line if len(line) <= width else line[: width - 1] + "…"
-            out.append((styles.get(style, style), line + "\n"))
-        out[0] = (out[0][0], out[0][1].rstrip("\n") + " · ctrl+o folds\n")
-        return [*out, _PROMPT]
+        rows = expanded_view(self._expanded, size.rows - 4, size.columns - 3)
+        return [*((styles.get(style, style), line) for style, line in rows), _PROMPT]
 
     def _toolbar(self) -> StyleAndTextTuples:
         if self.permissions is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from rich.text import Text
@@ -18,7 +18,9 @@ __all__ = [
     "call_rows",
     "diff_row",
     "expanded_rows",
+    "expanded_view",
     "format_elapsed",
+    "pick_record",
     "record_line",
     "result_rows",
     "tool_summary",
@@ -253,3 +255,42 @@ def record_line(record: ToolRecord) -> str:
     total = len(record.diff) + len(record.output)
     mark = "✗" if record.is_error else "✓"
     return f"{record.number:>3}  {mark} {record.call} · {total} line{'' if total == 1 else 's'}"
+
+
+def pick_record(records: Iterable[ToolRecord], args: str) -> ToolRecord | str:
+    """What ``/expand ARGS`` asks of the kept calls ``records``: the call numbered ARGS
+    (``3`` or ``#3``), or with no ARGS the calls listed (`record_line`) with how to
+    expand one. `CommandError` with one line for a number not kept or not a number."""
+    from skillkit.commands.dispatch import CommandError
+
+    kept = list(records)
+    text = args.strip().lstrip("#")
+    if not text:
+        if not kept:
+            return "no tool calls yet"
+        listed = [record_line(record) for record in kept]
+        return "\n".join(
+            [*listed, "/expand N shows call N whole above the prompt; ctrl+o folds it"]
+        )
+    try:
+        number = int(text)
+    except ValueError:
+        raise CommandError("/expand takes a tool call's number (/expand lists them)") from None
+    found = next((record for record in kept if record.number == number), None)
+    if found is None:
+        raise CommandError(f"no tool call {number} is kept (/expand lists them)")
+    return found
+
+
+def expanded_view(record: ToolRecord, rows: int, columns: int) -> list[tuple[str, str]]:
+    """``record`` shown whole above a prompt in at most ``rows`` lines of ``columns``
+    (see `expanded_rows`): each line ends with a new line, the lines after the first are
+    indented, a line too wide ends with ``…``, and the first says how to fold it."""
+    width = max(columns, 10)
+    out: list[tuple[str, str]] = []
+    for style, line in expanded_rows(record, rows):
+        line = ("  " if out else "") + line
+        line = line if len(line) <= width else line[: width - 1] + "…"
+        out.append((style, line + "\n"))
+    out[0] = (out[0][0], out[0][1].rstrip("\n") + " · ctrl+o folds\n")
+    return out
