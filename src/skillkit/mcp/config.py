@@ -78,7 +78,9 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 class McpServerConfig:
     """One configured server. ``transport`` is ``stdio`` (``command``, ``args``,
     ``env``, ``cwd``) or ``http`` (``url``, ``headers``); values are already expanded.
-    ``source`` is the file kind it came from, ``path`` the file."""
+    ``timeout`` bounds a tool call (each request of one the server runs as a task),
+    ``task_timeout`` a whole task, ``startup_timeout`` the start. ``source`` is the file
+    kind it came from, ``path`` the file."""
 
     name: str
     transport: Literal["stdio", "http"]
@@ -90,9 +92,9 @@ class McpServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout: float = DEFAULT_TOOL_TIMEOUT
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
-    task_timeout: float = DEFAULT_TASK_TIMEOUT
     source: str = "user"
     path: str = ""
+    task_timeout: float = DEFAULT_TASK_TIMEOUT
 
     @property
     def from_project(self) -> bool:
