@@ -220,10 +220,9 @@ class _Follower:
                 self.ended = True
                 error = state.error or {}
                 message = str(error.get("message") or state.status_message or "no reason given")
-                code = error.get("code")
-                raise _error(
-                    f"the task failed: {message}", code if isinstance(code, int) else _OTHER_ERROR
-                )
+                # never the server's own code: one meaning "connection closed" or "timed
+                # out" must not read as this connection's state
+                raise _error(f"the task failed: {message}")
             case "cancelled":
                 self.ended = True
                 reason = state.status_message or "no reason given"
@@ -302,7 +301,7 @@ def _input_request_type() -> Any:
     return InputRequest
 
 
-def _error(message: str, code: int = _OTHER_ERROR) -> Exception:
+def _error(message: str) -> Exception:
     from mcp import MCPError
 
-    return MCPError(code=code, message=message)
+    return MCPError(code=_OTHER_ERROR, message=message)
