@@ -96,9 +96,11 @@ async def test_in_accept_edits_mode_the_additional_folder_counts_as_the_workspac
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
-async def test_an_approved_command_may_write_there_in_the_sandbox(work: Path, other: Path) -> None:
-    inside, outside = other / "bash.txt", work.parent / "elsewhere.txt"
-    for target, extra in ((inside, [str(other)]), (outside, [str(other)])):
+async def test_an_approved_command_may_write_there_in_the_sandbox_and_only_then(
+    work: Path, other: Path
+) -> None:
+    given, not_given = other / "given.txt", other / "not-given.txt"
+    for target, extra in ((given, [str(other)]), (not_given, [])):
         editor = Editor(answer=allow("allow"))
         async with running(work, shell_into(target), "--sandbox", "on", editor=editor) as agent:
             await agent.conn.initialize(protocol_version=1)
@@ -106,8 +108,9 @@ async def test_an_approved_command_may_write_there_in_the_sandbox(work: Path, ot
                 cwd=str(work), additional_directories=extra, mcp_servers=[]
             )
             await agent.conn.prompt(session_id=made.session_id, prompt=[text_block("go")])
-    assert inside.read_text() == "from bash\n"
-    assert not outside.exists()  # the kernel keeps the rest read-only
+        assert len(editor.permissions) == 1  # approved both times
+    assert given.read_text() == "from bash\n"
+    assert not not_given.exists()  # not a folder of the session: the sandbox keeps it out
 
 
 async def test_the_editor_is_asked_for_files_of_an_additional_folder(

@@ -137,8 +137,9 @@ def make_sandbox(
     if options.sandbox is not None:
         settings = settings.with_mode(options.sandbox)
     sandbox = Sandbox.from_settings(settings, workspace=workspace)
-    extra = tuple(Path(os.path.abspath(d)) for d in options.additional_directories)
-    sandbox.writable_paths = (*sandbox.writable_paths, *extra)
+    sandbox.additional_workspaces = tuple(
+        Path(os.path.abspath(folder)) for folder in options.additional_directories
+    )
     try:
         sandbox.check()
     except SandboxUnavailable as exc:
