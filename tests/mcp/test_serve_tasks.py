@@ -104,3 +104,40 @@ async def test_before_2026_an_approval_inside_run_task_is_asked_during_the_call(
     assert result.is_error is False
     assert (tmp_path / "project" / "made.txt").read_text() == "hi"
     assert asked == ["Allow write: made.txt?"]
+
+
+async def test_skillkit_as_the_client_of_its_own_server_follows_run_task(tmp_path: Path) -> None:
+    """SkillKit's own MCP client against ``skillkit mcp serve``: it connects (the
+    server lists resource templates, none), and ``run_task`` arrives as a task whose
+    status is the call's progress."""
+    import os
+    import sys
+
+    from skillkit.mcp import McpServerConfig, McpServers
+    from tests.mcp.test_serve import HELLO, SRC, _project, _script
+
+    project = _project(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    model = f"scripted:{_script(tmp_path, HELLO)}"
+    program = "import sys; from skillkit.cli import main; sys.exit(main())"
+    config = McpServerConfig(
+        "inner",
+        "stdio",
+        command=sys.executable,
+        args=("-c", program, "mcp", "serve", "--cwd", str(project), "--model", model),
+        env={"HOME": str(home), "PYTHONPATH": str(SRC), "PATH": os.environ.get("PATH", "")},
+        timeout=30,
+    )
+    servers = McpServers([config])
+    lines: list[str] = []
+    try:
+        await servers.start()
+        connection = servers.connections["inner"]
+        assert connection.status == "connected", connection.error
+        assert connection.resource_templates == []
+        result = await connection.call_tool("run_task", {"prompt": "hi"}, task_status=lines.append)
+    finally:
+        await servers.aclose()
+    assert result.structured_content["answer"] == "Hello from the task."
+    assert lines[0] == "task working: started" and lines[-1] == "task completed: done"

@@ -60,6 +60,7 @@ ClientConfigurer = Callable[["Client", "McpConnection"], None]
 """Sets a (not yet entered) client's callbacks for one connection (must not raise)."""
 
 _PAGE_LIMIT = 100
+_METHOD_NOT_FOUND = -32601
 _STDERR_TAIL = 2000
 
 
@@ -309,10 +310,19 @@ class McpConnection:
             )
         templates: list[Any] = []
         if caps.resources is not None:
-            templates = await _all_pages(
-                lambda cursor: client.list_resource_templates(cursor=cursor, cache_mode="refresh"),
-                "resource_templates",
-            )
+            mcp_error, _, _ = _sdk_errors()
+            try:
+                templates = await _all_pages(
+                    lambda cursor: client.list_resource_templates(
+                        cursor=cursor, cache_mode="refresh"
+                    ),
+                    "resource_templates",
+                )
+            except mcp_error as exc:
+                if exc.code != _METHOD_NOT_FOUND:
+                    raise
+                # a server with resources but no templates may not serve the listing
+                templates = []
         self.tools, self.prompts, self.resources = tools, prompts, resources
         self.resource_templates = templates
         self.has_resources = bool(resources) or bool(templates)

@@ -542,6 +542,11 @@ class SkillServer:
             except (LookupError, OSError) as exc:
                 raise MCPError(code=-32002, message=str(exc)) from None
 
+        async def list_resource_templates(
+            ctx: Any, params: Any
+        ) -> types.ListResourceTemplatesResult:
+            return types.ListResourceTemplatesResult(resource_templates=[])
+
         async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult(prompts=self.prompts())
 
@@ -562,6 +567,7 @@ class SkillServer:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
             on_read_resource=read_resource,
         )
         board.install(server)
