@@ -38,8 +38,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import anyio
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
-from mcp_types import CallToolResult, InputResponses, Request, RequestParams, Result
-from pydantic import ConfigDict
+from mcp.client.session import ClientRequestContext
+from mcp_types import (
+    CallToolResult,
+    ErrorData,
+    InputRequest,
+    InputResponses,
+    Request,
+    RequestParams,
+    Result,
+)
+from pydantic import ConfigDict, TypeAdapter
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -63,6 +72,8 @@ _OTHER_ERROR = -32603  # JSON-RPC internal error
 
 StatusCallback = Callable[[str], None]
 """Told one line per new task status (must not raise)."""
+
+_INPUT_REQUEST: TypeAdapter[Any] = TypeAdapter(InputRequest)
 
 _WATCHER: contextvars.ContextVar[StatusCallback | None] = contextvars.ContextVar(
     "skillkit_mcp_task_watcher", default=None
@@ -244,19 +255,14 @@ class _Follower:
 
     async def _answer(self, requests: dict[str, Any]) -> None:
         """Answer each request not answered before; one ``tasks/update`` for them."""
-        from mcp.client.session import ClientRequestContext
-        from mcp_types import ErrorData
-        from pydantic import TypeAdapter
-
         session = self.context.session
-        adapter: TypeAdapter[Any] = TypeAdapter(_input_request_type())
         answers: dict[str, Any] = {}
         for key, raw in requests.items():
             if key in self.answered:
                 continue
             self.answered.add(key)
             try:
-                request = adapter.validate_python(raw, by_name=False)
+                request = _INPUT_REQUEST.validate_python(raw, by_name=False)
             except Exception:
                 raise _error(f"the task asked something SkillKit cannot read ({key})") from None
             meta = request.params.meta if getattr(request, "params", None) else None
@@ -293,12 +299,6 @@ def _poll_seconds(interval_ms: int | None) -> float:
     if interval_ms is None:
         return _DEFAULT_POLL
     return min(_MAX_POLL, max(_MIN_POLL, interval_ms / 1000))
-
-
-def _input_request_type() -> Any:
-    from mcp_types import InputRequest
-
-    return InputRequest
 
 
 def _error(message: str) -> Exception:
