@@ -32,12 +32,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 
 from skillkit.errors import describe_exception
+from skillkit.mcp.client_start import client_info as _client_info
+from skillkit.mcp.client_start import default_client as _default_client
+from skillkit.mcp.client_start import stderr_file as _stderr_file
+from skillkit.mcp.client_start import stderr_tail as _stderr_tail
 from skillkit.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
@@ -61,7 +64,6 @@ ClientConfigurer = Callable[["Client", "McpConnection"], None]
 
 _PAGE_LIMIT = 100
 _METHOD_NOT_FOUND = -32601
-_STDERR_TAIL = 2000
 
 
 class McpCallError(Exception):
@@ -528,44 +530,6 @@ async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) 
     return items
 
 
-async def _default_client(config: McpServerConfig, stack: AsyncExitStack, stderr: TextIO) -> Client:
-    from mcp.client.stdio import stdio_client
-    from mcp.client.streamable_http import streamable_http_client
-
-    from mcp import Client, StdioServerParameters
-    from skillkit.mcp.tasks import TasksExtension
-
-    extensions = [TasksExtension(task_timeout=config.task_timeout)]
-    if config.transport == "http":
-        import httpx2
-
-        http = await stack.enter_async_context(
-            httpx2.AsyncClient(
-                headers=dict(config.headers),
-                timeout=httpx2.Timeout(30.0, read=max(300.0, config.timeout)),
-            )
-        )
-        return Client(streamable_http_client(config.url, http_client=http), extensions=extensions)
-    params = StdioServerParameters(
-        command=config.command,
-        args=list(config.args),
-        env=dict(config.env) or None,
-        cwd=config.cwd,
-    )
-    return Client(stdio_client(params, errlog=stderr), extensions=extensions)
-
-
-def _client_info() -> Any:
-    """SkillKit's name and version, as the client's ``initialize`` says them."""
-    import sys
-
-    from mcp_types import Implementation
-
-    # the package is loaded (it holds this module); read it without an upward import
-    number = getattr(sys.modules.get("skillkit"), "__version__", "") or "0+unknown"
-    return Implementation(name="skillkit", title="SkillKit", version=str(number))
-
-
 def _exception_text(exc: BaseException) -> str:
     """One line for ``exc``, looking inside exception groups (anyio task groups wrap
     the real failure)."""
@@ -580,27 +544,3 @@ def _exception_text(exc: BaseException) -> str:
             message = message[:1].lower() + message[1:]
         return message
     return " ".join(describe_exception(exc).split())
-
-
-def _stderr_file() -> tuple[TextIO, str]:
-    """A new file for a server's stderr (appended to, so the server's writes and our
-    reads never share an offset) and its path."""
-    fd, path = tempfile.mkstemp(prefix="skillkit-mcp-", suffix=".log")
-    os.close(fd)
-    return open(path, "a", encoding="utf-8", errors="replace"), path
-
-
-def _stderr_tail(path: str) -> str:
-    """The last non-empty line the server wrote to stderr (at most a few hundred
-    characters), or ''."""
-    if not path:
-        return ""
-    try:
-        with open(path, "rb") as log:
-            size = log.seek(0, os.SEEK_END)
-            log.seek(max(0, size - _STDERR_TAIL))
-            text = log.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
