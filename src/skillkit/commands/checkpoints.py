@@ -52,9 +52,11 @@ def _checkpoints(ctx: CommandContext) -> Checkpoints:
 def _restored(result: RestoreResult) -> CommandResult:
     from skillkit.checkpoints.view import change_record, file_lines, restore_line
 
+    output = "\n".join([restore_line(result), *file_lines(result.files, counted=False)])
     return CommandResult(
-        output="\n".join([restore_line(result), *file_lines(result.files, counted=False)]),
+        output=output,
         data={
+            "output": output,
             "target": result.target,
             "files": [change_record(c) for c in result.files],
             "turn": result.turn.number,
@@ -76,9 +78,11 @@ def _record(turn: Turn, changes: list[FileChange]) -> dict[str, Any]:
 def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``rewind [TURN] [TARGET] [FORCE]``: without a turn, the turns (``data.turns``);
     with one, go back to before it. ``data``: the ``files`` restored, the ``target``
-    and the rewind's own ``turn`` number. Refused over files changed outside SkillKit
-    (unless ``force``): an error whose ``data`` names them (``changed_outside``), with
-    the ``turn`` and ``target`` asked for, so a face can ask and call again."""
+    and the rewind's own ``turn`` number. Each answer's ``data.output`` is the same
+    answer as text (a face that draws no view of its own shows it). Refused over files
+    changed outside SkillKit (unless ``force``): an error whose ``data`` names them
+    (``changed_outside``), with the ``turn`` and ``target`` asked for, so a face can ask
+    and call again."""
     from skillkit.checkpoints import ChangedOutsideError
     from skillkit.checkpoints.view import turn_line
 
@@ -92,7 +96,8 @@ def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandRe
             if lines
             else "no turns yet"
         )
-        return CommandResult(output=output, data={"turns": [_record(t, c) for t, c in turns]})
+        turns_data = [_record(t, c) for t, c in turns]
+        return CommandResult(output=output, data={"output": output, "turns": turns_data})
     ctx.require_idle_runner()
     target = str(args.get("target") or "both")
     try:
@@ -128,7 +133,7 @@ def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
 
 def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``diff [TURN]``: what a turn changed (default: the last), its files with +/- lines
-    and the unified ``patch``."""
+    and the unified ``patch``; ``data.output`` is the same answer as text."""
     from skillkit.checkpoints.view import file_lines
 
     checkpoints = _checkpoints(ctx)
@@ -147,6 +152,7 @@ def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
         if changes
         else "that turn changed no file"
     )
+    record["output"] = output
     return CommandResult(output=output, data=record)
 
 
