@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -35,6 +35,7 @@ from skillkit.commands.dispatch import CommandResult, parse_command
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from prompt_toolkit.key_binding import KeyBindings
 
     from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.terminal import TerminalRenderer
@@ -65,6 +66,7 @@ TARGETS: tuple[tuple[str, str, str], ...] = (
 """The second step's choices: (name, key, what it does)."""
 
 Outcome = Literal["code", "conversation", "both", "cancel"]
+Step = Literal["turn", "target"]
 
 _TURN_HINT = "↑↓ or a number to mark · enter chooses · esc cancels"
 _TARGET_HINT = "↑↓ · enter chooses · c/o/b · esc goes back"
@@ -252,13 +254,46 @@ def _application(
 ) -> Application[None]:
     from prompt_toolkit.application import Application
     from prompt_toolkit.filters import Condition
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
     from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
     from prompt_toolkit.layout.controls import FormattedTextControl
 
     from skillkit.frontends.run_input import ESCAPE_DELAY
 
-    step: list[Literal["turn", "target"]] = ["turn"]
+    step: list[Step] = ["turn"]
+    choosing_turn = Condition(lambda: step[0] == "turn")
+    choosing_target = Condition(lambda: step[0] == "target")
+
+    def lines(draw: Callable[[], StyleAndTextTuples], shown: Condition) -> ConditionalContainer:
+        control = FormattedTextControl(draw, show_cursor=False)
+        return ConditionalContainer(Window(control, dont_extend_height=True), filter=shown)
+
+    app: Application[None] = Application(
+        layout=Layout(
+            HSplit(
+                [
+                    Window(
+                        FormattedTextControl(lambda: _header(turns, step[0]), show_cursor=False),
+                        height=1,
+                    ),
+                    lines(lambda: _turn_lines(turns), choosing_turn),
+                    lines(lambda: _target_lines(target), choosing_target),
+                ]
+            )
+        ),
+        key_bindings=_bindings(turns, target, result, step),
+        erase_when_done=True,
+    )
+    app.ttimeoutlen = ESCAPE_DELAY
+    return app
+
+
+def _bindings(
+    turns: ChooserState, target: TargetState, result: list[Outcome], step: list[Step]
+) -> KeyBindings:
+    """The chooser's keys: ``step[0]`` is the step shown (a turn, then what to restore)."""
+    from prompt_toolkit.filters import Condition
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
     choosing_turn = Condition(lambda: step[0] == "turn")
     choosing_target = Condition(lambda: step[0] == "target")
     bindings = KeyBindings()
@@ -319,49 +354,24 @@ def _application(
     def ignore(event: KeyPressEvent) -> None:
         return None
 
-    def header() -> StyleAndTextTuples:
-        if step[0] == "turn":
-            return [
-                ("bold", "Rewind to before a turn"),
-                ("", "  "),
-                ("ansibrightblack", _TURN_HINT),
-            ]
-        chosen = turns.choice
-        name = f"turn {chosen.number}" if chosen is not None else "the turn"
-        prompt = f" “{_cut(chosen.prompt, 50)}”" if chosen is not None and chosen.prompt else ""
-        return [
-            ("bold", f"Rewind to before {name}{prompt}:"),
-            ("", "  "),
-            ("ansibrightblack", _TARGET_HINT),
-        ]
+    return bindings
 
-    app: Application[None] = Application(
-        layout=Layout(
-            HSplit(
-                [
-                    Window(FormattedTextControl(header, show_cursor=False), height=1),
-                    ConditionalContainer(
-                        Window(
-                            FormattedTextControl(lambda: _turn_lines(turns), show_cursor=False),
-                            dont_extend_height=True,
-                        ),
-                        filter=choosing_turn,
-                    ),
-                    ConditionalContainer(
-                        Window(
-                            FormattedTextControl(lambda: _target_lines(target), show_cursor=False),
-                            dont_extend_height=True,
-                        ),
-                        filter=choosing_target,
-                    ),
-                ]
-            )
-        ),
-        key_bindings=bindings,
-        erase_when_done=True,
-    )
-    app.ttimeoutlen = ESCAPE_DELAY
-    return app
+
+def _header(turns: ChooserState, step: Step) -> StyleAndTextTuples:
+    if step == "turn":
+        return [
+            ("bold", "Rewind to before a turn"),
+            ("", "  "),
+            ("ansibrightblack", _TURN_HINT),
+        ]
+    chosen = turns.choice
+    name = f"turn {chosen.number}" if chosen is not None else "the turn"
+    prompt = f" “{_cut(chosen.prompt, 50)}”" if chosen is not None and chosen.prompt else ""
+    return [
+        ("bold", f"Rewind to before {name}{prompt}:"),
+        ("", "  "),
+        ("ansibrightblack", _TARGET_HINT),
+    ]
 
 
 def _cut(text: str, width: int) -> str:

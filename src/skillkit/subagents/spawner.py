@@ -374,6 +374,7 @@ class Subagents(Contributor):
             ],
             redactor=parent.redactor,
             compaction=parent.compaction,
+            models=parent.models,
         )
 
     def _tools_of(self, parent: AgentRunner, definition: AgentDefinition) -> list[Tool]:
