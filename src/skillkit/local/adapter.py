@@ -122,7 +122,11 @@ class LocalAdapter(LLMAdapter):
                 "Tools and prompts you set are sent as given."
             )
         sent, style = shaped, self.tool_style
-        constrained = call_first(shaped) if self.profile.call_first else None
+        constrained = (
+            call_first(shaped, grounded=self.profile.grounded_arguments)
+            if self.profile.call_first
+            else None
+        )
         if constrained is not None:
             sent, style = constrained, "json"
         if self.verbose:
@@ -281,6 +285,8 @@ def create_local_adapter(
             grounded=bool(entry.get("grounded", False)),
             call_first=bool(entry.get("call_first", False)),
             drop_sections=tuple(entry.get("drop_sections", ())),
+            grounded_arguments=entry.get("grounded_arguments"),
+            results=_nouns(entry.get("numbered_results")),
         )
     inner.images = "image" in definition.capabilities
     if server.template == "tools":
@@ -292,6 +298,13 @@ def create_local_adapter(
     return LocalAdapter(
         server, inner, owns_server=owns, client=client, profile=profile, tool_style=style
     )
+
+
+def _nouns(value: Any) -> dict[str, tuple[str, str]] | None:
+    """``numbered_results`` of ``model.json`` (tool -> [singular, plural])."""
+    if not isinstance(value, dict):
+        return None
+    return {str(tool): (str(nouns[0]), str(nouns[1])) for tool, nouns in value.items()}
 
 
 def _to_stderr(line: str) -> None:

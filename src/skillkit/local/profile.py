@@ -15,6 +15,14 @@ two defaults of SkillKit's and nothing the user chose:
 
 `ModelProfile.shape` returns the shaped request and one line per change, which the
 adapter shows once (see `skillkit.local.adapter.LocalAdapter`).
+
+A profile with ``results`` also words the tool results for the model (`word_result`):
+every result becomes a sentence naming its tool, and the results of the tools in
+``results`` are shown one item per line, numbered, after their count ("The read tool
+returned 7 lines:"). A 135M model copies such a list whole, and answers "how many"
+from the count instead of guessing. This changes how results are shown, never what
+they hold; the chat template is told (``chat_template_kwargs.worded_results``) to show
+them as they are.
 """
 
 from __future__ import annotations
@@ -25,9 +33,9 @@ from typing import Any
 
 import msgspec
 
-from skillkit.models import LLMRequest
+from skillkit.models import LLMMessage, LLMRequest, TextPart, ToolResultMessage
 
-__all__ = ["SKILLKIT_DEFAULT_PROMPT", "ModelProfile"]
+__all__ = ["SKILLKIT_DEFAULT_PROMPT", "ModelProfile", "word_result"]
 
 SKILLKIT_DEFAULT_PROMPT = """\
 You are SkillKit, an agent that helps the user by reading, running and changing things \
@@ -55,7 +63,12 @@ class ModelProfile:
     constrained by the tools' schemas (see `skillkit.local.constrained`);
     ``drop_sections``: headings of SkillKit's own generated prompt sections (such as
     ``# Environment``) left out when SkillKit's default prompt is replaced -- never a
-    section of a prompt the user set.
+    section of a prompt the user set; ``grounded_arguments``: tool name -> argument ->
+    ``"path"`` or ``"word"``, the arguments of SkillKit's own tools a constrained call
+    may only fill with what the conversation holds (see `skillkit.local.constrained`);
+    ``results``: tool name -> the singular and plural noun of its result's lines, the
+    tools whose results are shown numbered (see `word_result`; None: results go as
+    they are).
     """
 
     tools: Collection[str] | None = None
@@ -66,6 +79,8 @@ class ModelProfile:
     grounded: bool = False
     call_first: bool = False
     drop_sections: Collection[str] = ()
+    grounded_arguments: Mapping[str, Mapping[str, str]] | None = None
+    results: Mapping[str, tuple[str, str]] | None = None
 
     def apply(self, request: LLMRequest) -> LLMRequest:
         """``request`` shaped (the same object when the profile changes nothing)."""
@@ -99,8 +114,24 @@ class ModelProfile:
                 )
         if self.options and any(key not in request.options for key in self.options):
             changes["options"] = {**self.options, **request.options}
+        if self.results is not None and any(
+            isinstance(message, ToolResultMessage) for message in request.messages
+        ):
+            changes["messages"] = [self._worded(message) for message in request.messages]
+            options = dict(changes.get("options", request.options))
+            kwargs = options.get("chat_template_kwargs")
+            kwargs = dict(kwargs) if isinstance(kwargs, Mapping) else {}
+            options["chat_template_kwargs"] = {**kwargs, "worded_results": True}
+            changes["options"] = options
         shaped = msgspec.structs.replace(request, **changes) if changes else request
         return shaped, notes
+
+    def _worded(self, message: LLMMessage) -> LLMMessage:
+        if not isinstance(message, ToolResultMessage):
+            return message
+        nouns = None if message.is_error else (self.results or {}).get(message.tool_name)
+        text = word_result(message.tool_name, message.text, nouns)
+        return msgspec.structs.replace(message, content=[TextPart(text)])
 
     def _without_dropped(self, rest: str) -> str:
         """``rest`` (the sections after SkillKit's prompt, each after a blank line)
@@ -110,3 +141,24 @@ class ModelProfile:
         sections = rest.split("\n\n")
         kept = [s for s in sections if s.split("\n", 1)[0] not in self.drop_sections]
         return "\n\n".join(kept)
+
+
+def word_result(tool: str, text: str, nouns: tuple[str, str] | None = None) -> str:
+    """A tool result as the model is shown it: ``The TOOL tool returned:`` and the
+    text; with ``nouns`` (singular, plural) its lines numbered one per line after their
+    count (``The read tool returned 3 lines:``). A result that is one parenthesised
+    note (``(empty directory)``) is shown as it is, and a closing paragraph in square
+    brackets (a hint such as where to continue) is kept after the numbered lines."""
+    body = text.rstrip("\n")
+    if nouns is None or not body.strip():
+        return f"The {tool} tool returned:\n{body}" if body.strip() else f"The {tool} tool returned nothing."
+    if "\n" not in body and body.startswith("(") and body.endswith(")"):
+        return f"The {tool} tool returned {body[1:-1]}."
+    trailer = ""
+    head, separator, last = body.rpartition("\n\n")
+    if separator and last.startswith("[") and last.rstrip().endswith("]"):
+        body, trailer = head.rstrip("\n"), "\n" + last
+    lines = body.split("\n")
+    noun = nouns[0] if len(lines) == 1 else nouns[1]
+    numbered = "\n".join(f"{index}. {line}" for index, line in enumerate(lines, 1))
+    return f"The {tool} tool returned {len(lines)} {noun}:\n{numbered}{trailer}"
