@@ -115,10 +115,16 @@ PHRASINGS: dict[str, dict[str, list[str]]] = {
             "Give me a list of the files in the current directory.",
             "What is in this directory?",
         ],
-        "value": ["Look up {key} in {target}: what is it?", "Tell me the {key} setting from {target}."],
+        "value": [
+            "Look up {key} in {target}: what is it?",
+            "Tell me the {key} setting from {target}.",
+        ],
         "grep": ["Search for {word}: which file has it?", "Find the file that mentions {word}."],
         "count": ["What is the line count of {target}?", "Tell me how many lines are in {target}."],
-        "compare": ["Is {second} a copy of {first}?", "Compare {first} with {second}: are they equal?"],
+        "compare": [
+            "Is {second} a copy of {first}?",
+            "Compare {first} with {second}: are they equal?",
+        ],
     },
 }
 

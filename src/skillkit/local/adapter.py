@@ -31,7 +31,7 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.repetition import stop_repetition
-from skillkit.local.constrained import call_first
+from skillkit.local.constrained import answer_now, call_first
 from skillkit.local.errors import LocalModelError
 from skillkit.local.grounding import keep_grounded, known_words, request_texts
 from skillkit.local.model import default_model, model_path_from_string, tool_template
@@ -122,13 +122,15 @@ class LocalAdapter(LLMAdapter):
                 "Tools and prompts you set are sent as given."
             )
         sent, style = shaped, self.tool_style
-        constrained = (
-            call_first(shaped, grounded=self.profile.grounded_arguments)
-            if self.profile.call_first
-            else None
-        )
-        if constrained is not None:
-            sent, style = constrained, "json"
+        if self.profile.call_first:
+            common = [self.profile.system_prompt or ""]
+            constrained = call_first(
+                shaped, grounded=self.profile.grounded_arguments, common=common
+            )
+            if constrained is not None:
+                sent, style = constrained, "json"
+            else:
+                sent = answer_now(shaped) or shaped
         if self.verbose:
             self.notify(f"skillkit: request to {self.server.base_url}: {self.request_body(sent)}")
 
@@ -278,7 +280,7 @@ def create_local_adapter(
         options = entry.get("request_options")
         own = entry.get("own_tools")
         profile = ModelProfile(
-            tools=frozenset(tools) if isinstance(tools, list) else None,
+            tools=tuple(tools) if isinstance(tools, list) else None,
             own_tools=frozenset(own) if isinstance(own, list) else frozenset(),
             system_prompt=entry.get("system_prompt"),
             options=options if isinstance(options, dict) else None,
@@ -287,6 +289,7 @@ def create_local_adapter(
             drop_sections=tuple(entry.get("drop_sections", ())),
             grounded_arguments=entry.get("grounded_arguments"),
             results=_nouns(entry.get("numbered_results")),
+            examples=_examples(entry.get("tool_examples")),
         )
     inner.images = "image" in definition.capabilities
     if server.template == "tools":
@@ -305,6 +308,13 @@ def _nouns(value: Any) -> dict[str, tuple[str, str]] | None:
     if not isinstance(value, dict):
         return None
     return {str(tool): (str(nouns[0]), str(nouns[1])) for tool, nouns in value.items()}
+
+
+def _examples(value: Any) -> dict[str, tuple[str, dict[str, Any]]] | None:
+    """``tool_examples`` of ``model.json`` (tool -> [what the user says, the arguments])."""
+    if not isinstance(value, dict):
+        return None
+    return {str(tool): (str(pair[0]), dict(pair[1])) for tool, pair in value.items()}
 
 
 def _to_stderr(line: str) -> None:

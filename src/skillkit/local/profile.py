@@ -27,13 +27,13 @@ them as they are.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from skillkit.models import LLMMessage, LLMRequest, TextPart, ToolResultMessage
+from skillkit.models import LLMMessage, LLMRequest, TextPart, ToolResultMessage, ToolSchema
 
 __all__ = ["SKILLKIT_DEFAULT_PROMPT", "ModelProfile", "word_result"]
 
@@ -68,7 +68,11 @@ class ModelProfile:
     may only fill with what the conversation holds (see `skillkit.local.constrained`);
     ``results``: tool name -> the singular and plural noun of its result's lines, the
     tools whose results are shown numbered (see `word_result`; None: results go as
-    they are).
+    they are); ``examples``: tool name -> (what a user says, the call's arguments), the
+    example exchange the chat template shows for that one of SkillKit's own tools
+    (``chat_template_kwargs.tool_examples``; other tools get the template's generic
+    one). When ``tools`` is a sequence, SkillKit's own tools are offered first, in its
+    order, and the others after them.
     """
 
     tools: Collection[str] | None = None
@@ -81,6 +85,7 @@ class ModelProfile:
     drop_sections: Collection[str] = ()
     grounded_arguments: Mapping[str, Mapping[str, str]] | None = None
     results: Mapping[str, tuple[str, str]] | None = None
+    examples: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None
 
     def apply(self, request: LLMRequest) -> LLMRequest:
         """``request`` shaped (the same object when the profile changes nothing)."""
@@ -96,13 +101,25 @@ class ModelProfile:
                 for schema in request.tools
                 if schema.name in self.tools or schema.name not in self.own_tools
             ]
-            if len(offered) != len(request.tools):
+            if isinstance(self.tools, Sequence):
+                offered = self._ordered(offered, self.tools)
+            if offered != request.tools:
                 changes["tools"] = offered
-                left_out = sorted({s.name for s in request.tools} - {s.name for s in offered})
+            left_out = sorted({s.name for s in request.tools} - {s.name for s in offered})
+            if left_out:
                 notes.append(
                     f"of SkillKit's built-in tools it is offered only "
                     f"{', '.join(sorted(self.tools))} (not {', '.join(left_out)})"
                 )
+        tools = changes.get("tools", request.tools)
+        examples = {
+            schema.name: {"user": example[0], "arguments": dict(example[1])}
+            for schema in tools
+            if schema.name in self.own_tools
+            and (example := (self.examples or {}).get(schema.name)) is not None
+        }
+        if examples:
+            changes["options"] = _with_template_kwargs(request.options, tool_examples=examples)
         prompt = request.system_prompt
         if self.system_prompt is not None and self.replaces and prompt.startswith(self.replaces):
             rest = prompt[len(self.replaces) :]
@@ -113,18 +130,25 @@ class ModelProfile:
                     + (f" (without {', '.join(self.drop_sections)})" if self.drop_sections else "")
                 )
         if self.options and any(key not in request.options for key in self.options):
-            changes["options"] = {**self.options, **request.options}
+            changes["options"] = {**self.options, **changes.get("options", request.options)}
         if self.results is not None and any(
             isinstance(message, ToolResultMessage) for message in request.messages
         ):
             changes["messages"] = [self._worded(message) for message in request.messages]
-            options = dict(changes.get("options", request.options))
-            kwargs = options.get("chat_template_kwargs")
-            kwargs = dict(kwargs) if isinstance(kwargs, Mapping) else {}
-            options["chat_template_kwargs"] = {**kwargs, "worded_results": True}
-            changes["options"] = options
+            changes["options"] = _with_template_kwargs(
+                changes.get("options", request.options), worded_results=True
+            )
         shaped = msgspec.structs.replace(request, **changes) if changes else request
         return shaped, notes
+
+    def _ordered(self, offered: list[ToolSchema], order: Sequence[str]) -> list[ToolSchema]:
+        """``offered`` with SkillKit's own tools first, in ``order``, then the others as
+        given (last: the model leans to the tools it saw last, which the user chose)."""
+        own = sorted(
+            (s for s in offered if s.name in self.own_tools and s.name in order),
+            key=lambda s: order.index(s.name),
+        )
+        return own + [s for s in offered if s not in own]
 
     def _worded(self, message: LLMMessage) -> LLMMessage:
         if not isinstance(message, ToolResultMessage):
@@ -143,6 +167,13 @@ class ModelProfile:
         return "\n\n".join(kept)
 
 
+def _with_template_kwargs(options: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """``options`` with ``kwargs`` added to its ``chat_template_kwargs``."""
+    current = options.get("chat_template_kwargs")
+    merged = {**(dict(current) if isinstance(current, Mapping) else {}), **kwargs}
+    return {**options, "chat_template_kwargs": merged}
+
+
 def word_result(tool: str, text: str, nouns: tuple[str, str] | None = None) -> str:
     """A tool result as the model is shown it: ``The TOOL tool returned:`` and the
     text; with ``nouns`` (singular, plural) its lines numbered one per line after their
@@ -151,7 +182,11 @@ def word_result(tool: str, text: str, nouns: tuple[str, str] | None = None) -> s
     brackets (a hint such as where to continue) is kept after the numbered lines."""
     body = text.rstrip("\n")
     if nouns is None or not body.strip():
-        return f"The {tool} tool returned:\n{body}" if body.strip() else f"The {tool} tool returned nothing."
+        return (
+            f"The {tool} tool returned:\n{body}"
+            if body.strip()
+            else f"The {tool} tool returned nothing."
+        )
     if "\n" not in body and body.startswith("(") and body.endswith(")"):
         return f"The {tool} tool returned {body[1:-1]}."
     trailer = ""
