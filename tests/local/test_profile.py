@@ -122,9 +122,10 @@ def test_tool_results_are_worded_numbered_and_counted() -> None:
         messages=[
             UserMessage("How long is a.txt?"),
             AssistantMessage([ToolCall("1", "read", {"path": "a.txt"})]),
-            ToolResultMessage("1", "read", [TextPart("alpha\nbeta\n")]),
+            ToolResultMessage("1", "read", [TextPart("alpha\nbeta\n")], details={"lines": 2}),
             ToolResultMessage("2", "get_weather", [TextPart("Sunny")]),
             ToolResultMessage("3", "read", [TextPart("a.txt: no such file")], is_error=True),
+            ToolResultMessage("4", "read", [TextPart("No matches for 'x'.")]),
         ],
         tools=[ToolSchema("read", "read", {"type": "object"})],
         options={"chat_template_kwargs": {"x": 1}},
@@ -135,6 +136,7 @@ def test_tool_results_are_worded_numbered_and_counted() -> None:
         "The read tool returned 2 lines:\n1. alpha\n2. beta",
         "The get_weather tool returned:\nSunny",
         "The read tool returned:\na.txt: no such file",
+        "The read tool returned:\nNo matches for 'x'.",
     ]
     assert shaped.options["chat_template_kwargs"] == {"x": 1, "worded_results": True}
     assert request.messages[2].text == "alpha\nbeta\n"  # the conversation itself is unchanged

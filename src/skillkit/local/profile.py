@@ -19,8 +19,9 @@ adapter shows once (see `skillkit.local.adapter.LocalAdapter`).
 A profile with ``results`` also words the tool results for the model (`word_result`):
 every result becomes a sentence naming its tool, and the results of the tools in
 ``results`` are shown one item per line, numbered, after their count ("The read tool
-returned 7 lines:"). A 135M model copies such a list whole, and answers "how many"
-from the count instead of guessing. This changes how results are shown, never what
+returned 7 lines:"); an error, or a result without details (a status such as grep's
+"No matches for ..."), is shown as it is. A 135M model copies such a list whole, and
+answers "how many" from the count instead of guessing. This changes how results are shown, never what
 they hold; the chat template is told (``chat_template_kwargs.worded_results``) to show
 them as they are.
 """
@@ -153,7 +154,9 @@ class ModelProfile:
     def _worded(self, message: LLMMessage) -> LLMMessage:
         if not isinstance(message, ToolResultMessage):
             return message
-        nouns = None if message.is_error else (self.results or {}).get(message.tool_name)
+        # a result without details is a status line, such as grep's "No matches for ..."
+        listed = not message.is_error and message.details is not None
+        nouns = (self.results or {}).get(message.tool_name) if listed else None
         text = word_result(message.tool_name, message.text, nouns)
         return msgspec.structs.replace(message, content=[TextPart(text)])
 
