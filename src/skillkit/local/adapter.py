@@ -11,8 +11,12 @@ Local models are small, so every reply passes through
 is ended there, with a note). The default model also has a profile in ``model.json``
 (`skillkit.local.profile.ModelProfile`): of SkillKit's own built-in tools it is offered
 only ``offered_tools``, SkillKit's default system prompt is replaced by a short one
-written for it (``system_prompt``) -- what the user chose is always sent as given -- and
-its answers are kept to what the request contains (`skillkit.local.grounding`).
+written for it (``system_prompt``) -- what the user chose is always sent as given --, tool
+results are shown to it numbered (``numbered_results``), its reply to a question is a tool
+call under a grammar whose arguments of SkillKit's own tools can only be values the
+conversation holds (``call_first``, ``grounded_arguments``; `skillkit.local.constrained`),
+its reply after a tool result is words, and its answers are kept to what the request
+contains (`skillkit.local.grounding`).
 """
 
 from __future__ import annotations
