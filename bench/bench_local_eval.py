@@ -9,7 +9,9 @@ read-only built-in tools, so the model's profile applies), and scores it:
   schema, over all tool calls;
 - right tool: the task's first tool call is one of the tools the task needs;
 - grounded success: the answer holds the expected names or value and names no file that
-  is not in the folder or the question;
+  is not in the folder or the question (a grep task's answer names the file that holds
+  the word and no other; a count task's first stated number, list items aside, is the
+  count);
 - invented names: file names in the answer that are neither in the folder nor in the
   question (the target is 0 for the list tasks over 0, 8 and 40 files).
 
@@ -21,7 +23,12 @@ request) and warm (the same request again), for SkillKit's `LocalAdapter` and fo
 HTTP client on llama.cpp's own server with the same body; SkillKit's overhead is the
 difference on the same server, same prompt (target <= 5 %).
 
-    .venv/bin/python bench/bench_local_eval.py [--seed 1] [--speed-runs 3] [--json]
+    .venv/bin/python bench/bench_local_eval.py [--seed 1 | --seeds 101 102 103]
+        [--split test|dev] [--kinds list value ...] [--profile FIELD=JSON] [--show]
+        [--skip-speed] [--speed-runs 3] [--json]
+
+The task phrasings come in two splits: ``dev``, the ones SkillKit's local profile was
+developed against, and ``test`` (the default), held out for reported numbers.
 """
 
 from __future__ import annotations
@@ -324,6 +331,10 @@ async def run_task(task: Task, server: LocalServer, overrides: dict[str, Any]) -
     elif task.kind == "count":
         claimed = _claimed_numbers(score.answer)
         expected_ok = bool(claimed) and claimed[0] == task.expect[0]
+    elif task.kind == "grep":
+        # the file that holds the word, and no other file of the folder (a whole listing
+        # names it too)
+        expected_ok = task.expect[0].lower() in answer and named <= {task.expect[0]}
     else:
         expected_ok = all(item.lower() in answer for item in task.expect)
     score.grounded = expected_ok and not score.invented and bool(calls)
