@@ -179,17 +179,7 @@ def call_first(
         tools.append(tool)
     if not tools:
         return None
-    offered = [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-            },
-        }
-        for tool in tools
-    ]
+    offered = _offered(tools)
     options = {
         **request.options,
         "chat_template_kwargs": {**_kwargs(request), "offered_tools": offered, "call_now": True},

@@ -21,9 +21,9 @@ every result becomes a sentence naming its tool, and the results of the tools in
 ``results`` are shown one item per line, numbered, after their count ("The read tool
 returned 7 lines:"); an error, or a result without details (a status such as grep's
 "No matches for ..."), is shown as it is. A 135M model copies such a list whole, and
-answers "how many" from the count instead of guessing. This changes how results are shown, never what
-they hold; the chat template is told (``chat_template_kwargs.worded_results``) to show
-them as they are.
+answers "how many" from the count instead of guessing. This changes how results are
+shown, never what they hold; the chat template is told
+(``chat_template_kwargs.worded_results``) to show them as they are.
 """
 
 from __future__ import annotations
