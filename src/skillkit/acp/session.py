@@ -83,10 +83,13 @@ class AcpSession:
         client: Client,
         *,
         cwd: Path,
+        additional_directories: tuple[Path, ...] = (),
         models: tuple[str, ...] = (),
         ask_questions: bool = False,
     ) -> None:
         self.id = session_id
+        self.additional_directories = additional_directories
+        """The editor's further workspace folders for this session (besides ``cwd``)."""
         self.ask_questions = ask_questions
         """Whether the model's questions are asked as a form (the client offers form
         elicitation); else they are declined."""
@@ -289,10 +292,8 @@ class AcpSession:
                 return "end_turn"
 
     def _context_window(self) -> int | None:
-        from skillkit.model_registry import default_registry
-
         model = self.agent.model
-        definition = default_registry().get(model) if model else None
+        definition = self.agent.models.get(model) if model else None
         return definition.context_window if definition is not None else None
 
     def _on_event(self, event: Event[Any]) -> None:

@@ -322,7 +322,9 @@ def _examples(value: Any) -> dict[str, tuple[str, dict[str, Any]]] | None:
 
 
 def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    from skillkit.text import write_note
+
+    write_note(line, sys.stderr)
 
 
 def _post_json(url: str, body: dict[str, Any]) -> Any:

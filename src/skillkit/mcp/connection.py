@@ -60,6 +60,7 @@ ClientConfigurer = Callable[["Client", "McpConnection"], None]
 """Sets a (not yet entered) client's callbacks for one connection (must not raise)."""
 
 _PAGE_LIMIT = 100
+_METHOD_NOT_FOUND = -32601
 _STDERR_TAIL = 2000
 
 
@@ -309,10 +310,19 @@ class McpConnection:
             )
         templates: list[Any] = []
         if caps.resources is not None:
-            templates = await _all_pages(
-                lambda cursor: client.list_resource_templates(cursor=cursor, cache_mode="refresh"),
-                "resource_templates",
-            )
+            mcp_error, _, _ = _sdk_errors()
+            try:
+                templates = await _all_pages(
+                    lambda cursor: client.list_resource_templates(
+                        cursor=cursor, cache_mode="refresh"
+                    ),
+                    "resource_templates",
+                )
+            except mcp_error as exc:
+                if exc.code != _METHOD_NOT_FOUND:
+                    raise
+                # a server with resources but no templates may not serve the listing
+                templates = []
         self.tools, self.prompts, self.resources = tools, prompts, resources
         self.resource_templates = templates
         self.has_resources = bool(resources) or bool(templates)
@@ -375,27 +385,36 @@ class McpConnection:
         progress: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
         caller: Any = None,
+        task_status: Callable[[str], None] | None = None,
     ) -> mcp_types.CallToolResult:
         """Call ``tool_name`` (the server's own name), starting the server first if it
-        is not connected. The config's ``timeout`` bounds the call; ``meta`` goes in
-        the request's ``_meta``; ``caller`` (the tool call's `ToolContext`) is in
-        ``active_calls`` while it runs. Raises `McpCallError` with a one-line message."""
+        is not connected. The config's ``timeout`` bounds the call (each request of it,
+        when the server runs it as a task, and ``task_timeout`` the whole task);
+        ``meta`` goes in the request's ``_meta``; ``caller`` (the tool call's
+        `ToolContext`) is in ``active_calls`` while it runs; ``task_status`` is told
+        each new status line of a task (see `skillkit.mcp.tasks`). Raises
+        `McpCallError` with a one-line message."""
         timeout = self.config.timeout
         if caller is not None:
             self.active_calls.append(caller)
             try:
-                return await self.call_tool(tool_name, arguments, progress=progress, meta=meta)
+                return await self.call_tool(
+                    tool_name, arguments, progress=progress, meta=meta, task_status=task_status
+                )
             finally:
                 self.active_calls.remove(caller)
 
         async def call(client: Client) -> Any:
-            return await client.call_tool(
-                tool_name,
-                dict(arguments),
-                read_timeout_seconds=timeout,
-                progress_callback=progress,
-                meta=dict(meta) if meta else None,  # type: ignore[arg-type]
-            )
+            from skillkit.mcp.tasks import watch_tasks
+
+            with watch_tasks(task_status):
+                return await client.call_tool(
+                    tool_name,
+                    dict(arguments),
+                    read_timeout_seconds=timeout,
+                    progress_callback=progress,
+                    meta=dict(meta) if meta else None,  # type: ignore[arg-type]
+                )
 
         result: mcp_types.CallToolResult = await self._guarded(
             f"MCP tool '{tool_name}' of '{self.name}'", call
@@ -514,7 +533,9 @@ async def _default_client(config: McpServerConfig, stack: AsyncExitStack, stderr
     from mcp.client.streamable_http import streamable_http_client
 
     from mcp import Client, StdioServerParameters
+    from skillkit.mcp.tasks import TasksExtension
 
+    extensions = [TasksExtension(task_timeout=config.task_timeout)]
     if config.transport == "http":
         import httpx2
 
@@ -524,14 +545,14 @@ async def _default_client(config: McpServerConfig, stack: AsyncExitStack, stderr
                 timeout=httpx2.Timeout(30.0, read=max(300.0, config.timeout)),
             )
         )
-        return Client(streamable_http_client(config.url, http_client=http))
+        return Client(streamable_http_client(config.url, http_client=http), extensions=extensions)
     params = StdioServerParameters(
         command=config.command,
         args=list(config.args),
         env=dict(config.env) or None,
         cwd=config.cwd,
     )
-    return Client(stdio_client(params, errlog=stderr))
+    return Client(stdio_client(params, errlog=stderr), extensions=extensions)
 
 
 def _client_info() -> Any:

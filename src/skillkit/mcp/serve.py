@@ -11,8 +11,10 @@
 - ``run_task``: one agent turn in the session (`TaskSession`, an ``AgentSession``
   seen structurally so this layer does not name the faces): prompt in, answer, stop
   reason and usage out, a progress notification for each step while it works, the run
-  aborted when the client cancels the request. An approval the run needs is denied at
-  once and a question declined (nobody is there to answer);
+  aborted when the client cancels the request. An approval the run needs is put to the
+  client's user when it can be asked (elicitation during the call before 2026-07-28; on
+  2026-07-28 when the client takes tasks, ``run_task`` is a task whose input requests
+  ask it — `skillkit.mcp.serve_tasks`), else denied at once; a question is declined;
 - the skills' files as resources, ``skill://<skill>/<path>``;
 - the user-invocable skills as prompts (what ``/skill:NAME ARGS`` would send).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import mimetypes
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -34,6 +37,7 @@ from skillkit.mcp.serve_approvals import APPROVAL_SCHEMA as _APPROVAL_SCHEMA
 from skillkit.mcp.serve_approvals import Ask
 from skillkit.mcp.serve_approvals import NeedsApproval as _NeedsApproval
 from skillkit.mcp.serve_approvals import approval_round as _approval_round
+from skillkit.mcp.serve_approvals import approvals_asked as _approvals_asked
 from skillkit.mcp.serve_approvals import asked as _asked
 from skillkit.mcp.serve_approvals import brief as _brief
 from skillkit.mcp.serve_approvals import elicitation as _elicitation
@@ -200,7 +204,8 @@ class SkillServer:
                     name=RUN_TASK,
                     description="Run one turn of the SkillKit agent of this workspace: "
                     "the prompt in, its answer and token usage out. Tool calls the "
-                    "agent would need approval for are denied.",
+                    "agent would need approval for are asked through elicitation when "
+                    "the client offers it, else denied.",
                     input_schema=_TASK_INPUT_SCHEMA,
                     output_schema=_TASK_OUTPUT_SCHEMA,
                 )
@@ -316,8 +321,14 @@ class SkillServer:
         async with self._task_lock:
             stream = session.subscribe()
             watcher = asyncio.create_task(self._watch(session, stream, progress, ask))
+            asking = (
+                _approvals_asked(self.gate, ask)
+                if ask is not None and self.gate is not None
+                else contextlib.nullcontext()
+            )
             try:
-                response = await session.run(prompt)
+                with asking:
+                    response = await session.run(prompt)
             finally:
                 stream.close()
                 watcher.cancel()
@@ -343,19 +354,17 @@ class SkillServer:
         progress: Callable[[float, str], Awaitable[None]] | None,
         ask: Ask | None,
     ) -> None:
-        """Put approvals to ``ask`` (deny them without one), decline questions, and
-        report progress while a task runs."""
+        """Deny approvals left to the session (the gate's broker puts them to ``ask``,
+        see `_run_task`), decline questions, and report progress while a task runs."""
         step = 0
         async for record in stream:
             kind = record.get("type")
             if kind == "ui_request":
                 answer: object = None
                 if record.get("kind") == "approval":
+                    if ask is not None and self.gate is not None:
+                        continue  # being asked through the broker's answerer
                     answer = "deny"
-                    if ask is not None:
-                        name = record.get("tool_name")
-                        question = f"Allow {name}: {record.get('description') or ''}".strip()
-                        answer = "allow" if await _asked(ask, question) else "deny"
                 try:
                     session.respond(str(record.get("id")), answer)
                 except Exception:  # answered or withdrawn meanwhile; it is denied anyway
@@ -478,8 +487,22 @@ class SkillServer:
         from mcp.server.lowlevel.server import Server
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+        from skillkit.mcp.serve_approvals import can_elicit
+        from skillkit.mcp.serve_tasks import TaskBoard, TaskHooks, declared_tasks
+
+        board = TaskBoard()
+
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(tools=self.tools())
+
+        def run_as_task(ctx: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+            asking = can_elicit(ctx)  # known now: the request's context ends with it
+
+            async def work(hooks: TaskHooks) -> Any:
+                ask = hooks.ask if asking else None
+                return await self.call_tool(RUN_TASK, arguments, hooks.progress, ask)
+
+            return board.start(work)
 
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
             async def progress(step: float, message: str) -> None:
@@ -489,7 +512,10 @@ class SkillServer:
             if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 return await self.call_tool(params.name, arguments, progress, _elicitation(ctx))
             # 2026-07-28: no requests mid-call; an approval is an input-required round
-            # trip (answered in the retry's input responses); none inside run_task
+            # trip (answered in the retry's input responses); inside run_task, an input
+            # request of the task it becomes when the client takes tasks
+            if params.name == RUN_TASK and self.session is not None and declared_tasks(ctx):
+                return run_as_task(ctx, arguments)
             ask = _approval_round(ctx, params) if params.name != RUN_TASK else None
             try:
                 return await self.call_tool(params.name, arguments, progress, ask)
@@ -516,6 +542,11 @@ class SkillServer:
             except (LookupError, OSError) as exc:
                 raise MCPError(code=-32002, message=str(exc)) from None
 
+        async def list_resource_templates(
+            ctx: Any, params: Any
+        ) -> types.ListResourceTemplatesResult:
+            return types.ListResourceTemplatesResult(resource_templates=[])
+
         async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult(prompts=self.prompts())
 
@@ -527,7 +558,7 @@ class SkillServer:
             except LookupError as exc:
                 raise MCPError(code=-32602, message=str(exc.args[0] if exc.args else exc)) from None
 
-        return Server(
+        server: Server[Any] = Server(
             self.name,
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
@@ -536,8 +567,11 @@ class SkillServer:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
             on_read_resource=read_resource,
         )
+        board.install(server)
+        return server
 
 
 def _input_schema(tool: Tool) -> dict[str, Any]:
