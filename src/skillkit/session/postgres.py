@@ -108,6 +108,39 @@ _INFO_FIELDS = (
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
 
+_INSERT_ENTRY = "INSERT INTO skillkit_entries (session_id, seq, line) VALUES (%s, %s, %s)"
+
+_UPDATE_ROW = (
+    "UPDATE skillkit_sessions SET modified = %s, size = %s, entries = %s, messages = %s,"
+    " title = %s, name = %s, first_message = %s, leaf_id = %s WHERE id = %s"
+)
+"""Bring a session's row up to date (``_row_values`` gives the parameters)."""
+
+
+def _row_values(info: SessionInfo) -> tuple[object, ...]:
+    return (
+        info.modified,
+        info.size,
+        info.entries,
+        info.messages,
+        info.title,
+        info.name,
+        info.first_message,
+        info.leaf_id,
+        info.id,
+    )
+
+
+def _holder_query(key: int) -> tuple[str, tuple[int, int]]:
+    """The query naming the application that holds the advisory lock ``key``."""
+    return (
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+        " AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid"
+        " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+    )
+
 
 class DriverMissingError(ImportError):
     """psycopg (the ``postgres`` extra) is not installed."""
@@ -462,13 +495,7 @@ def _locked(db: psycopg.Connection[Any], session_id: str, key: int) -> SessionLo
     """The error for a session whose lock another connection holds, naming its pid."""
     who = ""
     try:
-        row = db.execute(
-            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-            " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-            " AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid"
-            " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-            ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
-        ).fetchone()
+        row = db.execute(*_holder_query(key)).fetchone()
         if row and isinstance(row[0], str) and row[0].startswith("skillkit pid "):
             who = f" (pid {row[0].removeprefix('skillkit pid ')})"
     except Exception:  # naming the holder is a courtesy; the refusal stands without it
@@ -482,23 +509,11 @@ def _store_info(db: psycopg.Connection[Any], info: SessionInfo, *, writer: bool 
     """Write a session's row. A reader catching up writes it only when it holds fewer
     entries; the session's writer (whose row is never behind anyone's) always does, so
     its commit always writes to the log and a synchronous one flushes what came before."""
-    guard = "" if writer else " AND entries < %s"
-    values: tuple[object, ...] = (
-        info.modified,
-        info.size,
-        info.entries,
-        info.messages,
-        info.title,
-        info.name,
-        info.first_message,
-        info.leaf_id,
-        info.id,
-    )
-    db.execute(
-        "UPDATE skillkit_sessions SET modified = %s, size = %s, entries = %s, messages = %s,"
-        " title = %s, name = %s, first_message = %s, leaf_id = %s WHERE id = %s" + guard,
-        (*values, info.entries) if guard else values,
-    )
+    values = _row_values(info)
+    if writer:
+        db.execute(_UPDATE_ROW, values)
+    else:
+        db.execute(_UPDATE_ROW + " AND entries < %s", (*values, info.entries))
 
 
 class _Sink:
@@ -530,9 +545,7 @@ class _Sink:
         assert info is not None, "the sink was not started"
         with self._guard, self._errors():
             self._db.execute(  # autocommit: one statement, one transaction
-                "INSERT INTO skillkit_entries (session_id, seq, line) VALUES (%s, %s, %s)",
-                (self._id, self.next_seq, line),
-                prepare=True,
+                _INSERT_ENTRY, (self._id, self.next_seq, line), prepare=True
             )
             self.next_seq += 1
             _fold(info, entry)
