@@ -449,3 +449,36 @@ def test_an_unreachable_postgres_store_is_one_line_without_the_password(tmp_path
     assert isinstance(caught.value, OSError)
     assert "hunter2" not in str(caught.value) and "someone@" in str(caught.value)
     assert len(str(caught.value).splitlines()) == 1
+
+
+def test_a_version_1_postgres_database_is_migrated_and_keeps_its_sessions(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from skillkit.session.postgres import SCHEMA_VERSION as PG_SCHEMA
+
+    store = PostgresSessionStore(postgres_url, home=tmp_path)
+    session = store.create(tmp_path)
+    session.append_message(UserMessage(content="kept through the migration"))
+    session.close()
+    store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:  # as version 1 left it
+        db.execute(
+            "ALTER TABLE skillkit_entries ADD CONSTRAINT skillkit_entries_session_id_fkey"
+            " FOREIGN KEY (session_id) REFERENCES skillkit_sessions (id) ON DELETE CASCADE"
+        )
+        db.execute("UPDATE skillkit_schema_version SET version = 1")
+    with PostgresSessionStore(postgres_url, home=tmp_path) as again:
+        (info,) = again.list(tmp_path)
+        assert info.title == "kept through the migration"
+        assert again.open(session.id, write=False).context()[0].content == info.title  # type: ignore[union-attr]
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        assert db.execute("SELECT version FROM skillkit_schema_version").fetchall() == [
+            (PG_SCHEMA,)
+        ]
+        keys = db.execute(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'skillkit_entries'::regclass"
+            " AND contype = 'f'"
+        ).fetchone()
+        assert keys == (0,)

@@ -65,7 +65,7 @@ __all__ = [
     "public_url",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this SkillKit writes; older databases are migrated when opened."""
 
 _SCHEMA = (
@@ -87,14 +87,19 @@ _SCHEMA = (
     )""",
     "CREATE INDEX IF NOT EXISTS skillkit_sessions_by_cwd ON skillkit_sessions (cwd, modified)",
     """CREATE TABLE IF NOT EXISTS skillkit_entries (
-        session_id text NOT NULL REFERENCES skillkit_sessions (id) ON DELETE CASCADE,
+        session_id text NOT NULL,
         seq integer NOT NULL,
         line bytea NOT NULL,
         PRIMARY KEY (session_id, seq)
     )""",
 )
 
-_MIGRATIONS: dict[int, tuple[str, ...]] = {}
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 1 -> 2: no foreign key from entries to sessions. Checking it cost a query and a row
+    # lock on every append; entries are only written by their session's lock holder and
+    # deleted with their session, in one transaction.
+    1: ("ALTER TABLE skillkit_entries DROP CONSTRAINT IF EXISTS skillkit_entries_session_id_fkey",),
+}
 """Statements that take a database from version N to N + 1."""
 
 log = logging.getLogger("skillkit.session")
