@@ -292,6 +292,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
     if isinstance(record, str):
         return _usage(record)
     task.record = record
+    where = _location(record) if record is not None else ""
     if model is not None:
         print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
     engine = engine_from_args(args)
@@ -330,10 +331,10 @@ def run_batch_command(args: argparse.Namespace) -> int:
         if record is not None:
             record.close()
     show.finish()
-    return _report(summary, out, record)
+    return _report(summary, out, record, where)
 
 
-def _report(summary: Any, out: Path, record: RecordSessions | None = None) -> int:
+def _report(summary: Any, out: Path, record: RecordSessions | None = None, where: str = "") -> int:
     """The batch's last lines on stderr, and its exit code."""
     print(
         f"skillkit: batch: {summary.total} rows: {summary.ran} run now, "
@@ -343,9 +344,6 @@ def _report(summary: Any, out: Path, record: RecordSessions | None = None) -> in
         file=sys.stderr,
     )
     if record is not None and summary.ran:
-        from skillkit.session.store_base import public_location
-
-        where = public_location(record.store) if record.store else "the session store"
         print(
             f"skillkit: batch: each row's conversation kept as a session named "
             f"'{record.name} row N' in {where} ('skillkit sessions list' shows them; the "
@@ -359,6 +357,14 @@ def _report(summary: Any, out: Path, record: RecordSessions | None = None) -> in
             file=sys.stderr,
         )
     return 0 if summary.complete else 1
+
+
+def _location(record: RecordSessions) -> str:
+    """Where ``record`` keeps its sessions, as it may be shown (no password)."""
+    from skillkit.session.store_base import public_location
+
+    opened = record.open_store()
+    return public_location(str(getattr(opened, "url", None) or getattr(opened, "root", "")))
 
 
 def _conflict(args: argparse.Namespace) -> str | None:

@@ -528,6 +528,7 @@ class _AsyncSink:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._failed: StoreUnavailableError | None = None
+        self._busy = asyncio.Lock()  # one statement or transaction at a time on the connection
         self.next_seq = 0
 
     def start(self, info: SessionInfo, next_seq: int) -> None:
@@ -555,20 +556,24 @@ class _AsyncSink:
 
     async def _drain(self) -> None:
         psycopg, _ = _driver()
-        db = self._db
         while self._queue and self._failed is None:
             batch, self._queue = self._queue, []
             try:
-                if len(batch) == 1:
-                    seq, line = batch[0]
-                    await db.execute(_INSERT_ENTRY, (self._id, seq, line), prepare=True)
-                else:
-                    async with db.pipeline():
-                        for seq, line in batch:
-                            await db.execute(_INSERT_ENTRY, (self._id, seq, line), prepare=True)
+                async with self._busy:
+                    await self._insert(batch)
             except (psycopg.Error, OSError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                 self._failed = StoreUnavailableError(f"{self._url}: {first}")
+
+    async def _insert(self, batch: builtins.list[tuple[int, bytes]]) -> None:
+        db = self._db
+        if len(batch) == 1:
+            seq, line = batch[0]
+            await db.execute(_INSERT_ENTRY, (self._id, seq, line), prepare=True)
+            return
+        async with db.pipeline():  # one round trip; each statement its own transaction
+            for seq, line in batch:
+                await db.execute(_INSERT_ENTRY, (self._id, seq, line), prepare=True)
 
     def unwritten(self) -> Awaitable[None] | None:
         task = self._task
@@ -611,10 +616,13 @@ class _AsyncSink:
         pending = self.unwritten()
         if pending is not None:
             await pending
-        async with self._db.transaction():
-            if durable:  # a synchronous commit flushes the log up to it: every entry
-                await self._db.execute("SET LOCAL synchronous_commit = on")
-            await self._db.execute(_UPDATE_ROW, _row_values(info))
+        async with self._busy:
+            if self._db.closed:
+                return
+            async with self._db.transaction():
+                if durable:  # a synchronous commit flushes the log up to it: every entry
+                    await self._db.execute("SET LOCAL synchronous_commit = on")
+                await self._db.execute(_UPDATE_ROW, _row_values(info))
 
     async def aclose(self) -> None:
         try:
