@@ -198,3 +198,62 @@ def test_skillkit_eval_records_each_row_as_a_session(tmp_path: Path) -> None:
     close = getattr(store, "close", None)
     if callable(close):
         close()
+
+
+def test_record_sessions_goes_to_the_store_the_settings_name(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".skillkit").mkdir(parents=True)
+    project.mkdir()
+    url = f"sqlite://{tmp_path}/configured.db"
+    (home / ".skillkit" / "settings.json").write_text(json.dumps({"sessions": {"store": url}}))
+    (project / "data.jsonl").write_text('{"topic": "a"}\n{"topic": "b"}\n')
+    hello = f"scripted:{ROOT / 'examples' / 'scripts' / 'hello.yaml'}"
+    args = ("batch", "data.jsonl", "--prompt", "{topic}", "--model", hello)
+    done = run_cli(*args, "--out", "r.jsonl", "--record-sessions", home=home, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert f"in {url}" in done.stderr
+    names = sorted(str(info.name) for info in open_store(url).list(project))
+    assert names == ["batch r.jsonl row 0", "batch r.jsonl row 1"]
+    plain = run_cli(*args, "--out", "plain.jsonl", home=home, cwd=project)
+    assert plain.returncode == 0, plain.stderr
+    assert len(open_store(url).list(project)) == 2  # nothing recorded unless asked
+    lines = (project / "plain.jsonl").read_text().splitlines()
+    assert all(json.loads(line)["session"] is None for line in lines)
+
+
+async def test_ray_workers_record_their_rows_in_postgres(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]')")
+    import os
+    import sys
+
+    from skillkit.batch import RayEngine
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    paths = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())  # noqa: ASYNC240
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=80 * 1024 * 1024,
+        logging_level="ERROR",
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": paths}},
+    )
+    try:
+        record = RecordSessions(postgres_url, name="fleet", cwd=tmp_path)
+        engine = RayEngine(actors=2, per_actor=2)
+        results = await run_batch(rows(), make_agent, engine=engine, record=record)
+    finally:
+        ray.shutdown()
+    plain = await run_batch(rows(), make_agent)
+    assert canonical_hash(results) == canonical_hash(plain)
+    assert len({r.worker for r in results}) == 2
+    store = open_store(postgres_url, home=tmp_path)
+    try:
+        names = {info.id: info.name for info in store.list(tmp_path)}
+        assert {names[str(r.session)] for r in results} == {
+            f"fleet row {i}" for i in range(len(WORDS))
+        }
+    finally:
+        getattr(store, "close")()  # noqa: B009

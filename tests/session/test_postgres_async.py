@@ -175,3 +175,42 @@ async def test_a_lost_connection_stops_recording_and_the_run_goes_on(
         reopened = await store.open(session.id)  # its lock went with the connection
         assert user_texts(reopened.context()) == []  # nothing after the loss was kept
         await reopened.aclose()
+
+
+def test_a_writer_killed_mid_append_loses_at_most_the_entry_in_flight(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.session.helpers import ROOT
+
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.session.async_writer", postgres_url, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert child.stdout is not None
+    session_id = child.stdout.readline().strip()
+    stored = [child.stdout.readline().strip() for _ in range(40)]
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    stored += [line.strip() for line in child.stdout.read().splitlines() if line.strip()]
+    with PostgresSessionStore(postgres_url, home=tmp_path) as store:
+        kept = [entry.id for entry in store.open(session_id, write=False).entries]
+        assert kept[: len(stored)] == stored  # every entry it was told was stored is there
+        assert len(kept) <= len(stored) + 1  # and at most the one in flight besides
+        for _ in range(50):  # the server drops the dead writer's lock with its connection
+            try:
+                store.open(session_id).close()
+                break
+            except SessionLockedError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the killed writer's lock was never released")
