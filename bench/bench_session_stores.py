@@ -49,7 +49,7 @@ from skillkit.session import (
     SqliteSessionStore,
 )
 from skillkit.session.format import MessageEntry, encode_line
-from skillkit.session.sqlite import _connect
+from skillkit.session.sqlite import SPAN, _connect
 from skillkit.session.store_protocol import SessionStoreProtocol
 
 TEXT = ("please look at the handler and tell me why it fails on empty input " * 5)[:300]
@@ -209,10 +209,12 @@ def bench_resume(kind: str, where: Path, entries: int) -> dict[str, float]:
                 [json.loads(line) for (line,) in cursor]
     else:
         db = _connect(where / "sessions.db", "run")
+        (num,) = db.execute("SELECT num FROM sessions WHERE id = ?", (session.id,)).fetchone()
 
         def floor() -> None:
             rows = db.execute(
-                "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session.id,)
+                "SELECT line FROM entries WHERE key >= ? AND key < ? ORDER BY key",
+                (num * SPAN, (num + 1) * SPAN),
             ).fetchall()
             [json.loads(line) for (line,) in rows]
 
