@@ -17,6 +17,7 @@ from skillkit.models import AssistantMessage, ToolResultMessage, UserMessage, me
 from skillkit.session.store_protocol import SessionStoreProtocol, open_store
 from tests.batch.agents import letters, make_agent, reply
 from tests.evals.conftest import make_project
+from tests.frontends.tmux_terminal import Terminal
 from tests.session.helpers import ROOT, resendable, run_cli
 
 pytestmark = pytest.mark.timeout(180)
@@ -257,3 +258,47 @@ async def test_ray_workers_record_their_rows_in_postgres(
         }
     finally:
         getattr(store, "close")()  # noqa: B009
+
+
+def test_a_recorded_batch_row_is_picked_and_resumed_with_dash_r(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert terminal.home is not None
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "a.txt").write_text("one\n")
+    (project / "data.jsonl").write_text(
+        "".join(json.dumps({"topic": f"item {i}"}) + "\n" for i in range(3))
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        "replies:\n  - text: Looking.\n    tool_calls:\n      - name: ls\n"
+        "        arguments: {path: docs}\n  - text: Listed the folder.\n"
+    )
+    url = f"sqlite://{tmp_path}/sessions.db"
+    done = run_cli(
+        "batch", "data.jsonl", "--prompt", "List {topic}", "--model", f"scripted:{script}",
+        "--out", "r.jsonl", "--session-store", url, home=terminal.home, cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reply = tmp_path / "reply.yaml"
+    reply.write_text('replies:\n  - text: "Going on with row one."\n')
+    terminal.start("-r", "--session-store", url, "--model", f"scripted:{reply}", cwd=project)
+    screen = terminal.wait_for("3 sessions")
+    assert all(f"batch r.jsonl row {row}" in screen for row in range(3))
+    rows = [line for line in screen.splitlines() if "batch r.jsonl row" in line]
+    for _ in range(next(i for i, line in enumerate(rows) if "row 1" in line)):
+        terminal.press("Down")
+    terminal.wait_for(lambda text: "❯ batch r.jsonl row 1" in text)
+    terminal.press("Enter")
+    terminal.wait_for("Listed the folder.")
+    terminal.wait_for_prompt_count(1)
+    terminal.type("and now?")
+    terminal.wait_for("Going on with row one.")
+    terminal.type("/quit")
+    assert terminal.wait_exit() == 0
+    store = open_store(url)
+    (info,) = [i for i in store.list(project) if i.name == "batch r.jsonl row 1"]
+    context = store.open(info.id, write=False).context()
+    assert user_texts(context) == ["List item 1", "and now?"]
+    assert len(store.list(project)) == 3  # no new session
