@@ -241,6 +241,7 @@ def run_suite_command(args: argparse.Namespace) -> int:
         print(f"skillkit: error: eval: {describe_exception(exc)}", file=sys.stderr)
         return EXIT_ERROR
     finally:
+        task.close()
         if record is not None:
             record.close()
     show.finish()

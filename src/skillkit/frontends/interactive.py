@@ -60,6 +60,7 @@ from skillkit.frontends.prompt_completion import (
     workspace_files,
 )
 from skillkit.frontends.request_answers import RequestAnswers
+from skillkit.frontends.rewind_chooser import TerminalRewind
 from skillkit.frontends.run_input import (
     ESCAPE_DELAY,
     RUN_KEYS,
@@ -131,6 +132,8 @@ class InteractiveSession:
         self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
+        if self.renderer.models is None:
+            self.renderer.models = agent.models  # prices the cache savings in the footer
         self.title = title
         self.permissions: Permissions | None = agent.permissions
         self._root = Path.cwd()  # where @path mentions are found
@@ -147,6 +150,7 @@ class InteractiveSession:
         self._steered: list[str] = []  # sent with Enter during the run in flight
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
         self._expanded = False  # Ctrl-O: the last tool call shown whole above the prompt
+        self._rewind = TerminalRewind(agent, self.renderer, frontend)  # /rewind, /undo
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -180,7 +184,7 @@ class InteractiveSession:
                 self.agent_session.commands.list,
                 self._skill_names,
                 self._root,
-                _model_ids,
+                lambda: _model_ids(self.agent_session.models),
                 lambda: entry_choices(self.agent_session.session),
             ).completer(),
             complete_while_typing=False,
@@ -276,6 +280,9 @@ class InteractiveSession:
             if not text:
                 continue
             exit_armed = False
+            if self._rewind.handles(text):  # the chooser; asks before overwriting
+                await self._rewind.run(text)
+                continue
             if text.startswith("/"):
                 result = await self._command(text)
                 if result is not None:
@@ -289,7 +296,9 @@ class InteractiveSession:
             if not shell:
                 model = str(self.agent_session.get_state().get("model") or "")
                 try:
-                    prompt, shown = outgoing_prompt(text, self._root, model, _catalog().get)
+                    prompt, shown = outgoing_prompt(
+                        text, self._root, model, self.agent_session.models.get
+                    )
                 except ValueError as exc:
                     renderer.notice(str(exc))
                     continue
@@ -588,13 +597,6 @@ def _describe(data: Mapping[str, object]) -> str:
     )
 
 
-def _catalog() -> ModelRegistry:
-    """The model catalog: the ids offered after ``/model``, what each model takes."""
-    from skillkit.model_registry import default_registry
-
-    return default_registry()
-
-
-def _model_ids() -> list[str]:
-    """The model ids offered after ``/model``: every model of the catalog."""
-    return [f"{m.provider}:{m.id}" for m in _catalog().list()]
+def _model_ids(models: ModelRegistry) -> list[str]:
+    """The model ids offered after ``/model``: every model of the agent's registry."""
+    return [f"{m.provider}:{m.id}" for m in models.list()]

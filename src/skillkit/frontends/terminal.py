@@ -31,6 +31,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from skillkit.agent.handoffs import HandoffTaken
 from skillkit.events import (
     AgentEnd,
     AgentStart,
@@ -63,6 +64,7 @@ from skillkit.frontends.tool_rows import (
     result_rows,
     tool_summary,
 )
+from skillkit.model_registry import ModelRegistry
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -88,14 +90,12 @@ BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 
 
-def _cache_savings(model: str, usage: TokenUsage) -> float | None:
-    """What caching saved on ``usage`` at the catalog prices of ``model`` (None when
-    there were no cache reads or the catalog does not know the model)."""
-    if not usage.cache_read or not model:
+def _cache_savings(models: ModelRegistry | None, model: str, last: Usage | None) -> float | None:
+    """What caching saved on ``last``'s cumulative usage at the prices ``models`` gives
+    ``model`` (None without cache reads or a registry, or for a model it does not know)."""
+    if last is None or not last.cumulative_usage.cache_read or not model or models is None:
         return None
-    from skillkit.model_registry import default_registry
-
-    return default_registry().cache_savings(model, usage)
+    return models.cache_savings(model, last.cumulative_usage)
 
 
 class TerminalRenderer:
@@ -108,7 +108,8 @@ class TerminalRenderer:
 
     ``redactor`` (default: `Redactor.from_environment`, built once) names the secrets
     never drawn. ``action_preview`` (settable later) gives the exact command of a tool
-    call that runs a declared program, shown in its approval panel.
+    call that runs a declared program, shown in its approval panel; ``models`` (settable
+    later too) the model registry the footer prices cache savings by.
     """
 
     def __init__(
@@ -121,6 +122,7 @@ class TerminalRenderer:
         redactor: Redactor | None = None,
         action_preview: ActionPreview | None = None,
         markdown: bool | None = None,
+        models: ModelRegistry | None = None,
     ) -> None:
         self.console = console if console is not None else Console(highlight=False)
         self.markdown = markdown
@@ -137,6 +139,7 @@ class TerminalRenderer:
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
+        self.models = models  # prices the footer's cache savings (None: not shown)
         self._pending = ""  # streamed text held back: it may be the start of a secret
         self._pending_style = ""
         self._at_line_start = True
@@ -217,6 +220,10 @@ class TerminalRenderer:
                 self.info(f"background task {task_id} {status}{exit_text}")
             case AgentStart(model=model):
                 self._model = model
+            case HandoffTaken(to_agent=agent):
+                self.handed_to(agent)
+            case AgentEnd(stop_reason="handoff"):
+                pass  # the run goes on: the agent it was handed to answers (line above)
             case AgentEnd(stop_reason=stop, usage=usage, iterations=turns):
                 last = self._last_usage
                 self.footer(
@@ -225,7 +232,7 @@ class TerminalRenderer:
                     turns=turns,
                     session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
-                    saved=_cache_savings(self._model, last.cumulative_usage) if last else None,
+                    saved=_cache_savings(self.models, self._model, last),
                 )
                 self._last_usage = None
             case _:
@@ -474,6 +481,13 @@ class TerminalRenderer:
             self.console.print(text)
         else:
             self._print(text)
+
+    def handed_to(self, agent: str) -> None:
+        """A line saying the conversation was handed to ``agent``, which answers from
+        here on (`skillkit.agent.handoffs`)."""
+        line = Text("→ handed to ", style="cyan")
+        line.append(self.clean(agent), style="bold cyan")
+        self._print(line)
 
     def info(self, message: str) -> None:
         """A dim line; ``message`` is redacted and neutralized."""

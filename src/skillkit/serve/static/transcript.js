@@ -30,9 +30,9 @@ function renderTranscript(messages) {
   tools.clear();
   current = null;
   thinking = null;
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     if (message.role === "user") {
-      userMessage(partsText(message.content));
+      userMessage(partsText(message.content)).dataset.index = String(index); // a turn's place
     } else if (message.role === "assistant") {
       for (const part of message.content || []) {
         if (part.type === "text" && part.text) renderMarkdown(addMessage("assistant", ""), part.text);
