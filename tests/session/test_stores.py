@@ -551,3 +551,29 @@ def test_a_version_1_sqlite_database_is_migrated_and_keeps_its_sessions(tmp_path
     store.close()
     check = sqlite3.connect(path)
     assert check.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_a_postgres_writer_whose_connection_is_lost_says_so_in_one_line(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from skillkit.session.postgres import StoreUnavailableError
+
+    with PostgresSessionStore(postgres_url, home=tmp_path) as store:
+        session = store.create(tmp_path)
+        session.append_message(UserMessage(content="before"))
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name LIKE 'skillkit pid %%'"
+            )
+        with pytest.raises(StoreUnavailableError, match=r"^postgresql://") as caught:
+            session.append_message(UserMessage(content="after"))
+        assert "\n" not in str(caught.value)
+        with pytest.raises(StoreUnavailableError):  # its row cannot be brought up to date
+            session.close()
+        store.open(session.id).close()  # the lock went with the connection
+        assert [e.message.content for e in store.open(session.id, write=False).entries] == [  # type: ignore[attr-defined]
+            "before"
+        ]

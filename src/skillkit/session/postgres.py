@@ -539,6 +539,8 @@ class _Sink:
         self._errors = errors
         self._guard = threading.Lock()
         self._info: SessionInfo | None = None
+        psycopg, _ = _driver()
+        self._lost = (psycopg.OperationalError, psycopg.InterfaceError)
         self.next_seq = 0
 
     def start(self, info: SessionInfo, next_seq: int) -> None:
@@ -548,10 +550,12 @@ class _Sink:
     def write(self, entry: Entry, line: bytes) -> None:
         info = self._info
         assert info is not None, "the sink was not started"
-        with self._guard, self._errors():
-            self._db.execute(  # autocommit: one statement, one transaction
-                _INSERT_ENTRY, (self._id, self.next_seq, line), prepare=True
-            )
+        with self._guard:
+            try:  # autocommit: one statement, one transaction
+                self._db.execute(_INSERT_ENTRY, (self._id, self.next_seq, line), prepare=True)
+            except self._lost:  # as `_errors` says it (inline: the append's fast path)
+                with self._errors():
+                    raise
             self.next_seq += 1
             _fold(info, entry)
             info.size += len(line)
