@@ -11,7 +11,7 @@ import pytest
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.agent import Approve
-from skillkit.agent.handoffs import Handoff, Handoffs
+from skillkit.agent.handoffs import Handoff, Handoffs, handed_to
 from skillkit.models import AgentMessage, ToolCall, UserMessage
 
 
@@ -166,6 +166,9 @@ async def test_one_handoff_per_turn() -> None:
     assert response.text == "b answers"
     refused = [m for m in a.messages if getattr(m, "tool_call_id", "") == "y"]
     assert getattr(refused[0], "is_error", False)
+    # the transcript says who answers: the transfer taken, not the one refused after it
+    assert handed_to(a.messages) == "b"
+    assert handed_to(a.messages[:1]) is None
 
 
 @tool(needs_approval=True)

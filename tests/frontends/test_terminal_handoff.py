@@ -1,7 +1,8 @@
 """A handoff in the terminal: one line says which agent answers now (``→ handed to
 NAME``), the agent that handed over draws no footer of its own, and the target's answer
 follows — drawn by the renderer in process, and in a real terminal (tmux) driving the
-``skillkit`` command with an agent the settings let the main agent hand to."""
+``skillkit`` command with an agent the settings let the main agent hand to; a rewind to
+before the handoff gives the conversation back to the main agent, and says so."""
 
 from __future__ import annotations
 
@@ -75,5 +76,43 @@ def test_the_terminal_shows_who_answers_after_a_handoff(terminal: Terminal, tmp_
     terminal.wait_for_prompt_count(2)
     terminal.type("anything else?")
     terminal.wait_for("Still me.")  # the reviewer answers the next prompt too
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+def test_a_rewind_before_the_handoff_gives_the_terminal_back_to_the_main_agent(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    assert terminal.home is not None
+    agents = terminal.home / ".skillkit" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(REVIEWER.format(script=tmp_path / "reviewer.yaml"))
+    (terminal.home / ".skillkit" / "settings.json").write_text(
+        json.dumps({"agents": {"handoff_to": ["reviewer"]}})
+    )
+    (tmp_path / "reviewer.yaml").write_text(
+        json.dumps({"replies": [{"text": "Reviewer: it looks fine."}]})
+    )
+    transfer = {"name": "transfer_to_reviewer", "arguments": {}}
+    main = {
+        "replies": [
+            {"text": "Over to review.", "tool_calls": [transfer]},
+            {"text": "The main agent again."},
+        ]
+    }
+    (tmp_path / "main.yaml").write_text(json.dumps(main))
+    work = tmp_path / "work"
+    work.mkdir()
+
+    terminal.start("--model", f"scripted:{tmp_path / 'main.yaml'}", cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("review my change")
+    terminal.wait_for("Reviewer: it looks fine.")
+    terminal.wait_for_prompt_count(2)
+    terminal.type("/rewind 1 conversation")
+    terminal.wait_for("the main agent answers from here (reviewer answered on the branch left)")
+    terminal.wait_for_prompt_count(3)
+    terminal.type("and now?")
+    terminal.wait_for("The main agent again.")
     terminal.press("C-d")
     assert terminal.wait_exit() == 0

@@ -156,3 +156,12 @@ def test_a_name_no_agent_has_is_a_warning_and_offers_nothing(work: Path) -> None
     assert result.returncode == 0, result
     assert "agents.handoff_to: no agent named 'nobody'" in result.stderr
     assert result.stdout.strip() == "The main agent answered."
+
+
+def test_plain_print_mode_says_who_answered_on_stderr(work: Path) -> None:
+    (work.parent / "reviewer.yaml").write_text(_say("Reviewer here: it looks fine."))
+    result = _run(work, "review my change", "main.yaml")
+    assert result.returncode == 0, result
+    assert result.stdout == "Reviewer here: it looks fine.\n"  # the answer alone
+    assert "skillkit: → handed to reviewer\n" in result.stderr
+    assert result.stderr.count("handed to") == 1

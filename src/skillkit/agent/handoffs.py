@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillkit.agent.contributors import Contributor
 from skillkit.events import ErrorInfo, Payload
-from skillkit.models import AgentMessage, TextPart, ToolResult
+from skillkit.models import AgentMessage, TextPart, ToolResult, ToolResultMessage
 from skillkit.tools.base import ToolContext
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ __all__ = [
     "HandoffTaken",
     "Handoffs",
     "chooser",
+    "handed_to",
     "handoffs_of",
     "is_transfer_tool",
     "restore_active_agent",
@@ -283,6 +284,20 @@ def restore_active_agent(runner: AgentRunner, name: str | None) -> None:
             f"the run was answered by agent {name!r}, and this runner hands the "
             "conversation to no agent"
         )
+
+
+def handed_to(messages: Iterable[AgentMessage]) -> str | None:
+    """The agent the last ``transfer_to_*`` call of ``messages`` handed the conversation
+    to, by the name its result records (None: no transfer in them). What a transcript
+    says when nothing else recorded who answers; it cannot tell a transfer a run
+    refused over ``max_handoffs`` from one it took."""
+    for message in reversed(list(messages)):
+        if type(message) is ToolResultMessage and not message.is_error:
+            details = message.details
+            name = details.get("handoff") if isinstance(details, dict) else None
+            if isinstance(name, str) and name and message.tool_name.startswith("transfer_to_"):
+                return name
+    return None
 
 
 def is_transfer_tool(tool: object) -> bool:

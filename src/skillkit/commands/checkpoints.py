@@ -49,17 +49,23 @@ def _checkpoints(ctx: CommandContext) -> Checkpoints:
     raise CommandError(NO_CHECKPOINTS)
 
 
-def _restored(result: RestoreResult) -> CommandResult:
+def _restored(ctx: CommandContext, result: RestoreResult) -> CommandResult:
     from skillkit.checkpoints.view import change_record, file_lines, restore_line
+    from skillkit.commands.active_agent import follow_moved_branch
+    from skillkit.commands.sessions import recorded_session
 
-    return CommandResult(
-        output="\n".join([restore_line(result), *file_lines(result.files, counted=False)]),
-        data={
-            "target": result.target,
-            "files": [change_record(c) for c in result.files],
-            "turn": result.turn.number,
-        },
-    )
+    lines = [restore_line(result), *file_lines(result.files, counted=False)]
+    data: dict[str, object] = {
+        "target": result.target,
+        "files": [change_record(c) for c in result.files],
+        "turn": result.turn.number,
+    }
+    if result.target != "code":  # the conversation moved: who answers follows it
+        runner = ctx.require_runner()
+        notice, fields = follow_moved_branch(runner, recorded_session(runner))
+        lines.extend([notice] if notice else [])
+        data.update(fields)
+    return CommandResult(output="\n".join(lines), data=data)
 
 
 def _record(turn: Turn, changes: list[FileChange]) -> dict[str, Any]:
@@ -104,7 +110,7 @@ def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandRe
         )
     except (KeyError, RuntimeError, ValueError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
-    return _restored(result)
+    return _restored(ctx, result)
 
 
 def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
@@ -123,7 +129,7 @@ def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
         )
     except (KeyError, RuntimeError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
-    return _restored(result)
+    return _restored(ctx, result)
 
 
 def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:

@@ -11,13 +11,21 @@ answers again) — an entry every session store keeps, never part of the context
 session continued (``-c``, ``--session``, ``--resume``, a saved session opened from the
 web page) goes on with the agent that answered last (`recorded_active_agent`; a notice
 says so). A run paused on approvals carries it in its `RunState` too (``active_agent``),
-so its calls are resumed by the agent that made them.
+so its calls are resumed by the agent that made them. The commands that move the
+session's branch (rewind, undo, ``/tree ID``, fork) give the conversation to the agent
+the branch they land on was handed to (`skillkit.commands.active_agent`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from skillkit.commands.active_agent import (
+    ACTIVE_AGENT_KIND,
+    record_active_agent,
+    recorded_active_agent,
+)
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -31,9 +39,6 @@ __all__ = [
     "record_active_agent",
     "recorded_active_agent",
 ]
-
-ACTIVE_AGENT_KIND = "active_agent"
-"""The kind of the custom entry naming the agent that answers from there on."""
 
 
 def attach_handoffs(
@@ -88,31 +93,13 @@ def attach_handoffs(
     return warnings, notices
 
 
-def record_active_agent(session: Session, agent: str | None) -> None:
-    """Write that ``agent`` (None: the main agent) answers from here on."""
-    session.append_custom(ACTIVE_AGENT_KIND, {"agent": agent})
-
-
-def recorded_active_agent(session: Session) -> str | None:
-    """The agent that answered last on ``session``'s branch (None: the main agent, or
-    nothing recorded)."""
-    from skillkit.session.format import CustomEntry
-
-    for entry in reversed(session.branch()):
-        if isinstance(entry, CustomEntry) and entry.kind == ACTIVE_AGENT_KIND:
-            data: Any = entry.data
-            agent = data.get("agent") if isinstance(data, dict) else None
-            return agent if isinstance(agent, str) and agent else None
-    return None
-
-
 def _record(runner: AgentRunner, event: Event[Any]) -> None:
     """A ``handoff`` event, written into the session the runner records now (if any).
     A failed write is an ``error`` event: the conversation goes on."""
-    from skillkit.session import Session
+    from skillkit.commands.sessions import recorded_session
 
-    session = next((c for c in runner.contributors if isinstance(c, Session)), None)
-    if session is None or not session.writable:
+    session = recorded_session(runner)  # after a fork, the new session
+    if session is None:
         return
     target = str(event.payload.to_agent)
     try:

@@ -173,7 +173,7 @@ function onEvent(event) {
       resync();
       break;
     case "handoff":
-      addMessage("note", "→ handed to " + (p.to_agent || "another agent"));
+      handoffNote(p.to_agent);
       break;
     case "run_cancelled":
       addMessage("note", "Run cancelled.");
@@ -184,6 +184,12 @@ function onEvent(event) {
     default:
       break;
   }
+}
+
+// The note that another agent answers from here on: drawn live for a "handoff" event,
+// and from the transfer_to_* call's result when the transcript is drawn again.
+function handoffNote(agent) {
+  return addMessage("note", "→ handed to " + (agent || "another agent"));
 }
 
 function connect() {

@@ -160,7 +160,8 @@ function rewindControls(turn) {
     const restored = Array.isArray(data.files) ? data.files.length : 0;
     showOutput("/rewind " + turn.turn + " " + target.value + (overwrite ? " yes" : ""),
       "rewound " + (data.target || target.value) + ": " + restored + (restored === 1 ? " file" : " files")
-      + " restored (undo with /undo; this rewind is turn " + data.turn + ")");
+      + " restored (undo with /undo; this rewind is turn " + data.turn + ")"
+      + (data.active_agent_notice ? "\n" + data.active_agent_notice : "")); // who answers now
     refreshSide();
   }
 

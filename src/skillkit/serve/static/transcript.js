@@ -52,6 +52,10 @@ function renderTranscript(messages) {
       if (message.tool_name === "todo" && message.details && Array.isArray(message.details.todos)) {
         renderTodos(message.details.todos);
       }
+      const handed = message.details && message.details.handoff; // a transfer_to_* call taken
+      if (!message.is_error && typeof handed === "string" && /^transfer_to_/.test(message.tool_name || "")) {
+        handoffNote(handed);
+      }
     }
   }
 }
