@@ -48,6 +48,7 @@ from skillkit.session.format import (
     new_id,
     paused_gc,
 )
+from skillkit.session.sinks import AsyncEntrySink, EntrySink
 from skillkit.tool_pairing import error_results, unanswered_calls
 
 if TYPE_CHECKING:
@@ -82,40 +83,6 @@ SYNC_DELAY = 0.2
 
 ContextItem = tuple[str, int, AgentMessage]
 """A message of the context with the entry it came from and its offset in that entry."""
-
-
-class EntrySink(Protocol):
-    """Where a session kept outside a file writes its entries (a database store gives
-    one to each session it opens for writing)."""
-
-    def write(self, entry: Entry, line: bytes) -> None:
-        """Keep ``entry`` (``line`` is its encoded, redacted form) durably before
-        returning, as one transaction: after a crash it is there whole or not at all."""
-        ...
-
-    def sync(self) -> None:
-        """Force what was written to stable storage (the policy's "run" point)."""
-        ...
-
-    def close(self) -> None:
-        """Release the session's write lock and connection. Called once."""
-        ...
-
-
-class AsyncEntrySink(EntrySink, Protocol):
-    """An `EntrySink` that writes on an event loop (`AsyncPostgresSessionStore`): its
-    ``write`` keeps the entry in memory and starts storing it, in append order, without
-    waiting; `unwritten` says what is still being stored."""
-
-    def unwritten(self) -> Awaitable[None] | None:
-        """An awaitable done when every entry written so far is stored (it raises what
-        storing one raised), or None when nothing is in flight."""
-        ...
-
-    async def aclose(self) -> None:
-        """Store what is in flight, bring the row up to date, release the lock and the
-        connection. Called once, instead of ``close``."""
-        ...
 
 
 class SessionOwner(Protocol):
