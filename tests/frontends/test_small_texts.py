@@ -3,6 +3,9 @@ doctor's rows of keyless providers."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from skillkit.commands.builtin import _cache_line
 from skillkit.doctor import _providers
 from skillkit.model_registry import default_registry
@@ -39,3 +42,34 @@ def test_the_resume_preview_shows_what_the_user_typed() -> None:
     note = "I ran this shell command myself; it finished.\n$ ls -la\n<output>\na\n</output>"
     assert typed_text(note) == "!ls -la"
     assert typed_text("what is in notes.txt?") is None
+
+
+def test_a_prompt_with_attached_files_reads_as_typed() -> None:
+    from skillkit.frontends.prompt_completion import attach_mentions
+    from skillkit.frontends.session_view import typed_text
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "notes.md").write_text("# Notes\nBuy milk\n")
+        (root / "b.txt").write_text("second\n")
+        sent, attached = attach_mentions("fix notes @notes.md and @b.txt", root)
+    assert attached == ["notes.md", "b.txt"] and "Buy milk" in sent
+    assert typed_text(sent) == "fix notes @notes.md and @b.txt"
+    # a file block the user wrote in the middle of a prompt is what they typed
+    assert typed_text('see\n\n<file path="x">\nA\n</file>\nthen this') is None
+
+
+def test_the_session_list_titles_a_prompt_with_attachments_by_what_was_typed(
+    tmp_path: Path,
+) -> None:
+    from skillkit.frontends.prompt_completion import attach_mentions
+    from skillkit.models import UserMessage
+    from skillkit.session.store import SessionStore
+
+    (tmp_path / "notes.md").write_text("# Notes\nBuy milk\n")
+    sent, _ = attach_mentions("fix notes @notes.md", tmp_path)
+    store = SessionStore(tmp_path / "sessions")
+    with store.create(str(tmp_path)) as session:
+        session.append_message(UserMessage(sent))
+    [info] = store.list(str(tmp_path))
+    assert info.title == "fix notes @notes.md"

@@ -184,3 +184,21 @@ def test_exports_and_the_tree_show_what_the_user_typed(place: tuple[Path, Path])
     for shown in (markdown, page, tree):
         assert "/skill:release cut 1.2" in shown and "!git tag" in shown
         assert "skill_content" not in shown and "I ran this shell command" not in shown
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["sessions", "export"], "export needs a session ID"),
+        (["sessions", "export", "abc", "--to", "x"], "--to copies every session"),
+        (["sessions", "export", "--all"], "--all needs --to"),
+        (["sessions", "export", "abc", "--all", "--to", "x"], "give no ID with it"),
+    ],
+)
+def test_export_called_wrongly_is_a_usage_error(
+    place: tuple[Path, Path], args: list[str], says: str
+) -> None:
+    home, cwd = place
+    done = run_cli(*args, home=home, cwd=cwd)
+    assert done.returncode == 2
+    assert says in done.stderr and done.stderr.count("\n") == 1

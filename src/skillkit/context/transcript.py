@@ -36,12 +36,18 @@ SHELL_NOTE_PREFIX = "I ran this shell command myself;"
 """How the note with the output of the user's own ``!command`` begins."""
 
 _SKILL_NAME = re.compile(r'^\s*<skill_content name="([^"]*)"')
+_ATTACHED = re.compile(r'\n\n<file path="[^"\n]*">\n')
 
 
 def typed_text(text: str) -> str | None:
     """What the user typed for a message SkillKit wrote on their behalf: ``/skill:NAME
     ARGS`` for a skill's injected content, ``!COMMAND`` for the note with the output of
-    their own shell command; None for any other text."""
+    their own shell command, the prompt alone for one the files its ``@path`` mentions
+    were appended to (``<file path="…">`` blocks after a blank line, ending the text);
+    None for any other text."""
+    attached = _ATTACHED.search(text)
+    if attached is not None and text.rstrip().endswith("</file>"):
+        return text[: attached.start()]
     match = _SKILL_NAME.match(text)
     if match is not None:
         _, found, request = text.rpartition("\n\nUser request: ")

@@ -98,6 +98,12 @@ def _fail(text: str) -> int:
     return 1
 
 
+def _usage(text: str) -> int:
+    """Bad input on the command line: one line, exit code 2 (as argparse's errors)."""
+    print(f"skillkit: error: sessions: {text}", file=sys.stderr)
+    return 2
+
+
 def _age(seconds: float) -> str:
     delta = max(0.0, time.time() - seconds)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -226,9 +232,9 @@ def run_export(args: argparse.Namespace) -> int:
     if args.all:
         return _export_all(args)
     if args.to:
-        return _fail("--to copies every session: use it with --all")
+        return _usage("--to copies every session: use it with --all")
     if not args.id:
-        return _fail("export needs a session ID (or --all --to URL|DIR)")
+        return _usage("export needs a session ID (or --all --to URL|DIR)")
     try:
         store = _store(args)
         session = store.open(args.id, write=False)
@@ -253,9 +259,9 @@ def _export_all(args: argparse.Namespace) -> int:
     from skillkit.session.transfer import copy_sessions, export_to_folder
 
     if args.id:
-        return _fail("--all copies every session: give no ID with it")
+        return _usage("--all copies every session: give no ID with it")
     if not args.to:
-        return _fail("--all needs --to URL|DIR: the store or folder to copy the sessions to")
+        return _usage("--all needs --to URL|DIR: the store or folder to copy the sessions to")
     try:
         source = _store(args)
         if "://" in args.to:
