@@ -273,7 +273,7 @@ def _application(
                 [
                     Window(
                         FormattedTextControl(lambda: _header(turns, step[0]), show_cursor=False),
-                        height=1,
+                        height=2,  # the title, then the keys: each fits an 80-column line
                     ),
                     lines(lambda: _turn_lines(turns), choosing_turn),
                     lines(lambda: _target_lines(target), choosing_target),
@@ -361,7 +361,7 @@ def _header(turns: ChooserState, step: Step) -> StyleAndTextTuples:
     if step == "turn":
         return [
             ("bold", "Rewind to before a turn"),
-            ("", "  "),
+            ("", "\n"),
             ("ansibrightblack", _TURN_HINT),
         ]
     chosen = turns.choice
@@ -369,7 +369,7 @@ def _header(turns: ChooserState, step: Step) -> StyleAndTextTuples:
     prompt = f" “{_cut(chosen.prompt, 50)}”" if chosen is not None and chosen.prompt else ""
     return [
         ("bold", f"Rewind to before {name}{prompt}:"),
-        ("", "  "),
+        ("", "\n"),
         ("ansibrightblack", _TARGET_HINT),
     ]
 
