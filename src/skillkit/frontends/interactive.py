@@ -8,8 +8,9 @@ to the session's stream (`AgentSession.listen`). Keys at the prompt:
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 - ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
   completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
-  whole above the prompt (`skillkit.frontends.prompt_view`), Ctrl-O again folds it; ``/expand N`` shows call N (the
-  number a folded result's hint gives; ``/expand`` lists the calls kept).
+  whole above the prompt (`skillkit.frontends.prompt_view`), Ctrl-O again folds it;
+  ``/expand N`` shows call N (the number a folded result's hint gives; ``/expand``
+  lists the calls kept).
   ``@image.png`` sends the image.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
