@@ -9,7 +9,7 @@ plugin's tools, commands and skills, installed and trusted project plugins, the
 permission gate in front of every tool call, background tasks), and the face that runs
 it is the frontend the plugins registered under ``interactive``, ``print`` or ``json``.
 What a run asks for (its prompt, task, output schema, mode) is checked first, by
-`skillkit.frontends.run_options`.
+`skillkit.frontends.args.run_request`.
 Subcommands are added by modules exposing ``register(subparsers)`` (listed in
 `COMMAND_MODULES`); each sets ``handler=fn`` with ``fn(args) -> int`` returning the
 exit code.
@@ -40,6 +40,7 @@ from skillkit.frontends.args import (
     add_tool_options,
     agent_options,
     positive_number,
+    run_request,
 )
 
 if TYPE_CHECKING:
@@ -364,8 +365,6 @@ def _run_agent(args: argparse.Namespace) -> int:
     """A run naming no subcommand: check what it asks for (`run_request`), build the
     agent and hand it to the face asked for (the terminal, ``-p``'s print or JSON face,
     ``--mode rpc``)."""
-    from skillkit.frontends.run_options import run_request
-
     request = run_request(args)
     if isinstance(request, str):
         return _usage_error(request)
