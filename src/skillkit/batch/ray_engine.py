@@ -180,14 +180,7 @@ class RayEngine:
         counter = 0
         try:
             slots.extend(_Slot(new_actor(i)) for i in range(self.actors))
-            self.worker_pids = list(
-                await asyncio.gather(*(_await(slot.actor.pid.remote()) for slot in slots))
-            )
-            if tracing is not None:
-                problems = await asyncio.gather(
-                    *(_await(slot.actor.tracing_problem.remote()) for slot in slots)
-                )
-                self.tracing_problems = [p for p in problems if p]
+            await self._workers_ready(slots, traced=tracing is not None)
             rows_iter = aiter_rows(rows).__aiter__()
             exhausted = False
             while True:
@@ -218,6 +211,18 @@ class RayEngine:
                 ray.kill(limiter_actor)
             if started:
                 ray.shutdown()
+
+    async def _workers_ready(self, slots: list[_Slot], *, traced: bool) -> None:
+        """Wait for every worker to start: their process ids, and (``traced``) why any
+        of them cannot trace."""
+        self.worker_pids = list(
+            await asyncio.gather(*(_await(slot.actor.pid.remote()) for slot in slots))
+        )
+        if traced:
+            problems = await asyncio.gather(
+                *(_await(slot.actor.tracing_problem.remote()) for slot in slots)
+            )
+            self.tracing_problems = [p for p in problems if p]
 
     def _worker_died(
         self,

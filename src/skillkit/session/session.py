@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -48,6 +48,7 @@ from skillkit.session.format import (
     new_id,
     paused_gc,
 )
+from skillkit.session.sinks import AsyncEntrySink, EntrySink
 from skillkit.tool_pairing import error_results, unanswered_calls
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
     "INTERRUPTED",
+    "AsyncEntrySink",
     "EntrySink",
     "FsyncPolicy",
     "Session",
@@ -81,24 +83,6 @@ SYNC_DELAY = 0.2
 
 ContextItem = tuple[str, int, AgentMessage]
 """A message of the context with the entry it came from and its offset in that entry."""
-
-
-class EntrySink(Protocol):
-    """Where a session kept outside a file writes its entries (a database store gives
-    one to each session it opens for writing)."""
-
-    def write(self, entry: Entry, line: bytes) -> None:
-        """Keep ``entry`` (``line`` is its encoded, redacted form) durably before
-        returning, as one transaction: after a crash it is there whole or not at all."""
-        ...
-
-    def sync(self) -> None:
-        """Force what was written to stable storage (the policy's "run" point)."""
-        ...
-
-    def close(self) -> None:
-        """Release the session's write lock and connection. Called once."""
-        ...
 
 
 class SessionOwner(Protocol):
@@ -446,6 +430,21 @@ class Session(Contributor):
             self.on_append(entry)
         return entry
 
+    def unwritten(self) -> Awaitable[None] | None:
+        """None when every entry appended so far is stored (always, but for the sessions
+        of an async store); else an awaitable done when they are (raising what storing
+        one raised). The recorder hands it to the runner's event bus, so a run waits for
+        its entries without blocking the event loop."""
+        sink = self._sink
+        pending = getattr(sink, "unwritten", None) if sink is not None else None
+        return pending() if pending is not None else None
+
+    async def written(self) -> None:
+        """Wait until every entry appended so far is stored (`unwritten`)."""
+        pending = self.unwritten()
+        if pending is not None:
+            await pending
+
     def sync(self) -> None:
         """Force what was written to disk (unless ``fsync="never"``) and bring the
         store's index up to date."""
@@ -543,9 +542,25 @@ class Session(Contributor):
         return list(pending)
 
     async def aclose(self) -> None:
+        """`close`, for code on an event loop: the sessions of an async store store what
+        is in flight and close their connection without blocking the loop."""
         if self._recorder is not None:
             self._recorder.flush()
-        self.close()
+        sink = self._sink
+        closer = getattr(sink, "aclose", None) if sink is not None else None
+        if closer is None:
+            self.close()
+            return
+        self._closing.set()
+        syncer, self._syncer = self._syncer, None
+        if syncer is not None:
+            syncer.shutdown(wait=False)
+        self._sink = None
+        try:
+            await closer()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     @classmethod
     def from_bytes(cls, path: Path, data: bytes) -> Session:
