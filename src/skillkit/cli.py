@@ -8,6 +8,8 @@ assembled through the plugin manager by `skillkit.frontends.setup` (the built-in
 plugin's tools, commands and skills, installed and trusted project plugins, the
 permission gate in front of every tool call, background tasks), and the face that runs
 it is the frontend the plugins registered under ``interactive``, ``print`` or ``json``.
+What a run asks for (its prompt, task, output schema, mode) is checked first, by
+`skillkit.frontends.args.run_request`.
 Subcommands are added by modules exposing ``register(subparsers)`` (listed in
 `COMMAND_MODULES`); each sets ``handler=fn`` with ``fn(args) -> int`` returning the
 exit code.
@@ -38,6 +40,7 @@ from skillkit.frontends.args import (
     add_tool_options,
     agent_options,
     positive_number,
+    run_request,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +48,6 @@ if TYPE_CHECKING:
     from skillkit.frontends.setup import CliAgent
     from skillkit.frontends.setup_model import AgentOptions
     from skillkit.model_registry import ModelRegistry
-    from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
     from skillkit.subagents.registry import AgentRegistry
 
@@ -360,34 +362,14 @@ def _exit_code(code: object) -> int:
 
 
 def _run_agent(args: argparse.Namespace) -> int:
-    prompt = _prompt(args)
-    if isinstance(prompt, int):
-        return prompt
-    task = _task(args, prompt)
-    if isinstance(task, int):
-        return task
-    output_schema = None
-    if args.output_schema is not None:
-        if prompt is None:
-            return _usage_error("--output-schema needs a prompt: -p PROMPT")
-        output_schema = _read_output_schema(args.output_schema)
-        if isinstance(output_schema, str):
-            return _usage_error(output_schema)
-    if args.mode == "rpc":
-        if prompt is not None:
-            return _usage_error("--mode rpc reads its commands from stdin; drop -p")
-    elif args.ui_timeout is not None:
-        return _usage_error("--ui-timeout needs --mode rpc")
-    elif prompt is None:
-        if args.mode != "text":
-            return _usage_error(f"--mode {args.mode} needs a prompt: -p PROMPT")
-        if not sys.stdin.isatty():
-            return _usage_error("interactive mode needs a terminal; pass a prompt with -p PROMPT")
+    """A run naming no subcommand: check what it asks for (`run_request`), build the
+    agent and hand it to the face asked for (the terminal, ``-p``'s print or JSON face,
+    ``--mode rpc``)."""
+    request = run_request(args)
+    if isinstance(request, str):
+        return _usage_error(request)
+    prompt, task, output_schema = request.prompt, request.task, request.output_schema
     if args.resume:
-        if prompt is not None:
-            return _usage_error(
-                "-r/--resume picks a session in the terminal; with -p use --session ID or -c"
-            )
         picked = _pick_session(args)
         if picked is not None:
             return picked
@@ -452,57 +434,6 @@ def _pick_session(args: argparse.Namespace) -> int | None:
         return choice.exit_code
     args.session = choice.path
     return None
-
-
-def _task(args: argparse.Namespace, prompt: str | None) -> str | int | None:
-    """The task of ``skillkit "TASK"`` (None without one), or the exit code of a usage
-    error about it: a task opens an interactive session, so not with -p or a --mode."""
-    task: str | None = getattr(args, "task", None)
-    if task is None:
-        return None
-    if not task.strip():
-        return _usage_error("the task is empty")
-    if prompt is not None or args.mode != "text":
-        return _usage_error(
-            'a task opens an interactive session; give a prompt once: -p PROMPT or "TASK"'
-        )
-    return task
-
-
-def _prompt(args: argparse.Namespace) -> str | int | None:
-    """The prompt of ``-p`` (read from stdin for ``-``; None without ``-p``), or the exit
-    code of a usage error about it."""
-    prompt: str | None = args.prompt
-    if prompt == "-":
-        try:
-            prompt = sys.stdin.buffer.read().decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            return _usage_error(f"the prompt on stdin is not UTF-8 text (byte {exc.start})")
-    elif prompt is not None and not _is_utf8(prompt):
-        return _usage_error("the prompt is not UTF-8 text")
-    if prompt is not None and not prompt.strip():
-        return _usage_error("the prompt is empty")
-    return prompt
-
-
-def _read_output_schema(path: str) -> OutputSpec | str:
-    """The `OutputSpec` of the JSON schema in ``path``, or a one-line error message."""
-    from skillkit.output import OutputSpec, read_schema_file
-
-    try:
-        return OutputSpec.of(read_schema_file(path))
-    except ValueError as exc:
-        return str(exc)
-
-
-def _is_utf8(text: str) -> bool:
-    """False for text holding bytes that were not UTF-8 (argv decodes them to lone
-    surrogates, which no event, session file or provider can carry)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 async def _serve_rpc(agent: CliAgent, ui_timeout: float | None) -> int:

@@ -89,21 +89,41 @@ class TerminalCommands:
         return self.session.permissions
 
     def install(self, registry: CommandRegistry | None = None) -> Callable[[], None]:
+        """Register the terminal's commands in ``registry`` (default: the session's
+        table) over the ones there; returns the function unregistering them and putting
+        back each command they replaced, with its source."""
+        table = registry if registry is not None else self.session.commands
+        replaced = {
+            name: (command, table.source_of(command.name))
+            for name in ("help", "mode", "skill", "compact", "tree")
+            if (command := table.get(name)) is not None
+        }
+        for command in self.commands(table):
+            table.register(command, source=SOURCE, replace=True)
+
+        def uninstall() -> None:
+            for name in table.unregister_by_source(SOURCE):
+                if name in replaced:
+                    command, source = replaced[name]
+                    table.register(command, source=source, replace=True)
+
+        return uninstall
+
+    def commands(self, table: CommandRegistry) -> builtins.list[Command]:
+        """The terminal's commands over ``table``, not registered: the ones wrapping
+        ``table``'s (`wrappers`), then the terminal's own (`own_commands`)."""
+        return [*self.wrappers(table), *self.own_commands()]
+
+    def wrappers(self, table: CommandRegistry) -> builtins.list[Command]:
+        """``/help``, ``/skill``, ``/compact`` and ``/tree``, each wrapping the one in
+        ``table`` (SkillKit's own when it has none; ``/tree`` only when it has one) and
+        keeping its description and usage."""
         from skillkit.commands.builtin import compact_command, help_command
         from skillkit.commands.skills import skill_command
-
-        if registry is None:
-            registry = self.session.commands
-        table = registry
 
         def previous(name: str, fallback: Command) -> Command:
             return table.get(name) or fallback
 
-        replaced = {
-            name: (command, registry.source_of(command.name))
-            for name in ("help", "mode", "skill", "compact", "tree")
-            if (command := registry.get(name)) is not None
-        }
         help_ = previous("help", Command("help", "list the commands", help_command))
         skill = previous("skill", Command("skill", "use a skill", skill_command))
         compact = previous(
@@ -147,6 +167,12 @@ class TerminalCommands:
                     arguments=tree.arguments,
                 )
             )
+        return ours
+
+    def own_commands(self) -> builtins.list[Command]:
+        """The commands only the terminal has: ``/expand`` and ``/resume`` when it was
+        given their handlers, ``/mode`` with a permission layer."""
+        ours: builtins.list[Command] = []
         expand = self.expand
         if expand is not None:
             ours.append(
@@ -176,16 +202,7 @@ class TerminalCommands:
                     usage="[NAME]",
                 )
             )
-        for command in ours:
-            table.register(command, source=SOURCE, replace=True)
-
-        def uninstall() -> None:
-            for name in table.unregister_by_source(SOURCE):
-                if name in replaced:
-                    command, source = replaced[name]
-                    table.register(command, source=source, replace=True)
-
-        return uninstall
+        return ours
 
     # ----- the commands
 

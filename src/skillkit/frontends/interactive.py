@@ -8,8 +8,9 @@ to the session's stream (`AgentSession.listen`). Keys at the prompt:
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 - ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
   completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
-  whole above the prompt, Ctrl-O again folds it; ``/expand N`` shows call N (the
-  number a folded result's hint gives; ``/expand`` lists the calls kept).
+  whole above the prompt (`skillkit.frontends.prompt_view`), Ctrl-O again folds it;
+  ``/expand N`` shows call N (the number a folded result's hint gives; ``/expand``
+  lists the calls kept).
   ``@image.png`` sends the image.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
@@ -29,7 +30,8 @@ With a permission layer, a call that needs approval is drawn when the session as
 one request at a time, answered with one key (`skillkit.frontends.answers`) and handed
 to `AgentSession.respond`; ``ask_user`` questions likewise (Ctrl-C declines those still
 open). Keys typed before such a prompt is drawn never answer it. A skill action's panel
-shows the exact argument list it will run. Skills are watched for changes.
+shows the exact argument list it will run. Skills are watched for changes
+(`skillkit.frontends.terminal_skills`).
 
 Everything printed goes through the renderer, which redacts secrets and neutralizes
 control characters (see `skillkit.frontends.terminal`).
@@ -51,7 +53,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillkit.commands.dispatch import CommandResult
 from skillkit.events import AgentStart, Event
@@ -66,6 +68,7 @@ from skillkit.frontends.prompt_completion import (
     outgoing_prompt,
     workspace_files,
 )
+from skillkit.frontends.prompt_view import PromptView
 from skillkit.frontends.request_answers import RequestAnswers
 from skillkit.frontends.rewind_chooser import TerminalRewind
 from skillkit.frontends.run_input import (
@@ -77,13 +80,16 @@ from skillkit.frontends.run_input import (
 )
 from skillkit.frontends.session_resume import TerminalResume
 from skillkit.frontends.terminal import TerminalRenderer
-from skillkit.frontends.tool_rows import ToolRecord, expanded_view, pick_record
+from skillkit.frontends.terminal_skills import (
+    action_preview,
+    load_problem,
+    skill_names,
+    start_watcher,
+)
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.formatted_text import StyleAndTextTuples
-    from prompt_toolkit.key_binding import KeyBindings
 
     from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
@@ -105,7 +111,6 @@ __all__ = [
 
 INTERRUPTED = 130  # the exit code after Ctrl-C Ctrl-C (128 + SIGINT, as shells do)
 
-_PROMPT = ("bold ansicyan", "› ")
 _Request = ApprovalNeeded | QuestionNeeded
 _COMMAND_QUIET = 0.5  # a command shows the working line once it has run this long
 
@@ -162,8 +167,7 @@ class InteractiveSession:
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
-        # Ctrl-O or /expand N: the tool call shown whole above the prompt
-        self._expanded: ToolRecord | None = None
+        self._view = PromptView(self.renderer, lambda: self.agent_session)
         self._watcher: SkillWatcher | None = None
         self._stopping: set[asyncio.Future[None]] = set()  # watchers left at a switch
         self._unbind: Callable[[], None] = lambda: None
@@ -178,7 +182,9 @@ class InteractiveSession:
             partial=self.renderer.partial_line,
         )
         if self.renderer.action_preview is None and self.skills is not None:
-            self.renderer.action_preview = self._action_preview
+            self.renderer.action_preview = lambda name, args: action_preview(
+                self.skills, name, args
+            )
         # The key given in code is a secret too, whatever the environment holds.
         self.renderer.redactor = self.renderer.redactor.with_secrets(agent.secrets())
 
@@ -193,14 +199,14 @@ class InteractiveSession:
         from skillkit.frontends.prompt_history import PromptHistory, history_file
 
         session: PromptSession[str] = PromptSession(
-            self._prompt_message,
+            self._view.message,
             history=PromptHistory(history_file(), self.renderer.redactor),
             multiline=True,
-            key_bindings=self._key_bindings(),
-            bottom_toolbar=self._toolbar if self.permissions is not None else None,
+            key_bindings=self._view.key_bindings(),
+            bottom_toolbar=self._view.toolbar if self.permissions is not None else None,
             completer=PromptCompleter(
                 lambda: self.agent_session.commands.list(),
-                self._skill_names,
+                lambda: skill_names(self.skills),
                 self._root,
                 lambda: _model_ids(self.agent_session.models),
                 lambda: entry_choices(self.agent_session.session),
@@ -242,7 +248,7 @@ class InteractiveSession:
         own = TerminalCommands(
             self.renderer,
             agent,
-            expand=self._expand,
+            expand=self._view.expand,
             resume=self._resume.command if self._resume is not None else None,
         )
         undo = [
@@ -284,10 +290,11 @@ class InteractiveSession:
             recorded = agent.session
             self.renderer.info(f"session {recorded.id if recorded else '(not saved)'}: empty")
 
-    def _skill_names(self) -> list[str]:
-        if self.skills is None:
-            return []
-        return sorted(entry.skill.name for entry in self.skills.entries())
+    def _start_watcher(self) -> SkillWatcher | None:
+        """A watcher reloading the skills when their files change (None: not watched)."""
+        if not self.watch_skills:
+            return None
+        return start_watcher(self.skills, self.renderer.notice)
 
     def _resume_hint(self) -> None:
         """On leaving, how to go on with this session (when it is saved and holds a
@@ -316,7 +323,9 @@ class InteractiveSession:
             "Enter a prompt (Ctrl-J for a new line). While it runs: Enter steers, "
             "Alt+Enter queues, Esc aborts. Ctrl-D or /quit exits; /help for help."
         )
-        self._show_skill_problems()
+        problem = load_problem(self.skills)
+        if problem is not None:
+            renderer.notice(problem)
         exit_armed = False
         while True:
             try:
@@ -328,7 +337,7 @@ class InteractiveSession:
                 else:
                     with patch_stdout(raw=True):
                         typed = await session.prompt_async(default=self._input.take_text())
-                self._expanded = None
+                self._view.expanded = None  # folded once a prompt is sent
                 text = typed.strip()
             except KeyboardInterrupt:
                 if exit_armed:
@@ -550,112 +559,6 @@ class InteractiveSession:
 
     async def _answer(self, request: _Request) -> None:
         await RequestAnswers(self.agent_session, self.renderer, self._interrupt).answer(request)
-
-    # ----- modes and skills
-
-    def _key_bindings(self) -> KeyBindings:
-        from prompt_toolkit.filters import is_searching
-        from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
-        bindings = KeyBindings()
-
-        @bindings.add("enter", filter=~is_searching)  # Ctrl-R's Enter takes the match
-        def send(event: KeyPressEvent) -> None:
-            event.current_buffer.validate_and_handle()
-
-        @bindings.add("c-j")
-        def new_line(event: KeyPressEvent) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @bindings.add("c-o")
-        def expand(event: KeyPressEvent) -> None:
-            records = self.renderer.tool_records
-            self._expanded = None if self._expanded or not records else records[-1]
-            event.app.invalidate()
-
-        if self.permissions is not None:
-
-            @bindings.add("s-tab")
-            def next_mode(event: KeyPressEvent) -> None:
-                if self.agent_session.permissions is not None:
-                    self.agent_session.cycle_mode()
-                event.app.invalidate()
-
-        return bindings
-
-    def _expand(self, args: str) -> str | None:
-        """``/expand N``: tool call N shown whole above the next prompt (folded by
-        Ctrl-O or the prompt after); ``/expand``: the calls kept, numbered."""
-        picked = pick_record(self.renderer.tool_records, args)
-        if isinstance(picked, str):
-            return picked
-        self._expanded = picked
-        return None
-
-    def _prompt_message(self) -> StyleAndTextTuples:
-        """The prompt; with Ctrl-O (the last tool call) or ``/expand N`` (call N), that
-        call shown whole above it (as much as the terminal's height leaves room for)
-        until Ctrl-O folds it again or the next prompt is sent."""
-        if self._expanded is None:
-            return [_PROMPT]
-        from prompt_toolkit.application.current import get_app
-
-        size = get_app().output.get_size()
-        styles = {"diff+": "ansigreen", "diff-": "ansired", "error": "ansired", "dim": "#888888"}
-        rows = expanded_view(self._expanded, size.rows - 4, size.columns - 3)
-        return [*((styles.get(style, style), line) for style, line in rows), _PROMPT]
-
-    def _toolbar(self) -> StyleAndTextTuples:
-        if self.permissions is None:
-            return []
-        mode = self.permissions.mode
-        return [
-            ("", " ⏵ "),
-            ("bold", f"{mode.value} mode"),
-            ("", f" · {mode.description} · shift+tab to change "),
-        ]
-
-    def _action_preview(
-        self, tool_name: str, tool_input: Mapping[str, Any]
-    ) -> tuple[list[str], str] | None:
-        """The argv and working folder a skill action tool call would run, or None when
-        ``tool_name`` is no action of the session's skills (or its input is invalid:
-        then it cannot run either)."""
-        from skillkit.skills.actions import ActionError
-        from skillkit.skills.runner import ActionTool
-
-        if self.skills is None:
-            return None
-        for tool in self.skills.tools():
-            if isinstance(tool, ActionTool) and tool.name == tool_name:
-                spec = tool.spec
-                try:
-                    argv = spec.argv(spec.validate(tool_input))
-                except ActionError:
-                    return None
-                return argv, str(spec.working_directory(tool.project_dir))
-        return None
-
-    def _start_watcher(self) -> SkillWatcher | None:
-        if self.skills is None or not self.watch_skills:
-            return None
-        from skillkit.skills.watch import SkillWatcher
-
-        try:
-            watcher = SkillWatcher(self.skills)
-        except RuntimeError as exc:
-            self.renderer.notice(str(exc))
-            return None
-        watcher.start()
-        return watcher
-
-    def _show_skill_problems(self) -> None:
-        if self.skills is None:
-            return
-        broken = [d for d in self.skills.diagnostics if d.severity == "error"]
-        if broken:
-            more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
-            self.renderer.notice(f"a skill did not load: {broken[0]}{more}")
 
 
 def _describe(data: Mapping[str, object]) -> str:

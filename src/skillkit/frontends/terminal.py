@@ -1,7 +1,7 @@
 """Terminal rendering of an agent run with rich.
 
 `TerminalRenderer` draws what an agent does: streamed text, thinking dimmed, answers as
-Markdown (`skillkit.frontends.markdown`, each block drawn once complete), one line per
+Markdown (each block drawn once complete: `skillkit.frontends.streamed_text`), one line per
 tool call (``bash(git status)``; edits and writes with a coloured diff), a tool's output
 once with how it ended, its elapsed time and a folded preview, errors, provider retries,
 compaction, a footer with the outcome and usage, approval requests and questions (off
@@ -28,7 +28,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.console import Console, RenderableType
-from rich.live import Live
 from rich.text import Text
 
 from skillkit.agent.handoffs import HandoffTaken
@@ -47,7 +46,6 @@ from skillkit.events import (
     Usage,
 )
 from skillkit.frontends.child_agents import ChildAgents
-from skillkit.frontends.markdown import MarkdownBlocks, OpenBlock, block_segments, last_lines
 from skillkit.frontends.panels import (
     approval_argv,
     approval_panel,
@@ -57,6 +55,7 @@ from skillkit.frontends.panels import (
     todo_panel,
 )
 from skillkit.frontends.run_footer import format_footer, short_count
+from skillkit.frontends.streamed_text import THINKING_STYLE, StreamedText
 from skillkit.frontends.tool_rows import (
     ToolRecord,
     call_rows,
@@ -88,8 +87,6 @@ a tool call would run (a skill action), or None when the tool is not one."""
 KEPT_TOOL_RECORDS = 50
 """How many finished tool calls a renderer keeps whole, for a view that expands them."""
 
-_THINKING_STYLE = "dim italic"
-_CODE_THEME = "monokai"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 
@@ -128,35 +125,25 @@ class TerminalRenderer:
         markdown: bool | None = None,
         models: ModelRegistry | None = None,
     ) -> None:
-        self.console = console if console is not None else Console(highlight=False)
-        self.markdown = markdown
-        """Whether answers are rendered as Markdown (None: when the console is a terminal;
-        plain text otherwise)."""
-        self._blocks = MarkdownBlocks()
-        self._blocks_drawn = 0  # Markdown blocks drawn of the current answer
-        self._live: Live | None = None  # the open block, when lines are not held
+        self.redactor = redactor if redactor is not None else Redactor.from_environment()
+        self._text = StreamedText(
+            console if console is not None else Console(highlight=False),
+            clean=self.clean,
+            held_suffix=lambda text: self.redactor.held_suffix(text),
+            markdown=markdown,
+        )
         self.max_result_lines = max_result_lines
         self.max_diff_lines = max_diff_lines
         self.max_streamed_lines = 8
         """How many lines a running tool's streamed output draws before the rest is
         folded (counted on its result line)."""
         self.brief_tools = brief_tools
-        self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
         self.models = models  # prices the footer's cache savings (None: not shown)
-        self._pending = ""  # streamed text held back: it may be the start of a secret
-        self._pending_style = ""
-        self._at_line_start = True
         self._last_usage: Usage | None = None
         self._model = ""  # the model of the current run, for the cache saving
         self._plugin_failures: set[str] = set()
         self._streamed: dict[str, list[str]] = {}  # tool call id -> output lines drawn
-        self._held = Text()  # the open line of streamed text, when lines are held
-        self.hold_partial_line = False
-        """When True, streamed text reaches the console a whole line at a time and the
-        line still open is kept for `partial_line` (a caller drawing a live area under
-        the output shows it there: partial lines written above such an area would be
-        overwritten by it)."""
         self._children = ChildAgents()
         # call id -> (call, diff, number)
         self._calls: dict[str, tuple[str, list[str], int]] = {}
@@ -171,6 +158,37 @@ class TerminalRenderer:
         """Whether `emit` draws ``approval_needed`` / ``question_needed`` events; a
         caller that asks one request at a time sets False and draws each itself
         (`approval_request`, `question`)."""
+
+    @property
+    def console(self) -> Console:
+        """The console drawn on."""
+        return self._text.console
+
+    @console.setter
+    def console(self, console: Console) -> None:
+        self._text.console = console
+
+    @property
+    def markdown(self) -> bool | None:
+        """Whether answers are rendered as Markdown (None: when the console is a terminal;
+        plain text otherwise)."""
+        return self._text.markdown
+
+    @markdown.setter
+    def markdown(self, markdown: bool | None) -> None:
+        self._text.markdown = markdown
+
+    @property
+    def hold_partial_line(self) -> bool:
+        """When True, streamed text reaches the console a whole line at a time and the
+        line still open is kept for `partial_line` (a caller drawing a live area under
+        the output shows it there: partial lines written above such an area would be
+        overwritten by it)."""
+        return self._text.hold_partial_line
+
+    @hold_partial_line.setter
+    def hold_partial_line(self, hold: bool) -> None:
+        self._text.hold_partial_line = hold
 
     # ----- feeding
 
@@ -270,9 +288,9 @@ class TerminalRenderer:
             case "thinking_start" | "text_start":
                 self.end_line()
             case "thinking_delta":
-                self._write(event.content, _THINKING_STYLE)
+                self._text.write(event.content, THINKING_STYLE)
             case "text_delta":
-                self._write(event.content, "")
+                self._text.write(event.content)
             case "thinking_end" | "text_end":
                 self.end_line()
             case "tool_call_end":
@@ -505,7 +523,7 @@ class TerminalRenderer:
         ``hold_partial_line``): for what the user did meanwhile (a message sent to the
         running agent), which must not cut the answer in two."""
         text = Text(self.clean(message), style="yellow")
-        if self.hold_partial_line and self._at_line_start:
+        if self.hold_partial_line and self._text.at_line_start:
             self.console.print(text)
         else:
             self._print(text)
@@ -538,103 +556,17 @@ class TerminalRenderer:
     def partial_line(self) -> list[tuple[str, str]]:
         """The open line of streamed text held back (see ``hold_partial_line``), as
         ``(style, text)`` pairs, one per run of one style: ``"thinking"`` for thinking,
-        ``""`` otherwise.
-        Already redacted and neutralized."""
-        plain = self._held.plain
-        pieces: list[tuple[str, str]] = []
-        for span in self._held.spans:
-            style = "thinking" if span.style == _THINKING_STYLE else ""
-            text = plain[span.start : span.end]
-            if pieces and pieces[-1][0] == style:
-                pieces[-1] = (style, pieces[-1][1] + text)
-            else:
-                pieces.append((style, text))
-        if self.renders_markdown():
-            open_text = self._blocks.open_text
-            if open_text:
-                pieces.append(("", last_lines(open_text)))
-        return pieces
+        ``""`` otherwise. Already redacted and neutralized."""
+        return self._text.partial_line()
 
     def end_line(self) -> None:
         """Finish a line of streamed text, if one is open (and the Markdown answer
         being drawn: its open block is drawn now)."""
-        self._flush_pending()
-        if self._blocks.open_text or self._blocks_drawn:
-            self._stop_live()
-            for block in self._blocks.finish():
-                self._draw_block(block)
-            self._blocks_drawn = 0
-            self._at_line_start = True
-        if self._held.plain:
-            held, self._held = self._held, Text()
-            self.console.print(held, soft_wrap=True)
-            return
-        if not self._at_line_start:
-            self.console.print()
-            self._at_line_start = True
-
-    def _write(self, text: str, style: str) -> None:
-        """Stream ``text``; an end that may begin a secret waits for the next chunk (or
-        the end of the stream), so a secret split across chunks is redacted too."""
-        if not text:
-            return
-        if self._pending and style != self._pending_style:
-            self._flush_pending()
-        text = self._pending + text
-        hold = self.redactor.held_suffix(text)
-        self._pending, self._pending_style = (text[len(text) - hold :], style) if hold else ("", "")
-        self._show(text[: len(text) - hold], style)
-
-    def _flush_pending(self) -> None:
-        pending, self._pending = self._pending, ""
-        self._show(pending, self._pending_style)
+        self._text.end_line()
 
     def renders_markdown(self) -> bool:
         """Whether answers are drawn as rendered Markdown (see ``markdown``)."""
-        return self.console.is_terminal if self.markdown is None else self.markdown
-
-    def _draw_block(self, block: str) -> None:
-        gap = bool(self._blocks_drawn)
-        self._blocks_drawn += 1
-        self.console.print(block_segments(self.console, block, code_theme=_CODE_THEME, gap=gap))
-
-    def _show_markdown(self, text: str) -> None:
-        """Stream answer text as Markdown: each completed block is drawn once; the open
-        block is shown raw by the live area (held lines) or a transient rich `Live`,
-        which reads it when it refreshes (nothing is drawn per delta)."""
-        for block in self._blocks.feed(self.clean(text)):
-            self._draw_block(block)
-        if self.hold_partial_line or self._live is not None:
-            return
-        if self._blocks.open_text.strip():
-            self._live = Live(
-                OpenBlock(self._blocks), console=self.console, transient=True, refresh_per_second=4
-            )
-            self._live.start()
-
-    def _stop_live(self) -> None:
-        live, self._live = self._live, None
-        if live is not None:
-            live.update(Text(""))
-            live.stop()
-
-    def _show(self, text: str, style: str) -> None:
-        if text and not style and self.renders_markdown():
-            self._show_markdown(text)
-            return
-        if text and self.hold_partial_line and self._at_line_start:
-            *done, rest = self.clean(text).split("\n")
-            for piece in done:
-                held, self._held = self._held, Text()
-                held.append(piece, style=style or "none")
-                self.console.print(held, soft_wrap=True)
-            if rest:
-                self._held.append(rest, style=style or "none")
-            return
-        if text:
-            text = self.clean(text)
-            self.console.print(Text(text, style=style), end="", soft_wrap=True)
-            self._at_line_start = text.endswith("\n")
+        return self._text.renders_markdown()
 
     def _print(self, renderable: RenderableType) -> None:
         self.end_line()
