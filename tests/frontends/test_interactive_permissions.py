@@ -224,3 +224,19 @@ def test_questions_are_answered_by_number(terminal: Terminal, tmp_path: Path) ->
     terminal.wait_for_prompt_count(2)
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
+
+
+def test_the_mode_line_keeps_its_key_hint_in_an_80_column_terminal(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """A mode whose description does not fit leaves it out, not the key that changes it."""
+    work, model = project(tmp_path, WRITE_WITH_BASH)
+    terminal.start("--model", model, cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.tmux("resize-window", "-t", "skillkit", "-x", "80")
+    terminal.press("BTab")
+    screen = terminal.wait_for("⏵ accept_edits mode · shift+tab to change")
+    [line] = [row for row in screen.splitlines() if "⏵ accept_edits mode" in row]
+    assert len(line.rstrip()) <= 80
+    terminal.type("/quit")
+    assert terminal.wait_exit() == 0

@@ -58,11 +58,12 @@ class PromptView:
         if permissions is None:
             return []
         mode = permissions.mode
-        return [
-            ("", " ⏵ "),
-            ("bold", f"{mode.value} mode"),
-            ("", f" · {mode.description} · shift+tab to change "),
-        ]
+        name = f"{mode.value} mode"
+        width = _columns()
+        rest = f" · {mode.description} · shift+tab to change "
+        if width is not None and 3 + len(name) + len(rest) > width:  # the what goes first
+            rest = " · shift+tab to change "
+        return [("", " ⏵ "), ("bold", name), ("", rest)]
 
     def expand(self, args: str) -> str | None:
         """``/expand N``: tool call N shown whole above the next prompt (folded by
@@ -105,3 +106,13 @@ class PromptView:
                 event.app.invalidate()
 
         return bindings
+
+
+def _columns() -> int | None:
+    """The terminal's width while the prompt is shown (None outside it)."""
+    try:
+        from prompt_toolkit.application.current import get_app
+
+        return get_app().output.get_size().columns
+    except Exception:
+        return None
