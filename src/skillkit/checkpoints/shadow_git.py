@@ -27,6 +27,7 @@ __all__ = [
     "EMPTY_TREE",
     "Git",
     "clean_environment",
+    "drop_loose_objects",
     "make_store",
     "nul_paths",
     "pack_objects",
@@ -169,6 +170,18 @@ def pack_objects(git: Git, git_dir: Path, ids: Iterable[str]) -> None:
         if old.name.startswith("pack-") and not old.name.startswith(new):
             old.unlink(missing_ok=True)
     git("prune-packed", "-q")
+
+
+def drop_loose_objects(git_dir: Path) -> None:
+    """Remove every loose object of the store (after `pack_objects` packed what is kept:
+    what is not packed is in the journal)."""
+    objects = git_dir / "objects"
+    try:
+        folders = [f for f in objects.iterdir() if len(f.name) == 2 and f.is_dir()]
+    except OSError:
+        return
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def text_lines(items: Iterable[str]) -> bytes:

@@ -47,6 +47,14 @@ from skillkit.checkpoints.folders import (
     too_big,
     walk_untracked,
 )
+from skillkit.checkpoints.journal import (
+    Entry,
+    Journal,
+    journal_entries,
+    read_journal,
+    rebuild,
+    write_journal,
+)
 from skillkit.checkpoints.modes import Stat, stat_key
 from skillkit.checkpoints.records import (
     DEFAULT_MAX_FILE_SIZE,
@@ -60,6 +68,7 @@ from skillkit.checkpoints.records import (
 from skillkit.checkpoints.restore import diff_tree, parse_changes, read_patch, restore_workspace
 from skillkit.checkpoints.shadow_git import (
     clean_environment,
+    drop_loose_objects,
     make_store,
     nul_paths,
     pack_objects,
@@ -117,6 +126,9 @@ class SnapshotStore:
         self._git_dir = self.folder / "git"
         self._index = self.folder / "index"
         self._meta = self.folder / "snapshots.jsonl"
+        self._journal_file = self.folder / "journal.z"
+        self._entries: dict[str, Entry] = {}  # the journalled snapshots (`compact`)
+        self._absent: set[str] = set()  # journalled snapshots git does not hold now
         self._lock = threading.RLock()
         self._memo = _Memo()
         self._folders: dict[str, int] | None = None
@@ -147,6 +159,12 @@ class SnapshotStore:
         self._ready = True
 
     def _load(self) -> None:
+        journal = read_journal(self._journal_file)
+        self._memo.snapshots.update(journal.snapshots)
+        if journal.last is not None:
+            self._memo.last = journal.snapshots.get(journal.last)
+        self._entries = journal.entries
+        self._absent = set(journal.entries)
         try:
             lines = self._meta.read_bytes().splitlines()
         except FileNotFoundError:
@@ -166,6 +184,14 @@ class SnapshotStore:
             out.write(snapshot_line(snapshot))
         self._memo.snapshots[snapshot.id] = snapshot
         self._memo.last = snapshot
+        self._absent.discard(snapshot.id)  # just written by git
+
+    def _have(self, *snapshot_ids: str) -> None:
+        """Make sure git holds the snapshots ``snapshot_ids`` (``""``: the empty
+        workspace), writing back those only the journal holds."""
+        missing = [i for i in snapshot_ids if i in self._absent]
+        if missing:
+            rebuild(self._git, self._git_dir / "objects", self._entries, self._absent, missing)
 
     # ----- snapshots
 
@@ -514,6 +540,7 @@ class SnapshotStore:
         be ``""``: the empty workspace), with their line counts."""
         with self._lock:
             self._ensure()
+            self._have(old, new)
             numstat, raw = diff_tree(self._git, old, new, lines=lines)
         return parse_changes(numstat, raw)
 
@@ -521,6 +548,7 @@ class SnapshotStore:
         """The unified diff from snapshot ``old`` to ``new`` (binary files named only)."""
         with self._lock:
             self._ensure()
+            self._have(old, new)
             out = read_patch(self._git, old, new, paths)
         return out.decode("utf-8", "replace")
 
@@ -545,6 +573,7 @@ class SnapshotStore:
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
             now = current if current is not None else self._snapshot()
+            self._have(now.id, target.id)
             self._index_moved = True
             changes = [
                 c for c in self.changes(now.id, target.id, lines=False) if c.path not in keep
@@ -561,15 +590,35 @@ class SnapshotStore:
             )
 
     def compact(self) -> None:
-        """Pack the store's objects with deltas between versions (a small edit of a big
-        file then costs about the edit). Takes seconds on a big workspace; snapshots wait
-        for it."""
+        """Make the store small: git keeps the newest snapshot only, packed, and every
+        other one goes into the journal (`skillkit.checkpoints.journal`) as the paths
+        and lines that differ from the snapshot after it, checked to give back its id
+        before anything is dropped. Reading an old snapshot afterwards writes its
+        objects back first. Takes seconds on a big workspace; snapshots wait for it."""
         with self._lock:
             self._ensure()
-            ids = list(dict.fromkeys(s.id for s in self._memo.snapshots.values()))
-            if not ids:
+            last = self._memo.last
+            if last is None:
                 return
-            pack_objects(self._git, self._git_dir, ids)
+            order = [
+                i for i in self._memo.snapshots if i not in self._entries and i != last.id
+            ]
+            self._have(*order, last.id)
+            entries = {**self._entries, **journal_entries(self._git, [*order, last.id])}
+            entries.pop(last.id, None)
+            write_journal(
+                self._journal_file, Journal(dict(self._memo.snapshots), entries, last.id)
+            )
+            try:
+                with open(self._meta, "wb"):
+                    pass  # every line is in the journal now
+            except OSError as exc:
+                raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
+            self._entries = entries
+            index = self._git("write-tree", "--missing-ok").decode().strip()
+            pack_objects(self._git, self._git_dir, [last.id, index])
+            drop_loose_objects(self._git_dir)
+            self._absent = set(entries)
 
     def size(self) -> int:
         """Bytes the store takes on disk."""
