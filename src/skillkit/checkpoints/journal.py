@@ -604,13 +604,13 @@ def journal_entries(git: Git, order: list[str]) -> dict[str, Entry]:
             head = items[at]
             if not head.startswith(b":"):
                 continue
-            old_mode, new_mode, old_id, new_id, _ = head[1:].decode().split(" ")
-            row = (int(old_mode, 8), int(new_mode, 8), old_id, new_id, items[at + 1])
+            fields = head[1:].decode().split(" ")
+            row = (int(fields[0], 8), int(fields[1], 8), fields[2], fields[3], items[at + 1])
             diff.append(row)
             if row[1] in _REGULAR or row[1] == 0o120000:
-                wanted.append(new_id)
+                wanted.append(row[3])
                 if row[0] in _REGULAR and row[1] in _REGULAR:
-                    wanted.append(old_id)
+                    wanted.append(row[2])
         diffs.append(diff)
     objects = read_objects(git, wanted)
     out: dict[str, Entry] = {}

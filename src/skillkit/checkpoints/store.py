@@ -600,15 +600,11 @@ class SnapshotStore:
             last = self._memo.last
             if last is None:
                 return
-            order = [
-                i for i in self._memo.snapshots if i not in self._entries and i != last.id
-            ]
+            order = [i for i in self._memo.snapshots if i not in self._entries and i != last.id]
             self._have(*order, last.id)
             entries = {**self._entries, **journal_entries(self._git, [*order, last.id])}
             entries.pop(last.id, None)
-            write_journal(
-                self._journal_file, Journal(dict(self._memo.snapshots), entries, last.id)
-            )
+            write_journal(self._journal_file, Journal(dict(self._memo.snapshots), entries, last.id))
             try:
                 with open(self._meta, "wb"):
                     pass  # every line is in the journal now
