@@ -41,10 +41,12 @@ from pathlib import Path
 
 from skillkit.checkpoints import modes
 from skillkit.checkpoints.folders import (
+    RACY_NS,
     folder_held,
     folder_times,
     folders_same,
     too_big,
+    walk_stats,
     walk_untracked,
 )
 from skillkit.checkpoints.journal import (
@@ -145,6 +147,7 @@ class SnapshotStore:
         self._look_at_all = False  # the next snapshot must not trust the watch's paths
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
         self._stats: dict[str, Stat] = {}  # the files at the last whole look
+        self._walked: dict[str, Stat] | None = None  # the walk of the last snapshot (no watch)
 
     # ----- git
 
@@ -216,15 +219,25 @@ class SnapshotStore:
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
+        walked: dict[str, Stat] | None = None
         try:
             drained = self._drain()
             last = self._memo.last
             if drained is not None and not drained.changed and self._clean and last is not None:
                 return last  # the kernel saw nothing change since the last snapshot
+            if drained is None:  # no watch: one walk, compared with the last one
+                started = time.time_ns()
+                walked = walk_stats(str(self.workspace), self._skip)
+                if walked == self._walked and last is not None and not self._index_moved:
+                    return last  # not a name, size, time or mode moved since the last
             self._clean = False
+            self._walked = None
             snapshot = self._take(drained)
+            if walked is not None:
+                self._trust_walk(walked, started)
         except BaseException:
             self._clean = False
+            self._walked = None
             self._look_at_all = True  # what this one was told of is not recorded yet
             raise
         self._index_moved = False
@@ -235,6 +248,21 @@ class SnapshotStore:
             )
         self._clean = drained is not None and self._watch is not None and self._watch.active
         return snapshot
+
+    def _trust_walk(self, walked: dict[str, Stat], started: int) -> None:
+        """Keep ``walked`` (taken before git looked) as the workspace of the snapshot
+        just taken, so the next snapshot without a watch that walks the same returns
+        it — unless a time in it is too recent to show the next change (file-system
+        clocks tick coarsely), or what the project ignores changed (the walk skipped
+        folders by the old list)."""
+        skipped = set(self._ignored_folders)
+        self._refresh_ignored()
+        if self._ignored_folders != skipped:
+            return
+        recent = started - RACY_NS
+        if any(key[0] >= recent or key[1] >= recent for key in walked.values()):
+            return
+        self._walked = walked
 
     def _drain(self) -> Drained | None:
         """What the watch saw since the last snapshot; None when there is no watch (every
