@@ -27,6 +27,7 @@ import difflib
 import hashlib
 import json
 import os
+import struct
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -347,33 +348,60 @@ def object_id(kind: bytes, body: bytes, length: int) -> bytes:
 
 
 class Tree:
-    """A snapshot's tree in memory: the files (path → mode, id) of a tree git listed
-    (`Tree.parse` of ``ls-tree -r -t -z``), changed path by path, whose tree ids are
-    worked out again only for the folders that changed."""
+    """A snapshot's tree in memory, read from git only along the paths that change
+    (`prepare`), changed path by path, whose tree ids are worked out again only for the
+    folders that changed. ``load(ids)`` gives the bodies of tree objects (hex ids)."""
 
-    def __init__(self, listing: bytes, root: str) -> None:
+    def __init__(self, root: str, load: Callable[[list[str]], dict[str, bytes]]) -> None:
         self.length = len(bytes.fromhex(root))
-        self.files: dict[bytes, dict[bytes, tuple[int, bytes]]] = {b"": {}}
+        self._load = load
+        self.files: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
         self.folders: dict[bytes, set[bytes]] = {b"": set()}
         self.ids: dict[bytes, bytes | None] = {b"": bytes.fromhex(root)}
         self.dirty: set[bytes] = set()
         self.made: dict[bytes, tuple[bytes, bytes]] = {}  # id -> kind, body
-        for item in listing.split(b"\0"):
-            if not item:
-                continue
-            head, _, path = item.partition(b"\t")
-            mode_text, kind, hex_id = head.split(b" ")
-            parent, _, name = path.rpartition(b"/")
-            if kind == b"tree":
-                self.files.setdefault(path, {})
-                self.folders.setdefault(path, set())
-                self.folders.setdefault(parent, set()).add(name)
-                self.ids[path] = bytes.fromhex(hex_id.decode())
+
+    def prepare(self, paths: Iterable[bytes]) -> None:
+        """Read the folders that hold ``paths`` (and theirs, up to the root) from git,
+        those not read yet, one level of folders at a time."""
+        wanted: set[bytes] = {b""}
+        for path in paths:
+            folder = path.rpartition(b"/")[0]
+            while folder not in wanted:
+                wanted.add(folder)
+                folder = folder.rpartition(b"/")[0]
+        for depth in sorted({f.count(b"/") + 1 if f else 0 for f in wanted}):
+            level = [
+                f
+                for f in wanted
+                if (f.count(b"/") + 1 if f else 0) == depth and f not in self.files
+            ]
+            known = {f: oid for f in level if (oid := self.ids.get(f)) is not None}
+            bodies = self._load([oid.hex() for oid in known.values()]) if known else {}
+            for folder in level:
+                oid = known.get(folder)
+                if oid is None:
+                    continue  # not in this tree (made later, if at all)
+                self._read(folder, bodies[oid.hex()])
+
+    def _read(self, folder: bytes, body: bytes) -> None:
+        files: dict[bytes, tuple[int, bytes]] = {}
+        folders = self.folders.setdefault(folder, set())
+        prefix = folder + b"/" if folder else b""
+        at = 0
+        while at < len(body):
+            space = body.index(b" ", at)
+            nul = body.index(b"\0", space)
+            mode = int(body[at:space], 8)
+            name = body[space + 1 : nul]
+            oid = body[nul + 1 : nul + 1 + self.length]
+            at = nul + 1 + self.length
+            if mode == _TREE_MODE:
+                folders.add(name)
+                self.ids[prefix + name] = oid
             else:
-                self.files.setdefault(parent, {})[name] = (
-                    int(mode_text, 8),
-                    bytes.fromhex(hex_id.decode()),
-                )
+                files[name] = (mode, oid)
+        self.files[folder] = files
 
     def get(self, path: bytes) -> tuple[int, bytes] | None:
         parent, _, name = path.rpartition(b"/")
@@ -465,22 +493,29 @@ def commit_tree(raw: bytes) -> bytes:
     return bytes.fromhex(first[5:].decode())
 
 
-def write_objects(objects_dir: Path, objects: Mapping[bytes, tuple[bytes, bytes]]) -> None:
-    """Write ``objects`` (id → kind, body) as loose objects of the store's git (those
-    already there are left)."""
-    try:
-        for oid, (kind, body) in objects.items():
-            name = oid.hex()
-            folder = objects_dir / name[:2]
-            target = folder / name[2:]
-            if target.exists():
-                continue
-            folder.mkdir(exist_ok=True)
-            temporary = folder / f"tmp-{name[2:]}-{os.getpid()}"
-            temporary.write_bytes(zlib.compress(b"%s %d\0%s" % (kind, len(body), body), 1))
-            os.replace(temporary, target)
-    except OSError as exc:
-        raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3}
+
+
+def write_pack(git: Git, objects: Mapping[bytes, tuple[bytes, bytes]]) -> None:
+    """Add ``objects`` (id → kind, body) to the store's git as one pack (one file and
+    its index, made by ``git index-pack``: many loose objects cost a file each)."""
+    if not objects:
+        return
+    length = len(next(iter(objects)))
+    out = bytearray(b"PACK" + struct.pack(">II", 2, len(objects)))
+    for kind, body in objects.values():
+        size = len(body)
+        byte = (_PACK_TYPES[kind] << 4) | (size & 0x0F)
+        size >>= 4
+        while size:
+            out.append(byte | 0x80)
+            byte = size & 0x7F
+            size >>= 7
+        out.append(byte)
+        out += zlib.compress(body, 1)
+    digest = hashlib.sha1 if length == 20 else hashlib.sha256
+    out += digest(out).digest()
+    git("index-pack", "--stdin", stdin=bytes(out))
 
 
 # ----- with the store's git
@@ -506,10 +541,12 @@ def read_objects(git: Git, ids: Iterable[str]) -> dict[str, bytes]:
     return found
 
 
-def _tree_of(git: Git, snapshot_id: str) -> Tree:
-    listing = git("ls-tree", "-r", "-t", "-z", "--full-tree", snapshot_id)
+def _tree_of(git: Git, snapshot_id: str, entries: Iterable[Entry]) -> Tree:
+    """The tree of snapshot ``snapshot_id``, read along the paths ``entries`` change."""
     root = git("rev-parse", "--verify", "--quiet", f"{snapshot_id}^{{tree}}").decode().strip()
-    return Tree(listing, root)
+    tree = Tree(root, lambda ids: read_objects(git, ids))
+    tree.prepare(change.path for entry in entries for change in entry.changes)
+    return tree
 
 
 def _check(tree: Tree, snapshot_id: str, entry: Entry) -> dict[bytes, tuple[bytes, bytes]]:
@@ -564,22 +601,23 @@ def rebuild(
     for ids in sorted(chains, key=len, reverse=True):
         if ids[0] not in absent:
             continue  # rebuilt on a longer chain
-        tree = _tree_of(git, ids[-1])
+        tree = _tree_of(git, ids[-1], [entries[i] for i in ids[:-1]])
         touched = {c.path for i in ids[:-1] for c in entries[i].changes if c.hunks is not None}
         held = [found[1].hex() for found in map(tree.get, touched) if found is not None]
         fetched = {bytes.fromhex(k): v for k, v in read_objects(git, held).items()}
         content = _contents(git, fetched)
         blobs: dict[bytes, bytes] = {}
+        made: dict[bytes, tuple[bytes, bytes]] = {}
         for snapshot_id in reversed(ids[:-1]):
             entry = entries[snapshot_id]
             tree.made.clear()
             tree.apply(entry, content, blobs)
-            made = _check(tree, snapshot_id, entry)
+            made.update(_check(tree, snapshot_id, entry))
             made.update((oid, (b"blob", data)) for oid, data in blobs.items())
+            fetched.update(blobs)
             blobs.clear()
-            write_objects(objects_dir, made)
-            fetched.update((oid, body) for oid, (kind, body) in made.items() if kind == b"blob")
-            absent.discard(snapshot_id)
+        write_pack(git, made)
+        absent.difference_update(ids[:-1])
 
 
 def journal_entries(git: Git, order: list[str]) -> dict[str, Entry]:
@@ -633,7 +671,7 @@ def journal_entries(git: Git, order: list[str]) -> dict[str, Entry]:
         commit = objects[snapshot_id] if snapshot_id in commits else None
         out[snapshot_id] = Entry(order[index + 1], tuple(changes), commit)
     # made again in memory, newest first, each must give back its id
-    tree = _tree_of(git, order[-1])
+    tree = _tree_of(git, order[-1], out.values())
     fetched = {bytes.fromhex(k): v for k, v in objects.items()}
     blobs: dict[bytes, bytes] = {}
     for snapshot_id in reversed(order[:-1]):
