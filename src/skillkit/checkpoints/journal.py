@@ -384,6 +384,10 @@ class Tree:
                     continue  # not in this tree (made later, if at all)
                 self._read(folder, bodies[oid.hex()])
 
+    def seed(self, body: bytes) -> None:
+        """Take ``body`` as the root tree's (read with its id)."""
+        self._read(b"", body)
+
     def _read(self, folder: bytes, body: bytes) -> None:
         files: dict[bytes, tuple[int, bytes]] = {}
         folders = self.folders.setdefault(folder, set())
@@ -521,13 +525,18 @@ def write_pack(git: Git, objects: Mapping[bytes, tuple[bytes, bytes]]) -> None:
 # ----- with the store's git
 
 
-def read_objects(git: Git, ids: Iterable[str]) -> dict[str, bytes]:
-    """The bytes of the objects ``ids`` (hex) as git holds them (one ``cat-file``)."""
-    wanted = list(dict.fromkeys(ids))
+Read = Callable[[list[str]], list[tuple[str, bytes]]]
+"""Reads objects named (ids, or names such as ``ID^{tree}``): for each, in order, its id
+(hex) and its body; `SnapshotError` when one is missing."""
+
+
+def read_objects(git: Git, names: Iterable[str]) -> list[tuple[str, bytes]]:
+    """The objects ``names`` (`Read`), with one ``git cat-file --batch``."""
+    wanted = list(names)
     if not wanted:
-        return {}
+        return []
     out = git("cat-file", "--batch", stdin=text_lines(wanted))
-    found: dict[str, bytes] = {}
+    found: list[tuple[str, bytes]] = []
     at = 0
     while at < len(out):
         end = out.index(b"\n", at)
@@ -536,15 +545,28 @@ def read_objects(git: Git, ids: Iterable[str]) -> dict[str, bytes]:
         if len(head) != 3:
             raise SnapshotError(f"the store lacks object {head[0].decode(errors='replace')}")
         size = int(head[2])
-        found[head[0].decode()] = out[at : at + size]
+        found.append((head[0].decode(), out[at : at + size]))
         at += size + 1
     return found
 
 
-def _tree_of(git: Git, snapshot_id: str, entries: Iterable[Entry]) -> Tree:
+def _contents(read: Read, fetched: dict[bytes, bytes]) -> Callable[[bytes], bytes]:
+    """A blob's bytes: from ``fetched``, else read."""
+
+    def content(oid: bytes) -> bytes:
+        data = fetched.get(oid)
+        if data is None:
+            data = read([oid.hex()])[0][1]
+        return data
+
+    return content
+
+
+def _tree_of(read: Read, snapshot_id: str, entries: Iterable[Entry]) -> Tree:
     """The tree of snapshot ``snapshot_id``, read along the paths ``entries`` change."""
-    root = git("rev-parse", "--verify", "--quiet", f"{snapshot_id}^{{tree}}").decode().strip()
-    tree = Tree(root, lambda ids: read_objects(git, ids))
+    ((root, body),) = read([f"{snapshot_id}^{{tree}}"])
+    tree = Tree(root, lambda ids: dict(read(ids)))
+    tree.seed(body)
     tree.prepare(change.path for entry in entries for change in entry.changes)
     return tree
 
@@ -564,21 +586,9 @@ def _check(tree: Tree, snapshot_id: str, entry: Entry) -> dict[bytes, tuple[byte
     return made
 
 
-def _contents(git: Git, fetched: dict[bytes, bytes]) -> Callable[[bytes], bytes]:
-    """A blob's bytes: from ``fetched``, else asked of git."""
-
-    def content(oid: bytes) -> bytes:
-        data = fetched.get(oid)
-        if data is None:
-            data = read_objects(git, [oid.hex()])[oid.hex()]
-        return data
-
-    return content
-
-
 def rebuild(
     git: Git,
-    objects_dir: Path,
+    read: Read,
     entries: Mapping[str, Entry],
     absent: set[str],
     wanted: Iterable[str],
@@ -601,11 +611,11 @@ def rebuild(
     for ids in sorted(chains, key=len, reverse=True):
         if ids[0] not in absent:
             continue  # rebuilt on a longer chain
-        tree = _tree_of(git, ids[-1], [entries[i] for i in ids[:-1]])
+        tree = _tree_of(read, ids[-1], [entries[i] for i in ids[:-1]])
         touched = {c.path for i in ids[:-1] for c in entries[i].changes if c.hunks is not None}
         held = [found[1].hex() for found in map(tree.get, touched) if found is not None]
-        fetched = {bytes.fromhex(k): v for k, v in read_objects(git, held).items()}
-        content = _contents(git, fetched)
+        fetched = {bytes.fromhex(k): v for k, v in read(held)} if held else {}
+        content = _contents(read, fetched)
         blobs: dict[bytes, bytes] = {}
         made: dict[bytes, tuple[bytes, bytes]] = {}
         for snapshot_id in reversed(ids[:-1]):
@@ -650,7 +660,7 @@ def journal_entries(git: Git, order: list[str]) -> dict[str, Entry]:
                 if row[0] in _REGULAR and row[1] in _REGULAR:
                     wanted.append(row[2])
         diffs.append(diff)
-    objects = read_objects(git, wanted)
+    objects = dict(read_objects(git, dict.fromkeys(wanted)))
     out: dict[str, Entry] = {}
     for index, snapshot_id in enumerate(order[:-1]):
         changes = []
@@ -671,7 +681,7 @@ def journal_entries(git: Git, order: list[str]) -> dict[str, Entry]:
         commit = objects[snapshot_id] if snapshot_id in commits else None
         out[snapshot_id] = Entry(order[index + 1], tuple(changes), commit)
     # made again in memory, newest first, each must give back its id
-    tree = _tree_of(git, order[-1], out.values())
+    tree = _tree_of(lambda names: read_objects(git, names), order[-1], out.values())
     fetched = {bytes.fromhex(k): v for k, v in objects.items()}
     blobs: dict[bytes, bytes] = {}
     for snapshot_id in reversed(order[:-1]):

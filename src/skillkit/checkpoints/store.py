@@ -35,6 +35,7 @@ import os
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,7 @@ from skillkit.checkpoints.records import (
 )
 from skillkit.checkpoints.restore import diff_tree, parse_changes, read_patch, restore_workspace
 from skillkit.checkpoints.shadow_git import (
+    ObjectReader,
     clean_environment,
     drop_loose_objects,
     make_store,
@@ -137,6 +139,8 @@ class SnapshotStore:
         self._scanned: tuple[tuple[str, ...], list[LeftOut]] | None = None
         self._ready = False
         self._env = clean_environment(self._git_dir, self._index, self.workspace)
+        self._reader = ObjectReader(self._env, self.workspace)  # for the journal
+        weakref.finalize(self, self._reader.close)
         self._umask = modes.umask()
         self._ignored: list[str] | None = None  # what the project ignores (folders end "/")
         self._ignored_folders: set[str] = set()
@@ -194,7 +198,8 @@ class SnapshotStore:
         workspace), writing back those only the journal holds."""
         missing = [i for i in snapshot_ids if i in self._absent]
         if missing:
-            rebuild(self._git, self._git_dir / "objects", self._entries, self._absent, missing)
+            reader = self._reader
+            rebuild(self._git, reader.read, self._entries, self._absent, missing)
 
     # ----- snapshots
 
@@ -323,8 +328,10 @@ class SnapshotStore:
         self._ignored_fresh = True
 
     def close(self) -> None:
-        """Stop watching the workspace (the next snapshot walks it, and watches again)."""
+        """Stop watching the workspace (the next snapshot walks it, and watches again)
+        and end the git that reads objects, if one runs."""
         with self._lock:
+            self._reader.close()
             if self._watch is not None:
                 self._watch.close()
                 self._watch_tried = False  # unless it was never to watch
@@ -630,6 +637,7 @@ class SnapshotStore:
                 return
             order = [i for i in self._memo.snapshots if i not in self._entries and i != last.id]
             self._have(*order, last.id)
+            self._reader.close()  # the packs it may hold open are about to go
             entries = {**self._entries, **journal_entries(self._git, [*order, last.id])}
             entries.pop(last.id, None)
             write_journal(self._journal_file, Journal(dict(self._memo.snapshots), entries, last.id))
