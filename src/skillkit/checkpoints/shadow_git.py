@@ -133,6 +133,16 @@ class ObjectReader:
         self._cwd = cwd
         self._process: subprocess.Popen[bytes] | None = None
 
+    def exists(self, name: str) -> bool:
+        """Whether git holds the object ``name``."""
+        try:
+            self.read([name])
+        except SnapshotError as exc:
+            if str(exc).startswith("the store lacks object"):
+                return False
+            raise
+        return True
+
     def read(self, names: Sequence[str]) -> list[tuple[str, bytes]]:
         """Each object of ``names`` (an id, or a name such as ``ID^{tree}``): its id and
         its body, in order; `SnapshotError` when one is missing or git fails."""

@@ -197,6 +197,12 @@ class SnapshotStore:
         """Make sure git holds the snapshots ``snapshot_ids`` (``""``: the empty
         workspace), writing back those only the journal holds."""
         missing = [i for i in snapshot_ids if i in self._absent]
+        for snapshot_id in list(missing):
+            # written back before (by another process, since this one read the
+            # journal): a snapshot's objects are written all at once, with it last
+            if self._reader.exists(snapshot_id):
+                self._absent.discard(snapshot_id)
+                missing.remove(snapshot_id)
         if missing:
             reader = self._reader
             rebuild(self._git, reader.read, self._entries, self._absent, missing)
