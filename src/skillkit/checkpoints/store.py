@@ -19,8 +19,14 @@ dependency) and what the project's ``.gitignore`` files ignore. None is touched 
 
 Snapshots are cheap in two ways. When nothing changed, none is taken: on Linux the
 kernel tells (`ChangeWatch`, inotify) whether anything in the workspace changed since
-the last snapshot, so that costs no walk. When something changed, git's stat cache in
-the store's index means a file whose size and times did not change is not read again.
+the last snapshot, so that costs no walk; without it, one walk of the workspace
+(`walk_stats`) compared with the last snapshot's tells, without git. When something
+changed, git's stat cache in the store's index means a file whose size and times did
+not change is not read again.
+
+Stores stay small: `SnapshotStore.compact` keeps the newest snapshot in git and every
+other one in the journal (`skillkit.checkpoints.journal`), written back into git when
+it is read again.
 
 The records (`Snapshot`, `LeftOut`, `FileChange`, `SnapshotError`) are defined in
 `skillkit.checkpoints.records`, reading differences and restoring in
