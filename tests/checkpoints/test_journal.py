@@ -169,3 +169,34 @@ def test_a_journal_that_does_not_give_back_its_snapshot_is_an_error(tmp_path: Pa
     with pytest.raises(SnapshotError, match="does not give back"):
         store.restore(first)
     assert (workspace / "a.txt").read_text().count("\n") == 99  # nothing written
+
+
+@pytest.mark.parametrize("fails", ["journal_entries", "pack_objects", "drop_loose_objects"])
+def test_a_compact_that_fails_half_way_loses_no_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: str
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    store = SnapshotStore(workspace, tmp_path / "store", watch=False)
+    shots = []
+    for turn in range(4):
+        (workspace / "a.txt").write_text("".join(f"line {n} of {turn}\n" for n in range(turn)))
+        shots.append((store.snapshot().id, _picture(workspace)))
+    store.compact()  # a first compact: some snapshots are in the journal already
+    (workspace / "b.txt").write_text("later\n")
+    shots.append((store.snapshot().id, _picture(workspace)))
+
+    def broken(*args: object, **options: object) -> None:
+        raise SnapshotError("the disk is full")
+
+    monkeypatch.setattr(f"skillkit.checkpoints.store.{fails}", broken)
+    with pytest.raises(SnapshotError, match="the disk is full"):
+        store.compact()
+    monkeypatch.undo()
+    for use in (store, SnapshotStore(workspace, tmp_path / "store", watch=False)):
+        for snapshot_id, expected in shots:
+            use.restore(snapshot_id)
+            assert _picture(workspace) == expected
+            use.snapshot()
+        use.compact()  # and a compact after it succeeds
+        use.close()

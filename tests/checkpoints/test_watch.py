@@ -419,3 +419,21 @@ def test_a_failure_while_the_watch_catches_up_makes_the_next_look_whole(
     (workspace / "new" / "deeper" / "a.txt").write_text("changed")  # watched now
     third = store.snapshot()
     assert [c.path for c in store.changes(second.id, third.id)] == ["new/deeper/a.txt"]
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])
+def test_the_bits_of_a_folder_holding_only_an_empty_folder_are_kept(
+    tmp_path: Path, watch: bool
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a")
+    store = SnapshotStore(workspace, tmp_path / "store", watch=watch)
+    first = store.snapshot()
+    sh(workspace, "mkdir -p d/e && chmod 700 d")
+    second = store.snapshot()
+    assert ("d", 0o700) in second.modes
+    store.restore(first.id)
+    store.restore(second.id)
+    assert stat.S_IMODE(os.lstat(workspace / "d").st_mode) == 0o700
+    store.close()

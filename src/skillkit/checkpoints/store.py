@@ -659,13 +659,13 @@ class SnapshotStore:
             except OSError as exc:
                 raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
             self._entries = entries
+            self._absent = set(entries)  # before anything is dropped (`_have` checks)
             # the index's split part holds the entries changed since it was split: write
             # it whole (its size the workspace's list's alone; the next change splits it)
             self._git("-c", "core.splitIndex=false", "update-index", "--no-split-index")
             index = self._git("write-tree", "--missing-ok").decode().strip()
             pack_objects(self._git, self._git_dir, [last.id, index])
             drop_loose_objects(self._git_dir)
-            self._absent = set(entries)
 
     def size(self) -> int:
         """Bytes the store takes on disk."""
