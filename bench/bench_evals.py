@@ -1,6 +1,13 @@
 """Evaluation benchmarks (not part of the test run).
 
     python bench/bench_evals.py [ROWS] [CASES] [COMMAND_ROWS] [--commands-only]
+    python bench/bench_evals.py --instructions
+
+``--instructions`` counts, instead of timing, the instructions each command executes
+(valgrind's callgrind; the count does not drift with the machine's load, where times on
+a shared machine do): ``skillkit batch`` and ``skillkit eval`` on the same 50 and 100
+rows, so that the slope between the two sizes is the cost of one row without the
+command's fixed start-up and the overhead per row is eval's slope over batch's.
 
 1. The commands: COMMAND_ROWS prompts (default 300) through the real ``skillkit batch``
    (the floor) and ``skillkit eval`` with five non-judge checks a case, the same
@@ -142,7 +149,8 @@ def skillkit(*args: str, cwd: Path, tmpdir: str | None = None) -> tuple[float, f
     return wall, cpu
 
 
-def commands(folder: Path, rows: int) -> None:
+def commands_files(folder: Path, rows: int) -> None:
+    """The rows, the suite (five non-judge checks a case) and the scripted model."""
     (folder / "rows.jsonl").write_text(
         "".join(json.dumps({"prompt": p}) + "\n" for p in prompts(rows))
     )
@@ -158,6 +166,10 @@ def commands(folder: Path, rows: int) -> None:
     (folder / "model.yaml").write_text(
         "replies:\n  - tool_calls: [{name: ls, arguments: {}}]\n  - text: done\n"
     )
+
+
+def commands(folder: Path, rows: int) -> None:
+    commands_files(folder, rows)
     batch: list[tuple[float, float]] = []
     evals: list[tuple[float, float]] = []
     shm: list[tuple[float, float]] = []
@@ -199,9 +211,58 @@ def commands(folder: Path, rows: int) -> None:
         )
 
 
+def instructions(folder: Path) -> None:
+    """Instructions per row of batch and eval (see the module's docstring)."""
+    import re
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed (apt-get install valgrind)")
+        return
+    counts: dict[tuple[str, int], int] = {}
+    for rows in (50, 100):
+        work = folder / f"instructions{rows}"
+        work.mkdir()
+        commands_files(work, rows)
+        for kind, args in (
+            ("batch", ["batch", "rows.jsonl", "--prompt", "{prompt}", "--out", "b.jsonl"]),
+            ("eval", ["eval", "suite.yaml", "--out", "e"]),
+        ):
+            model = ["--models" if kind == "eval" else "--model", "scripted:model.yaml"]
+            skillkit(*args, *model, "--concurrency", "16", cwd=work)  # warm the caches
+            for leftover in ("b.jsonl", "e"):
+                shutil.rmtree(work / leftover, ignore_errors=True)
+                (work / leftover).unlink(missing_ok=True)
+            log = work / f"{kind}.log"
+            subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work / kind}.cg",
+                 f"--log-file={log}", sys.executable, "-c", MAIN, *args, *model,
+                 "--concurrency", "16"],
+                cwd=work, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, "HOME": str(work)},
+            )  # fmt: skip
+            found = re.search(r"Collected : (\d+)", log.read_text())
+            if found is None:
+                print(f"instructions: no count in {log}")
+                return
+            counts[(kind, rows)] = int(found.group(1))
+    per_row = {kind: (counts[(kind, 100)] - counts[(kind, 50)]) / 50 for kind in ("batch", "eval")}
+    print("instructions (callgrind), scripted model (one ls call), concurrency 16:")
+    for kind in ("batch", "eval"):
+        print(
+            f"  skillkit {kind:<5}  50 rows {counts[(kind, 50)] / 1e9:6.3f} G   "
+            f"100 rows {counts[(kind, 100)] / 1e9:6.3f} G   per row {per_row[kind] / 1e6:6.2f} M"
+        )
+    print(f"  eval's overhead per row: {(per_row['eval'] / per_row['batch'] - 1) * 100:+.1f} %")
+
+
 async def main(rows: int, cases: int, command_rows: int, only_commands: bool) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
+        if "--instructions" in sys.argv:
+            instructions(folder)
+            return
         commands_folder = folder / "commands"
         commands_folder.mkdir()
         commands(commands_folder, command_rows)

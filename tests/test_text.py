@@ -112,3 +112,57 @@ def test_escape_heavy_text_keeps_every_visible_character(text: str) -> None:
     shown = neutralize(text)
     assert _without_stand_ins(shown) == "".join(c for c in text if not _controls_left(c))
     assert all(unicodedata.category(c) != "Cc" or c in "\n\t" for c in shown)
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def _note_through_a_terminal(text: str, columns: int) -> str:
+    """What `write_note` writes to a real terminal (a pty) ``columns`` wide."""
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    from skillkit.text import write_note
+
+    leader, follower = os.openpty()
+    try:
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        with open(follower, "w", encoding="utf-8", closefd=False) as stream:
+            write_note(text, stream)
+        return os.read(leader, 65536).decode("utf-8").replace("\r\n", "\n")
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+def test_a_note_on_a_terminal_breaks_at_word_boundaries_within_its_width() -> None:
+    from skillkit.local import default_notice
+
+    notice = default_notice()
+    written = _note_through_a_terminal(notice, 110)
+    lines = written.rstrip("\n").split("\n")
+    assert len(lines) > 1
+    assert all(len(line) <= 109 for line in lines)
+    assert all(line.startswith("  ") for line in lines[1:])
+    assert " ".join(" ".join(lines).split()) == " ".join(notice.split())  # no word cut
+    assert {w for line in lines for w in line.split()} == set(notice.split())
+
+
+def test_a_note_to_a_pipe_or_file_stays_one_line() -> None:
+    import io
+
+    from skillkit.text import write_note
+
+    stream = io.StringIO()
+    write_note("word " * 60, stream)
+    assert stream.getvalue() == "word " * 60 + "\n"
+
+
+def test_a_word_longer_than_the_width_is_never_cut() -> None:
+    from skillkit.text import wrap_note
+
+    url = "https://example.invalid/" + "x" * 80
+    wrapped = wrap_note(f"see {url} for more", 40)
+    assert url in wrapped.split("\n") or f"  {url}" in wrapped.split("\n")

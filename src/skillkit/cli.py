@@ -43,6 +43,7 @@ from skillkit.frontends.args import (
 if TYPE_CHECKING:
     from skillkit.extensions.registries import Frontend
     from skillkit.frontends.setup import CliAgent
+    from skillkit.frontends.setup_model import AgentOptions
     from skillkit.model_registry import ModelRegistry
     from skillkit.output import OutputSpec
     from skillkit.skills.registry import SkillRegistry
@@ -429,7 +430,7 @@ def _run_agent(args: argparse.Namespace) -> int:
         face = {"prompt": prompt, "out": out, "err": sys.stderr}
         if output_schema is not None:
             face["output_type"] = output_schema
-    return asyncio.run(_run_face(agent, name, face))
+    return asyncio.run(_run_face(agent, name, face, options=options if prompt is None else None))
 
 
 def _pick_session(args: argparse.Namespace) -> int | None:
@@ -519,32 +520,44 @@ async def _serve_rpc(agent: CliAgent, ui_timeout: float | None) -> int:
 
 
 def _note(line: str) -> None:
-    """One line on stderr; it may quote a command or a plugin's message, so its secrets
-    are redacted and its control characters neutralized."""
+    """One note on stderr (wrapped at word boundaries on a terminal); it may quote a
+    command or a plugin's message, so its secrets are redacted and its control
+    characters neutralized."""
     from skillkit.secrets import Redactor
-    from skillkit.text import neutralize
+    from skillkit.text import neutralize, write_note
 
-    print(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", file=sys.stderr)
+    write_note(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", sys.stderr)
 
 
 def _warn(line: str) -> None:
     _note(f"warning: {line}")
 
 
-async def _run_face(agent: CliAgent, name: str, face: dict[str, object]) -> int:
+async def _run_face(
+    agent: CliAgent, name: str, face: dict[str, object], *, options: AgentOptions | None = None
+) -> int:
     """Make the frontend ``name`` with the options ``face``, hand it the agent's
     `AgentSession` and close both when it ends. The terminal's title names the model
-    (after the ``title`` option's own words). A plugin's frontend still written as
-    ``run(runner, commands)`` gets those instead."""
+    (after the ``title`` option's own words); with the command's ``options``, SkillKit's
+    own terminal gets a `SessionSwitch` (option ``sessions``) that opens this folder's other
+    sessions the same way (``/resume``), and the session current at the end is closed.
+    A plugin's frontend still written as ``run(runner, commands)`` gets those instead."""
     from skillkit.frontends.agent_session import AgentSession
 
     session = AgentSession.from_agent(agent, ui_timeout=None)
+    switch = None
     try:
         if name == "interactive":
             face = {
                 **face,
                 "title": f"SkillKit {__version__} · model {session.model}{face['title']}",
             }
+            own = agent.manager.registries.frontends.source_of(name) in ("builtin", None)
+            if options is not None and own:  # a plugin's terminal is not handed one
+                from skillkit.frontends.session_opening import switchable
+
+                switch = switchable(session, options, None, note=_new_notes(agent))
+                face["sessions"] = switch
         frontend = agent.frontend(name, face, warn=_warn)
         if _takes_runner(frontend):
             legacy: Any = frontend
@@ -553,6 +566,21 @@ async def _run_face(agent: CliAgent, name: str, face: dict[str, object]) -> int:
         return await frontend.run(session)
     finally:
         await session.aclose()
+        if switch is not None:
+            await switch.aclose()
+
+
+def _new_notes(agent: CliAgent) -> Callable[[str], None]:
+    """`_note` for the sessions a switch opens later: a warning or notice already said
+    when ``agent`` started (the model chosen, plugins not loaded) is not said again."""
+    said = {*(f"warning: {w}" for w in agent.warnings), *agent.notices}
+
+    def note(line: str) -> None:
+        if line not in said:
+            said.add(line)
+            _note(line)
+
+    return note
 
 
 def _takes_runner(frontend: Frontend) -> bool:

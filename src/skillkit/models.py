@@ -388,7 +388,9 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
 
     ``messages`` is the whole transcript; its last message is the assistant turn whose
     calls wait (none of them has run). ``run_start`` is where the paused run's own
-    messages begin; ``iterations`` and ``usage`` what it has used so far.
+    messages begin; ``iterations`` and ``usage`` what it has used so far. ``active_agent``
+    is the agent that answered when the run paused after a handoff (its name, see
+    `skillkit.agent.handoffs`; None: the runner itself): it is the one that resumes.
     """
 
     messages: list[AgentMessage]
@@ -399,6 +401,7 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
     cost: float | None = None
     agent_id: str = "main"
     version: int = 1
+    active_agent: str | None = None
 
     def to_json(self) -> str:
         """The state as a JSON string (`from_json` reads it back)."""

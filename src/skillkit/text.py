@@ -8,6 +8,9 @@ controls (which reorder what is shown, so ``rm -rf ~ #‮ txt.cod`` reads differ
 from what runs). `neutralize` replaces every one of them with a visible stand-in, so
 what the user reads is what the text holds, and the terminal is never driven by it.
 
+`write_note` writes a note for the user to a stream (stderr), wrapped at word
+boundaries to the terminal's width when the stream is a terminal.
+
 This module is plain data handling: it imports nothing from SkillKit, so every layer
 may use it.
 """
@@ -15,8 +18,9 @@ may use it.
 from __future__ import annotations
 
 import re
+from typing import TextIO
 
-__all__ = ["is_safe", "neutralize"]
+__all__ = ["is_safe", "neutralize", "wrap_note", "write_note"]
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _LINE_BREAKS = (0x2028, 0x2029)  # separators some renderers treat as new lines
@@ -71,3 +75,39 @@ def neutralize(text: str, *, drop_styles: bool = False) -> str:
 def is_safe(text: str) -> bool:
     """Whether `neutralize` would return ``text`` unchanged."""
     return _UNSAFE.search(text) is None
+
+
+_NOTE_INDENT = "  "
+
+
+def wrap_note(text: str, width: int | None) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` columns (a word longer
+    than that stays whole on its own line), lines after the first indented by two
+    spaces; unchanged when ``width`` is None. Line breaks already in ``text`` are kept."""
+    if width is None:
+        return text
+    import textwrap
+
+    wrapper = textwrap.TextWrapper(
+        width=max(width, 20),
+        subsequent_indent=_NOTE_INDENT,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return "\n".join(wrapper.fill(line) if line.strip() else line for line in text.split("\n"))
+
+
+def write_note(text: str, stream: TextIO) -> None:
+    """Write ``text`` (one note, already safe to show) and a new line to ``stream``:
+    wrapped at word boundaries to the terminal's width (less one column) when
+    ``stream`` is a terminal, as one line otherwise (a log or a pipe keeps it whole).
+    Never raises for a stream that cannot tell its width."""
+    width: int | None = None
+    try:
+        if stream.isatty():
+            import os
+
+            width = os.get_terminal_size(stream.fileno()).columns - 1
+    except (OSError, ValueError, AttributeError):
+        width = None
+    print(wrap_note(text, width), file=stream, flush=True)

@@ -189,3 +189,64 @@ async def test_each_request_offers_the_tools_offered_on_its_turn() -> None:
     assert (await asyncio.wait_for(agent.chat("go"), 10)).text == "done"
     offered = [[t.name for t in request.tools] for request in adapter.requests]
     assert offered == [["echo"], ["echo", "other"], ["echo"], ["echo"]]
+
+
+class _Notes:
+    """State from a layer that does not know the agent: no `Contributor` base."""
+
+    name = "notes"
+
+    def __init__(self) -> None:
+        self.bus: object = None
+        self.pending: list[str] = []
+        self.closed = False
+
+    def attach(self, agent: object) -> None:
+        self.bus = agent.events  # type: ignore[attr-defined]
+
+    def boundary_messages(self) -> list[AgentMessage]:
+        messages: list[AgentMessage] = [UserMessage(content=text) for text in self.pending]
+        self.pending.clear()
+        return messages
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class _Listener:
+    """Only attaches: asked for no other part."""
+
+    name = "listener"
+
+    def __init__(self) -> None:
+        self.attached_to: object = None
+
+    def attach(self, agent: object) -> None:
+        self.attached_to = agent
+
+
+async def test_an_object_that_is_not_a_contributor_subclass_is_taken_by_its_parts() -> None:
+    notes, listener = _Notes(), _Listener()
+    notes.pending.append("a note from the runtime")
+    agent = agent_with(notes, replies=["ok"])
+    agent.add_contributor(listener)
+
+    assert agent.contributors == (notes, listener)  # as given, not wrapped
+    assert notes.bus is agent.events and listener.attached_to is agent
+    await agent.chat("hi")
+    texts = [m.content for m in agent.messages if isinstance(m, UserMessage)]
+    assert texts == ["hi", "a note from the runtime"]  # folded in before the model call
+    await agent.aclose()
+    assert notes.closed
+
+
+def test_an_adopted_contributor_is_asked_only_for_the_parts_it_has() -> None:
+    from skillkit.agent.contributors import Adopted, adopt
+
+    listener = _Listener()
+    kept = adopt(listener)
+    assert isinstance(kept, Adopted) and kept.target is listener and kept.name == "listener"
+    assert not kept.offers("boundary_messages") and not kept.offers("aclose")
+    assert kept.offers("attach")
+    own = Recording("own", [])
+    assert adopt(own) is own

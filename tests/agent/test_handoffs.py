@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.agent.handoffs import Handoff, Handoffs
+from skillkit.agent import Approve
+from skillkit.agent.handoffs import Handoff, Handoffs, handed_to
 from skillkit.models import AgentMessage, ToolCall, UserMessage
 
 
@@ -163,3 +166,85 @@ async def test_one_handoff_per_turn() -> None:
     assert response.text == "b answers"
     refused = [m for m in a.messages if getattr(m, "tool_call_id", "") == "y"]
     assert getattr(refused[0], "is_error", False)
+    # the transcript says who answers: the transfer taken, not the one refused after it
+    assert handed_to(a.messages) == "b"
+    assert handed_to(a.messages[:1]) is None
+
+
+@tool(needs_approval=True)
+def refund_now(order: str) -> str:
+    """Refund an order at once."""
+    return f"refunded {order}"
+
+
+def _billing_and_triage(
+    billing_replies: list[Reply | str], triage_replies: list[Reply | str]
+) -> tuple[AgentRunner, ScriptedAdapter, AgentRunner, ScriptedAdapter, Handoffs]:
+    billing_model = ScriptedAdapter(billing_replies, strict=True)
+    billing = AgentRunner(
+        AgentConfig(model="scripted", agent_id="billing", approvals="defer"),
+        adapter=billing_model,
+        tools=[refund_now],
+    )
+    triage_model = ScriptedAdapter(triage_replies, strict=True)
+    handoffs = Handoffs([billing])
+    triage = AgentRunner(
+        AgentConfig(model="scripted", agent_id="triage", approvals="defer"),
+        adapter=triage_model,
+        contributors=[handoffs],
+    )
+    return billing, billing_model, triage, triage_model, handoffs
+
+
+async def test_a_run_paused_while_the_target_answers_resumes_with_the_target() -> None:
+    call = ToolCall(id="r1", name="refund_now", arguments={"order": "42"})
+    _, _, triage, _, _ = _billing_and_triage([Reply(tool_calls=[call])], [_transfer("billing")])
+    paused = await triage.chat("refund 42")
+    assert paused.stop_reason == "approval_pending"
+    assert paused.state is not None and paused.state.active_agent == "billing"
+    saved = paused.state.to_json()
+    await triage.aclose()
+
+    # a new pair of runners, as another process would build them
+    billing, billing_model, again, again_model, handoffs = _billing_and_triage(["Refunded."], [])
+    response = await again.resume(saved, {"r1": Approve()})
+
+    assert response.stop_reason == "stop" and response.text == "Refunded."
+    assert handoffs.active is billing and handoffs.active_name == "billing"
+    assert len(billing_model.requests) == 1 and not again_model.requests
+    results = [m for m in again.messages if getattr(m, "tool_call_id", "") == "r1"]
+    assert results and "refunded 42" in str(results[0].content)  # type: ignore[union-attr]
+    await again.aclose()
+
+
+async def test_a_state_answered_by_an_unknown_agent_is_not_resumed_by_another() -> None:
+    call = ToolCall(id="r1", name="refund_now", arguments={"order": "42"})
+    _, _, triage, _, _ = _billing_and_triage([Reply(tool_calls=[call])], [_transfer("billing")])
+    paused = await triage.chat("refund 42")
+    assert paused.state is not None
+    alone = AgentRunner(
+        AgentConfig(model="scripted", agent_id="triage"), adapter=ScriptedAdapter([])
+    )
+    with pytest.raises(LookupError, match="billing"):
+        await alone.resume(paused.state, {"r1": Approve()})
+    assert alone.messages == []  # nothing was taken over
+    await triage.aclose()
+
+
+def test_restore_finds_an_agent_the_targets_hand_on_to() -> None:
+    c = AgentRunner(AgentConfig(model="scripted", agent_id="c"), adapter=ScriptedAdapter([]))
+    b = AgentRunner(
+        AgentConfig(model="scripted", agent_id="b"),
+        adapter=ScriptedAdapter([]),
+        contributors=[Handoffs([c])],
+    )
+    own = Handoffs([b])
+    a = AgentRunner(
+        AgentConfig(model="scripted", agent_id="a"), adapter=ScriptedAdapter([]), contributors=[own]
+    )
+    own.restore("c", a)
+    assert own.active is c and own.active_name == "c"
+    own.restore("a", a)
+    assert own.active is None and own.active_name is None
+    with pytest.raises(LookupError):
+        own.restore("nobody", a)

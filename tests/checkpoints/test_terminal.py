@@ -1,5 +1,5 @@
-"""``/rewind``, ``/diff`` and ``/undo`` in a real terminal (tmux): the list of turns,
-then restoring the code only, the conversation only, and both."""
+"""``/rewind``, ``/diff`` and ``/undo`` in a real terminal (tmux): the turns, then
+restoring the code only, the conversation only, and both, typed with their turn."""
 
 from __future__ import annotations
 
@@ -44,10 +44,12 @@ def test_rewind_code_conversation_and_both_in_the_terminal(
     terminal.wait_for("Added.")
     assert (project / "extra.txt").read_text() == "extra\n"
 
-    terminal.type("/rewind")
-    screen = terminal.wait_for("turns (rewind with")
-    assert "'first change'  1 file +1 -1" in screen
-    assert "'second change'  1 file +1 -0" in screen
+    terminal.type("/rewind")  # the chooser (tests/frontends/test_rewind_chooser.py)
+    screen = terminal.wait_for("Rewind to before a turn")
+    assert "first change" in screen and "1 file +1 -1" in screen
+    assert "second change" in screen and "1 file +1 -0" in screen
+    terminal.press("Escape")
+    terminal.wait_for("nothing rewound")
 
     terminal.type("/diff 2")
     terminal.wait_for("+extra")
@@ -67,8 +69,10 @@ def test_rewind_code_conversation_and_both_in_the_terminal(
     )
 
     (project / "notes.txt").write_text("mine\n")
-    terminal.type("/rewind 1 both")
-    terminal.wait_for("notes.txt; nothing was rewound")
+    terminal.type("/rewind 1 both")  # asked about, and refused
+    terminal.wait_for("Changed outside SkillKit since the last checkpoint: notes.txt")
+    terminal.press("n")
+    terminal.wait_for("nothing rewound: the files changed outside SkillKit stay")
     assert (project / "notes.txt").read_text() == "mine\n"
     terminal.type("/rewind 1 both yes")
     terminal.wait_for("rewound both: 1 file restored")

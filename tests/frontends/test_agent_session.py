@@ -426,3 +426,12 @@ def test_handle_answers_any_json_with_a_response_and_never_raises(
         await asyncio.wait_for(session.aclose(), 10)
 
     asyncio.run(check())
+
+
+def test_the_session_shows_the_faces_the_registry_the_agent_was_given() -> None:
+    from skillkit.model_registry import ModelRegistry
+
+    models = ModelRegistry(include_builtin=False)
+    runner = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter([]), models=models)
+
+    assert AgentSession(runner).models is models

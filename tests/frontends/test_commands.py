@@ -92,6 +92,23 @@ async def test_help_lists_every_command_then_the_keys(tmp_path: Path) -> None:
     assert detail.output.startswith("/mode [NAME]\n") and f"from: {SOURCE}" in detail.output
 
 
+async def test_help_on_a_terminal_wraps_long_lines_under_their_own_column(
+    tmp_path: Path,
+) -> None:
+    session = Session(tmp_path)
+    session.renderer.console = Console(file=io.StringIO(), width=70, force_terminal=True)
+
+    lines = (await session.run("/help")).output.splitlines()
+
+    assert all(len(line) <= 69 for line in lines)
+    skill = next(i for i, line in enumerate(lines) if line.startswith("  /skill NAME [ARGS]"))
+    description = lines[skill].index("use a skill")
+    assert lines[skill + 1][:description].strip() == ""  # its rest under its description
+    assert lines[skill + 1][description] != " "
+    session_list = next(i for i, line in enumerate(lines) if line.startswith("  session: "))
+    assert lines[session_list + 1].startswith(" " * len("  session: ") + "/")
+
+
 async def test_mode_switches_through_the_permissions_api(tmp_path: Path) -> None:
     session = Session(tmp_path)
     assert session.permissions is not None
@@ -235,5 +252,5 @@ async def test_plugins_names_the_terminal_as_the_source_of_its_commands(tmp_path
     lines = (await session.run("/plugins")).output.splitlines()
 
     index = lines.index(f"{SOURCE} (not a plugin)")
-    assert lines[index + 1] == "  commands: compact, help, mode, skill"
+    assert lines[index + 1] == "  commands: compact, help, mode, skill, tree"
     assert lines[1].startswith("  commands: clear, cost, diff, fork, init, label, model, models")

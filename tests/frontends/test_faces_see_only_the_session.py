@@ -25,6 +25,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "skillkit"
 ASSEMBLY_AND_SESSION = {
     SRC / "frontends" / "setup.py",  # the assembly: builds the runner
     SRC / "frontends" / "setup_parts.py",  # the assembly's parts, attached to that runner
+    SRC / "frontends" / "handoff_setup.py",  # ... its handoff targets, built beside it
     SRC / "frontends" / "agent_session.py",  # the session: the one that holds it
     SRC / "frontends" / "session_build.py",  # ... how it is made (from_agent, from_runner)
     SRC / "frontends" / "session_runs.py",  # ... its runs, paused runs and budget

@@ -122,7 +122,7 @@ def test_help_and_unknown_commands_do_not_reach_the_model(terminal: Terminal) ->
     terminal.wait_for_prompt_count(1)
 
     terminal.type("/help")
-    screen = terminal.wait_for("leave SkillKit (at an empty prompt)")
+    screen = terminal.wait_for("leave SkillKit (at an empty prompt)", history=True)
     for listed in ("/mode [NAME]", "/skills", "/plugins", "/compact [INSTRUCTIONS]", "Shift+Tab"):
         assert listed in screen
     terminal.wait_for_prompt_count(2)

@@ -47,9 +47,13 @@ def test_tab_completes_a_command_a_model_id_and_a_file_mention(
     terminal.press("-l", "/model anthropic:claude-sonnet-4-")
     terminal.press("Tab")
     terminal.wait_for("  anthropic:claude-sonnet-4-5")  # the ids offered
-    terminal.press("Tab")  # the first one taken
-    terminal.wait_for(lambda s: "/model anthropic:claude-sonnet-4-" in _input_line(s))
-    assert _input_line(terminal.screen()).split()[-1] != "anthropic:claude-sonnet-4-"
+    terminal.press("Tab")  # the first one taken: the typed prefix grows into an id
+    terminal.wait_for(
+        lambda s: (
+            "/model anthropic:claude-sonnet-4-" in _input_line(s)
+            and _input_line(s).split()[-1] != "anthropic:claude-sonnet-4-"
+        )
+    )
     terminal.press("Escape")
     terminal.press("C-u")
 

@@ -443,17 +443,20 @@ def test_a_provider_retry_is_drawn_as_it_happens() -> None:
 
 
 async def test_footer_says_what_caching_saved_at_the_catalog_prices() -> None:
-    from skillkit.model_registry import default_registry
+    from skillkit.model_registry import ModelRegistry
 
     console, out = _console()
     usage = TokenUsage(input=2_000, output=10, cache_read=40_000)
     adapter = ScriptedAdapter([Reply(text="one", usage=usage)], model="claude-sonnet-4-5")
-    runner = AgentRunner(AgentConfig(model="anthropic:claude-sonnet-4-5"), adapter=adapter)
-    runner.events.add_sink(TerminalRenderer(console))
+    models = ModelRegistry()
+    runner = AgentRunner(
+        AgentConfig(model="anthropic:claude-sonnet-4-5"), adapter=adapter, models=models
+    )
+    runner.events.add_sink(TerminalRenderer(console, models=runner.models))
 
     await runner.chat("a")
 
-    model = default_registry().get("anthropic:claude-sonnet-4-5")
+    model = models.get("anthropic:claude-sonnet-4-5")
     assert model is not None
     saved = 40_000 * (model.cost.input - model.cost.cache_read) / 1e6
     assert f"cache saved ${saved:.4f}" in out.getvalue()

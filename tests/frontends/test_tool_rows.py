@@ -1,6 +1,6 @@
-"""A tool call is one row that expands: the renderer keeps each finished call whole, and
-Ctrl-O at the terminal's prompt shows the last one above the input line and folds it
-again (tmux)."""
+"""A tool call is one row that expands: the renderer keeps each finished call whole and
+numbered, Ctrl-O at the terminal's prompt shows the last one above the input line and
+folds it again, ``/expand N`` shows any kept call (tmux)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,10 @@ def test_a_finished_call_is_kept_whole_with_its_call_line_and_diff() -> None:
     renderer.tool_result("edit", "edited app.py", is_error=False, call_id="c1")
 
     bash, edit = renderer.tool_records
-    assert bash == ToolRecord("bash(seq 1 50)", [], [str(i) for i in range(1, 51)], False)
+    assert bash == ToolRecord("bash(seq 1 50)", [], [str(i) for i in range(1, 51)], False, 2)
     assert edit.call == "edit(app.py)" and edit.output == ["edited app.py"]
+    assert edit.number == 1  # numbered as the calls were drawn
+    assert renderer.tool_record(2) is bash and renderer.tool_record(3) is None
     assert "-line 3" in edit.diff and "+LINE 3" in edit.diff
     assert "… 46 more lines" in out.getvalue()  # the screen shows the folded preview
 
@@ -66,7 +68,7 @@ def test_ctrl_o_expands_the_last_tool_row_and_folds_it_again(
     terminal.start("--model", f"scripted:{work / 'model.yaml'}", cwd=work)
     terminal.wait_for_prompt_count(1)
     terminal.type("!seq 1 100")
-    folded = terminal.wait_for("92 folded · ctrl+o shows all")
+    folded = terminal.wait_for("92 folded · /expand 1 shows all")
     terminal.wait_for_prompt_count(2)
     assert "  │ 8" in folded and "  │ 9\n" not in folded
 
@@ -92,3 +94,58 @@ def test_the_edit_tools_own_replacements_show_their_diff() -> None:
     lines = out.getvalue().splitlines()
     assert lines[0] == "⏺ edit(app.cfg) +1 −1"
     assert [line.strip() for line in lines[1:]] == ["-port = 80", "+port = 8080"]
+
+
+def test_a_folded_row_names_its_number_in_the_hint() -> None:
+    renderer, out = _renderer()
+    renderer.expand_hint = "/expand {n} shows all"
+    renderer.tool_call("bash", {"command": "true"}, call_id="a")
+    renderer.tool_result("bash", "", is_error=False, call_id="a")
+    old = "\n".join(f"line {i}" for i in range(40))
+    renderer.tool_call("write", {"path": "b.py", "content": old}, call_id="b")
+    renderer.tool_result("write", "wrote b.py", is_error=False, call_id="b")
+    renderer.tool_call("bash", {"command": "seq 1 9"}, call_id="c")
+    renderer.tool_result("bash", "\n".join(map(str, range(1, 10))), is_error=False, call_id="c")
+    text = out.getvalue()
+    assert "… 20 more diff lines · /expand 2 shows all" in text
+    assert "… 5 more lines · /expand 3 shows all" in text
+    assert "/expand 1" not in text  # nothing of call 1 was folded
+
+
+@pytest.mark.timeout(90)
+def test_expand_shows_any_earlier_tool_row_by_its_number(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "model.yaml").write_text("replies:\n  - text: ok\ncycle: true\n")
+    terminal.start("--model", f"scripted:{work / 'model.yaml'}", cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("!seq 1 100")
+    terminal.wait_for("92 folded · /expand 1 shows all")
+    terminal.wait_for_prompt_count(2)
+    terminal.type("!seq 200 260")
+    terminal.wait_for("53 folded · /expand 2 shows all")
+    terminal.wait_for_prompt_count(3)
+
+    terminal.type("/help")  # the command and the key are both told
+    helped = terminal.wait_for("(/expand N: any)", history=True)
+    assert "/expand [N]" in helped
+    terminal.wait_for_prompt_count(4)
+    terminal.type("/expand")
+    listed = terminal.wait_for("2  ✓ bash(seq 200 260) · 61 lines")
+    assert "1  ✓ bash(seq 1 100) · 100 lines" in listed
+    terminal.wait_for_prompt_count(5)
+
+    terminal.type("/expand 1")  # not the last call: Ctrl-O would show call 2
+    screen = terminal.wait_for("⏷ bash(seq 1 100) · 100 lines · ctrl+o folds")
+    lines = [line.rstrip() for line in screen.splitlines()]
+    assert "  30" in lines and "  230" not in lines
+    terminal.press("C-o")
+    screen = terminal.wait_for(lambda s: "⏷" not in s)
+    assert "  30" not in [line.rstrip() for line in screen.splitlines()]
+
+    terminal.type("/expand 7")
+    terminal.wait_for("no tool call 7 is kept (/expand lists them)")
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0

@@ -130,3 +130,17 @@ async def test_the_session_file_keeps_what_the_target_said(tmp_path: Path) -> No
     texts = [getattr(m, "text", "") for m in again.context()]
     assert texts[-1] == "Refunded."
     assert any(getattr(m, "tool_name", "") == "transfer_to_billing" for m in again.context())
+
+
+async def test_a_child_is_never_offered_the_transfer_tools(tmp_path: Path) -> None:
+    session, _, children = make_session(tmp_path, ["the child's answer"], [])
+    runner = session.runner
+    assert runner.find_tool("transfer_to_writer") is not None
+
+    result = await children.spawn_child("general-purpose", "look around")
+
+    assert result.ok, result
+    offered = [t.name for t in runner.adapter.requests[-1].tools]  # type: ignore[attr-defined]
+    assert "write" in offered
+    assert not [name for name in offered if name.startswith("transfer_to_")]
+    await session.aclose()

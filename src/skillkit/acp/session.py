@@ -289,10 +289,8 @@ class AcpSession:
                 return "end_turn"
 
     def _context_window(self) -> int | None:
-        from skillkit.model_registry import default_registry
-
         model = self.agent.model
-        definition = default_registry().get(model) if model else None
+        definition = self.agent.models.get(model) if model else None
         return definition.context_window if definition is not None else None
 
     def _on_event(self, event: Event[Any]) -> None:

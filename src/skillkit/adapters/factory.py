@@ -94,6 +94,17 @@ class Providers:
         self._entry_points = entry_points
         self.models = models
 
+    @property
+    def registry(self) -> ModelRegistry:
+        """The model registry these providers resolve model strings through — the one to
+        hand the agents they make (`AgentRunner(models=...)`): ``models``, else the
+        process's (`skillkit.model_registry.default_registry`, the SDK's default)."""
+        if self.models is not None:
+            return self.models
+        from skillkit.model_registry.registry import default_registry
+
+        return default_registry()
+
     def register(self, prefix: str, factory: ProviderFactory, *, replace: bool = False) -> None:
         """Let ``factory`` make the adapters of model strings ``PREFIX`` and
         ``PREFIX:...``. Raises ValueError when ``prefix`` is taken (unless ``replace``)

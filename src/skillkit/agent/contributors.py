@@ -25,14 +25,18 @@ The runner builds one `Hooks` value per run from its contributors (see
 after the bus's own control handlers: the permission gate goes last so it judges the
 final arguments of a call. Every hook fails closed (see `Hooks`).
 `AgentRunner.contributors` shows that order. Skills, the permission gate, plugin
-bindings and background tasks are contributors; so are the layers to come (subagents,
-MCP servers, the session store).
+bindings, subagents, MCP servers and the session store are contributors.
+
+State of a layer that does not know the agent — the runtime's `TodoList` and
+`BackgroundTasks`, which the built-in tools use — cannot subclass `Contributor`; it is an
+`Attachable` (a ``name`` and ``attach``, with ``boundary_messages`` and ``aclose`` where
+it defines them), and the runner takes it as a contributor all the same (`adopt`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillkit.agent.roles import ApprovalResponder, ModeControl
 from skillkit.config import AgentConfig
@@ -46,13 +50,19 @@ from skillkit.events import (
 from skillkit.models import AgentMessage, ToolResult, UserContent
 from skillkit.tools.base import Tool
 
+if TYPE_CHECKING:
+    from skillkit.model_registry import ModelRegistry
+
 __all__ = [
+    "Adopted",
     "AgentHandle",
     "ApprovalResponder",
+    "Attachable",
     "Contributor",
     "ModeControl",
     "PromptSection",
     "ToolProvider",
+    "adopt",
     "contributes",
 ]
 
@@ -67,14 +77,17 @@ class ToolProvider(Protocol):
 
 
 class AgentHandle(Protocol):
-    """What `Contributor.attach` gets: the agent's configuration and event bus (an
-    `AgentRunner` is one)."""
+    """What `Contributor.attach` gets: the agent's configuration, event bus and model
+    registry (an `AgentRunner` is one)."""
 
     @property
     def config(self) -> AgentConfig: ...
 
     @property
     def events(self) -> EventBus: ...
+
+    @property
+    def models(self) -> ModelRegistry: ...
 
 
 class Contributor:
@@ -129,3 +142,47 @@ def contributes(contributor: Any, part: str) -> bool:
     class's do-nothing version)."""
     method = getattr(type(contributor), part, None)
     return method is not None and method is not getattr(Contributor, part, None)
+
+
+class Attachable(Protocol):
+    """A contributor from a layer that does not know the agent, so cannot subclass
+    `Contributor`: it is told the agent once (``attach``); ``boundary_messages()`` and
+    ``aclose()``, where it defines them, are its parts too."""
+
+    @property
+    def name(self) -> str: ...
+
+    def attach(self, agent: AgentHandle) -> None: ...
+
+
+class Adopted(Contributor):
+    """An `Attachable` as a contributor (what `adopt` makes): its parts are the target's,
+    as far as the target defines them; ``target`` is the object itself."""
+
+    def __init__(self, target: Attachable) -> None:
+        self.target = target
+        self.name = target.name or type(target).__name__
+
+    def offers(self, part: str) -> bool:
+        return callable(getattr(self.target, part, None))
+
+    def attach(self, agent: AgentHandle) -> None:
+        self.target.attach(agent)
+
+    def boundary_messages(self) -> list[AgentMessage]:
+        messages: list[AgentMessage] = getattr(self.target, "boundary_messages")()  # noqa: B009
+        return messages
+
+    async def aclose(self) -> None:
+        await getattr(self.target, "aclose")()  # noqa: B009
+
+
+def adopt(contributor: Contributor | Attachable) -> Contributor:
+    """``contributor`` as the runner keeps it: a `Contributor` as it is, an `Attachable`
+    in an `Adopted` (asked for its parts only where ``offers`` says it has them)."""
+    return contributor if isinstance(contributor, Contributor) else Adopted(contributor)
+
+
+def adopted(contributor: Contributor) -> Contributor | Attachable:
+    """The object a contributor was made from: an `Adopted`'s target, else itself."""
+    return contributor.target if isinstance(contributor, Adopted) else contributor

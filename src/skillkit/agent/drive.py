@@ -206,7 +206,7 @@ async def _loops(
             handoff = result.outcome.handoff
             agent = handoff.runner(runner)
             if handoffs is not None:
-                handoffs.active = None if agent is runner else agent
+                handoffs.answered_by(handoff, agent, runner)
             handed += 1
             hooks, pending, prompt, filtered = hooks_of(agent), [], "", handoff.input_filter
             config = settings(runner) if agent is runner else _answering(runner, agent)
@@ -422,7 +422,9 @@ def response(runner: AgentRunner) -> AgentResponse:
     outcome = runner._outcome
     state = None
     if outcome.stop_reason == "approval_pending":
+        handoffs = handoffs_of(runner._contributors)
         state = RunState(
+            active_agent=handoffs.active_name if handoffs is not None else None,
             messages=list(runner._messages),
             pending=list(outcome.pending),
             run_start=runner._run_start,
@@ -530,12 +532,12 @@ def _fallbacks(runner: AgentRunner) -> Fallbacks | None:
             return runner.cost
         adapter = runner.adapters.get(name) if name in runner.adapters else runner.adapter
         model_config = config_for(name)
-        return lambda usage: parts.catalog_cost(model_config, adapter, usage)
+        return lambda usage: parts.catalog_cost(runner.models, model_config, adapter, usage)
 
     return Fallbacks(
         config.fallback_models,
         make,
-        window_of=parts.catalog_window,
+        window_of=runner.context_window,
         price_of=price_of,
         on_skip=lambda name, exc: runner._report(f"fallback:{name}", exc),
     )
@@ -566,7 +568,7 @@ def hooks_of(runner: AgentRunner) -> Hooks:
         transformers=runner._transformers,
         convert_to_llm=runner.convert_to_llm,
         boundary=(lambda: parts.boundary_messages(boundary, report)) if boundary else None,
-        output=parts.output_run(runner._output, runner.adapter, runner.config),
+        output=parts.output_run(runner._output, runner.adapter, runner.config, runner.models),
     )
 
 

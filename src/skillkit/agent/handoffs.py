@@ -16,8 +16,10 @@ forth ends with ``stop_reason="error"``). One handoff per turn: a second
 The target is an `AgentRunner` (its loop runs inside the run of the runner that was
 asked: that runner's event bus, abort signal and usage) or a function that builds one
 the first time it is needed (`skillkit.subagents.Subagents.handoff` builds it from an
-`AgentDefinition`). Which agent answers is kept in this process only: a run paused on
-approvals in a target is resumed by the same `Handoffs` object.
+`AgentDefinition`). Which agent answers is `Handoffs.active_name`: a paused run's
+`RunState` carries it (``active_agent``), so `AgentRunner.resume` in another process
+gives the paused calls to the agent that made them (`Handoffs.restore`), and an
+application keeping a conversation can record it and restore it the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from skillkit.agent.contributors import Contributor
 from skillkit.events import ErrorInfo, Payload
-from skillkit.models import AgentMessage, TextPart, ToolResult
+from skillkit.models import AgentMessage, TextPart, ToolResult, ToolResultMessage
 from skillkit.tools.base import ToolContext
 
 if TYPE_CHECKING:
@@ -46,7 +48,10 @@ __all__ = [
     "HandoffTaken",
     "Handoffs",
     "chooser",
+    "handed_to",
     "handoffs_of",
+    "is_transfer_tool",
+    "restore_active_agent",
     "spliced",
 ]
 
@@ -180,7 +185,9 @@ class Handoffs(Contributor):
     ``max_handoffs`` bounds the handoffs of one run (see the module docs).
 
     ``active`` is the agent that answers the runner's next run (None: the runner
-    itself); `reset` gives the conversation back to the runner."""
+    itself) and ``active_name`` its name (the ``to_agent`` of the ``handoff`` event that
+    gave it the conversation); `reset` gives the conversation back to the runner and
+    `restore` hands it to an agent by name (a recorded conversation reopened)."""
 
     name = "handoffs"
 
@@ -198,6 +205,7 @@ class Handoffs(Contributor):
             raise ValueError(f"two handoffs share a tool name: {', '.join(names)}")
         self.max_handoffs = max_handoffs
         self.active: AgentRunner | None = None
+        self.active_name: str | None = None
         self._chosen: Handoff | None = None
         self._tools: Sequence[Tool] = [_TransferTool(self, t) for t in self.targets]
 
@@ -212,7 +220,91 @@ class Handoffs(Contributor):
     def reset(self) -> None:
         """The runner itself answers from its next run on."""
         self.active = None
+        self.active_name = None
         self._chosen = None
+
+    def answered_by(self, handoff: Handoff, agent: AgentRunner, origin: AgentRunner) -> None:
+        """``agent`` (``handoff``'s runner) answers ``origin``'s conversation from now on
+        (``origin`` itself: it answers again)."""
+        if agent is origin:
+            self.reset()
+        else:
+            self.active, self.active_name = agent, handoff.name
+
+    def restore(self, name: str | None, origin: AgentRunner) -> None:
+        """Give the conversation to the agent ``name`` (None, or ``origin``'s own
+        ``agent_id``: ``origin`` answers), as a run that handed it there would have.
+        The agent is looked for among the targets, then among the targets' own
+        handoffs (building them). Raises `LookupError` when none has that name — the
+        caller decides; nothing is changed then."""
+        if name is None or name == origin.config.agent_id:
+            self.reset()
+            return
+        handoff = _find(self.targets, name, origin)
+        if handoff is None:
+            known = ", ".join(t.name for t in self.targets) or "none"
+            raise LookupError(f"no agent named {name!r} to hand the conversation to ({known})")
+        self.answered_by(handoff, handoff.runner(origin), origin)
+
+
+def _find(targets: Sequence[Handoff], name: str, origin: AgentRunner) -> Handoff | None:
+    """The handoff named ``name`` among ``targets``, else among the handoffs of the
+    targets' runners (breadth first, each runner once)."""
+    seen: set[int] = set()
+    level = list(targets)
+    while level:
+        for handoff in level:
+            if handoff.name == name:
+                return handoff
+        onward: list[Handoff] = []
+        for handoff in level:
+            try:
+                runner = handoff.runner(origin)
+            except Exception:  # a target that cannot be built hands nothing on
+                continue
+            if id(runner) in seen or runner is origin:
+                continue
+            seen.add(id(runner))
+            own = handoffs_of(getattr(runner, "contributors", ()))
+            if own is not None:
+                onward.extend(own.targets)
+        level = onward
+    return None
+
+
+def restore_active_agent(runner: AgentRunner, name: str | None) -> None:
+    """Make the agent ``name`` answer ``runner``'s conversation (None: the runner
+    itself), through the runner's `Handoffs`. `LookupError` when the runner has no
+    `Handoffs` that reaches it: calls an agent made must not go to another one."""
+    own = handoffs_of(runner.contributors)
+    if own is not None:
+        own.restore(name, runner)
+    elif name is not None and name != runner.config.agent_id:
+        raise LookupError(
+            f"the run was answered by agent {name!r}, and this runner hands the "
+            "conversation to no agent"
+        )
+
+
+def handed_to(messages: Iterable[AgentMessage]) -> str | None:
+    """The agent the last ``transfer_to_*`` call of ``messages`` handed the conversation
+    to, by the name its result records (None: no transfer in them). What a transcript
+    says when nothing else recorded who answers; it cannot tell a transfer a run
+    refused over ``max_handoffs`` from one it took."""
+    for message in reversed(list(messages)):
+        if type(message) is ToolResultMessage and not message.is_error:
+            details = message.details
+            name = details.get("handoff") if isinstance(details, dict) else None
+            if isinstance(name, str) and name and message.tool_name.startswith("transfer_to_"):
+                return name
+    return None
+
+
+def is_transfer_tool(tool: object) -> bool:
+    """Whether ``tool`` is a ``transfer_to_*`` tool of some `Handoffs` (a child built
+    from the runner's tools must not get it: the choice would land on the runner's
+    `Handoffs`, not the child's)."""
+    return isinstance(tool, _TransferTool)
 
 
 def handoffs_of(contributors: Iterable[object]) -> Handoffs | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillkit.adapters.base import LLMAdapter
 from skillkit.agent.contributors import Contributor
@@ -23,6 +23,9 @@ from skillkit.models import AgentMessage, TokenUsage
 from skillkit.output import OutputRun, OutputSpec
 from skillkit.tools.base import Tool
 from skillkit.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from skillkit.model_registry import ModelRegistry
 
 __all__ = [
     "Report",
@@ -123,35 +126,33 @@ def model_name(adapter: LLMAdapter, config: AgentConfig) -> str:
     return str(getattr(adapter, "model", "") or config.model or "")
 
 
-def catalog_window(model: str) -> int | None:
-    """The model's context window from the model registry, if the catalog knows it."""
-    from skillkit.model_registry import default_registry
-
-    definition = default_registry().get(model) if model else None
+def catalog_window(models: ModelRegistry, model: str) -> int | None:
+    """The model's context window from ``models``, if it knows the model."""
+    definition = models.get(model) if model else None
     return definition.context_window if definition is not None else None
 
 
-def catalog_cost(config: AgentConfig, adapter: LLMAdapter, usage: TokenUsage) -> float | None:
+def catalog_cost(
+    models: ModelRegistry, config: AgentConfig, adapter: LLMAdapter, usage: TokenUsage
+) -> float | None:
     """Cost of ``usage`` at the configured model's price: its own definition's
-    (``AgentConfig(model=ModelDefinition(...))``), else the catalog's (None if unknown)."""
+    (``AgentConfig(model=ModelDefinition(...))``), else the one in ``models`` (None if
+    unknown)."""
     definition = config.model_definition
     if definition is not None:
         return definition.cost.cost_of(usage)
-    from skillkit.model_registry import default_registry
-
-    registry = default_registry()
     model = config.model or getattr(adapter, "model", "") or ""
-    if not model or registry.get(model) is None:
+    if not model or models.get(model) is None:
         return None
-    return registry.calculate_cost(model, usage)
+    return models.calculate_cost(model, usage)
 
 
 def output_run(
-    spec: OutputSpec | None, adapter: LLMAdapter, config: AgentConfig
+    spec: OutputSpec | None, adapter: LLMAdapter, config: AgentConfig, models: ModelRegistry
 ) -> OutputRun | None:
     """A fresh `OutputRun` for the next loop, native where the model supports it: the
-    adapter's own ``native_output`` flag if it has one, else the catalog's
-    ``structured_output`` capability."""
+    adapter's own ``native_output`` flag if it has one, else the ``structured_output``
+    capability ``models`` gives the model."""
     if spec is None:
         return None
     declared = getattr(adapter, "native_output", None)
@@ -159,11 +160,8 @@ def output_run(
         return OutputRun.choose(spec, supports_native=declared)
     definition = config.model_definition
     if definition is None:
-        from skillkit.model_registry import default_registry
-
-        registry = default_registry()
         for name in (config.model, model_name(adapter, config)):
-            definition = registry.get(name) if name else None
+            definition = models.get(name) if name else None
             if definition is not None:
                 break
     supported = definition is not None and "structured_output" in definition.capabilities
@@ -174,11 +172,12 @@ def context_budget(
     settings: CompactionSettings,
     renderers: RendererRegistry,
     on_compacted: Callable[[CompactionResult], None],
+    window_of: Callable[[str], int | None],
 ) -> ContextBudget | None:
     """The context budget that keeps a runner's transcript within the model's window
-    under ``settings`` (None when compaction is disabled)."""
+    (``window_of(model)``) under ``settings`` (None when compaction is disabled)."""
     if not settings.enabled:
         return None
     return ContextBudget(
-        settings, renderers=renderers, on_compacted=on_compacted, window_of=catalog_window
+        settings, renderers=renderers, on_compacted=on_compacted, window_of=window_of
     )

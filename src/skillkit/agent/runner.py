@@ -19,11 +19,21 @@ from skillkit.adapters.registry import AdapterRegistry
 from skillkit.agent import drive as runs
 from skillkit.agent import parts
 from skillkit.agent.approvals import Approval, Approver, paused_answers
-from skillkit.agent.contributors import Contributor, PromptSection, ToolProvider, contributes
+from skillkit.agent.contributors import (
+    Attachable,
+    Contributor,
+    PromptSection,
+    ToolProvider,
+    adopt,
+    adopted,
+    contributes,
+)
 from skillkit.agent.drive import Inbox, RunInProgressError
+from skillkit.agent.handoffs import restore_active_agent
 from skillkit.agent.loop import ContextTransformer, ConvertToLLM, CostFunction, LoopState
 from skillkit.agent.loop_context import RunOutcome
 from skillkit.agent.roles import ChildSpawner, ModeControl, RoleAliases, Roles
+from skillkit.agent.runner_models import ModelFacts
 from skillkit.agent.seam import hook_parts
 from skillkit.agent.streams import RunHandle
 from skillkit.agent.sync import SyncEntryPoints
@@ -50,25 +60,27 @@ from skillkit.tracing import AgentTracer
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
+    from skillkit.model_registry import ModelRegistry
+
 __all__ = ["AgentRunner", "ChildSpawner", "PromptSection", "RunInProgressError", "ToolProvider"]
 
 
-class AgentRunner(SyncEntryPoints, RoleAliases):
+class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
     """Runs an agent: holds the transcript and the queues, and runs the pure loop in a
     task of its own.
 
     ``adapter`` is an `LLMAdapter` (or None to build one from ``config.model``, e.g.
     ``"scripted:PATH"``). ``tools`` are always offered. ``contributors`` add tools,
-    system-prompt sections, input and context transforms, before/after tool call
-    checks, boundary messages and closers (see `Contributor`); with the bus's control
-    handlers first, they become one `Hooks` value per run. ``transformers`` are
-    context transforms run before the contributors'. ``permissions`` / ``children`` fill
-    the `roles` slots (permission layer, child agents) the session layer reads.
-    ``sinks`` receive every event. One run at a time: `chat` during a run raises
-    `RunInProgressError` (use `steer` or `follow_up`). ``redactor`` replaces known
-    secret values in tool output, error texts and failure events (default: the
-    configured API key and this process's key-like environment variables; ``Redactor()``
-    turns it off).
+    system-prompt sections, input and context transforms, before/after tool call checks,
+    boundary messages and closers (see `Contributor`); with the bus's control handlers
+    first, they become one `Hooks` value per run. ``transformers`` are context transforms
+    run before the contributors'. ``permissions`` / ``children`` fill the `roles` slots
+    (permission layer, child agents) the session layer reads. ``models`` is the
+    `ModelRegistry` windows, prices and capabilities are read from (None: one of its own,
+    see `models`). ``sinks`` receive every event. One run at a time: `chat` during a run
+    raises `RunInProgressError` (use `steer` or `follow_up`). ``redactor`` replaces known
+    secret values in tool output, error texts and failure events (default: the configured
+    API key and this process's key-like environment variables; ``Redactor()`` turns it off).
 
     Tracing (``tracer_provider``, ``trace_content``, ``conversation_id``): see
     ``docs/tracing.md``.
@@ -87,7 +99,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         *,
         messages: Iterable[AgentMessage] = (),
         sinks: Iterable[Sink] = (),
-        contributors: Iterable[Contributor] = (),
+        contributors: Iterable[Contributor | Attachable] = (),
         events: EventBus | None = None,
         convert_to_llm: ConvertToLLM | None = None,
         renderers: RendererRegistry | None = None,
@@ -102,6 +114,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         permissions: ModeControl | None = None,
         children: ChildSpawner | None = None,
         approver: Approver | None = None,
+        models: ModelRegistry | None = None,
     ) -> None:
         self.config = config = config if config is not None else AgentConfig()
         self.redactor = (
@@ -124,6 +137,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         self.tools = ToolRegistry(tools)
         self._transformers: list[ContextTransformer] = list(transformers)
         self.convert_to_llm = convert_to_llm
+        self._models = models
         self.renderers = renderers if renderers is not None else RendererRegistry()
         if self.renderers.on_error is None:
             self.renderers.on_error = self._render_failed
@@ -150,7 +164,7 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
             redactor=self.redactor,
             agent_name=config.agent_id,
         )
-        self._contributors: list[Contributor] = list(contributors)
+        self._contributors: list[Contributor] = [adopt(c) for c in contributors]
         for contributor in self._contributors:
             self.roles.offered_by(contributor)
         for contributor in self._contributors:
@@ -160,44 +174,32 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
     # ----- contributors
 
     @property
-    def contributors(self) -> tuple[Contributor, ...]:
-        """The contributors, in the order they apply."""
-        return tuple(self._contributors)
+    def contributors(self) -> tuple[Contributor | Attachable, ...]:
+        """The contributors, in the order they apply (each as it was given)."""
+        return tuple(adopted(c) for c in self._contributors)
 
     def add_contributor(
-        self, contributor: Contributor, *, first: bool = False
+        self, contributor: Contributor | Attachable, *, first: bool = False
     ) -> Callable[[], None]:
         """Add a contributor after the others (``first=True``: before them), before a run
         starts or between runs; calls its ``attach``, and fills the runner's role slots
         whose part it offers (`Roles.offered_by`). Returns a function that removes it."""
         if self.is_running:
             raise RunInProgressError("cannot add a contributor while a run is in progress")
-        self._contributors.insert(0 if first else len(self._contributors), contributor)
-        unrole = self.roles.offered_by(contributor)
-        if contributes(contributor, "attach"):
-            contributor.attach(self)
+        kept = adopt(contributor)
+        self._contributors.insert(0 if first else len(self._contributors), kept)
+        unrole = self.roles.offered_by(kept)
+        if contributes(kept, "attach"):
+            kept.attach(self)
 
         def remove() -> None:
-            if contributor in self._contributors:
-                self._contributors.remove(contributor)
+            if kept in self._contributors:
+                self._contributors.remove(kept)
                 unrole()
 
         return remove
 
     # ----- state
-
-    @property
-    def compaction(self) -> CompactionSettings:
-        """How the context is kept within the model's window (see ``docs/context.md``);
-        assign new settings to change it from the next turn on."""
-        return self._compaction
-
-    @compaction.setter
-    def compaction(self, settings: CompactionSettings) -> None:
-        if not isinstance(settings, CompactionSettings):
-            raise TypeError(f"compaction must be CompactionSettings, got {type(settings).__name__}")
-        self._compaction = settings
-        self._budget = parts.context_budget(settings, self.renderers, self._compacted)
 
     @property
     def messages(self) -> list[AgentMessage]:
@@ -328,10 +330,13 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         calls run first — no model call is made for them, and the transcript is the
         one an uninterrupted run would have; a call left unanswered may pause the run
         again. The runner's transcript becomes the state's. A run started with an
-        ``output_type`` is resumed with the same one."""
+        ``output_type`` is resumed with the same one. A run that paused while an agent
+        it handed the conversation to answered (``state.active_agent``) resumes with
+        that agent answering; `LookupError` when this runner cannot hand to it."""
         state, answers = paused_answers(state, approvals)
         if self.is_running:
             raise RunInProgressError("cannot resume while a run is in progress")
+        restore_active_agent(self, state.active_agent)
         self._messages = list(state.messages)
         self._loop_state.forget_conversion()
         self._run_start = state.run_start
@@ -381,14 +386,8 @@ class AgentRunner(SyncEntryPoints, RoleAliases):
         sections = hook_parts(self._contributors, "system_prompt")
         return parts.system_prompt(self.config.system_prompt, sections, self._report)
 
-    def _catalog_cost(self, usage: TokenUsage) -> float | None:
-        return parts.catalog_cost(self.config, self.adapter, usage)
-
     def _retrying(self, info: Any) -> None:
         self.events.emit_nowait(parts.retry_event(info))
-
-    def _compacted(self, result: CompactionResult) -> None:
-        self._run_start = result.new_index(self._run_start)
 
     def _render_failed(self, kind: str, exc: Exception) -> None:
         self._report(f"render:{kind}", exc)

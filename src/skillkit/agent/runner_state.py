@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from skillkit.config import AgentConfig
     from skillkit.context import ContextBudget, ContextTransformer, ConvertToLLM, RendererRegistry
     from skillkit.events import EventBus
+    from skillkit.model_registry import ModelRegistry
     from skillkit.models import AgentMessage, PendingApproval, TokenUsage
     from skillkit.output import OutputSpec
     from skillkit.secrets import Redactor
@@ -71,6 +72,11 @@ class AgentRunner(Protocol):
     def _report(self, stage: str, exc: Exception) -> None: ...
 
     def _catalog_cost(self, usage: TokenUsage) -> float | None: ...
+
+    @property
+    def models(self) -> ModelRegistry: ...
+
+    def context_window(self, model: str) -> int | None: ...
 
     def _retrying(self, info: Any) -> None: ...
 

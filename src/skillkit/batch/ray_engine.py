@@ -18,6 +18,14 @@ workers see this process's ``sys.path``, so row tasks defined in the caller's mo
 can be unpickled there) and shut down after it; with ``address`` (``auto`` or
 ``ray://host:port``) the run joins that cluster, whose nodes must have SkillKit and
 the task's modules installed.
+
+With ``trace=True`` (``skillkit batch --engine ray --trace``) the rows are traced where
+they run: each worker installs OTLP-exporting tracer and meter providers configured by
+this process's ``OTEL_*`` variables (`skillkit.tracing.otlp`), so every row is an
+``invoke_agent`` trace sent from its worker to the same collector, and the engine has
+each worker send what it holds before it is stopped. A worker that cannot trace (no
+exporter installed on its node) runs its rows untraced; `RayEngine.tracing_problems`
+says why.
 """
 
 from __future__ import annotations
@@ -74,7 +82,9 @@ class RayEngine:
     """Rows on ``actors`` Ray actors, ``per_actor`` at a time each.
 
     ``init`` adds keyword arguments to ``ray.init`` when this engine starts the
-    instance (e.g. ``object_store_memory``, ``num_cpus``)."""
+    instance (e.g. ``object_store_memory``, ``num_cpus``). ``trace`` traces the rows in
+    the workers, exported over OTLP as this process's ``OTEL_*`` variables say (see the
+    module docs)."""
 
     name = "ray"
 
@@ -86,6 +96,7 @@ class RayEngine:
         per_actor: int = 32,
         max_attempts: int = 3,
         init: dict[str, Any] | None = None,
+        trace: bool = False,
     ) -> None:
         if actors < 1 or per_actor < 1 or max_attempts < 1:
             raise ValueError("actors, per_actor and max_attempts must be at least 1")
@@ -94,6 +105,9 @@ class RayEngine:
         self.per_actor = per_actor
         self.max_attempts = max_attempts
         self.init = dict(init or {})
+        self.trace = trace
+        self.tracing_problems: list[str] = []
+        """Why workers could not trace their rows (one line per worker; ``trace=True``)."""
         self.retried = 0
         """Rows submitted again after their worker died (for reports and tests)."""
         self.worker_pids: list[int] = []
@@ -133,10 +147,11 @@ class RayEngine:
             limiter_class.remote(limiter.rate, limiter.burst) if limiter is not None else None
         )
         slots: list[_Slot] = []
+        tracing = _tracing_environment() if self.trace else None
 
         def new_actor(index: int) -> Any:
             return worker_class.options(max_concurrency=self.per_actor, max_restarts=0).remote(
-                task, limiter_actor, index
+                task, limiter_actor, index, tracing
             )
 
         in_flight: dict[asyncio.Future[Any], _Submission] = {}
@@ -168,6 +183,11 @@ class RayEngine:
             self.worker_pids = list(
                 await asyncio.gather(*(_await(slot.actor.pid.remote()) for slot in slots))
             )
+            if tracing is not None:
+                problems = await asyncio.gather(
+                    *(_await(slot.actor.tracing_problem.remote()) for slot in slots)
+                )
+                self.tracing_problems = [p for p in problems if p]
             rows_iter = aiter_rows(rows).__aiter__()
             exhausted = False
             while True:
@@ -190,6 +210,8 @@ class RayEngine:
         finally:
             for future in in_flight:
                 future.cancel()
+            if tracing is not None:  # what the workers hold is sent before they stop
+                await _flush(slots)
             for slot in slots:
                 ray.kill(slot.actor)
             if limiter_actor is not None:
@@ -232,6 +254,43 @@ async def _await(ref: Any) -> Any:
     return await asyncio.wrap_future(ref.future())
 
 
+def _tracing_environment() -> dict[str, str]:
+    """The ``OTEL_*`` variables workers configure their tracing from."""
+    from skillkit.tracing.otlp import otlp_environment
+
+    return otlp_environment()
+
+
+_FLUSH_SECONDS = 15.0
+"""How long the engine waits for its workers to send their spans at the end."""
+
+
+async def _flush(slots: list[_Slot]) -> None:
+    """Have every live worker send its spans and metrics (dead ones are skipped; a
+    collector that does not answer in `_FLUSH_SECONDS` is not waited for)."""
+    flushes = [_await(slot.actor.flush.remote()) for slot in slots]
+    try:
+        async with asyncio.timeout(_FLUSH_SECONDS):
+            await asyncio.gather(*flushes, return_exceptions=True)
+    except TimeoutError:
+        pass
+
+
+def _start_tracing(environment: dict[str, str], worker: str) -> str | None:
+    """Trace this worker process as ``environment`` says (`configure_otlp`); the reason
+    it cannot, as one line, else None."""
+    os.environ.update(environment)
+    try:
+        from skillkit.tracing.otlp import configure_otlp
+
+        configure_otlp()
+    except Exception as exc:
+        from skillkit.errors import describe_exception
+
+        return f"worker {worker}: rows are not traced: {' '.join(describe_exception(exc).split())}"
+    return None
+
+
 _CLASSES: dict[int, tuple[Any, Any]] = {}
 
 
@@ -251,14 +310,31 @@ def _actor_classes(ray: Any) -> tuple[Any, Any]:
 
         @ray.remote(num_cpus=0)
         class BatchWorker:
-            def __init__(self, task: RowTask, limiter: Any, index: int) -> None:
+            def __init__(
+                self,
+                task: RowTask,
+                limiter: Any,
+                index: int,
+                tracing: dict[str, str] | None = None,
+            ) -> None:
                 self.task = task
                 self.name = f"ray-{index}:{os.getpid()}"
                 if limiter is not None and hasattr(task, "limiter"):
                     task.limiter = _RemoteLimiter(limiter)
+                self.problem: str | None = None
+                if tracing is not None:
+                    self.problem = _start_tracing(tracing, self.name)
 
             def pid(self) -> int:
                 return os.getpid()
+
+            def tracing_problem(self) -> str | None:
+                return self.problem
+
+            def flush(self) -> None:
+                from skillkit.tracing.otlp import flush_otlp
+
+                flush_otlp()
 
             async def run(self, row: Row) -> RowResult:
                 result = await self.task(row)

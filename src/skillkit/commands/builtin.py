@@ -158,7 +158,8 @@ def models_command(ctx: CommandContext, args: str) -> str:
         lines.append("Adapters (use with /model NAME):")
         for name in registries.adapters.list():
             lines.append(f"  {name}  (from {registries.adapters.source_of(name) or 'code'})")
-    found = default_registry().find(args.strip())
+    models = ctx.runner.models if ctx.runner is not None else default_registry()
+    found = models.find(args.strip())
     if found:
         lines.append("Models:" if not args.strip() else f"Models matching '{args.strip()}':")
         for model in found[:_MODELS_SHOWN]:
@@ -240,9 +241,7 @@ def _model_definition(runner: AgentRunner) -> ModelDefinition | None:
     configured model, else for the adapter's provider and model."""
     if runner.config.model_definition is not None:
         return runner.config.model_definition
-    from skillkit.model_registry import default_registry
-
-    registry = default_registry()
+    registry = runner.models
     names = [runner.config.model]
     adapter = runner.adapter
     adapter_model = str(getattr(adapter, "model", "") or "")

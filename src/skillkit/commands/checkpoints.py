@@ -20,7 +20,7 @@ one-line message. Rewinding is refused while a run is in progress.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.dispatch import (
     Argument,
@@ -31,7 +31,7 @@ from skillkit.commands.dispatch import (
 )
 
 if TYPE_CHECKING:
-    from skillkit.checkpoints import Checkpoints, RestoreResult
+    from skillkit.checkpoints import Checkpoints, FileChange, RestoreResult, Turn
 
 __all__ = ["checkpoint_commands", "diff_command", "rewind_command", "undo_command"]
 
@@ -49,25 +49,44 @@ def _checkpoints(ctx: CommandContext) -> Checkpoints:
     raise CommandError(NO_CHECKPOINTS)
 
 
-def _restored(result: RestoreResult) -> CommandResult:
+def _restored(ctx: CommandContext, result: RestoreResult) -> CommandResult:
     from skillkit.checkpoints.view import change_record, file_lines, restore_line
+    from skillkit.commands.active_agent import follow_moved_branch
+    from skillkit.commands.sessions import recorded_session
 
-    return CommandResult(
-        output="\n".join([restore_line(result), *file_lines(result.files, counted=False)]),
-        data={
-            "target": result.target,
-            "files": [change_record(c) for c in result.files],
-            "turn": result.turn.number,
-        },
-    )
+    lines = [restore_line(result), *file_lines(result.files, counted=False)]
+    data: dict[str, object] = {
+        "target": result.target,
+        "files": [change_record(c) for c in result.files],
+        "turn": result.turn.number,
+    }
+    if result.target != "code":  # the conversation moved: who answers follows it
+        runner = ctx.require_runner()
+        notice, fields = follow_moved_branch(runner, recorded_session(runner))
+        lines.extend([notice] if notice else [])
+        data.update(fields)
+    return CommandResult(output="\n".join(lines), data=data)
+
+
+def _record(turn: Turn, changes: list[FileChange]) -> dict[str, Any]:
+    """A turn as the JSON faces get it (`turn_record`), with ``transcript_length``: the
+    number of messages before its prompt (where the turn begins in the transcript; a
+    face places what the turn changed with it), None when unknown."""
+    from skillkit.checkpoints.view import turn_record
+
+    record = turn_record(turn, changes)
+    record["transcript_length"] = turn.transcript_length
+    return record
 
 
 def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``rewind [TURN] [TARGET] [FORCE]``: without a turn, the turns (``data.turns``);
     with one, go back to before it. ``data``: the ``files`` restored, the ``target``
-    and the rewind's own ``turn`` number."""
+    and the rewind's own ``turn`` number. Refused over files changed outside SkillKit
+    (unless ``force``): an error whose ``data`` names them (``changed_outside``), with
+    the ``turn`` and ``target`` asked for, so a face can ask and call again."""
     from skillkit.checkpoints import ChangedOutsideError
-    from skillkit.checkpoints.view import turn_line, turn_record
+    from skillkit.checkpoints.view import turn_line
 
     checkpoints = _checkpoints(ctx)
     number = args.get("turn")
@@ -79,22 +98,24 @@ def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandRe
             if lines
             else "no turns yet"
         )
-        return CommandResult(output=output, data={"turns": [turn_record(t, c) for t, c in turns]})
+        return CommandResult(output=output, data={"turns": [_record(t, c) for t, c in turns]})
     ctx.require_idle_runner()
     target = str(args.get("target") or "both")
     try:
         result = checkpoints.restore(number, target, force=args.get("force") is True)  # type: ignore[arg-type]
     except ChangedOutsideError as exc:
-        raise CommandError(
-            f"{exc}; nothing was rewound. Overwrite them with /rewind {number} {target} yes"
-        ) from None
+        return CommandResult(
+            error=f"{exc}; nothing was rewound. Overwrite them with /rewind {number} {target} yes",
+            data={"changed_outside": exc.paths, "turn": number, "target": target},
+        )
     except (KeyError, RuntimeError, ValueError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
-    return _restored(result)
+    return _restored(ctx, result)
 
 
 def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
-    """``undo [FORCE]``: take back the last turn, or the last rewind."""
+    """``undo [FORCE]``: take back the last turn, or the last rewind (refused as
+    ``rewind`` is, with ``data.changed_outside``)."""
     from skillkit.checkpoints import ChangedOutsideError
 
     checkpoints = _checkpoints(ctx)
@@ -102,16 +123,19 @@ def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
     try:
         result = checkpoints.undo(force=args.get("force") is True)
     except ChangedOutsideError as exc:
-        raise CommandError(f"{exc}; nothing was undone. Overwrite them with /undo yes") from None
+        return CommandResult(
+            error=f"{exc}; nothing was undone. Overwrite them with /undo yes",
+            data={"changed_outside": exc.paths},
+        )
     except (KeyError, RuntimeError) as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
-    return _restored(result)
+    return _restored(ctx, result)
 
 
 def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``diff [TURN]``: what a turn changed (default: the last), its files with +/- lines
     and the unified ``patch``."""
-    from skillkit.checkpoints.view import file_lines, turn_record
+    from skillkit.checkpoints.view import file_lines
 
     checkpoints = _checkpoints(ctx)
     number = args.get("turn")
@@ -122,7 +146,7 @@ def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
         patch = checkpoints.patch(number)
     except KeyError as exc:
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
-    record = turn_record(turn, changes)
+    record = _record(turn, changes)
     record["patch"] = patch
     output = (
         "\n".join([*file_lines(changes), "", patch.rstrip()])

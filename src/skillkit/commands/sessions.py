@@ -81,6 +81,7 @@ def _current_entry(session: Session) -> Entry | None:
 async def tree_command(ctx: CommandContext, args: str) -> str:
     """``/tree``: the tree; ``/tree ID|LABEL``: go back to that entry (see
     `skillkit.session.branching.navigate`)."""
+    from skillkit.commands.active_agent import follow_moved_branch
     from skillkit.session.branching import describe_entry, navigate, tree_lines
 
     target = args.strip()
@@ -122,6 +123,8 @@ async def tree_command(ctx: CommandContext, args: str) -> str:
         lines.append(
             f"an outline of the {move.abandoned} messages was kept instead (entry {move.entry.id})"
         )
+    notice, _fields = follow_moved_branch(runner, session)  # who answers follows the branch
+    lines.extend([notice] if notice else [])
     return "\n".join(lines)
 
 
@@ -131,6 +134,7 @@ def fork_command(ctx: CommandContext, args: Mapping[str, object] | str) -> Comma
     was. The answer's data: the new ``session_id`` and ``session_file`` and the
     ``parent_session``. ``args`` are the checked values, or the text typed after the
     name."""
+    from skillkit.commands.active_agent import follow_moved_branch
     from skillkit.session.branching import fork_into_new_session
 
     text = args if isinstance(args, str) else args.get("entry_id")
@@ -146,12 +150,16 @@ def fork_command(ctx: CommandContext, args: Mapping[str, object] | str) -> Comma
         raise CommandError(str(exc.args[0]) if exc.args else str(exc)) from None
     except OSError as exc:
         raise CommandError(f"the fork could not be saved: {exc}") from None
+    lines = [f"forked session {session.id} into {fork.id}; you are now in {fork.id}"]
+    notice, fields = follow_moved_branch(ctx.require_runner(), fork)  # where it ends
+    lines.extend([notice] if notice else [])
     return CommandResult(
-        output=f"forked session {session.id} into {fork.id}; you are now in {fork.id}",
+        output="\n".join(lines),
         data={
             "session_id": fork.id,
             "session_file": str(fork.path),
             "parent_session": session.id,
+            **fields,
         },
     )
 

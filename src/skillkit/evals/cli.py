@@ -226,6 +226,8 @@ def run_suite_command(args: argparse.Namespace) -> int:
         show.finish()
         print(f"skillkit: error: eval: {describe_exception(exc)}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        task.close()
     show.finish()
     return _finish(args, suite.name, out, summary)
 

@@ -89,7 +89,9 @@ class EvalRun:
     ``text`` is the final answer, ``skills_loaded`` the skills the model loaded (in
     order, each once), ``tool_calls`` every call, ``turns`` the model calls made,
     ``cost`` USD (None when the model's prices are unknown), ``workspace`` the case's
-    scratch folder as the run left it, ``error`` why the run failed (None if it did not).
+    scratch folder as the run left it, ``error`` why the run failed (None if it did not),
+    ``messages`` the run's messages and ``transcript`` the same as short JSON items
+    (`transcript_of`; made when first read, so a run nobody reads it of costs nothing).
     """
 
     case: str
@@ -103,7 +105,14 @@ class EvalRun:
     usage: TokenUsage | None = None
     cost: float | None = None
     error: str | None = None
-    transcript: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list, repr=False)
+    _transcript: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def transcript(self) -> list[dict[str, Any]]:
+        if self._transcript is None:
+            self._transcript = transcript_of(self.messages, self.workspace)
+        return self._transcript
 
     @property
     def skills_loaded(self) -> list[str]:

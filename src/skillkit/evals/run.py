@@ -177,9 +177,12 @@ async def run_eval(
     be importable or picklable by the workers."""
     rows = eval_rows(suite, list(models or suite.models))
     task = EvalTask(suite, make_agent, make_judge)
-    results = await run_batch(
-        rows, task=task, engine=engine or LocalEngine(), limiter=limiter, on_result=on_result
-    )
+    try:
+        results = await run_batch(
+            rows, task=task, engine=engine or LocalEngine(), limiter=limiter, on_result=on_result
+        )
+    finally:
+        task.close()
     return summarize(results)
 
 

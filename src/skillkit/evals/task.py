@@ -2,8 +2,9 @@
 
 `EvalTask` is a batch row task (`skillkit.batch.RowTask`): each row names a case, a
 model and a repeat; the task places the case's files (and the suite's skill folders)
-in a fresh scratch folder, makes the agent for that model there, runs the prompt while
-recording its trajectory, runs the case's checks, removes the folder and returns a
+in an empty scratch folder of its own, makes the agent for that model there, runs the
+prompt while recording its trajectory, runs the case's checks, empties the folder for a
+later row (`ScratchFolders`: reused, never shared while a row runs) and returns a
 `RowResult` whose ``output`` is the outcome (`outcome_of` reads it back). Everything
 that goes wrong is the row's ``error``; the task never raises (but for cancellation),
 and it is picklable when its factories are, so the Ray engine can ship it.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import shutil
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,7 +25,8 @@ import msgspec
 
 from skillkit.batch import Row, RowResult
 from skillkit.evals.checks import CheckResult, JudgeFactory, run_checks
-from skillkit.evals.record import EvalRun, Trajectory, tool_calls_of, transcript_of
+from skillkit.evals.record import EvalRun, Trajectory, tool_calls_of
+from skillkit.evals.scratch import ScratchFolders
 from skillkit.evals.suite import Case, Suite
 
 if TYPE_CHECKING:
@@ -75,6 +76,19 @@ class EvalTask:
     make_agent: AgentMaker
     make_judge: JudgeFactory | None = None
     limiter: Any = field(default=None, repr=False)
+    _scratch: ScratchFolders = field(default_factory=ScratchFolders, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Another process (a Ray worker) keeps scratch folders of its own.
+        return {k: v for k, v in self.__dict__.items() if k != "_scratch"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._scratch = ScratchFolders()
+
+    def close(self) -> None:
+        """Remove the scratch folders kept for later rows (done at exit otherwise)."""
+        self._scratch.close()
 
     async def __call__(self, row: Row) -> RowResult:
         started = time.perf_counter()
@@ -102,10 +116,7 @@ class EvalTask:
         return result
 
     async def _run(self, index: int, case: Case, model: str, repeat: int) -> RowResult:
-        # Making and removing the scratch folder are file system calls that can block
-        # for milliseconds (an ext4 /tmp mounted with discard): a thread does them, so
-        # the other rows go on meanwhile.
-        workspace = await asyncio.to_thread(self._workspace, case)
+        workspace = await self._workspace(case)
         try:
             run, usage = await self._agent_run(case, model, workspace)
             checks = await run_checks(
@@ -116,7 +127,7 @@ class EvalTask:
                 base=self.suite.base,
             )
         finally:
-            await asyncio.to_thread(shutil.rmtree, workspace, ignore_errors=True)
+            await self._scratch.give_back(workspace)
         passed = run.error is None and all(check.passed for check in checks)
         outcome = Outcome(
             case=case.name,
@@ -139,18 +150,17 @@ class EvalTask:
             error=run.error,
         )
 
-    def _workspace(self, case: Case) -> Path:
-        """A fresh scratch folder with the case's files and the suite's skills."""
-        workspace = Path(tempfile.mkdtemp(prefix="skillkit-eval-")).resolve()
-        try:
-            for relative, text in case.files:
-                target = workspace / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-            place_skills(self.suite, workspace)
-        except BaseException:
-            shutil.rmtree(workspace, ignore_errors=True)
-            raise
+    async def _workspace(self, case: Case) -> Path:
+        """An empty scratch folder (see `ScratchFolders`) with the case's files and the
+        suite's skills. Writing files are file system calls that can block for
+        milliseconds: a thread does them, so the other rows go on meanwhile."""
+        workspace = await self._scratch.take_async()
+        if case.files or self.suite.skills:
+            try:
+                await asyncio.to_thread(_place, self.suite, case, workspace)
+            except BaseException:
+                await self._scratch.give_back(workspace)
+                raise
         return workspace
 
     async def _agent_run(self, case: Case, model: str, workspace: Path) -> tuple[EvalRun, Any]:
@@ -189,9 +199,17 @@ class EvalTask:
             usage=response.usage,
             cost=trajectory.cost,
             error=response.error,
-            transcript=transcript_of(response.messages, workspace),
+            messages=response.messages,
         )
         return run, response.usage
+
+
+def _place(suite: Suite, case: Case, workspace: Path) -> None:
+    for relative, text in case.files:
+        target = workspace / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    place_skills(suite, workspace)
 
 
 def place_skills(suite: Suite, workspace: Path) -> None:

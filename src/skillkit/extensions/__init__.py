@@ -17,37 +17,32 @@ published under the entry-point group ``skillkit`` or dropped into a trusted pro
 ``.skillkit/plugins/``. See ``docs/plugins.md`` ("Writing plugins") and the hook
 inventory in `skillkit.extensions.hookspecs`.
 
-Names are loaded on first use, so importing a submodule (``skillkit.extensions.hookspecs``,
-``skillkit.extensions.trust``) does not load pluggy or the agent.
+Plain imports: every command that imports this package loads the plugin manager anyway
+(see docs/architecture.md, "Lazy re-exports").
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-_EXPORTS: dict[str, str] = {
-    "AgentContext": "skillkit.extensions.hookspecs",
-    "BlockDecision": "skillkit.extensions.hookspecs",
-    "ResultOverride": "skillkit.extensions.hookspecs",
-    "hookimpl": "skillkit.extensions.hookspecs",
-    "hookspec": "skillkit.extensions.hookspecs",
-    "ENTRY_POINT_GROUP": "skillkit.extensions.manager",
-    "PROJECT_PLUGIN_DIR": "skillkit.extensions.manager",
-    "PluginFailure": "skillkit.extensions.info",
-    "PluginInfo": "skillkit.extensions.info",
-    "PluginManager": "skillkit.extensions.manager",
-    "AdapterRegistry": "skillkit.extensions.registries",
-    "Command": "skillkit.extensions.registries",
-    "CommandRegistry": "skillkit.extensions.registries",
-    "Frontend": "skillkit.extensions.registries",
-    "FrontendFactory": "skillkit.extensions.registries",
-    "FrontendRegistry": "skillkit.extensions.registries",
-    "Registries": "skillkit.extensions.registries",
-    "ToolRegistry": "skillkit.extensions.registries",
-    "TRUST_ENV": "skillkit.extensions.trust",
-    "TrustStore": "skillkit.extensions.trust",
-}
+from skillkit.extensions.hookspecs import (
+    AgentContext,
+    BlockDecision,
+    ResultOverride,
+    hookimpl,
+    hookspec,
+)
+from skillkit.extensions.info import PluginFailure, PluginInfo
+from skillkit.extensions.manager import ENTRY_POINT_GROUP, PROJECT_PLUGIN_DIR, PluginManager
+from skillkit.extensions.registries import (
+    AdapterRegistry,
+    Command,
+    CommandRegistry,
+    Frontend,
+    FrontendFactory,
+    FrontendRegistry,
+    Registries,
+    ToolRegistry,
+)
+from skillkit.extensions.trust import TRUST_ENV, TrustStore
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -71,39 +66,3 @@ __all__ = [
     "hookimpl",
     "hookspec",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'skillkit.extensions' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
-
-if TYPE_CHECKING:
-    from skillkit.extensions.hookspecs import (
-        AgentContext,
-        BlockDecision,
-        ResultOverride,
-        hookimpl,
-        hookspec,
-    )
-    from skillkit.extensions.info import PluginFailure, PluginInfo
-    from skillkit.extensions.manager import ENTRY_POINT_GROUP, PROJECT_PLUGIN_DIR, PluginManager
-    from skillkit.extensions.registries import (
-        AdapterRegistry,
-        Command,
-        CommandRegistry,
-        Frontend,
-        FrontendFactory,
-        FrontendRegistry,
-        Registries,
-        ToolRegistry,
-    )
-    from skillkit.extensions.trust import TRUST_ENV, TrustStore

@@ -123,6 +123,7 @@ class AgentSession(SessionHistory):
         if ui_timeout is not None and ui_timeout <= 0:
             raise ValueError(f"ui_timeout must be positive, got {ui_timeout}")
         self.runner = runner
+        self.models = runner.models  # the agent's model registry: names, windows, prices
         self.permissions = permissions
         self.manager = manager
         self.children = children
@@ -278,8 +279,7 @@ class AgentSession(SessionHistory):
         return self.permissions.mode if self.permissions is not None else None
 
     def cycle_mode(self) -> None:
-        """Switch to the next permission mode (Shift+Tab); nothing without a permission
-        layer."""
+        """Switch to the next permission mode (Shift+Tab; nothing without a permission layer)."""
         if self.permissions is not None:
             self.permissions.cycle_mode()
 

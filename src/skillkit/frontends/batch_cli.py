@@ -271,6 +271,8 @@ def run_batch_command(args: argparse.Namespace) -> int:
         print(f"skillkit: error: batch: {describe_exception(exc)}", file=sys.stderr)
         return 1
     show.finish()
+    for problem in getattr(engine, "tracing_problems", ()):
+        print(f"skillkit: batch: {problem}", file=sys.stderr)
     return _report(summary, out)
 
 
@@ -315,11 +317,14 @@ def engine_from_args(args: argparse.Namespace) -> Any:
     from skillkit.batch import LocalEngine, RayEngine
 
     if args.engine == "ray":
+        from skillkit.tracing.otlp import trace_requested
+
         actors = args.actors or os.cpu_count() or 1
         return RayEngine(
             address=args.ray_address,
             actors=actors,
             per_actor=max(1, -(-args.concurrency // actors)),
+            trace=bool(getattr(args, "trace", False)) or trace_requested(),
         )
     return LocalEngine(args.concurrency)
 

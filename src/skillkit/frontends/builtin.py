@@ -18,6 +18,7 @@ from skillkit.extensions.registries import Frontend, FrontendFactory
 
 if TYPE_CHECKING:
     from skillkit.frontends.agent_session import AgentSession
+    from skillkit.frontends.session_switch import SessionSwitch
 
 __all__ = [
     "BUILTIN_FRONTENDS",
@@ -32,19 +33,27 @@ class InteractiveFrontend:
     """The interactive terminal session (`skillkit.frontends.interactive`).
 
     Options: ``title`` (the first line shown), ``first_prompt`` (run at once, as
-    ``skillkit "task"`` gives it). Approvals, questions and modes come from the
-    session's permission layer; the commands from its table; the skills watched are
-    its plugin manager's."""
+    ``skillkit "task"`` gives it), ``sessions`` (a `SessionSwitch` holding the session:
+    ``/resume`` goes on with another of this folder's sessions through it). Approvals,
+    questions and modes come from the session's permission layer; the commands from its
+    table; the skills watched are its plugin manager's."""
 
-    def __init__(self, *, title: str = "", first_prompt: str = "") -> None:
+    def __init__(
+        self, *, title: str = "", first_prompt: str = "", sessions: SessionSwitch | None = None
+    ) -> None:
         self.title = title
         self.first_prompt = first_prompt
+        self.sessions = sessions
 
     async def run(self, session: AgentSession) -> int:
         from skillkit.frontends.interactive import InteractiveSession
 
         terminal = InteractiveSession(
-            session, title=self.title, frontend=self, first_prompt=self.first_prompt
+            session,
+            title=self.title,
+            frontend=self,
+            first_prompt=self.first_prompt,
+            sessions=self.sessions,
         )
         return await terminal.run()
 

@@ -13,13 +13,17 @@ command                what the terminal adds
 ``/mode [NAME]``       show the permission mode, or switch to NAME (with a gate)
 ``/skill:NAME ACTION`` the action's call and result drawn as panels; Ctrl-C aborts it
 ``/compact [TEXT]``    no second summary line: the renderer draws the compaction
+``/tree``              each answer's first words rendered as Markdown on its line
+``/expand [N]``        (the terminal's own) tool call N whole above the prompt
+``/resume [ID]``       (the terminal's own) go on with another saved session of
+                       this folder (an id or a prefix; alone: the picker)
 =====================  ==========================================================
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from skillkit.commands.dispatch import (
@@ -47,7 +51,7 @@ SOURCE = "frontend:interactive"
 KEYS: dict[str, str] = {
     "Ctrl-J": "insert a new line in the prompt",
     "Ctrl-R": "search the prompts typed before (also in earlier sessions)",
-    "Ctrl-O": "show the last tool call whole above the prompt; again to fold it",
+    "Ctrl-O": "the last tool call whole above the prompt; again to fold it (/expand N: any)",
     "Enter (during a run)": "send the typed text to the running agent (steer)",
     "Alt+Enter (during a run)": "queue the typed text for after the run",
     "Esc": "abort the running prompt or command",
@@ -63,9 +67,22 @@ class TerminalCommands:
     registers them in a table (default: the session's) and returns a function putting
     back what they replaced."""
 
-    def __init__(self, renderer: TerminalRenderer, session: AgentSession) -> None:
+    def __init__(
+        self,
+        renderer: TerminalRenderer,
+        session: AgentSession,
+        *,
+        expand: Callable[[str], str | None] | None = None,
+        resume: Callable[[str], Awaitable[str | None]] | None = None,
+    ) -> None:
         self.renderer = renderer
         self.session = session
+        self.expand = expand
+        """``/expand [N]``'s handler (the terminal shows tool call N whole), or None: no
+        ``/expand``."""
+        self.resume = resume
+        """``/resume [ID]``'s handler (the terminal goes on with session ID through its
+        session switch), or None: no ``/resume``."""
 
     @property
     def permissions(self) -> Permissions | None:
@@ -84,7 +101,7 @@ class TerminalCommands:
 
         replaced = {
             name: (command, registry.source_of(command.name))
-            for name in ("help", "mode", "skill", "compact")
+            for name in ("help", "mode", "skill", "compact", "tree")
             if (command := registry.get(name)) is not None
         }
         help_ = previous("help", Command("help", "list the commands", help_command))
@@ -119,6 +136,37 @@ class TerminalCommands:
                 arguments=compact.arguments,
             ),
         ]
+        tree = table.get("tree")
+        if tree is not None:
+            ours.append(
+                Command(
+                    "tree",
+                    tree.description,
+                    lambda ctx, args: self._tree(tree, ctx, args),
+                    usage=tree.usage,
+                    arguments=tree.arguments,
+                )
+            )
+        expand = self.expand
+        if expand is not None:
+            ours.append(
+                Command(
+                    "expand",
+                    "show tool call N whole above the prompt, or list the calls",
+                    lambda ctx, args: expand(args),
+                    usage="[N]",
+                )
+            )
+        resume = self.resume
+        if resume is not None:
+            ours.append(
+                Command(
+                    "resume",
+                    "go on with another saved session of this folder (alone: pick one)",
+                    lambda ctx, args: resume(args),
+                    usage="[ID]",
+                )
+            )
         if self.permissions is not None:
             ours.append(
                 Command(
@@ -151,7 +199,27 @@ class TerminalCommands:
             for key, text in KEYS.items()
             if self.permissions is not None or key != "Shift+Tab"
         ]
-        return CommandResult(output="\n".join([result.output, "Keys:", *keys]).lstrip("\n"))
+        text = "\n".join([result.output, "Keys:", *keys]).lstrip("\n")
+        console = self.renderer.console
+        if console.is_terminal:  # long lines go on under their own column, not at the edge
+            text = "\n".join(_hanging(line, console.width - 1) for line in text.split("\n"))
+        return CommandResult(output=text)
+
+    async def _tree(self, inner: Command, ctx: CommandContext, args: object) -> CommandResult:
+        """``/tree`` drawn with its answers rendered as Markdown (when the renderer
+        renders Markdown); ``/tree ID`` and every other face: the command's own answer."""
+        from skillkit.frontends.session_view import draw_tree
+
+        if isinstance(args, str):
+            result = await run_command(inner, args, ctx)
+        else:
+            result = await call_command(inner, dict(args) if isinstance(args, dict) else {}, ctx)
+        session = self.session.session
+        typed = args.strip() if isinstance(args, str) else args
+        if typed or not result.ok or session is None or not self.renderer.renders_markdown():
+            return result
+        draw_tree(self.renderer, session, result.output.split("\n"))
+        return CommandResult(quit=result.quit, send=result.send)
 
     def _mode(self, ctx: CommandContext, args: str) -> str | None:
         from skillkit.permissions import PermissionMode
@@ -228,3 +296,27 @@ class TerminalCommands:
         if drawn:  # the renderer has shown how it went
             return CommandResult(quit=result.quit, send=result.send)
         return result
+
+
+def _hanging(line: str, width: int) -> str:
+    """``line`` broken at spaces to ``width`` columns, the lines after the first
+    indented to where its second column starts (after its first run of two spaces or
+    more; a ``session:`` list under its first word; a line that is itself indented, as
+    far as it is)."""
+    import re
+    import textwrap
+
+    if len(line) <= width:
+        return line
+    lead = len(line) - len(line.lstrip())
+    column = re.match(r"\s*\S.*?\s{2,}(?=\S)", line) or re.match(r"\s*\S+\s", line)
+    indent = len(column.group(0)) if column is not None and lead < 4 else lead
+    if indent > width // 2:
+        indent = lead + 4
+    return textwrap.fill(
+        line,
+        width=width,
+        subsequent_indent=" " * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )

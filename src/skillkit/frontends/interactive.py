@@ -8,7 +8,9 @@ to the session's stream (`AgentSession.listen`). Keys at the prompt:
 - Shift+Tab cycles the permission mode; the toolbar under the prompt shows it.
 - ↑ and Ctrl-R reach earlier prompts (`skillkit.frontends.prompt_history`); Tab
   completes (`skillkit.frontends.prompt_completion`); Ctrl-O shows the last tool call
-  whole above the prompt, Ctrl-O again folds it. ``@image.png`` sends the image.
+  whole above the prompt, Ctrl-O again folds it; ``/expand N`` shows call N (the
+  number a folded result's hint gives; ``/expand`` lists the calls kept).
+  ``@image.png`` sends the image.
 
 While a run works (`skillkit.frontends.run_input`), a working line shows what the agent
 does and for how long, with an input line under it; nothing typed is echoed into the
@@ -31,6 +33,11 @@ shows the exact argument list it will run. Skills are watched for changes.
 
 Everything printed goes through the renderer, which redacts secrets and neutralizes
 control characters (see `skillkit.frontends.terminal`).
+
+Handed a `SessionSwitch` (``sessions``, as ``skillkit`` does), ``/resume ID`` goes on
+with another saved session of this folder through it (an id or a prefix of one; Tab
+completes them, each with its name or first prompt; ``/resume`` alone opens the
+picker): the terminal then draws the new session and shows its earlier turns.
 
 Slash commands are looked up in the session's one command table
 (`AgentSession.run_command`): the session's own commands, SkillKit's from the built-in
@@ -60,6 +67,7 @@ from skillkit.frontends.prompt_completion import (
     workspace_files,
 )
 from skillkit.frontends.request_answers import RequestAnswers
+from skillkit.frontends.rewind_chooser import TerminalRewind
 from skillkit.frontends.run_input import (
     ESCAPE_DELAY,
     RUN_KEYS,
@@ -67,8 +75,9 @@ from skillkit.frontends.run_input import (
     WorkStatus,
     quiet_keyboard,
 )
+from skillkit.frontends.session_resume import TerminalResume
 from skillkit.frontends.terminal import TerminalRenderer
-from skillkit.frontends.tool_rows import expanded_rows
+from skillkit.frontends.tool_rows import ToolRecord, expanded_view, pick_record
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 
 if TYPE_CHECKING:
@@ -78,6 +87,7 @@ if TYPE_CHECKING:
 
     from skillkit.commands.dispatch import CommandRegistry
     from skillkit.extensions.registries import Frontend
+    from skillkit.frontends.session_switch import SessionSwitch
     from skillkit.model_registry import ModelRegistry
     from skillkit.models import UserContent
     from skillkit.permissions import Permissions
@@ -110,7 +120,9 @@ class InteractiveSession:
     questions from the keyboard and offers Shift+Tab and ``/mode``. Commands come from
     the session's table; the skills watched for changes (``watch_skills``) are
     ``skills``, else the session's plugin manager's. ``frontend`` is passed to command
-    handlers as `CommandContext.frontend`; ``first_prompt`` runs as if typed at once.
+    handlers as `CommandContext.frontend`; ``first_prompt`` runs as if typed at once;
+    ``sessions`` (a `SessionSwitch` whose current session is ``agent``) offers
+    ``/resume``, after which the terminal drives the session switched to.
     `run` returns the process exit code: 0 for
     Ctrl-D, ``/quit`` or ``/exit``, `INTERRUPTED` (130) for Ctrl-C Ctrl-C. The session
     stays open when the terminal ends: its owner closes it.
@@ -126,11 +138,15 @@ class InteractiveSession:
         watch_skills: bool = True,
         frontend: Frontend | None = None,
         first_prompt: str = "",
+        sessions: SessionSwitch | None = None,
     ) -> None:
         self.agent_session = agent
+        self.sessions = sessions
         self.first_prompt = first_prompt  # run before the first one is read
         """The `AgentSession` the terminal drives."""
         self.renderer = renderer if renderer is not None else TerminalRenderer()
+        if self.renderer.models is None:
+            self.renderer.models = agent.models  # prices the cache savings in the footer
         self.title = title
         self.permissions: Permissions | None = agent.permissions
         self._root = Path.cwd()  # where @path mentions are found
@@ -146,7 +162,13 @@ class InteractiveSession:
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
-        self._expanded = False  # Ctrl-O: the last tool call shown whole above the prompt
+        # Ctrl-O or /expand N: the tool call shown whole above the prompt
+        self._expanded: ToolRecord | None = None
+        self._watcher: SkillWatcher | None = None
+        self._stopping: set[asyncio.Future[None]] = set()  # watchers left at a switch
+        self._unbind: Callable[[], None] = lambda: None
+        self._rewind = TerminalRewind(agent, self.renderer, frontend)  # /rewind, /undo
+        self._resume = TerminalResume(sessions, self.renderer) if sessions else None
         self._input = RunInput(
             self.status,
             on_enter=lambda text: self._send(text, later=False),
@@ -177,47 +199,90 @@ class InteractiveSession:
             key_bindings=self._key_bindings(),
             bottom_toolbar=self._toolbar if self.permissions is not None else None,
             completer=PromptCompleter(
-                self.agent_session.commands.list,
+                lambda: self.agent_session.commands.list(),
                 self._skill_names,
                 self._root,
-                _model_ids,
+                lambda: _model_ids(self.agent_session.models),
                 lambda: entry_choices(self.agent_session.session),
+                self._resume.choices if self._resume is not None else list,
             ).completer(),
             complete_while_typing=False,
         )
         session.app.ttimeoutlen = ESCAPE_DELAY
         self._requests = asyncio.Queue()
-        agent = self.agent_session
-        own = TerminalCommands(self.renderer, agent)
         renderer = self.renderer
         drawn_by_renderer, held = renderer.draw_requests, renderer.hold_partial_line
         renderer.draw_requests = False  # drawn when asked, one at a time
         renderer.hold_partial_line = True  # shown by the working lines until it ends
-        renderer.expand_hint = "ctrl+o shows all"
+        renderer.expand_hint = "/expand {n} shows all"
 
         def give_back_requests() -> None:
             renderer.draw_requests, renderer.hold_partial_line = drawn_by_renderer, held
             renderer.expand_hint = ""
 
-        undo = [
-            give_back_requests,
-            agent.listen(self.renderer.emit),
-            agent.listen(self.status.emit),
-            agent.listen(self._show_queued),
-            agent.on_ui_request(self._queue_request),
-            own.install(agent.commands),
-        ]
-        watcher = self._start_watcher()
+        self._unbind = self._bind(self.agent_session)
+        undo: list[Callable[[], None]] = [give_back_requests, lambda: self._unbind()]
+        if self.sessions is not None:
+            undo.append(self.sessions.on_change(self._switched))
+        self._watcher = self._start_watcher()
         try:
             with quiet_keyboard():
                 code = await self._loop(session)
             self._resume_hint()
             return code
         finally:
-            if watcher is not None:
-                await watcher.stop()
+            if self._watcher is not None:
+                await self._watcher.stop()
             for step in reversed(undo):
                 step()
+
+    def _bind(self, agent: AgentSession) -> Callable[[], None]:
+        """Draw ``agent``'s stream and answer its requests, the terminal's commands in
+        its table; returns the function undoing it."""
+        own = TerminalCommands(
+            self.renderer,
+            agent,
+            expand=self._expand,
+            resume=self._resume.command if self._resume is not None else None,
+        )
+        undo = [
+            agent.listen(self.renderer.emit),
+            agent.listen(self.status.emit),
+            agent.listen(self._show_queued),
+            agent.on_ui_request(self._queue_request),
+            own.install(agent.commands),
+        ]
+
+        def unbind() -> None:
+            for step in reversed(undo):
+                step()
+
+        return unbind
+
+    def _switched(self) -> None:
+        """The session switch changed session (``/resume``, ``/open_session``): drive
+        the new one — its stream, requests, commands, skills — and show its earlier
+        turns."""
+        from skillkit.frontends.session_view import show_earlier_conversation
+
+        assert self.sessions is not None
+        agent = self.sessions.current
+        self._unbind()
+        self.agent_session = agent
+        self.permissions = agent.permissions
+        self.skills = agent.manager.registries.skills if agent.manager is not None else None
+        self._rewind = TerminalRewind(agent, self.renderer, self.frontend)
+        self.renderer.redactor = self.renderer.redactor.with_secrets(agent.secrets())
+        self._unbind = self._bind(agent)
+        watcher, self._watcher = self._watcher, self._start_watcher()
+        if watcher is not None:
+            stopping = asyncio.ensure_future(watcher.stop())
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+        self.renderer.console.print()
+        if not show_earlier_conversation(self.renderer, agent):
+            recorded = agent.session
+            self.renderer.info(f"session {recorded.id if recorded else '(not saved)'}: empty")
 
     def _skill_names(self) -> list[str]:
         if self.skills is None:
@@ -263,7 +328,7 @@ class InteractiveSession:
                 else:
                     with patch_stdout(raw=True):
                         typed = await session.prompt_async(default=self._input.take_text())
-                self._expanded = False
+                self._expanded = None
                 text = typed.strip()
             except KeyboardInterrupt:
                 if exit_armed:
@@ -276,8 +341,15 @@ class InteractiveSession:
             if not text:
                 continue
             exit_armed = False
+            if self._rewind.handles(text):  # the chooser; asks before overwriting
+                await self._rewind.run(text)
+                continue
             if text.startswith("/"):
                 result = await self._command(text)
+                if self._resume is not None and self._resume.picking:
+                    chosen = await self._resume.pick()  # /resume alone: here, not in it
+                    if chosen is not None:
+                        await self._command(f"/resume {chosen}")
                 if result is not None:
                     if result.quit:
                         return 0
@@ -289,7 +361,9 @@ class InteractiveSession:
             if not shell:
                 model = str(self.agent_session.get_state().get("model") or "")
                 try:
-                    prompt, shown = outgoing_prompt(text, self._root, model, _catalog().get)
+                    prompt, shown = outgoing_prompt(
+                        text, self._root, model, self.agent_session.models.get
+                    )
                 except ValueError as exc:
                     renderer.notice(str(exc))
                     continue
@@ -495,39 +569,45 @@ class InteractiveSession:
 
         @bindings.add("c-o")
         def expand(event: KeyPressEvent) -> None:
-            self._expanded = not self._expanded and bool(self.renderer.tool_records)
+            records = self.renderer.tool_records
+            self._expanded = None if self._expanded or not records else records[-1]
             event.app.invalidate()
 
         if self.permissions is not None:
-            agent = self.agent_session
 
             @bindings.add("s-tab")
             def next_mode(event: KeyPressEvent) -> None:
-                agent.cycle_mode()
+                if self.agent_session.permissions is not None:
+                    self.agent_session.cycle_mode()
                 event.app.invalidate()
 
         return bindings
 
+    def _expand(self, args: str) -> str | None:
+        """``/expand N``: tool call N shown whole above the next prompt (folded by
+        Ctrl-O or the prompt after); ``/expand``: the calls kept, numbered."""
+        picked = pick_record(self.renderer.tool_records, args)
+        if isinstance(picked, str):
+            return picked
+        self._expanded = picked
+        return None
+
     def _prompt_message(self) -> StyleAndTextTuples:
-        """The prompt; with Ctrl-O, the last tool call shown whole above it (as much as
-        the terminal's height leaves room for) until Ctrl-O folds it again."""
-        if not self._expanded or not self.renderer.tool_records:
+        """The prompt; with Ctrl-O (the last tool call) or ``/expand N`` (call N), that
+        call shown whole above it (as much as the terminal's height leaves room for)
+        until Ctrl-O folds it again or the next prompt is sent."""
+        if self._expanded is None:
             return [_PROMPT]
         from prompt_toolkit.application.current import get_app
 
         size = get_app().output.get_size()
-        room, width = size.rows - 4, max(size.columns - 3, 10)
         styles = {"diff+": "ansigreen", "diff-": "ansired", "error": "ansired", "dim": "#888888"}
-        out: StyleAndTextTuples = []
-        for style, line in expanded_rows(self.renderer.tool_records[-1], room):
-            line = ("  " if out else "") + line
-            line = line if len(line) <= width else line[: width - 1] + "…"
-            out.append((styles.get(style, style), line + "\n"))
-        out[0] = (out[0][0], out[0][1].rstrip("\n") + " · ctrl+o folds\n")
-        return [*out, _PROMPT]
+        rows = expanded_view(self._expanded, size.rows - 4, size.columns - 3)
+        return [*((styles.get(style, style), line) for style, line in rows), _PROMPT]
 
     def _toolbar(self) -> StyleAndTextTuples:
-        assert self.permissions is not None
+        if self.permissions is None:
+            return []
         mode = self.permissions.mode
         return [
             ("", " ⏵ "),
@@ -588,13 +668,6 @@ def _describe(data: Mapping[str, object]) -> str:
     )
 
 
-def _catalog() -> ModelRegistry:
-    """The model catalog: the ids offered after ``/model``, what each model takes."""
-    from skillkit.model_registry import default_registry
-
-    return default_registry()
-
-
-def _model_ids() -> list[str]:
-    """The model ids offered after ``/model``: every model of the catalog."""
-    return [f"{m.provider}:{m.id}" for m in _catalog().list()]
+def _model_ids(models: ModelRegistry) -> list[str]:
+    """The model ids offered after ``/model``: every model of the agent's registry."""
+    return [f"{m.provider}:{m.id}" for m in models.list()]

@@ -8,6 +8,9 @@ boundaries come from ``markdown-it-py`` (the parser rich's Markdown uses); no Ma
 is parsed here by hand. The open text is parsed again only when a line ends, and an
 open fenced code block only looks at its new lines for the closing fence, so the cost
 per delta does not grow with the answer's length.
+
+`markdown_preview` renders the start of an answer in a few lines of a given width, for
+the views that show answers in brief (``/tree``, a resumed session's earlier turns).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = [
     "TextMarkdown",
     "block_segments",
     "last_lines",
+    "markdown_preview",
 ]
 
 
@@ -206,3 +210,59 @@ class OpenBlock:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield Text(last_lines(self.blocks.open_text))
+
+
+PREVIEW_SOURCE = 1500
+"""The most of an answer (in characters, cut at a line end) `markdown_preview` renders
+(less for a preview of few or narrow lines), so its cost does not grow with the answer."""
+
+
+def markdown_preview(
+    console: Console, text: str, *, width: int, lines: int = 1, code_theme: str = "monokai"
+) -> list[Text]:
+    """The first ``lines`` lines of ``text`` (Markdown) rendered for ``console`` within
+    ``width`` columns (without hyperlinks, blank lines and leading spaces dropped), each
+    a `Text` of at most ``width`` cells; when more would follow, the last line shown
+    ends with ``…``. With ``lines`` 1, the start of each block is put on the one line,
+    separated by `` · ``. Empty for a blank ``text``. At most the first
+    `PREVIEW_SOURCE` characters are rendered."""
+    source = text.strip()
+    width = max(width, 8)
+    bound = min(PREVIEW_SOURCE, 2 * width * (lines + 2))
+    cut_short = len(source) > bound
+    if cut_short:
+        end = source.rfind("\n", 0, bound)
+        source = source[: end if end > 0 else bound]
+    if not source:
+        return []
+    # one line: each block on one line (rendered wide), then cut to the width
+    render_width = width if lines > 1 else max(width * 4, 200)
+    options = console.options.update(width=render_width, height=None)
+    markdown = TextMarkdown(source, code_theme=code_theme, hyperlinks=False)
+    rows: list[Text] = []
+    for line in console.render_lines(markdown, options, pad=False):
+        row = Text()
+        for segment in line:
+            if not segment.control:
+                row.append(segment.text, segment.style)
+        lead = len(row.plain) - len(row.plain.lstrip())
+        row = row[lead:] if lead else row
+        row.rstrip()
+        if row.plain:
+            rows.append(row)
+    if lines == 1 and rows:
+        joined = Text()
+        for index, row in enumerate(rows):
+            if index:
+                joined.append(" · ", "dim")
+            joined.append_text(row)
+        rows = [joined]
+    shown = rows[:lines]
+    more = cut_short or len(rows) > lines
+    for index, row in enumerate(shown):
+        ellipsis = index == len(shown) - 1 and more
+        if row.cell_len > width or ellipsis:
+            row.truncate(width - 1, overflow="crop")
+            row.rstrip()
+            row.append("…", "dim")
+    return shown

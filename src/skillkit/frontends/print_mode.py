@@ -69,8 +69,22 @@ async def run_print(
     session: AgentSession, prompt: str, *, out: IO[str], err: IO[str], output_type: Any = None
 ) -> int:
     """Run ``prompt`` and write the final answer (plus a newline) to ``out``; with an
-    ``output_type`` (structured output), the validated answer as one line of JSON."""
-    response = await _chat(session, prompt, output_type)
+    ``output_type`` (structured output), the validated answer as one line of JSON.
+    A handoff (another agent answers from there on) is a line on ``err``:
+    ``skillkit: → handed to NAME``."""
+    redactor = session.redactor()
+
+    def handed(event: Event) -> None:
+        if event.type == "handoff" and event.parent_id is None:
+            agent = neutralize(redactor.redact(str(getattr(event.payload, "to_agent", ""))))
+            err.write(f"skillkit: → handed to {agent}\n")
+            err.flush()
+
+    stop_listening = session.listen(handed)
+    try:
+        response = await _chat(session, prompt, output_type)
+    finally:
+        stop_listening()
     if response is None:
         err.write("skillkit: interrupted\n")
         return EXIT_INTERRUPTED

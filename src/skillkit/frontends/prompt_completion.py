@@ -246,10 +246,11 @@ class PromptCompleter:
     """Tab completion at the prompt: slash commands (and aliases) by name, then their
     first argument (its choices; the model ids ``models`` gives for ``/model``; skill
     names for ``/skill`` and ``/skill:NAME``; the session's labels and entry ids
-    ``entries`` gives, with what each entry is, for ``/tree`` and ``/fork``), and
-    ``@path`` mentions by fuzzy search over the workspace's files. A prompt_toolkit
-    completer (through `completer`), built without importing prompt_toolkit until it
-    is used."""
+    ``entries`` gives, with what each entry is, for ``/tree`` and ``/fork``; the saved
+    sessions' ids ``sessions`` gives, with each one's name or first prompt, for
+    ``/resume`` and ``/open_session``), and ``@path`` mentions by fuzzy search over
+    the workspace's files. A prompt_toolkit completer (through `completer`), built
+    without importing prompt_toolkit until it is used."""
 
     def __init__(
         self,
@@ -258,11 +259,13 @@ class PromptCompleter:
         root: Path,
         models: Callable[[], list[str]] = list,
         entries: Callable[[], list[tuple[str, str]]] = list,
+        sessions: Callable[[], list[tuple[str, str]]] = list,
     ) -> None:
         self.commands = commands
         self.skills = skills
         self.models = models
         self.entries = entries
+        self.sessions = sessions
         self.root = root
         self._files: list[str] = []
         self._listed = -_FILE_LIST_TTL
@@ -336,6 +339,8 @@ class PromptCompleter:
             return [(skill, "") for skill in self.skills()]
         if name in _ENTRY_COMMANDS:
             return self.entries()
+        if name in _SESSION_COMMANDS:
+            return self.sessions()
         command = next((c for c in self.commands() if name == c.name or name in c.aliases), None)
         if command is None or not command.arguments:
             return []
@@ -344,3 +349,6 @@ class PromptCompleter:
 
 _ENTRY_COMMANDS = frozenset({"tree", "fork"})
 """The commands whose first argument is an entry of the session (an id or a label)."""
+
+_SESSION_COMMANDS = frozenset({"resume", "open_session"})
+"""The commands whose first argument is a saved session's id."""

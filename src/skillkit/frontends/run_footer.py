@@ -22,6 +22,7 @@ _OUTCOME: dict[str, tuple[str, str]] = {
     "approval_pending": ("paused: tool calls wait for approval", "yellow"),
     "budget": ("stopped: the next model call would exceed the budget", "yellow"),
     "guardrail": ("stopped by a guardrail", "red"),
+    "handoff": ("handed to another agent", "cyan"),
 }
 
 

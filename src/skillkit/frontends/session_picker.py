@@ -237,7 +237,8 @@ def _application(state: PickerState, heading: str, outcome: list[Outcome]) -> Ap
 
     def footer() -> StyleAndTextTuples:
         shown, total = len(state.visible), len(state.rows)
-        text = f"{shown} of {total} sessions" if state.query else f"{total} sessions"
+        noun = "session" if total == 1 else "sessions"
+        text = f"{shown} of {total} {noun}" if state.query else f"{total} {noun}"
         if not shown:
             text = f"no session matches '{state.query}' ({total} in all)"
         return [("ansibrightblack", text)]

@@ -60,7 +60,17 @@ def state(session: AgentSession) -> Record:
     }
     record["pending_approvals"] = session.runs.waiting()
     record["budget"] = session.budget()
+    record["active_agent"] = _active_agent(runner)
     return record
+
+
+def _active_agent(runner: Any) -> str | None:
+    """The agent the conversation was handed to, which answers now (None: the main
+    agent; `skillkit.agent.handoffs`)."""
+    from skillkit.agent.handoffs import handoffs_of
+
+    handoffs = handoffs_of(runner.contributors)
+    return handoffs.active_name if handoffs is not None else None
 
 
 def allowed_modes(permissions: Any) -> list[str]:

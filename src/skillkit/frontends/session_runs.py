@@ -69,6 +69,7 @@ class _Paused(msgspec.Struct, frozen=True, kw_only=True):
     usage: TokenUsage = msgspec.field(default_factory=TokenUsage)
     cost: float | None = None
     agent_id: str = "main"
+    active_agent: str | None = None
 
 
 def record_pause(session: Session, state: RunState) -> None:
@@ -81,6 +82,7 @@ def record_pause(session: Session, state: RunState) -> None:
         usage=state.usage,
         cost=state.cost,
         agent_id=state.agent_id,
+        active_agent=state.active_agent,
     )
     session.append_custom(PENDING_KIND, msgspec.to_builtins(paused))
     session.sync()
@@ -199,6 +201,7 @@ def _paused_state(session: Session, data: object, entry_id: str) -> RunState | N
         usage=paused.usage,
         cost=paused.cost,
         agent_id=paused.agent_id,
+        active_agent=paused.active_agent,
     )
     try:
         paused_answers(state, None)  # its transcript ends with the waiting calls

@@ -5,7 +5,11 @@ an `AgentSession` (``skillkit -c``, ``-r``, ``--session``), compactly: each user
 answer cut to a few lines (a skill's injected content and the note with the output of the
 user's own shell command as what the user typed: ``/skill:NAME args``, ``!command``),
 each tool call one line with how it ended, so the user sees where they are before typing.
-A new (empty) session draws nothing.
+A new (empty) session draws nothing. Answers are rendered as Markdown
+(`skillkit.frontends.markdown.markdown_preview`) when the renderer renders Markdown.
+
+`draw_tree` draws the lines of ``/tree`` with each answer's first words rendered as
+Markdown on its line.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ if TYPE_CHECKING:
 
     from skillkit.frontends.agent_session import AgentSession
     from skillkit.frontends.terminal import TerminalRenderer
+    from skillkit.session import Session
 
-__all__ = ["earlier_turns", "show_earlier_conversation", "typed_text"]
+__all__ = ["draw_tree", "earlier_turns", "show_earlier_conversation", "typed_text"]
 
 TURNS = 3
 """How many user turns are shown."""
@@ -95,7 +100,7 @@ def _message_lines(
         typed = typed_text(injected) if isinstance(injected, str) else None
         return [_line(renderer, "› " + (typed or f"/skill:{payload.get('name', '?')}"), "bold")]
     if isinstance(message, AssistantMessage):
-        out = _block(renderer, "  ", message.text, _ANSWER_LINES, "")
+        out = _answer(renderer, message.text)
         for call in message.tool_calls:
             result = results.get(call.id)
             mark, style = ("✗", "red") if result is not None and result.is_error else ("✓", "green")
@@ -114,6 +119,22 @@ def _message_lines(
             return [_line(renderer, f"  ↳ from an abandoned branch: {first}", "dim")]
         return [_line(renderer, "  (a note kept in the context)", "dim")]
     return []
+
+
+def _answer(renderer: TerminalRenderer, text: str) -> list[Text]:
+    """An answer's first `_ANSWER_LINES` lines: rendered Markdown when the renderer
+    renders it, else the text as written."""
+    if not renderer.renders_markdown():
+        return _block(renderer, "  ", text, _ANSWER_LINES, "")
+    from rich.text import Text
+
+    from skillkit.frontends.markdown import markdown_preview
+
+    width = min(renderer.console.width, _WIDTH) - 2
+    rows = markdown_preview(
+        renderer.console, renderer.clean(text), width=width, lines=_ANSWER_LINES
+    )
+    return [Text("  ").append_text(row) for row in rows]
 
 
 def _block(
@@ -139,3 +160,38 @@ def _line(renderer: TerminalRenderer, text: str, style: str) -> Text:
     if len(clean) > _WIDTH:
         clean = clean[: _WIDTH - 1] + "…"
     return Text(clean, style=style)
+
+
+def draw_tree(renderer: TerminalRenderer, session: Session, lines: list[str]) -> None:
+    """Draw ``lines`` — the lines of ``/tree`` for ``session`` (see
+    `skillkit.session.branching.tree_lines`) — dimmed as a command's answer is, with each
+    answer's text rendered as Markdown within the line (its first blocks, cut to the
+    terminal's width). A line whose entry is not an answer is drawn as it is."""
+    from rich.text import Text
+
+    from skillkit.frontends.markdown import markdown_preview
+    from skillkit.session import MessageEntry
+    from skillkit.session.branching import describe_entry
+
+    console = renderer.console
+    for line in lines:
+        ident = line[2:].split(" ", 1)[0] if len(line) > 2 else ""
+        entry = session.by_id.get(ident)
+        message = entry.message if isinstance(entry, MessageEntry) else None
+        said = describe_entry(entry) if entry is not None else ""
+        at = line.find(said) if said else -1
+        if not isinstance(message, AssistantMessage) or not message.text.strip() or at < 0:
+            console.print(
+                Text(renderer.clean(line), style="dim"), no_wrap=True, overflow="ellipsis"
+            )
+            continue
+        head, label = line[:at], line[at + len(said) :]
+        calls = ", ".join(call.name for call in message.tool_calls)
+        after = renderer.clean((f" → {calls}" if calls else "") + label)
+        drawn = Text(renderer.clean(head) + "assistant: ", style="dim")
+        room = console.width - drawn.cell_len - len(after) - 1
+        preview = markdown_preview(console, renderer.clean(message.text), width=max(room, 12))
+        for row in preview:
+            drawn.append_text(row)
+        drawn.append(after, style="dim")
+        console.print(drawn, no_wrap=True, overflow="ellipsis")

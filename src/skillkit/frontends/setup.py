@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillkit.frontends.handoff_setup import attach_handoffs
 from skillkit.frontends.setup_model import (
     AgentOptions,
     SetupError,
@@ -194,7 +195,6 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     from skillkit.adapters.factory import default_providers
     from skillkit.agent.runner import AgentRunner
     from skillkit.permissions import install
-    from skillkit.permissions.install import deny_read_paths
 
     workspace = Path(os.path.abspath(options.workspace))
     gate, settings = _gate(options, workspace, sandboxed=True)
@@ -208,18 +208,16 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     session = open_session(options, workspace, lines.warnings)
     config = agent_config(options, choice, session)
     providers = default_providers()  # the process's providers and model registry
+    adapter = make_adapter(config, manager, providers, choice.capabilities)
+    parts = [session, background, servers, SandboxCloser(sandbox)]
     runner = AgentRunner(
         config,
-        adapter=make_adapter(config, manager, providers, choice.capabilities),
+        adapter=adapter,
         adapters=manager.registries.adapters,
         messages=session.context() if session is not None else (),
-        contributors=[
-            *([session] if session is not None else []),
-            *([background] if background else []),
-            *([servers] if servers is not None else []),
-            SandboxCloser(sandbox),
-        ],
+        contributors=[part for part in parts if part is not None],
         conversation_id=session.id if session is not None else None,
+        models=providers.registry,
     )
     children = _attach_plugins_and_parts(runner, manager, sandbox, options, workspace, session)
     if children is not None:
@@ -227,18 +225,26 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         lines.warnings.extend(children[1])
     if settings.ignored and options.trust_project is None:  # the plugin prompt may have
         gate, settings = _gate(options, workspace, sandboxed=sandbox.active)  # trusted it
-    masked, masked_names = deny_read_paths(gate)
-    sandbox.mask(masked, names=masked_names)
+    _mask_denied_reads(sandbox, gate)
     permissions: Permissions | None = None
     hook_config = shell_hooks(
         options, workspace, runner, sandbox, lambda: permissions, [p.hooks for p in plugins]
     )
     permissions = install(runner, gate)  # after the hooks: the gate judges their edits
-    search = manager.registries.tools.get("web_search")
-    lines.warnings.extend(configure_web_search(search, workspace, options))
-    native_search_follows_the_rules(search, gate)
+    lines.warnings.extend(_web_search(manager, gate, workspace, options))
     if session is not None and options.tools:  # after the gate: a refused call changes nothing
         runner.add_contributor(checkpoints(session, workspace, gate))
+    if children is not None:  # after the gate and every tool: a target is built from them
+        lines.extend(
+            attach_handoffs(
+                runner,
+                children[0],
+                workspace,
+                home=options.home,
+                trusted=settings.trusted is True,
+                session=session,
+            )
+        )
     lines.add(
         settings,
         sandbox_settings,
@@ -248,11 +254,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         failures=[one_line(str(failure)) for failure in manager.failures],
         unknown=unknown_tool_warnings(gate, runner),
     )
-    lines.notices[:0] = [one_line(notice) for notice in manager.notices]
-    if choice.notice:
-        lines.notices.insert(0, one_line(choice.notice.removeprefix("skillkit: ")))
-    if not sandbox.active:
-        lines.notices.insert(0, unsandboxed_notice(sandbox))
+    _notices(lines, manager, choice, sandbox)
     return CliAgent(
         runner,
         permissions,
@@ -266,6 +268,34 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         subagents=children[0] if children is not None else None,
         providers=providers,
     )
+
+
+def _mask_denied_reads(sandbox: Sandbox, gate: PermissionGate) -> None:
+    """Hide from sandboxed commands the paths the rules deny reading."""
+    from skillkit.permissions.install import deny_read_paths
+
+    masked, masked_names = deny_read_paths(gate)
+    sandbox.mask(masked, names=masked_names)
+
+
+def _web_search(
+    manager: PluginManager, gate: PermissionGate, workspace: Path, options: AgentOptions
+) -> list[str]:
+    """Set up the ``web_search`` tool (its provider, and its native form following the
+    permission rules); its warnings."""
+    search = manager.registries.tools.get("web_search")
+    warnings = configure_web_search(search, workspace, options)
+    native_search_follows_the_rules(search, gate)
+    return warnings
+
+
+def _notices(lines: _Lines, manager: PluginManager, choice: ModelChoice, sandbox: Sandbox) -> None:
+    """The notices shown before the run, the most important first."""
+    lines.notices[:0] = [one_line(notice) for notice in manager.notices]
+    if choice.notice:
+        lines.notices.insert(0, one_line(choice.notice.removeprefix("skillkit: ")))
+    if not sandbox.active:
+        lines.notices.insert(0, unsandboxed_notice(sandbox))
 
 
 def _plugins(
@@ -348,6 +378,11 @@ class _Lines:
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
+    def extend(self, lines: tuple[list[str], list[str]]) -> None:
+        """Add (warnings, notices)."""
+        self.warnings.extend(lines[0])
+        self.notices.extend(lines[1])
+
     def add(
         self,
         permission: PermissionSettings,
@@ -382,12 +417,10 @@ class _Lines:
 
 def model_registry() -> ModelRegistry:
     """The model registry the command's agents are made with: that of the process's
-    providers (`skillkit.adapters.factory.default_providers`), else the default one."""
+    providers (`skillkit.adapters.factory.default_providers`)."""
     from skillkit.adapters.factory import default_providers
-    from skillkit.model_registry import default_registry
 
-    models = default_providers().models
-    return models if models is not None else default_registry()
+    return default_providers().registry
 
 
 def batch_agent(options: AgentOptions) -> AgentRunner:

@@ -31,6 +31,7 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from skillkit.agent.handoffs import HandoffTaken
 from skillkit.events import (
     AgentEnd,
     AgentStart,
@@ -63,6 +64,7 @@ from skillkit.frontends.tool_rows import (
     result_rows,
     tool_summary,
 )
+from skillkit.model_registry import ModelRegistry
 from skillkit.models import StopReason, StreamEvent, TokenUsage
 from skillkit.permissions.events import ApprovalNeeded, ModeChanged, QuestionNeeded
 from skillkit.runtime.events import BgResult
@@ -72,6 +74,7 @@ from skillkit.text import neutralize
 
 __all__ = [
     "BRIEF_TOOLS",
+    "KEPT_TOOL_RECORDS",
     "ActionPreview",
     "TerminalRenderer",
     "approval_text",
@@ -82,20 +85,21 @@ ActionPreview = Callable[[str, Mapping[str, Any]], "tuple[list[str], str] | None
 """``preview(tool_name, tool_input) -> (argv, working folder) | None``: the exact command
 a tool call would run (a skill action), or None when the tool is not one."""
 
+KEPT_TOOL_RECORDS = 50
+"""How many finished tool calls a renderer keeps whole, for a view that expands them."""
+
 _THINKING_STYLE = "dim italic"
 _CODE_THEME = "monokai"
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
 
 
-def _cache_savings(model: str, usage: TokenUsage) -> float | None:
-    """What caching saved on ``usage`` at the catalog prices of ``model`` (None when
-    there were no cache reads or the catalog does not know the model)."""
-    if not usage.cache_read or not model:
+def _cache_savings(models: ModelRegistry | None, model: str, last: Usage | None) -> float | None:
+    """What caching saved on ``last``'s cumulative usage at the prices ``models`` gives
+    ``model`` (None without cache reads or a registry, or for a model it does not know)."""
+    if last is None or not last.cumulative_usage.cache_read or not model or models is None:
         return None
-    from skillkit.model_registry import default_registry
-
-    return default_registry().cache_savings(model, usage)
+    return models.cache_savings(model, last.cumulative_usage)
 
 
 class TerminalRenderer:
@@ -108,7 +112,8 @@ class TerminalRenderer:
 
     ``redactor`` (default: `Redactor.from_environment`, built once) names the secrets
     never drawn. ``action_preview`` (settable later) gives the exact command of a tool
-    call that runs a declared program, shown in its approval panel.
+    call that runs a declared program, shown in its approval panel; ``models`` (settable
+    later too) the model registry the footer prices cache savings by.
     """
 
     def __init__(
@@ -121,6 +126,7 @@ class TerminalRenderer:
         redactor: Redactor | None = None,
         action_preview: ActionPreview | None = None,
         markdown: bool | None = None,
+        models: ModelRegistry | None = None,
     ) -> None:
         self.console = console if console is not None else Console(highlight=False)
         self.markdown = markdown
@@ -137,6 +143,7 @@ class TerminalRenderer:
         self.brief_tools = brief_tools
         self.redactor = redactor if redactor is not None else Redactor.from_environment()
         self.action_preview = action_preview
+        self.models = models  # prices the footer's cache savings (None: not shown)
         self._pending = ""  # streamed text held back: it may be the start of a secret
         self._pending_style = ""
         self._at_line_start = True
@@ -151,11 +158,15 @@ class TerminalRenderer:
         the output shows it there: partial lines written above such an area would be
         overwritten by it)."""
         self._children = ChildAgents()
-        self._calls: dict[str, tuple[str, list[str]]] = {}  # call id -> (call, diff)
-        self.tool_records: deque[ToolRecord] = deque(maxlen=20)
-        """The last tool calls that ended, whole (see `tool_result`)."""
+        # call id -> (call, diff, number)
+        self._calls: dict[str, tuple[str, list[str], int]] = {}
+        self._numbered = 0  # tool calls numbered so far
+        self.tool_records: deque[ToolRecord] = deque(maxlen=KEPT_TOOL_RECORDS)
+        """The last tool calls that ended, whole, each with its number (see
+        `tool_result`, `tool_record`)."""
         self.expand_hint = ""
-        """Said after a folded result, how to see all of it (e.g. a key of the face)."""
+        """Said after a folded result or diff, how to see all of it (e.g. a key or a
+        command of the face); ``{n}`` in it is replaced by the call's number."""
         self.draw_requests = True
         """Whether `emit` draws ``approval_needed`` / ``question_needed`` events; a
         caller that asks one request at a time sets False and draws each itself
@@ -217,6 +228,10 @@ class TerminalRenderer:
                 self.info(f"background task {task_id} {status}{exit_text}")
             case AgentStart(model=model):
                 self._model = model
+            case HandoffTaken(to_agent=agent):
+                self.handed_to(agent)
+            case AgentEnd(stop_reason="handoff"):
+                pass  # the run goes on: the agent it was handed to answers (line above)
             case AgentEnd(stop_reason=stop, usage=usage, iterations=turns):
                 last = self._last_usage
                 self.footer(
@@ -225,7 +240,7 @@ class TerminalRenderer:
                     turns=turns,
                     session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
-                    saved=_cache_savings(self._model, last.cumulative_usage) if last else None,
+                    saved=_cache_savings(self.models, self._model, last),
                 )
                 self._last_usage = None
             case _:
@@ -290,9 +305,25 @@ class TerminalRenderer:
             self._print(line)
             return
         summary, diff = tool_summary(name, args)
-        self._calls[call_id] = (self.clean(summary.call), diff)
-        for row in call_rows(summary, diff, clean=self.clean, limit=self.max_diff_lines):
+        self._numbered += 1
+        self._calls[call_id] = (self.clean(summary.call), diff, self._numbered)
+        rows = call_rows(
+            summary,
+            diff,
+            clean=self.clean,
+            limit=self.max_diff_lines,
+            hint=self._hint(self._numbered),
+        )
+        for row in rows:
             self._print(row)
+
+    def _hint(self, number: int) -> str:
+        return self.expand_hint.replace("{n}", str(number))
+
+    def tool_record(self, number: int) -> ToolRecord | None:
+        """The finished tool call numbered ``number`` (as its hint says), None when it
+        is not kept (not finished, or older than the last `KEPT_TOOL_RECORDS`)."""
+        return next((r for r in self.tool_records if r.number == number), None)
 
     def todos(self, items: list[TodoItem]) -> None:
         """The model's task list: one line a task, done ones dimmed and struck through,
@@ -335,22 +366,26 @@ class TerminalRenderer:
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
         they are not drawn again, only the lines the result adds; ``drawn`` says how many
         of them were drawn when the rest were folded. The call and its whole result are
-        kept in `tool_records` (the last 20), for a view that expands them."""
+        kept in `tool_records` (the last `KEPT_TOOL_RECORDS`) with its number, for a view
+        that expands them."""
         cleaned = self.clean(output, drop_styles=True)
-        call, diff = self._calls.pop(call_id, (self.clean(name), []))
+        known = self._calls.pop(call_id, None)
+        if known is None:  # a result without its call drawn (a skill action's)
+            self._numbered += 1
+            known = (self.clean(name), [], self._numbered)
+        call, diff, number = known
         lines = cleaned.split("\n")
         if lines and not lines[-1]:
             lines.pop()
-        self.tool_records.append(
-            ToolRecord(call, [self.clean(r, drop_styles=True) for r in diff], lines, is_error)
-        )
+        diff = [self.clean(r, drop_styles=True) for r in diff]
+        self.tool_records.append(ToolRecord(call, diff, lines, is_error, number))
         # the answers to a brief tool's request (questions, the plan) are the user's own:
         # shown whole, up to the bound of a diff
         limit = self.max_diff_lines if name in self.brief_tools else self.max_result_lines
         rows = result_rows(
             cleaned,
             name=self.clean(name),
-            hint=self.expand_hint,
+            hint=self._hint(number),
             is_error=is_error,
             shown=shown,
             elapsed=elapsed,
@@ -475,6 +510,13 @@ class TerminalRenderer:
         else:
             self._print(text)
 
+    def handed_to(self, agent: str) -> None:
+        """A line saying the conversation was handed to ``agent``, which answers from
+        here on (`skillkit.agent.handoffs`)."""
+        line = Text("→ handed to ", style="cyan")
+        line.append(self.clean(agent), style="bold cyan")
+        self._print(line)
+
     def info(self, message: str) -> None:
         """A dim line; ``message`` is redacted and neutralized."""
         self._print(Text(self.clean(message), style="dim"))
@@ -507,7 +549,7 @@ class TerminalRenderer:
                 pieces[-1] = (style, pieces[-1][1] + text)
             else:
                 pieces.append((style, text))
-        if self._markdown_on():
+        if self.renders_markdown():
             open_text = self._blocks.open_text
             if open_text:
                 pieces.append(("", last_lines(open_text)))
@@ -547,7 +589,8 @@ class TerminalRenderer:
         pending, self._pending = self._pending, ""
         self._show(pending, self._pending_style)
 
-    def _markdown_on(self) -> bool:
+    def renders_markdown(self) -> bool:
+        """Whether answers are drawn as rendered Markdown (see ``markdown``)."""
         return self.console.is_terminal if self.markdown is None else self.markdown
 
     def _draw_block(self, block: str) -> None:
@@ -576,7 +619,7 @@ class TerminalRenderer:
             live.stop()
 
     def _show(self, text: str, style: str) -> None:
-        if text and not style and self._markdown_on():
+        if text and not style and self.renders_markdown():
             self._show_markdown(text)
             return
         if text and self.hold_partial_line and self._at_line_start:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from rich.text import Text
@@ -18,7 +18,10 @@ __all__ = [
     "call_rows",
     "diff_row",
     "expanded_rows",
+    "expanded_view",
     "format_elapsed",
+    "pick_record",
+    "record_line",
     "result_rows",
     "tool_summary",
 ]
@@ -120,11 +123,12 @@ def call_rows(
     *,
     clean: Callable[..., str],
     limit: int = 20,
+    hint: str = "",
 ) -> list[Text]:
     """The rows drawn when a tool call starts: ``⏺ bash(git status)`` (with ``+3 −1`` for
     an edit or a write), then its ``diff`` (see `tool_summary`), green and red, at most
-    ``limit`` rows and a count of the rest. ``clean(text, drop_styles=...)`` redacts and
-    neutralizes."""
+    ``limit`` rows and a count of the rest (ended by ``hint``, how to see it all).
+    ``clean(text, drop_styles=...)`` redacts and neutralizes."""
     line = Text("⏺ ", style="cyan")
     line.append(clean(summary.call), style="bold")
     if summary.added or summary.removed:
@@ -134,7 +138,8 @@ def call_rows(
     for row in diff[:limit]:
         rows.append(diff_row(clean(row, drop_styles=True)))
     if len(diff) > limit:
-        rows.append(Text(f"    … {len(diff) - limit} more diff lines", style="dim"))
+        more = f"    … {len(diff) - limit} more diff lines"
+        rows.append(Text(more + (f" · {hint}" if hint else ""), style="dim"))
     return rows
 
 
@@ -215,12 +220,14 @@ def result_rows(
 
 class ToolRecord(NamedTuple):
     """A finished tool call kept for the expanded view: its one-line ``call``, the
-    ``diff`` of an edit or a write and its ``output`` lines, all already cleaned."""
+    ``diff`` of an edit or a write and its ``output`` lines, all already cleaned; its
+    ``number`` counts the calls drawn by one renderer, from 1 (0: not numbered)."""
 
     call: str
     diff: list[str]
     output: list[str]
     is_error: bool = False
+    number: int = 0
 
 
 def expanded_rows(record: ToolRecord, room: int) -> list[tuple[str, str]]:
@@ -240,3 +247,50 @@ def expanded_rows(record: ToolRecord, room: int) -> list[tuple[str, str]]:
         return [head, *body]
     shown = body[: room - 2]
     return [head, *shown, ("dim", f"… {len(body) - len(shown)} more lines")]
+
+
+def record_line(record: ToolRecord) -> str:
+    """One line naming a kept call for a list to pick from: ``3  ✓ bash(seq 1 100) · 100
+    lines`` (``✗`` when it failed; the diff's lines counted too)."""
+    total = len(record.diff) + len(record.output)
+    mark = "✗" if record.is_error else "✓"
+    return f"{record.number:>3}  {mark} {record.call} · {total} line{'' if total == 1 else 's'}"
+
+
+def pick_record(records: Iterable[ToolRecord], args: str) -> ToolRecord | str:
+    """What ``/expand ARGS`` asks of the kept calls ``records``: the call numbered ARGS
+    (``3`` or ``#3``), or with no ARGS the calls listed (`record_line`) with how to
+    expand one. `CommandError` with one line for a number not kept or not a number."""
+    from skillkit.commands.dispatch import CommandError
+
+    kept = list(records)
+    text = args.strip().lstrip("#")
+    if not text:
+        if not kept:
+            return "no tool calls yet"
+        listed = [record_line(record) for record in kept]
+        return "\n".join(
+            [*listed, "/expand N shows call N whole above the prompt; ctrl+o folds it"]
+        )
+    try:
+        number = int(text)
+    except ValueError:
+        raise CommandError("/expand takes a tool call's number (/expand lists them)") from None
+    found = next((record for record in kept if record.number == number), None)
+    if found is None:
+        raise CommandError(f"no tool call {number} is kept (/expand lists them)")
+    return found
+
+
+def expanded_view(record: ToolRecord, rows: int, columns: int) -> list[tuple[str, str]]:
+    """``record`` shown whole above a prompt in at most ``rows`` lines of ``columns``
+    (see `expanded_rows`): each line ends with a new line, the lines after the first are
+    indented, a line too wide ends with ``…``, and the first says how to fold it."""
+    width = max(columns, 10)
+    out: list[tuple[str, str]] = []
+    for style, line in expanded_rows(record, rows):
+        line = ("  " if out else "") + line
+        line = line if len(line) <= width else line[: width - 1] + "…"
+        out.append((style, line + "\n"))
+    out[0] = (out[0][0], out[0][1].rstrip("\n") + " · ctrl+o folds\n")
+    return out

@@ -295,7 +295,9 @@ def create_local_adapter(
 
 
 def _to_stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    from skillkit.text import write_note
+
+    write_note(line, sys.stderr)
 
 
 def _post_json(url: str, body: dict[str, Any]) -> Any:

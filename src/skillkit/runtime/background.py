@@ -33,12 +33,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from skillkit.abort import AbortSignal
-from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.confinement import Confinement
 from skillkit.events import EventBus
 from skillkit.models import AgentMessage, UserMessage
 from skillkit.runtime.base import ExecutionResult, SkillRuntime
-from skillkit.runtime.events import BgResult, DrainBackgroundTask, DrainMonitorEvents, MonitorEvent
+from skillkit.runtime.events import (
+    BgResult,
+    DrainBackgroundTask,
+    DrainMonitorEvents,
+    EventSource,
+    MonitorEvent,
+    bus_of,
+)
 from skillkit.runtime.output import OutputLimits
 from skillkit.runtime.sandbox import Sandbox
 
@@ -100,9 +106,10 @@ class TaskOutput:
     full_output_path: str | None = None
 
 
-class BackgroundTasks(Contributor):
-    """Starts, reads, stops and reports background tasks and monitors. A contributor:
-    it folds finished results and monitor lines into the conversation before each model
+class BackgroundTasks:
+    """Starts, reads, stops and reports background tasks and monitors. A runner takes it
+    as a contributor (``contributors=[background]``; it does not know the agent): it
+    folds finished results and monitor lines into the conversation before each model
     call (``boundary_messages``), forwards its events to the agent's bus (``attach``)
     and kills what still runs when the agent closes (``aclose``).
 
@@ -453,10 +460,10 @@ class BackgroundTasks(Contributor):
             messages.append(UserMessage(content=self.monitor_message(lines)))
         return messages
 
-    def attach(self, agent: AgentHandle | EventBus) -> None:
+    def attach(self, agent: EventSource | EventBus) -> None:
         """Forward this manager's events to the agent's bus (or to ``agent`` when it is
         a bus); sets `emit`."""
-        bus = agent if isinstance(agent, EventBus) else agent.events
+        bus = bus_of(agent)
 
         def forward(payload: object) -> None:
             bus.emit_nowait(payload)  # type: ignore[arg-type]

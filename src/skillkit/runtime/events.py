@@ -2,18 +2,39 @@
 into the conversation.
 
 Defined here, not in the core: each class registers its kind with `skillkit.events`
-when this module is imported (importing `skillkit.runtime` does).
+when this module is imported (importing `skillkit.runtime` does). `EventSource` is what
+the runtime's state (`TodoList`, `BackgroundTasks`) is attached to: an agent, known only
+by its event bus — the runtime does not know the agent.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import msgspec
 
-from skillkit.events import Payload
+from skillkit.events import EventBus, Payload
 
-__all__ = ["BgResult", "DrainBackgroundTask", "DrainMonitorEvents", "MonitorEvent"]
+__all__ = [
+    "BgResult",
+    "DrainBackgroundTask",
+    "DrainMonitorEvents",
+    "EventSource",
+    "MonitorEvent",
+    "bus_of",
+]
+
+
+class EventSource(Protocol):
+    """Anything with an event bus: an agent (`skillkit.agent.AgentRunner` is one)."""
+
+    @property
+    def events(self) -> EventBus: ...
+
+
+def bus_of(agent: EventSource | EventBus) -> EventBus:
+    """``agent``'s bus, or ``agent`` itself when it is a bus."""
+    return agent if isinstance(agent, EventBus) else agent.events
 
 
 class BgResult(Payload, frozen=True, kw_only=True):

@@ -7,7 +7,9 @@ moment is recorded twice over:
 - each call's result carries the list in its ``details`` (``{"todos": [...]}``), so a
   session file holds it and `TodoList.restore` finds it again when a session resumes;
 - a `TodoUpdated` event (kind ``todo_updated``) is published on the agent's bus when the
-  `TodoList` is attached to an agent as a contributor, for faces to show the list live.
+  `TodoList` is attached to an agent (``AgentRunner(contributors=[todos])``: the runner
+  takes it as a contributor without it knowing the agent), for faces to show the list
+  live.
 
 `TodoList.render` is the text form faces and ``/todos`` print.
 """
@@ -19,9 +21,9 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from skillkit.agent.contributors import AgentHandle, Contributor
 from skillkit.events import EventBus, Payload
 from skillkit.models import AgentMessage, ToolResultMessage
+from skillkit.runtime.events import EventSource, bus_of
 
 __all__ = ["MAX_ITEMS", "TodoItem", "TodoList", "TodoStatus", "TodoUpdated"]
 
@@ -47,10 +49,13 @@ class TodoUpdated(Payload, frozen=True, kw_only=True):
     agent_id: str = ""
 
 
-class TodoList(Contributor):
-    """The current task list of one agent. A contributor: once attached to an agent it
-    publishes `TodoUpdated` on the agent's bus (``emit`` may also be set directly; it
-    must not raise). The ``todo`` tool built on it changes it."""
+class TodoList:
+    """The current task list of one agent. Once attached to an agent (a runner's
+    contributors may include it) it publishes `TodoUpdated` on the agent's bus (``emit``
+    may also be set directly; it must not raise). The ``todo`` tool built on it changes
+    it."""
+
+    name = "todos"
 
     def __init__(
         self,
@@ -94,10 +99,11 @@ class TodoList(Contributor):
                 found = items
         return cls(found)
 
-    # ----- contributor
+    # ----- attached to an agent
 
-    def attach(self, agent: AgentHandle | EventBus) -> None:
-        bus = agent if isinstance(agent, EventBus) else agent.events
+    def attach(self, agent: EventSource | EventBus) -> None:
+        """Publish to the agent's bus (or to ``agent`` when it is a bus); sets `emit`."""
+        bus = bus_of(agent)
 
         def forward(payload: object) -> None:
             bus.emit_nowait(payload)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from skillkit.frontends.args import agent_options, positive_int
 
@@ -142,45 +142,17 @@ def _open_agent(
 ) -> AgentSession:
     """The agent ``options`` describe, as ``skillkit`` builds it, in an `AgentSession`;
     its warnings and notices go to ``note``. `SetupError` when it cannot be built."""
-    from skillkit.frontends.agent_session import AgentSession
-    from skillkit.frontends.setup import build_agent
+    from skillkit.frontends.session_opening import open_agent
 
-    agent = build_agent(options)
-    if note is not None:
-        for warning in agent.warnings:
-            note(f"warning: {warning}")
-        for notice in agent.notices:
-            note(notice)
-        agent.report_plugin_errors(lambda line: note(f"warning: {line}"))
-    return AgentSession.from_agent(agent, ui_timeout=ui_timeout)
+    return open_agent(options, ui_timeout, note=note)
 
 
 def _switchable(session: AgentSession, options: AgentOptions, ui_timeout: float) -> ServedSession:
     """``session`` in a `SessionSwitch` whose other sessions are built from ``options``
     the same way (the page's new, resume)."""
-    import dataclasses
+    from skillkit.frontends.session_opening import switchable
 
-    from skillkit.frontends.setup import SetupError
-    from skillkit.serve.switching import SessionSwitch, SessionSwitchError
-    from skillkit.session import open_store
-
-    def open_agent(ref: str | None) -> AgentSession:
-        if ref is None:
-            saving: Literal["off", "new"] = "off" if options.session == "off" else "new"
-            wanted = dataclasses.replace(options, session=saving, session_ref=None)
-        else:
-            wanted = dataclasses.replace(options, session="open", session_ref=ref)
-        try:
-            return _open_agent(wanted, ui_timeout, note=_note)
-        except SetupError as exc:
-            raise SessionSwitchError(str(exc)) from None
-
-    try:
-        store = open_store(options.session_store or None, home=options.home)
-    except Exception as exc:  # no store to list: the page still works, without the list
-        _note(f"warning: this folder's sessions cannot be listed: {exc}")
-        store = None
-    return SessionSwitch(session, open_agent=open_agent, store=store, workspace=options.workspace)
+    return switchable(session, options, ui_timeout, note=_note)
 
 
 async def serve_session(session: ServedSession, *, port: int, out: TextIO) -> int:
@@ -228,8 +200,9 @@ async def serve_session(session: ServedSession, *, port: int, out: TextIO) -> in
 
 
 def _note(line: str) -> None:
-    """One line on stderr, secrets redacted and control characters neutralized."""
+    """One note on stderr (wrapped at word boundaries on a terminal), secrets redacted
+    and control characters neutralized."""
     from skillkit.secrets import Redactor
-    from skillkit.text import neutralize
+    from skillkit.text import neutralize, write_note
 
-    print(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", file=sys.stderr)
+    write_note(f"skillkit: {neutralize(Redactor.from_environment().redact(line))}", sys.stderr)

@@ -27,6 +27,7 @@ SCRIPTS = (
     "transcript.js",
     "requests.js",
     "commands.js",
+    "checkpoints.js",
     "sessions.js",
     "app.js",
 )

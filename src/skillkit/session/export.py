@@ -2,7 +2,9 @@
 
 The HTML page loads nothing (no scripts, fonts or images from anywhere): styles are
 inline, tool calls fold with ``<details>``, thinking is dimmed, unified diffs in tool
-output are coloured line by line, and every piece of session text is escaped.
+output are coloured line by line, and every piece of session text is escaped. A turn
+that changed files (a ``checkpoint`` entry) is followed by one folded line — ``turn 2
+changed 2 files +10 -3`` — opening to its files and its coloured diff.
 """
 
 from __future__ import annotations
@@ -286,9 +288,14 @@ def _html_entry(entry: Entry, results: dict[str, ToolResultMessage], tag: str) -
 
 
 def _checkpoint_title(entry: CheckpointEntry) -> str:
+    """``turn 2 changed 2 files +10 -3`` (binary files count no lines)."""
     count = len(entry.files)
     what = "rewind" if entry.kind == "rewind" else "turn"
-    return f"{what} {entry.turn} changed {count} file{'s' if count != 1 else ''}"
+    added = sum(f.added or 0 for f in entry.files)
+    removed = sum(f.removed or 0 for f in entry.files)
+    return (
+        f"{what} {entry.turn} changed {count} file{'s' if count != 1 else ''} +{added} -{removed}"
+    )
 
 
 def _counts(changed: ChangedFile) -> str:

@@ -15,6 +15,7 @@ from skillkit.skills.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from skillkit.agent.contributors import AgentHandle
+    from skillkit.model_registry import ModelRegistry
     from skillkit.runtime.sandbox import Sandbox
 
 __all__ = [
@@ -27,17 +28,16 @@ __all__ = [
 ]
 
 
-def context_window(model: object) -> int | None:
-    """The context window the model catalog gives ``model`` (a name or a definition)."""
+def context_window(model: object, models: ModelRegistry | None = None) -> int | None:
+    """The context window of ``model``: its own when it is a definition, else the one
+    ``models`` (the agent's model registry) gives the name (None: unknown)."""
     window = getattr(model, "context_window", None)
     if isinstance(window, int):
         return window
-    if not isinstance(model, str) or not model:
+    if not isinstance(model, str) or not model or models is None:
         return None
-    from skillkit.model_registry import default_registry
-
     try:
-        definition = default_registry().get(model)
+        definition = models.get(model)
     except Exception:  # an unknown or malformed model string: no window known
         return None
     found = getattr(definition, "context_window", None)
@@ -45,15 +45,15 @@ def context_window(model: object) -> int | None:
 
 
 def agent_window(agent: AgentHandle, windows: dict[str, int | None]) -> int | None:
-    """The context window of ``agent``'s current model; by model name, cached in
-    ``windows``."""
+    """The context window of ``agent``'s current model (from the agent's model
+    registry); by model name, cached in ``windows``."""
     config = agent.config
     definition = getattr(config, "model_definition", None)
     if definition is not None:
         return context_window(definition)
     model = config.model
     if model not in windows:
-        windows[model] = context_window(model)
+        windows[model] = context_window(model, getattr(agent, "models", None))
     return windows[model]
 
 

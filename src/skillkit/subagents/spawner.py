@@ -28,7 +28,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillkit.agent.contributors import AgentHandle, Contributor
-from skillkit.agent.handoffs import DEFAULT_MAX_HANDOFFS, Handoff, HandoffFilter, Handoffs
+from skillkit.agent.handoffs import (
+    DEFAULT_MAX_HANDOFFS,
+    Handoff,
+    HandoffFilter,
+    Handoffs,
+    is_transfer_tool,
+)
 from skillkit.errors import describe_exception
 from skillkit.events import ErrorInfo, Event, EventBus, StoreUpdate, ToolResultEvent
 from skillkit.subagents.child import (
@@ -334,12 +340,17 @@ class Subagents(Contributor):
                 if definition.model in parent.adapters
                 else None
             )
-            config = AgentConfig(
+            config = AgentConfig(  # its own model: none of the parent's model settings
                 model=definition.model,
                 agent_id=bus.agent_id,
                 system_prompt=system_prompt,
                 max_iterations=turns,
                 tool_execution=base.tool_execution,
+                approvals=base.approvals,
+                approval_timeout=base.approval_timeout,
+                max_repeats=base.max_repeats,
+                input_guardrails=base.input_guardrails,
+                output_guardrails=base.output_guardrails,
             )
         tools = self._tools_of(parent, definition)
         permissions = _permissions_of(parent)
@@ -363,13 +374,18 @@ class Subagents(Contributor):
             ],
             redactor=parent.redactor,
             compaction=parent.compaction,
+            models=parent.models,
         )
 
     def _tools_of(self, parent: AgentRunner, definition: AgentDefinition) -> list[Tool]:
         """The child's tools: its own, then the named ones from the parent's offered
         tools or the children's registry (all the parent's but ``task`` when its
         definition names none). Raises `LookupError` for a name found in neither."""
-        offered = [t for t in parent.offered_tools() if _offered_to_child(definition, t.name)]
+        offered = [
+            t
+            for t in parent.offered_tools()
+            if _offered_to_child(definition, t.name) and not is_transfer_tool(t)
+        ]
         if definition.tools is None:
             return offered
         tools: dict[str, Tool] = {t.name: t for t in definition.own_tools}

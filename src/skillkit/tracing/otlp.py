@@ -9,6 +9,11 @@ or ``opentelemetry-exporter-otlp-proto-grpc`` for ``OTEL_EXPORTER_OTLP_PROTOCOL=
 without it `OtlpUnavailableError` says which package to install. A process already
 instrumented (``opentelemetry-instrument skillkit ...``: a global provider is set) is
 left as it is. Both providers flush when the process exits.
+
+A batch on Ray traces its rows the same way in each worker process: the engine hands
+its workers `otlp_environment` (this process's ``OTEL_*`` settings), each worker calls
+`configure_otlp` with them, and `flush_otlp` sends what a worker holds before the
+engine stops it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TRACE_ENV", "OtlpSetup", "OtlpUnavailableError", "configure_otlp", "trace_requested"]
+__all__ = [
+    "TRACE_ENV",
+    "OtlpSetup",
+    "OtlpUnavailableError",
+    "configure_otlp",
+    "flush_otlp",
+    "otlp_environment",
+    "trace_requested",
+]
 
 TRACE_ENV = "SKILLKIT_TRACE"
 """Set to ``1`` (``true``, ``yes``, ``on``) for what ``--trace`` does."""
@@ -94,6 +107,31 @@ def configure_otlp(environ: Mapping[str, str] | None = None) -> OtlpSetup:
         "http://localhost:4317" if protocol == "grpc" else "http://localhost:4318"
     )
     return OtlpSetup(traces=traces, metrics=wanted_metrics, protocol=protocol, endpoint=endpoint)
+
+
+def otlp_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables another process needs to trace as this one does (`configure_otlp`
+    there): every ``OTEL_*`` variable (the exporters' settings, the service name, and
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` among them)."""
+    env = os.environ if environ is None else environ
+    return {key: value for key, value in env.items() if key.startswith("OTEL_")}
+
+
+def flush_otlp(timeout_millis: int = 10_000) -> None:
+    """Send the spans and metrics the global providers hold now (a process about to be
+    stopped from outside, which runs no exit handlers). Never raises; does nothing for
+    providers that keep nothing."""
+    try:
+        from opentelemetry import metrics, trace
+    except ImportError:
+        return
+    for provider in (trace.get_tracer_provider(), metrics.get_meter_provider()):
+        flush = getattr(provider, "force_flush", None)
+        if callable(flush):
+            try:
+                flush(timeout_millis)
+            except Exception:  # a collector that is down: the batch goes on
+                pass
 
 
 def _wanted(env: Mapping[str, str], name: str) -> bool:

@@ -49,6 +49,7 @@ async function resync() {
     if (messages.success) {
       requests.replaceChildren(); // the waiting ones come back with the state
       renderTranscript(messages.data.messages || []);
+      showTurnChanges(); // what each turn changed (checkpoints.js)
     }
     await refreshState();
   } finally {
@@ -75,12 +76,18 @@ function onEvent(event) {
       if (p.prompt) userMessage(p.prompt);
       break;
     case "agent_end":
+      if (p.stop_reason === "handoff") { // the run goes on: the agent it was handed to answers
+        current = null;
+        thinking = null;
+        break;
+      }
       setRunning(false);
       activity("");
       current = null;
       thinking = null;
       if (p.error) notice(p.error);
       refreshState().then(refreshSide);
+      if (!event.parent_id) showLastTurnChanges(); // a child's run is part of its parent's turn
       break;
     case "text_start":
       current = addMessage("assistant", "");
@@ -165,6 +172,9 @@ function onEvent(event) {
     case "events_dropped":
       resync();
       break;
+    case "handoff":
+      handoffNote(p.to_agent);
+      break;
     case "run_cancelled":
       addMessage("note", "Run cancelled.");
       break;
@@ -174,6 +184,12 @@ function onEvent(event) {
     default:
       break;
   }
+}
+
+// The note that another agent answers from here on: drawn live for a "handoff" event,
+// and from the transfer_to_* call's result when the transcript is drawn again.
+function handoffNote(agent) {
+  return addMessage("note", "→ handed to " + (agent || "another agent"));
 }
 
 function connect() {

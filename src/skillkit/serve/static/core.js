@@ -30,7 +30,9 @@ function scrollDown() {
   main.scrollTop = main.scrollHeight;
 }
 
-async function send(type, fields) {
+// Runs one command of the session; a failure is shown in the notice line unless
+// options.quiet (the caller shows it where it belongs, or it is expected).
+async function send(type, fields, options) {
   const command = Object.assign({ type: type, id: "web-" + ++counter }, fields || {});
   let response;
   try {
@@ -45,7 +47,7 @@ async function send(type, fields) {
   } catch (error) {
     response = { success: false, error: "the server cannot be reached" };
   }
-  if (!response.success) notice(response.error || "the command failed");
+  if (!response.success && !(options && options.quiet)) notice(response.error || "the command failed");
   return response;
 }
 

@@ -30,9 +30,9 @@ function renderTranscript(messages) {
   tools.clear();
   current = null;
   thinking = null;
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     if (message.role === "user") {
-      userMessage(partsText(message.content));
+      userMessage(partsText(message.content)).dataset.index = String(index); // a turn's place
     } else if (message.role === "assistant") {
       for (const part of message.content || []) {
         if (part.type === "text" && part.text) renderMarkdown(addMessage("assistant", ""), part.text);
@@ -51,6 +51,10 @@ function renderTranscript(messages) {
       setStatus(tool, message.is_error ? "error" : "done");
       if (message.tool_name === "todo" && message.details && Array.isArray(message.details.todos)) {
         renderTodos(message.details.todos);
+      }
+      const handed = message.details && message.details.handoff; // a transfer_to_* call taken
+      if (!message.is_error && typeof handed === "string" && /^transfer_to_/.test(message.tool_name || "")) {
+        handoffNote(handed);
       }
     }
   }
