@@ -248,10 +248,11 @@ class SnapshotStore:
                 if walked == self._walked and last is not None and not self._index_moved:
                     return last  # not a name, size, time or mode moved since the last
             self._clean = False
-            self._walked = None
-            snapshot = self._take(drained)
+            previous, self._walked = self._walked, None
+            skipped = set(self._ignored_folders)  # what the walk left out
+            snapshot = self._take(drained, walked)
             if walked is not None:
-                self._trust_walk(walked, started)
+                self._trust_walk(walked, previous, skipped, started)
         except BaseException:
             self._clean = False
             self._walked = None
@@ -266,14 +267,28 @@ class SnapshotStore:
         self._clean = drained is not None and self._watch is not None and self._watch.active
         return snapshot
 
-    def _trust_walk(self, walked: dict[str, Stat], started: int) -> None:
+    def _trust_walk(
+        self,
+        walked: dict[str, Stat],
+        previous: dict[str, Stat] | None,
+        skipped: set[str],
+        started: int,
+    ) -> None:
         """Keep ``walked`` (taken before git looked) as the workspace of the snapshot
         just taken, so the next snapshot without a watch that walks the same returns
         it — unless a time in it is too recent to show the next change (file-system
-        clocks tick coarsely), or what the project ignores changed (the walk skipped
-        folders by the old list)."""
-        skipped = set(self._ignored_folders)
-        self._refresh_ignored()
+        clocks tick coarsely), or what the project ignores is not what the walk
+        ``skipped`` (asked of git again when a ``.gitignore`` or a folder came, went
+        or changed since the ``previous`` walk)."""
+        if previous is None:
+            moved = True
+        else:
+            changed = walked.items() ^ previous.items()
+            moved = any(
+                path.endswith(".gitignore") or stat.S_ISDIR(key[4]) for path, key in changed
+            )
+        if moved and not self._ignored_fresh:
+            self._refresh_ignored()
         if self._ignored_folders != skipped:
             return
         recent = started - RACY_NS
@@ -352,7 +367,9 @@ class SnapshotStore:
 
     # ----- taking a snapshot: look, tell git, scan the folders, record
 
-    def _take(self, drained: Drained | None = None) -> Snapshot:
+    def _take(
+        self, drained: Drained | None = None, walked: dict[str, Stat] | None = None
+    ) -> Snapshot:
         """Take a snapshot: look at the files (those the watch names, or all), read
         git's status, bring the index up to date, scan the folders git lists whole,
         work out the kept permission bits, and record the state (`_record`)."""
@@ -361,7 +378,7 @@ class SnapshotStore:
         # each file looked at, as it is before git looks (a change while git looks
         # shows next time): every file of the index, or the paths the watch names
         if whole or drained is None:
-            stats = self._stat_held()
+            stats = self._stat_held(walked)
         else:
             root = f"{self.workspace}/"
             stats = {path: stat_key(root + path) for path in drained.paths}
@@ -493,14 +510,16 @@ class SnapshotStore:
         self._keep(snapshot)
         return snapshot
 
-    def _stat_held(self) -> dict[str, Stat]:
+    def _stat_held(self, walked: dict[str, Stat] | None = None) -> dict[str, Stat]:
         """Each file of the store's index with its change time, modification time, size,
         inode and mode, to the nanosecond (taken before git looks, so a change made
-        while it looks shows next time)."""
+        while it looks shows next time): from ``walked`` (a `walk_stats` just taken)
+        where it has the file."""
         listed = self._git("ls-files", "-z")
         root = f"{self.workspace}/"
+        walked = walked or {}
         return {
-            path: stat_key(root + path)
+            path: walked.get(path) or stat_key(root + path)
             for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
         }
 
