@@ -245,8 +245,12 @@ class SnapshotStore:
             if drained is None:  # no watch: one walk, compared with the last one
                 started = time.time_ns()
                 walked = walk_stats(str(self.workspace), self._skip)
-                if walked == self._walked and last is not None and not self._index_moved:
+                if last is not None and not self._index_moved and walked == self._walked:
                     return last  # not a name, size, time or mode moved since the last
+                if last is not None and not self._index_moved and self._walked is not None:
+                    drained = _differences(self._walked, walked)  # git looks at those
+                    if drained.folders_changed:
+                        self._refresh_ignored()
             self._clean = False
             previous, self._walked = self._walked, None
             skipped = set(self._ignored_folders)  # what the walk left out
@@ -696,6 +700,34 @@ class SnapshotStore:
                 except OSError:
                     pass
         return total
+
+
+def _differences(before: dict[str, Stat], after: dict[str, Stat]) -> Drained:
+    """What moved between two walks (`walk_stats`), as the watch would tell it: the
+    paths whose name, times, size, inode or mode differ, whether names came or went,
+    and the folders that came or went (or a ``.gitignore``: what is ignored may have
+    changed with it)."""
+    paths = {path for path, _ in before.items() ^ after.items()}
+    out = Drained(changed=bool(paths), paths=paths)
+    for path in sorted(paths):
+        old, new = before.get(path), after.get(path)
+        was = old is not None and stat.S_ISDIR(old[4])
+        now = new is not None and stat.S_ISDIR(new[4])
+        if old is None or new is None or was != now:
+            out.entries_changed = True
+            if now:
+                out.new_folders.add(path)
+            if was:
+                out.gone_folders.add(path)
+        if was != now:
+            out.folders_changed = True
+        if path == ".gitignore" or path.endswith("/.gitignore"):
+            # what its folder holds for a snapshot may change, all the way down
+            folder = path.rpartition("/")[0] or "."
+            out.folders_changed = True
+            out.paths.add(folder)
+            out.new_folders.add(folder)
+    return out
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
