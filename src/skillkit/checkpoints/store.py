@@ -279,11 +279,12 @@ class SnapshotStore:
         started: int,
     ) -> None:
         """Keep ``walked`` (taken before git looked) as the workspace of the snapshot
-        just taken, so the next snapshot without a watch that walks the same returns
-        it — unless a time in it is too recent to show the next change (file-system
-        clocks tick coarsely), or what the project ignores is not what the walk
-        ``skipped`` (asked of git again when a ``.gitignore`` or a folder came, went
-        or changed since the ``previous`` walk)."""
+        just taken: the next snapshot without a watch that walks the same returns it,
+        and one that walks something else has git look at what differs. An entry whose
+        times are too recent to show the next change (file-system clocks tick coarsely)
+        is kept as differing from any walk. Not kept when what the project ignores is
+        not what the walk ``skipped`` (asked of git again when a ``.gitignore`` or a
+        folder came, went or changed since the ``previous`` walk)."""
         if previous is None:
             moved = True
         else:
@@ -296,8 +297,11 @@ class SnapshotStore:
         if self._ignored_folders != skipped:
             return
         recent = started - RACY_NS
-        if any(key[0] >= recent or key[1] >= recent for key in walked.values()):
-            return
+        for path, key in walked.items():
+            if key[0] >= recent or key[1] >= recent:
+                # too recent to show the next change: never the same in the next walk,
+                # so git looks at it again (and again, until its times are old enough)
+                walked[path] = (-1, -1, -1, -1, key[4])
         self._walked = walked
 
     def _drain(self) -> Drained | None:
