@@ -3,6 +3,9 @@ cannot be taken does not run."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -102,4 +105,45 @@ async def test_turns_that_changed_nothing_are_kept_when_the_runner_closes(
         (2, "look again", False),
         (3, "change", True),
         (4, "look at the end", False),
+    ]
+
+
+_KILLED_RUN = """
+import asyncio, os, signal, sys
+from pathlib import Path
+from skillkit.checkpoints import Checkpoints, SnapshotStore
+from tests.checkpoints.helpers import make_agent
+
+async def main() -> None:
+    workspace, folder = Path(sys.argv[1]), Path(sys.argv[2])
+    checkpoints = Checkpoints(SnapshotStore(workspace, folder))
+    agent, played, _ = make_agent(workspace, [checkpoints])
+    played.turns["change"] = [("bash", {"command": "echo x > made.txt"})]
+    await agent.chat("change")
+    for number in range(5):
+        played.turns[f"look {number}"] = [("bash", {"command": "cat made.txt"})]
+        await agent.chat(f"look {number}")
+    os.kill(os.getpid(), signal.SIGKILL)  # no exit handler, no finalizer runs
+
+asyncio.run(main())
+"""
+
+
+def test_no_turn_record_is_lost_when_the_process_is_killed(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root}"}
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(workspace), str(tmp_path / "store")],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    again = Checkpoints(SnapshotStore(workspace, tmp_path / "store")).list()
+    assert [(t.number, t.prompt, t.changed) for t in again] == [
+        (1, "change", True),
+        *((n + 2, f"look {n}", False) for n in range(5)),
     ]

@@ -114,6 +114,45 @@ def test_an_unchanged_workspace_runs_no_git_at_all(
     assert "status" in calls
 
 
+def test_an_unchanged_workspace_without_a_watch_costs_one_walk_and_no_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "sub").mkdir(parents=True)
+    (workspace / "a.txt").write_text("a")
+    (workspace / "sub" / "b.txt").write_text("b")
+    # times this recent are trusted here (the test cannot wait out a clock tick of 2 s)
+    monkeypatch.setattr("skillkit.checkpoints.store.RACY_NS", 0)
+    store = SnapshotStore(workspace, tmp_path / "store", watch=False)
+    store.snapshot()
+    first = store.snapshot()  # the walk of the first skipped no ignored folder yet
+    calls = count_git(store, monkeypatch)
+    sh(workspace, "cat a.txt > /dev/null; ls -la sub > /dev/null")
+    assert store.snapshot() is first
+    assert calls == []
+    for step in ("printf c > sub/b.txt", "chmod 600 a.txt", "mkdir empty", "ln -s a.txt l"):
+        sh(workspace, step)
+        changed = store.snapshot()
+        assert changed.id != first.id and "status" in calls, step
+        first = changed
+        calls.clear()
+
+
+def test_without_a_watch_a_change_right_after_a_snapshot_is_seen(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    path = workspace / "a.txt"
+    path.write_text("aaaa")
+    store = SnapshotStore(workspace, tmp_path / "store", watch=False)
+    store.snapshot()
+    first = store.snapshot()
+    old = os.stat(path)
+    path.write_text("bbbb")  # same size, its old times: the same clock tick may hide it
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+    second = store.snapshot()
+    assert [c.path for c in store.changes(first.id, second.id)] == ["a.txt"]
+
+
 @linux_only
 def test_a_change_that_keeps_size_and_times_is_seen(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
@@ -170,13 +209,15 @@ def test_a_failed_snapshot_makes_the_next_one_look_at_everything(
     assert [c.path for c in store.changes(first.id, second.id)] == ["a.txt", "b.txt"]
 
 
-@linux_only
-def test_a_nested_repository_that_stops_being_one_is_seen(tmp_path: Path) -> None:
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])
+def test_a_nested_repository_that_stops_being_one_is_seen(tmp_path: Path, watch: bool) -> None:
+    if watch and not sys.platform.startswith("linux"):
+        pytest.skip("inotify")
     workspace = tmp_path / "ws"
     nested = workspace / "vendor"
     subprocess.run(["git", "init", "-q", str(nested)], check=True)
     (nested / "code.py").write_text("pass\n")
-    store = SnapshotStore(workspace, tmp_path / "store")
+    store = SnapshotStore(workspace, tmp_path / "store", watch=watch)
     first = store.snapshot()
     assert [item.path for item in first.left_out] == ["vendor"]
     sh(workspace, "rm -rf vendor/.git")
@@ -185,14 +226,19 @@ def test_a_nested_repository_that_stops_being_one_is_seen(tmp_path: Path) -> Non
     assert [c.path for c in store.changes(first.id, second.id)] == ["vendor/code.py"]
 
 
-@linux_only
-def test_a_folder_the_project_stops_ignoring_is_seen(tmp_path: Path) -> None:
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])
+def test_a_folder_the_project_stops_ignoring_is_seen(
+    tmp_path: Path, watch: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if watch and not sys.platform.startswith("linux"):
+        pytest.skip("inotify")
+    monkeypatch.setattr("skillkit.checkpoints.store.RACY_NS", 0)  # trust every walk
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / ".gitignore").write_text("build/\n")
     (workspace / "build").mkdir()
     (workspace / "build" / "out.txt").write_text("1")
-    store = SnapshotStore(workspace, tmp_path / "store")
+    store = SnapshotStore(workspace, tmp_path / "store", watch=watch)
     first = store.snapshot()
     (workspace / "build" / "out.txt").write_text("2")  # ignored: nothing to record
     assert store.snapshot().id == first.id
@@ -373,3 +419,21 @@ def test_a_failure_while_the_watch_catches_up_makes_the_next_look_whole(
     (workspace / "new" / "deeper" / "a.txt").write_text("changed")  # watched now
     third = store.snapshot()
     assert [c.path for c in store.changes(second.id, third.id)] == ["new/deeper/a.txt"]
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "walked"])
+def test_the_bits_of_a_folder_holding_only_an_empty_folder_are_kept(
+    tmp_path: Path, watch: bool
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a")
+    store = SnapshotStore(workspace, tmp_path / "store", watch=watch)
+    first = store.snapshot()
+    sh(workspace, "mkdir -p d/e && chmod 700 d")
+    second = store.snapshot()
+    assert ("d", 0o700) in second.modes
+    store.restore(first.id)
+    store.restore(second.id)
+    assert stat.S_IMODE(os.lstat(workspace / "d").st_mode) == 0o700
+    store.close()

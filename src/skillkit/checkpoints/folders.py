@@ -6,6 +6,7 @@ cannot change without its time changing)."""
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ __all__ = [
     "folder_times",
     "folders_same",
     "too_big",
+    "walk_stats",
     "walk_untracked",
 ]
 
@@ -117,3 +119,43 @@ def folder_held(
         if skip(prefix) or os.path.lexists(root / prefix / ".git"):
             return False  # ignored, the store's, or (in) a nested repository
     return True
+
+
+def walk_stats(root: str, skip: Callable[[str], bool]) -> dict[str, tuple[int, int, int, int, int]]:
+    """Every name under ``root`` (relative path → change time, modification time,
+    size, inode and mode, to the nanosecond), in one walk without git: ``.git`` entries
+    are left out, and so are a folder ``skip`` says to skip and all it holds, and what
+    is inside a folder holding its own ``.git`` (a nested repository; the folder itself
+    is in)."""
+    out: dict[str, tuple[int, int, int, int, int]] = {}
+    stack = [""]
+    while stack:
+        relative = stack.pop()
+        try:
+            with os.scandir(f"{root}/{relative}" if relative else root) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # gone since its parent was read: the parent's times say so
+        if relative and any(entry.name == ".git" for entry in entries):
+            continue  # a nested repository: its folder's own times are in
+        prefix = f"{relative}/" if relative else ""
+        for entry in entries:
+            if entry.name == ".git":
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            path = prefix + entry.name
+            if stat.S_ISDIR(info.st_mode) and skip(path):
+                continue  # its name coming or going moves its parent's times
+            out[path] = (
+                info.st_ctime_ns,
+                info.st_mtime_ns,
+                info.st_size,
+                info.st_ino,
+                info.st_mode,
+            )
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(path)
+    return out

@@ -74,9 +74,14 @@ def all_bits(
     root: str, files: Mapping[str, Stat], empty_dirs: Iterable[str], mask: int
 ) -> tuple[tuple[str, int], ...]:
     """The kept bits of every file of ``files`` (relative paths, as just looked at) and
-    of every folder holding one, and of ``empty_dirs``; sorted."""
+    of every folder holding one, and of ``empty_dirs`` and the folders holding them;
+    sorted."""
     out = []
-    folders = set(empty_dirs)
+    folders: set[str] = set()
+    for path in empty_dirs:
+        while path and path not in folders:
+            folders.add(path)
+            path = path.rpartition("/")[0]
     for path, key in files.items():
         mode = bits_kept(key[4], mask)
         if mode is not None:

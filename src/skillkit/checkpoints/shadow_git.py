@@ -26,7 +26,9 @@ __all__ = [
     "CONFIG",
     "EMPTY_TREE",
     "Git",
+    "ObjectReader",
     "clean_environment",
+    "drop_loose_objects",
     "make_store",
     "nul_paths",
     "pack_objects",
@@ -122,6 +124,85 @@ def run_git(
     return done.stdout
 
 
+class ObjectReader:
+    """One ``git cat-file --batch`` kept running, to read objects one after another
+    without starting git each time (`read`); started on first use, ended by `close`."""
+
+    def __init__(self, env: Mapping[str, str], cwd: Path) -> None:
+        self._env = env
+        self._cwd = cwd
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def exists(self, name: str) -> bool:
+        """Whether git holds the object ``name``."""
+        try:
+            self.read([name])
+        except SnapshotError as exc:
+            if str(exc).startswith("the store lacks object"):
+                return False
+            raise
+        return True
+
+    def read(self, names: Sequence[str]) -> list[tuple[str, bytes]]:
+        """Each object of ``names`` (an id, or a name such as ``ID^{tree}``): its id and
+        its body, in order; `SnapshotError` when one is missing or git fails."""
+        out: list[tuple[str, bytes]] = []
+        for name in names:
+            process = self._start()
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                process.stdin.write(name.encode() + b"\n")
+                process.stdin.flush()
+                head = process.stdout.readline().split(b" ")
+                if len(head) != 3:
+                    raise SnapshotError(f"the store lacks object {name}")
+                size = int(head[2])
+                body = process.stdout.read(size + 1)[:size]
+            except (OSError, ValueError) as exc:
+                self.close()
+                raise SnapshotError(f"git cat-file failed: {exc}") from None
+            if len(body) != size:
+                self.close()
+                raise SnapshotError("git cat-file ended early")
+            out.append((head[0].decode(), body))
+        return out
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            command = ["git", "--literal-pathspecs"]
+            for item in CONFIG:
+                command += ["-c", item]
+            try:
+                self._process = subprocess.Popen(
+                    [*command, "cat-file", "--batch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=dict(self._env),
+                    cwd=self._cwd,
+                )
+            except OSError as exc:
+                raise SnapshotError(f"git could not run: {exc}") from None
+        return self._process
+
+    def close(self) -> None:
+        """End the running git (idempotent)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def make_store(folder: Path, git_dir: Path, env: Mapping[str, str], inside: str) -> None:
     """Make the store in ``folder`` (its bare repository ``git_dir``) unless it is there,
     and write its attributes and excludes (``inside``: the store's own folder, relative
@@ -169,6 +250,18 @@ def pack_objects(git: Git, git_dir: Path, ids: Iterable[str]) -> None:
         if old.name.startswith("pack-") and not old.name.startswith(new):
             old.unlink(missing_ok=True)
     git("prune-packed", "-q")
+
+
+def drop_loose_objects(git_dir: Path) -> None:
+    """Remove every loose object of the store (after `pack_objects` packed what is kept:
+    what is not packed is in the journal)."""
+    objects = git_dir / "objects"
+    try:
+        folders = [f for f in objects.iterdir() if len(f.name) == 2 and f.is_dir()]
+    except OSError:
+        return
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def text_lines(items: Iterable[str]) -> bytes:

@@ -19,8 +19,14 @@ dependency) and what the project's ``.gitignore`` files ignore. None is touched 
 
 Snapshots are cheap in two ways. When nothing changed, none is taken: on Linux the
 kernel tells (`ChangeWatch`, inotify) whether anything in the workspace changed since
-the last snapshot, so that costs no walk. When something changed, git's stat cache in
-the store's index means a file whose size and times did not change is not read again.
+the last snapshot, so that costs no walk; without it, one walk of the workspace
+(`walk_stats`) compared with the last snapshot's tells, without git. When something
+changed, git's stat cache in the store's index means a file whose size and times did
+not change is not read again.
+
+Stores stay small: `SnapshotStore.compact` keeps the newest snapshot in git and every
+other one in the journal (`skillkit.checkpoints.journal`), written back into git when
+it is read again.
 
 The records (`Snapshot`, `LeftOut`, `FileChange`, `SnapshotError`) are defined in
 `skillkit.checkpoints.records`, reading differences and restoring in
@@ -35,17 +41,28 @@ import os
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillkit.checkpoints import modes
 from skillkit.checkpoints.folders import (
+    RACY_NS,
     folder_held,
     folder_times,
     folders_same,
     too_big,
+    walk_stats,
     walk_untracked,
+)
+from skillkit.checkpoints.journal import (
+    Entry,
+    Journal,
+    journal_entries,
+    read_journal,
+    rebuild,
+    write_journal,
 )
 from skillkit.checkpoints.modes import Stat, stat_key
 from skillkit.checkpoints.records import (
@@ -59,7 +76,9 @@ from skillkit.checkpoints.records import (
 )
 from skillkit.checkpoints.restore import diff_tree, parse_changes, read_patch, restore_workspace
 from skillkit.checkpoints.shadow_git import (
+    ObjectReader,
     clean_environment,
+    drop_loose_objects,
     make_store,
     nul_paths,
     pack_objects,
@@ -117,12 +136,17 @@ class SnapshotStore:
         self._git_dir = self.folder / "git"
         self._index = self.folder / "index"
         self._meta = self.folder / "snapshots.jsonl"
+        self._journal_file = self.folder / "journal.z"
+        self._entries: dict[str, Entry] = {}  # the journalled snapshots (`compact`)
+        self._absent: set[str] = set()  # journalled snapshots git does not hold now
         self._lock = threading.RLock()
         self._memo = _Memo()
         self._folders: dict[str, int] | None = None
         self._scanned: tuple[tuple[str, ...], list[LeftOut]] | None = None
         self._ready = False
         self._env = clean_environment(self._git_dir, self._index, self.workspace)
+        self._reader = ObjectReader(self._env, self.workspace)  # for the journal
+        weakref.finalize(self, self._reader.close)
         self._umask = modes.umask()
         self._ignored: list[str] | None = None  # what the project ignores (folders end "/")
         self._ignored_folders: set[str] = set()
@@ -133,6 +157,7 @@ class SnapshotStore:
         self._look_at_all = False  # the next snapshot must not trust the watch's paths
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
         self._stats: dict[str, Stat] = {}  # the files at the last whole look
+        self._walked: dict[str, Stat] | None = None  # the walk of the last snapshot (no watch)
 
     # ----- git
 
@@ -147,6 +172,12 @@ class SnapshotStore:
         self._ready = True
 
     def _load(self) -> None:
+        journal = read_journal(self._journal_file)
+        self._memo.snapshots.update(journal.snapshots)
+        if journal.last is not None:
+            self._memo.last = journal.snapshots.get(journal.last)
+        self._entries = journal.entries
+        self._absent = set(journal.entries)
         try:
             lines = self._meta.read_bytes().splitlines()
         except FileNotFoundError:
@@ -166,6 +197,21 @@ class SnapshotStore:
             out.write(snapshot_line(snapshot))
         self._memo.snapshots[snapshot.id] = snapshot
         self._memo.last = snapshot
+        self._absent.discard(snapshot.id)  # just written by git
+
+    def _have(self, *snapshot_ids: str) -> None:
+        """Make sure git holds the snapshots ``snapshot_ids`` (``""``: the empty
+        workspace), writing back those only the journal holds."""
+        missing = [i for i in snapshot_ids if i in self._absent]
+        for snapshot_id in list(missing):
+            # written back before (by another process, since this one read the
+            # journal): a snapshot's objects are written all at once, with it last
+            if self._reader.exists(snapshot_id):
+                self._absent.discard(snapshot_id)
+                missing.remove(snapshot_id)
+        if missing:
+            reader = self._reader
+            rebuild(self._git, reader.read, self._entries, self._absent, missing)
 
     # ----- snapshots
 
@@ -190,15 +236,30 @@ class SnapshotStore:
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
+        walked: dict[str, Stat] | None = None
         try:
             drained = self._drain()
             last = self._memo.last
             if drained is not None and not drained.changed and self._clean and last is not None:
                 return last  # the kernel saw nothing change since the last snapshot
+            if drained is None:  # no watch: one walk, compared with the last one
+                started = time.time_ns()
+                walked = walk_stats(str(self.workspace), self._skip)
+                if last is not None and not self._index_moved and walked == self._walked:
+                    return last  # not a name, size, time or mode moved since the last
+                if last is not None and not self._index_moved and self._walked is not None:
+                    drained = _differences(self._walked, walked)  # git looks at those
+                    if drained.folders_changed:
+                        self._refresh_ignored()
             self._clean = False
-            snapshot = self._take(drained)
+            previous, self._walked = self._walked, None
+            skipped = set(self._ignored_folders)  # what the walk left out
+            snapshot = self._take(drained, walked)
+            if walked is not None:
+                self._trust_walk(walked, previous, skipped, started)
         except BaseException:
             self._clean = False
+            self._walked = None
             self._look_at_all = True  # what this one was told of is not recorded yet
             raise
         self._index_moved = False
@@ -209,6 +270,39 @@ class SnapshotStore:
             )
         self._clean = drained is not None and self._watch is not None and self._watch.active
         return snapshot
+
+    def _trust_walk(
+        self,
+        walked: dict[str, Stat],
+        previous: dict[str, Stat] | None,
+        skipped: set[str],
+        started: int,
+    ) -> None:
+        """Keep ``walked`` (taken before git looked) as the workspace of the snapshot
+        just taken: the next snapshot without a watch that walks the same returns it,
+        and one that walks something else has git look at what differs. An entry whose
+        times are too recent to show the next change (file-system clocks tick coarsely)
+        is kept as differing from any walk. Not kept when what the project ignores is
+        not what the walk ``skipped`` (asked of git again when a ``.gitignore`` or a
+        folder came, went or changed since the ``previous`` walk)."""
+        if previous is None:
+            moved = True
+        else:
+            changed = walked.items() ^ previous.items()
+            moved = any(
+                path.endswith(".gitignore") or stat.S_ISDIR(key[4]) for path, key in changed
+            )
+        if moved and not self._ignored_fresh:
+            self._refresh_ignored()
+        if self._ignored_folders != skipped:
+            return
+        recent = started - RACY_NS
+        for path, key in walked.items():
+            if key[0] >= recent or key[1] >= recent:
+                # too recent to show the next change: never the same in the next walk,
+                # so git looks at it again (and again, until its times are old enough)
+                walked[path] = (-1, -1, -1, -1, key[4])
+        self._walked = walked
 
     def _drain(self) -> Drained | None:
         """What the watch saw since the last snapshot; None when there is no watch (every
@@ -269,8 +363,10 @@ class SnapshotStore:
         self._ignored_fresh = True
 
     def close(self) -> None:
-        """Stop watching the workspace (the next snapshot walks it, and watches again)."""
+        """Stop watching the workspace (the next snapshot walks it, and watches again)
+        and end the git that reads objects, if one runs."""
         with self._lock:
+            self._reader.close()
             if self._watch is not None:
                 self._watch.close()
                 self._watch_tried = False  # unless it was never to watch
@@ -279,7 +375,9 @@ class SnapshotStore:
 
     # ----- taking a snapshot: look, tell git, scan the folders, record
 
-    def _take(self, drained: Drained | None = None) -> Snapshot:
+    def _take(
+        self, drained: Drained | None = None, walked: dict[str, Stat] | None = None
+    ) -> Snapshot:
         """Take a snapshot: look at the files (those the watch names, or all), read
         git's status, bring the index up to date, scan the folders git lists whole,
         work out the kept permission bits, and record the state (`_record`)."""
@@ -288,7 +386,7 @@ class SnapshotStore:
         # each file looked at, as it is before git looks (a change while git looks
         # shows next time): every file of the index, or the paths the watch names
         if whole or drained is None:
-            stats = self._stat_held()
+            stats = self._stat_held(walked)
         else:
             root = f"{self.workspace}/"
             stats = {path: stat_key(root + path) for path in drained.paths}
@@ -420,14 +518,16 @@ class SnapshotStore:
         self._keep(snapshot)
         return snapshot
 
-    def _stat_held(self) -> dict[str, Stat]:
+    def _stat_held(self, walked: dict[str, Stat] | None = None) -> dict[str, Stat]:
         """Each file of the store's index with its change time, modification time, size,
         inode and mode, to the nanosecond (taken before git looks, so a change made
-        while it looks shows next time)."""
+        while it looks shows next time): from ``walked`` (a `walk_stats` just taken)
+        where it has the file."""
         listed = self._git("ls-files", "-z")
         root = f"{self.workspace}/"
+        walked = walked or {}
         return {
-            path: stat_key(root + path)
+            path: walked.get(path) or stat_key(root + path)
             for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
         }
 
@@ -514,6 +614,7 @@ class SnapshotStore:
         be ``""``: the empty workspace), with their line counts."""
         with self._lock:
             self._ensure()
+            self._have(old, new)
             numstat, raw = diff_tree(self._git, old, new, lines=lines)
         return parse_changes(numstat, raw)
 
@@ -521,6 +622,7 @@ class SnapshotStore:
         """The unified diff from snapshot ``old`` to ``new`` (binary files named only)."""
         with self._lock:
             self._ensure()
+            self._have(old, new)
             out = read_patch(self._git, old, new, paths)
         return out.decode("utf-8", "replace")
 
@@ -545,6 +647,7 @@ class SnapshotStore:
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
             now = current if current is not None else self._snapshot()
+            self._have(now.id, target.id)
             self._index_moved = True
             changes = [
                 c for c in self.changes(now.id, target.id, lines=False) if c.path not in keep
@@ -561,15 +664,35 @@ class SnapshotStore:
             )
 
     def compact(self) -> None:
-        """Pack the store's objects with deltas between versions (a small edit of a big
-        file then costs about the edit). Takes seconds on a big workspace; snapshots wait
-        for it."""
+        """Make the store small: git keeps the newest snapshot only, packed, and every
+        other one goes into the journal (`skillkit.checkpoints.journal`) as the paths
+        and lines that differ from the snapshot after it, checked to give back its id
+        before anything is dropped. Reading an old snapshot afterwards writes its
+        objects back first. Takes seconds on a big workspace; snapshots wait for it."""
         with self._lock:
             self._ensure()
-            ids = list(dict.fromkeys(s.id for s in self._memo.snapshots.values()))
-            if not ids:
+            last = self._memo.last
+            if last is None:
                 return
-            pack_objects(self._git, self._git_dir, ids)
+            order = [i for i in self._memo.snapshots if i not in self._entries and i != last.id]
+            self._have(*order, last.id)
+            self._reader.close()  # the packs it may hold open are about to go
+            entries = {**self._entries, **journal_entries(self._git, [*order, last.id])}
+            entries.pop(last.id, None)
+            write_journal(self._journal_file, Journal(dict(self._memo.snapshots), entries, last.id))
+            try:
+                with open(self._meta, "wb"):
+                    pass  # every line is in the journal now
+            except OSError as exc:
+                raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
+            self._entries = entries
+            self._absent = set(entries)  # before anything is dropped (`_have` checks)
+            # the index's split part holds the entries changed since it was split: write
+            # it whole (its size the workspace's list's alone; the next change splits it)
+            self._git("-c", "core.splitIndex=false", "update-index", "--no-split-index")
+            index = self._git("write-tree", "--missing-ok").decode().strip()
+            pack_objects(self._git, self._git_dir, [last.id, index])
+            drop_loose_objects(self._git_dir)
 
     def size(self) -> int:
         """Bytes the store takes on disk."""
@@ -581,6 +704,34 @@ class SnapshotStore:
                 except OSError:
                     pass
         return total
+
+
+def _differences(before: dict[str, Stat], after: dict[str, Stat]) -> Drained:
+    """What moved between two walks (`walk_stats`), as the watch would tell it: the
+    paths whose name, times, size, inode or mode differ, whether names came or went,
+    and the folders that came or went (or a ``.gitignore``: what is ignored may have
+    changed with it)."""
+    paths = {path for path, _ in before.items() ^ after.items()}
+    out = Drained(changed=bool(paths), paths=paths)
+    for path in sorted(paths):
+        old, new = before.get(path), after.get(path)
+        was = old is not None and stat.S_ISDIR(old[4])
+        now = new is not None and stat.S_ISDIR(new[4])
+        if old is None or new is None or was != now:
+            out.entries_changed = True
+            if now:
+                out.new_folders.add(path)
+            if was:
+                out.gone_folders.add(path)
+        if was != now:
+            out.folders_changed = True
+        if path == ".gitignore" or path.endswith("/.gitignore"):
+            # what its folder holds for a snapshot may change, all the way down
+            folder = path.rpartition("/")[0] or "."
+            out.folders_changed = True
+            out.paths.add(folder)
+            out.new_folders.add(folder)
+    return out
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:

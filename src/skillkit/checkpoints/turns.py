@@ -80,23 +80,8 @@ READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind
 """The built-in tools that never change the workspace (no snapshot around them)."""
 
 
-_PENDING = 64
-"""Turns that changed nothing whose lines may wait to be written."""
-
-
 def _record(turn: Turn) -> bytes:
     return json.dumps(vars(turn)).encode() + b"\n"  # its fields, flat (asdict is slow)
-
-
-def _write_at_exit(file: Path, pending: list[Turn]) -> None:
-    """Write the lines still waiting when a `Checkpoints` is collected or Python ends."""
-    if pending:
-        try:
-            with open(file, "ab") as out:
-                out.write(b"".join(_record(turn) for turn in pending))
-        except OSError as exc:
-            log.warning("checkpoints of %d turns not kept: %s", len(pending), exc)
-        pending.clear()
 
 
 COMPACT_EVERY = 20
@@ -184,9 +169,7 @@ class Checkpoints(Contributor):
         self._after_time = 0.0  # when the open turn's ``after`` snapshot was taken
         self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
         self._lock = threading.Lock()
-        self._out: BinaryIO | None = None  # turns.jsonl, open for appending
-        self._pending: builtins.list[Turn] = []  # turns not yet written (changed nothing)
-        weakref.finalize(self, _write_at_exit, self._file, self._pending)
+        self._out: BinaryIO | None = None  # turns.jsonl, open for appending (unbuffered)
         self._load()
         self._packed_at = 0
 
@@ -226,27 +209,19 @@ class Checkpoints(Contributor):
             self._known = self._turns[-1].after
 
     def _write(self, turn: Turn) -> None:
-        """Keep ``turn`` in ``turns.jsonl``. A turn that changed nothing holds no
-        checkpoint: its line waits for the next one written (at most `_PENDING` turns,
-        or until `aclose` or the interpreter's exit), so such a turn costs no I/O."""
-        self._pending.append(turn)
-        if turn.changed or turn.kind != "turn" or len(self._pending) >= _PENDING:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        lines = b"".join(_record(turn) for turn in self._pending)
-        numbers = f"{self._pending[0].number}-{self._pending[-1].number}"
-        self._pending.clear()
+        """Append ``turn``'s line to ``turns.jsonl`` now, one ``write`` to a file opened
+        unbuffered: a turn's record is in the file (the kernel's page cache) when the
+        turn ends, so a crash of SkillKit loses none (a turn that changed nothing
+        included: it costs one system call, no ``fsync``)."""
+        line = _record(turn)
         try:
             if self._out is None:
                 self.store.folder.mkdir(parents=True, exist_ok=True)
                 self._out = open(self._file, "ab", buffering=0)  # noqa: SIM115
                 weakref.finalize(self, self._out.close)
-            self._out.write(lines)
+            self._out.write(line)
         except OSError as exc:
-            log.warning("checkpoints of turns %s not kept: %s", numbers, exc)
+            log.warning("checkpoint of turn %d not kept: %s", turn.number, exc)
             self._close_record()
 
     def _close_record(self) -> None:
@@ -438,7 +413,6 @@ class Checkpoints(Contributor):
         """Pack the store when many turns changed files since it was last packed, and
         stop watching the workspace (a later snapshot watches again)."""
         self.store.close()
-        self._flush()
         self._close_record()
         changed = sum(1 for turn in self._turns if turn.changed)
         if changed - self._packed_at >= COMPACT_EVERY:
