@@ -162,11 +162,24 @@ class SessionRecorder:
                     self._compacted = False
                 self.flush()
         except Exception as exc:
-            self._failed = True
-            log.error("session %s: recording stopped: %s", self.session.id, exc)
-            self.agent.events.emit_nowait(
-                ErrorInfo(stage="session", message=f"the session stopped recording: {exc}")
-            )
+            self._stop(exc)
+
+    def catch_up(self) -> None:
+        """`flush` between runs (a face added a message to the transcript); a failure
+        stops recording as one in `emit` does."""
+        if self._failed:
+            return
+        try:
+            self.flush()
+        except Exception as exc:
+            self._stop(exc)
+
+    def _stop(self, exc: Exception) -> None:
+        self._failed = True
+        log.error("session %s: recording stopped: %s", self.session.id, exc)
+        self.agent.events.emit_nowait(
+            ErrorInfo(stage="session", message=f"the session stopped recording: {exc}")
+        )
 
     def _turn_end(self, payload: TurnEnd) -> None:
         """The turn added its reply and results right after what ``turn_start`` saw
