@@ -72,3 +72,33 @@ def test_a_shell_command_is_resumed_above_the_prompt_typed_after_it(
         "!echo last-word",
     ]
     assert "shell-out\n</output>" in said[0] and "last-word\n</output>" in said[2]
+
+
+def test_a_shell_command_typed_during_a_run_waits_in_the_input_line(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """Enter on ``!command`` while a run works neither steers the run with it as text nor
+    runs it: it stays in the input line, and Enter after the run runs it."""
+    assert terminal.home is not None
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    words = " ".join(["word"] * 60)
+    script = tmp_path / "script.yaml"
+    script.write_text(f'replies:\n  - text: "{words} end."\n    delay: 0.05\n')
+    terminal.start("--model", f"scripted:{script}", cwd=cwd)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("go")
+    terminal.wait_for("word word")
+    terminal.type("!echo during")
+    terminal.wait_for("a !command runs between runs")
+    terminal.wait_for("end.")
+    terminal.wait_for(lambda screen: "› !echo during" in screen)  # put back, not sent
+    terminal.press("Enter")
+    terminal.wait_for("bash(echo during)")
+    terminal.wait_for_prompt_count(3)
+    terminal.type("/quit")
+    assert terminal.wait_exit() == 0
+    (info,) = SessionStore(terminal.home).list(cwd)
+    recorded = SessionStore(terminal.home).open(info.id, write=False).context()
+    said = [message_text(m) for m in recorded if isinstance(m, UserMessage)]
+    assert [typed_text(text) or text for text in said] == ["go", "!echo during"]
