@@ -4,6 +4,9 @@ back through a terminal emulator), and the session file holds them in that order
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyte
@@ -72,6 +75,17 @@ def test_a_shell_command_is_resumed_above_the_prompt_typed_after_it(
         "!echo last-word",
     ]
     assert "shell-out\n</output>" in said[0] and "last-word\n</output>" in said[2]
+    shown = subprocess.run(
+        [sys.executable, "-m", "skillkit", "sessions", "show", info.id],
+        cwd=cwd,
+        env={**os.environ, "HOME": str(terminal.home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    users = [line.split("user", 1)[1].strip() for line in shown.splitlines() if "  user  " in line]
+    assert users == ["!echo shell-out", "what did it say?", "!echo last-word"]
 
 
 def test_a_shell_command_typed_during_a_run_waits_in_the_input_line(
