@@ -204,3 +204,44 @@ def test_a_note_before_a_prompt_is_one_user_turn_for_anthropic() -> None:
     assert texts[0].startswith(SHELL_NOTE_PREFIX) and texts[-1] == "what did it say?"
     openai = OpenAIAdapter("gpt-4o", api_key="sk-test").build_messages(request, "gpt-4o")
     assert [m["role"] for m in openai][-2:] == ["user", "user"]
+
+
+async def test_a_run_paused_on_approvals_keeps_its_open_calls_last(tmp_path: Path) -> None:
+    """While a run waits on approvals the transcript ends with its open calls: the note
+    is not put after them but handed to the resumed run's next model call."""
+    from skillkit import tool
+    from skillkit.agent.approvals import Approve
+    from skillkit.models import ToolCall, ToolResultMessage
+
+    @tool(needs_approval=True)
+    def deploy(target: str) -> str:
+        """Deploy to a target."""
+        return f"deployed to {target}"
+
+    adapter = ScriptedAdapter(
+        [
+            Reply(tool_calls=[ToolCall(id="c1", name="deploy", arguments={"target": "prod"})]),
+            "Deployed, and I saw your command.",
+        ]
+    )
+    runner = AgentRunner(
+        AgentConfig(model="scripted", approvals="defer"),
+        adapter=adapter,
+        tools=[*builtin_tools(tmp_path, allow_writes=True), deploy],
+    )
+    agent = AgentSession(runner)
+    paused = await agent.run("ship it")
+    assert paused.stop_reason == "approval_pending" and paused.state is not None
+    before = agent.messages
+    outcome = await agent.bash("echo while-paused")
+    assert outcome["ran"] is True
+    assert agent.messages == before  # the open call is still last
+    resumed = await runner.resume(paused.state, {"c1": Approve()})
+    assert resumed.text == "Deployed, and I saw your command."
+    last = adapter.requests[-1].messages
+    result = next(i for i, m in enumerate(last) if isinstance(m, ToolResultMessage))
+    note = next(
+        i for i, m in enumerate(last) if typed_text(message_text(m)) == "!echo while-paused"
+    )
+    assert result < note == len(last) - 1
+    await agent.aclose()
