@@ -14,7 +14,10 @@ One stdio server (tests/mcp/servers/demo_server.py, written with the MCP SDK) an
   agent-loop share of a turn is known.
 
 The same two calls against the server loaded in this process (``mcp.Client(server)``)
-separate SkillKit's own CPU cost from pipe and scheduling noise.
+separate SkillKit's own CPU cost from pipe and scheduling noise. Last, the in-process
+tool call on a plain client and on one that takes tasks
+(`skillkit.mcp.tasks.TasksExtension`, as every connection SkillKit makes does), rounds
+interleaved: what being ready for tasks costs an ordinary call.
 
 Reported: the added cost per MCP tool call over the direct client (the tool object's,
 and the whole turn's beyond the loop's own cost), and the server's start (spawn +
@@ -67,6 +70,15 @@ async def in_process_factory(
     return Client(in_process_server())
 
 
+async def in_process_tasks_factory(
+    config: McpServerConfig, stack: AsyncExitStack, stderr: TextIO
+) -> Client:
+    from skillkit.mcp.tasks import TasksExtension
+
+    extension = TasksExtension(task_timeout=config.task_timeout)
+    return Client(in_process_server(), extensions=[extension])
+
+
 async def direct(calls: int, *, in_process: bool = False) -> float:
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
     async with Client(in_process_server() if in_process else params) as client:
@@ -101,6 +113,34 @@ async def through_tool(calls: int, *, in_process: bool = False) -> tuple[float, 
         await servers.aclose()
 
 
+async def tasks_cost(calls: int) -> tuple[float, float]:
+    """µs per in-process ``McpTool.execute`` without and with the tasks extension on
+    the client: both connections open at once, their rounds interleaved (medians of
+    ``3 * ROUNDS``), so machine noise falls on both alike."""
+    plain = McpServers([config()], client_factory=in_process_factory)
+    tasks = McpServers([config()], client_factory=in_process_tasks_factory)
+    try:
+        tools = []
+        for servers in (plain, tasks):
+            await servers.start()
+            found = next(t for t in servers.tools() if t.name == "mcp__demo__echo")
+            tools.append(found)
+        args = tools[0].args_model.model_validate({"text": "x"})
+        ctx = ToolContext("call", "mcp__demo__echo")
+        rounds: list[list[float]] = [[], []]
+        for _ in range(3 * ROUNDS):
+            for index, mcp_echo in enumerate(tools):
+                await mcp_echo.execute(args, ctx)
+                start = time.perf_counter()
+                for _ in range(calls):
+                    await mcp_echo.execute(args, ctx)
+                rounds[index].append((time.perf_counter() - start) / calls)
+        return statistics.median(rounds[0]), statistics.median(rounds[1])
+    finally:
+        await plain.aclose()
+        await tasks.aclose()
+
+
 async def agent_turns(calls: int, *, mcp: bool) -> float:
     name = "mcp__demo__echo" if mcp else "echo"
     servers = McpServers([config()])
@@ -131,6 +171,7 @@ async def main(calls: int) -> None:
     per_tool, started = await through_tool(calls)
     floor_in = await direct(calls, in_process=True)
     per_tool_in, _ = await through_tool(calls, in_process=True)
+    without_tasks, with_tasks = await tasks_cost(calls)
     mcp_turn = await agent_turns(calls, mcp=True)
     local_turn = await agent_turns(calls, mcp=False)
     print(f"MCP calls over stdio, {calls} calls x {ROUNDS} rounds (median), µs per call:")
@@ -153,6 +194,12 @@ async def main(calls: int) -> None:
     print(
         f"  McpTool.execute                    {per_tool_in * 1e6:9.1f} "
         f"(+{(per_tool_in - floor_in) * 1e6:.1f} µs)"
+    )
+    print("the tasks extension on an ordinary call (in process, rounds interleaved):")
+    print(f"  McpTool.execute, plain client      {without_tasks * 1e6:9.1f}")
+    print(
+        f"  McpTool.execute, client takes tasks{with_tasks * 1e6:9.1f} "
+        f"({(with_tasks - without_tasks) * 1e6:+.1f} µs, {with_tasks / without_tasks:.2f}x)"
     )
     print(f"server start (spawn, initialise, list): {started * 1e3:.0f} ms")
 

@@ -100,3 +100,30 @@ async def test_rows_of_a_killed_worker_are_retried(local_ray: Path) -> None:
     assert any(r.attempts == 2 for r in results)
     local = await run_batch(rows, make_agent, prompt=PROMPT)
     assert canonical_hash(results) == canonical_hash(local)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("kind", ["sqlite", "jsonl"])
+async def test_ray_workers_record_their_rows_in_one_store_on_this_machine(
+    local_ray: Path, tmp_path: Path, kind: str
+) -> None:
+    from skillkit.batch import RecordSessions
+    from skillkit.session import open_store
+
+    url = f"sqlite://{tmp_path}/sessions.db" if kind == "sqlite" else f"file://{tmp_path}/home"
+    rows = dataset(12)
+    local = await run_batch(rows, make_agent, prompt=PROMPT, engine=LocalEngine(4))
+    record = RecordSessions(url, name="ray run", cwd=tmp_path)
+    engine = RayEngine(actors=2, per_actor=4)
+    remote = await run_batch(rows, make_agent, prompt=PROMPT, engine=engine, record=record)
+    assert canonical_hash(remote) == canonical_hash(local)
+    assert len({r.worker for r in remote}) == 2
+    recorded = [r for r in remote if r.session is not None]
+    assert len(recorded) == 11  # row 11 has no prompt: no agent ran, nothing to keep
+    store = open_store(url)
+    names = {info.id: info.name for info in store.list(tmp_path)}
+    assert {names[r.session] for r in recorded if r.session} == {
+        f"ray run row {r.row}" for r in recorded
+    }
+    session = store.open(recorded[0].session or "", write=False)
+    assert session.context()[-1] is not None and len(session.context()) == 4

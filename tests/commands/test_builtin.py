@@ -8,7 +8,7 @@ import pytest
 
 from skillkit import AgentConfig, AgentRunner, tool
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.commands import CommandContext, CommandResult
+from skillkit.commands import Command, CommandContext, CommandResult
 from skillkit.extensions import PluginFailure, PluginManager, Registries, hookimpl
 from skillkit.frontends.builtin import builtin_frontends
 from skillkit.models import TokenUsage
@@ -111,6 +111,23 @@ async def test_help_lists_every_command_and_explains_one(manager: PluginManager)
     detail = (await run(manager, "/help /quit")).output
     assert detail == "/quit\n  end the session\n  also: /exit\n  from: builtin"
     assert (await run(manager, "/help nope")).error == "no command /nope; /help lists the commands"
+
+
+async def test_help_wraps_a_group_of_commands_under_its_name(manager: PluginManager) -> None:
+    names = [f"session_verb_{n}" for n in range(12)]
+    for name in names:
+        manager.registries.commands.register(
+            Command(name, "a verb", lambda ctx, args: "", group="session")
+        )
+    listing = (await run(manager, "/help")).output.splitlines()
+    start = next(i for i, line in enumerate(listing) if line.startswith("  session: "))
+    group = [listing[start]]
+    for line in listing[start + 1 :]:
+        if not line.startswith(" " * 11 + "/"):  # the next lines are indented under the names
+            break
+        group.append(line)
+    assert len(group) > 1 and all(len(line) <= 80 for line in group)
+    assert " ".join(group).split()[1:] == sorted(f"/{name}" for name in names)
 
 
 async def test_quit_and_exit_end_the_session(manager: PluginManager) -> None:

@@ -63,6 +63,16 @@ def test_moving_stays_in_the_list_and_scrolls() -> None:
     assert state.choice is not None and state.choice.title == "s4"
 
 
+def test_the_count_line_says_one_session_in_the_singular() -> None:
+    assert PickerState([row("only")]).count_line == "1 session"
+    state = PickerState([row("alpha"), row("beta")])
+    assert state.count_line == "2 sessions"
+    state.set_query("alp")
+    assert state.count_line == "1 of 2 sessions"
+    state.set_query("zzz")
+    assert state.count_line == "no session matches 'zzz' (2 in all)"
+
+
 def test_rows_come_from_the_index_rows_and_are_made_inert() -> None:
     info = SessionInfo(
         id="abc123",

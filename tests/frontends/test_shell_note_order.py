@@ -161,7 +161,11 @@ async def test_a_note_that_cannot_be_filed_goes_to_the_next_model_call(tmp_path:
         adapter=adapter,
         tools=builtin_tools(tmp_path, allow_writes=True),
     )
-    shell = UserShell(runner.add_contributor, lambda note: False)
+
+    async def busy(note: AgentMessage) -> bool:
+        return False
+
+    shell = UserShell(runner.add_contributor, busy)
     outcome = await shell.run(
         "echo busy",
         tool=runner.find_tool("bash"),

@@ -6,7 +6,14 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from skillkit.local.constrained import MAX_STRING, call_first, calls_schema
+from skillkit.local.constrained import (
+    ANSWER_GRAMMAR,
+    MAX_STRING,
+    answer_now,
+    call_first,
+    calls_schema,
+    grounded_values,
+)
 from skillkit.models import (
     AssistantMessage,
     LLMRequest,
@@ -66,3 +73,118 @@ def test_other_turns_go_as_they_are() -> None:
     assert call_first(after_result) is None
     assert call_first(_request(UserMessage("hi"), tool_choice="none")) is None
     assert call_first(LLMRequest(model="m", messages=[UserMessage("hi")])) is None
+
+
+# --------------------------------------------------------------------------- grounded arguments
+
+READ = ToolSchema(
+    "read",
+    "Read a file.",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+GREP = ToolSchema(
+    "grep",
+    "Search file contents.",
+    {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
+)
+GROUNDED = {"read": {"path": "path"}, "grep": {"pattern": "word"}}
+
+
+def _ask(*messages: object) -> LLMRequest:
+    return LLMRequest(model="m", messages=list(messages), tools=[LS, GREP, READ])  # type: ignore[arg-type]
+
+
+def _arguments(sent: LLMRequest, tool: str) -> dict[str, object]:
+    for option in sent.options["json_schema"]["oneOf"]:
+        if option["properties"]["name"]["const"] == tool:
+            return option["properties"]["arguments"]  # type: ignore[no-any-return]
+    raise KeyError(tool)
+
+
+def test_a_path_argument_may_only_name_a_file_the_conversation_names() -> None:
+    sent = call_first(
+        _ask(UserMessage("How many lines does data/a-1.csv have?")), grounded=GROUNDED
+    )
+    assert sent is not None
+    assert _arguments(sent, "read")["properties"] == {
+        "path": {"type": "string", "enum": ["data/a-1.csv"]}
+    }
+    schema = sent.options["json_schema"]
+    jsonschema.validate({"name": "read", "arguments": {"path": "data/a-1.csv"}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"name": "read", "arguments": {"path": "read.txt"}}, schema)
+
+
+def test_a_tool_whose_grounded_argument_has_nothing_to_name_is_not_offered() -> None:
+    sent = call_first(
+        _ask(UserMessage("List the files in this folder.")),
+        grounded=GROUNDED,
+        common=["A small assistant in the user's folder. List files, read one, search them."],
+    )
+    assert sent is not None
+    offered = [t["function"]["name"] for t in sent.options["chat_template_kwargs"]["offered_tools"]]
+    assert offered == ["ls"]  # no file named, no word to search for but the tools' own
+
+
+def test_a_word_argument_is_a_word_of_the_users_not_a_function_word_or_the_tools() -> None:
+    sent = call_first(
+        _ask(UserMessage("Which file contains the word zebra?")),
+        grounded=GROUNDED,
+        common=["Use the grep tool to search them."],
+    )
+    assert sent is not None
+    # "Which", "the": function words; "file": in read's description
+    assert _arguments(sent, "grep")["properties"]["pattern"]["enum"] == [
+        "contains",
+        "word",
+        "zebra",
+    ]
+    values = grounded_values(_ask(UserMessage("Search them for zebra")), "word", {"search"})
+    assert values == ["zebra"]
+
+
+def test_paths_come_from_tool_results_too_the_latest_first() -> None:
+    call = ToolCall("1", "ls", {})
+    request = _ask(
+        UserMessage("What is here?"),
+        AssistantMessage([call]),
+        ToolResultMessage("1", "ls", [TextPart("a.txt\nsub/\nb.md")]),
+        UserMessage("Read b.md please"),
+    )
+    assert grounded_values(request, "path") == ["b.md", "a.txt"]
+    failed = ToolResultMessage("2", "read", [TextPart("nope.txt: no such file")], is_error=True)
+    assert "nope.txt" not in grounded_values(_ask(UserMessage("hi"), failed), "path")
+
+
+def test_nothing_is_constrained_when_no_tool_can_be_called() -> None:
+    request = LLMRequest(model="m", messages=[UserMessage("hello")], tools=[READ])
+    assert call_first(request, grounded=GROUNDED) is None
+
+
+def test_the_template_arguments_of_the_request_are_kept() -> None:
+    request = LLMRequest(
+        model="m",
+        messages=[UserMessage("What is here?")],
+        tools=[LS],
+        options={"chat_template_kwargs": {"tool_examples": {"ls": {}}}},
+    )
+    sent = call_first(request)
+    assert sent is not None
+    kwargs = sent.options["chat_template_kwargs"]
+    assert kwargs["tool_examples"] == {"ls": {}} and kwargs["call_now"] is True
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def test_a_turn_after_a_tool_result_answers_in_words() -> None:
+    call = ToolCall("1", "ls", {})
+    request = _request(
+        UserMessage("List"), AssistantMessage([call]), ToolResultMessage("1", "ls", [TextPart("a")])
+    )
+    sent = answer_now(request)
+    assert sent is not None and sent.tools == [] and sent.options["grammar"] == ANSWER_GRAMMAR
+    offered = sent.options["chat_template_kwargs"]["offered_tools"]
+    assert [t["function"]["name"] for t in offered] == ["get_weather", "ls"]
+    assert answer_now(_request(UserMessage("hi"))) is None  # the user's turn: a call
+    assert answer_now(LLMRequest(model="m", messages=request.messages)) is None  # no tools

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,9 +56,10 @@ def test_the_first_command_lists_a_fresh_clone_once(default_gguf: Path, tmp_path
     )
     assert done.returncode == 0, done.stderr
     answer = done.stdout.strip()
-    assert answer.startswith("The ls command returned: "), answer
-    names = [name.strip() for name in answer.removeprefix("The ls command returned: ").split(",")]
-    names = [name.rstrip("/") for name in names if name]
+    first, *rest = answer.split("\n")
+    assert first.startswith("The ls command returned"), answer
+    names = [re.sub(r"^\d+\. ", "", line).strip().rstrip("/") for line in rest]
     assert sorted(names) == sorted(entry.rstrip("/") for entry in entries), answer
-    assert "\n" not in answer
+    assert all(re.match(r"^\d+\. ", line) for line in rest), answer
+    assert "[cut" not in answer
     assert "output token limit" not in done.stderr

@@ -22,11 +22,13 @@ from skillkit.local.tool_formats import parse_tool_calls
 from skillkit.models import (
     AssistantMessage,
     LLMRequest,
+    TextPart,
     ToolCall,
     ToolResultMessage,
     ToolSchema,
     UserMessage,
 )
+from skillkit.tools.base import tool_schema
 from skillkit.tools.builtin import builtin_tools
 
 pytestmark = pytest.mark.timeout(300)
@@ -108,7 +110,9 @@ async def test_the_default_prompt_and_built_in_tools_are_shortened_once_and_said
     notes = [line for line in lines if "is small" in line]
     assert len(notes) == 1 and "bash" in notes[0]
     first = _bodies(lines)[0]
-    assert set(_offered(first)) == {"ls", "read"}
+    # of the profile's ls, grep and read, the constrained call offers those whose
+    # grounded arguments the question can fill: it names no file and no word to find
+    assert _offered(first) == ["ls"]
     assert first["messages"][0]["content"].endswith("# Project\nUse tabs.")
 
 
@@ -216,3 +220,78 @@ async def test_a_list_answer_names_nothing_ls_did_not_return(
     assert results, "the model looked before answering"
     named = {name.rstrip(".") for name in _FILE.findall(response.text)}
     assert named <= set(_FILE.findall(results)), response.text
+    calls = [m for m in response.messages if isinstance(m, ToolResultMessage)]
+    assert response.error is None and len(calls) == 1  # it answered after one look
+
+
+@pytest.mark.slow
+async def test_a_grounded_call_names_only_files_and_words_of_the_question(
+    local_server: LocalServer, tmp_path: Path
+) -> None:
+    adapter = create_local_adapter("local", server=local_server, register=False)
+    tools = [tool_schema(t) for t in builtin_tools(tmp_path, allow_writes=False)]
+    profile = adapter.profile
+    rng = random.Random(11)
+    syllables = ["ba", "ne", "os", "tir", "gul", "am", "wex", "dor"]
+    shapes = [
+        "Open {name} and tell me what it says.",
+        "Does {name} mention {word}?",
+        "Which file has {word} in it?",
+        "What is in {name}?",
+        "Summarise {name} and {other}.",
+    ]
+    for index in range(12):
+        word = "".join(rng.choice(syllables) for _ in range(3))
+        name, other = (f"{word[::-1]}{i}.{rng.choice(['txt', 'ini', 'md'])}" for i in range(2))
+        question = rng.choice(shapes).format(name=name, other=other, word=word)
+        shaped = profile.apply(
+            LLMRequest(
+                model="local",
+                system_prompt=SKILLKIT_DEFAULT_PROMPT,
+                messages=[UserMessage(question)],
+                tools=tools,
+                options={"temperature": 0.9, "seed": rng.randint(1, 10_000), "max_tokens": 120},
+            )
+        )
+        sent = call_first(
+            shaped, grounded=profile.grounded_arguments, common=[profile.system_prompt or ""]
+        )
+        assert sent is not None
+        text = "".join(
+            [
+                e.content
+                async for e in adapter.inner.chat_stream_events(sent)
+                if e.type == "text_delta"
+            ]
+        )
+        calls = parse_tool_calls(text, "json", {"ls", "grep", "read"})
+        assert calls is not None and len(calls) == 1, (question, text)
+        tool_name, arguments = calls[0]
+        if tool_name == "read":
+            assert arguments["path"] in {name, other}, (index, question, arguments)
+        if tool_name == "grep":
+            assert arguments["pattern"] in question.split() or arguments["pattern"] in {
+                name,
+                other,
+                word,
+            }, (question, arguments)
+
+
+async def test_after_a_tool_result_the_reply_is_words(local_server: LocalServer) -> None:
+    adapter = create_local_adapter("local", server=local_server, register=False)
+    call = ToolCall("1", "read", {"path": "todo.md"})
+    request = LLMRequest(
+        model="local",
+        system_prompt=SKILLKIT_DEFAULT_PROMPT,
+        messages=[
+            UserMessage("What is in todo.md?"),
+            AssistantMessage([call]),
+            ToolResultMessage("1", "read", [TextPart("buy milk\ncall Ana\n")]),
+        ],
+        tools=_SCHEMAS[:2],
+        options={"max_tokens": 60},
+    )
+    events = [e async for e in adapter.chat_stream_events(request)]
+    text = "".join(e.content for e in events if e.type == "text_delta")
+    assert text.strip() and "<" not in text
+    assert not [e for e in events if e.type.startswith("tool_call")]

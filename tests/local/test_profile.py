@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from skillkit.extensions.builtin import DEFAULT_SYSTEM_PROMPT
 from skillkit.local.model import default_model
-from skillkit.local.profile import SKILLKIT_DEFAULT_PROMPT, ModelProfile
+from skillkit.local.profile import SKILLKIT_DEFAULT_PROMPT, ModelProfile, word_result
 from skillkit.models import LLMRequest, ToolSchema, UserMessage
 
 OWN = frozenset({"ls", "read", "bash", "grep", "write"})
@@ -92,3 +92,73 @@ def test_skillkits_generated_sections_can_be_left_out_but_never_the_users() -> N
     assert "without # Environment" in notes[-1]
     own = f"Be a pirate.\n\n{env}"
     assert profile.shape(_request(system_prompt=own))[0].system_prompt == own
+
+
+def test_with_an_order_skillkits_tools_come_first_in_it_and_the_users_after() -> None:
+    profile = ModelProfile(tools=("ls", "grep", "read"), own_tools=OWN)
+    shaped, notes = profile.shape(_request("get_weather", "read", "bash", "grep", "ls"))
+    assert [t.name for t in shaped.tools] == ["ls", "grep", "read", "get_weather"]
+    assert "not bash" in notes[0]
+    same = _request("ls", "grep")
+    assert profile.shape(same) == (same, [])  # in order already, nothing left out
+
+
+def test_examples_are_given_for_skillkits_own_offered_tools_only() -> None:
+    profile = _profile(
+        examples={"read": ("What is in a.txt?", {"path": "a.txt"}), "get_weather": ("x", {})}
+    )
+    shaped = profile.apply(_request("read", "bash", "get_weather"))
+    assert shaped.options["chat_template_kwargs"] == {
+        "tool_examples": {"read": {"user": "What is in a.txt?", "arguments": {"path": "a.txt"}}}
+    }
+
+
+def test_tool_results_are_worded_numbered_and_counted() -> None:
+    from skillkit.models import AssistantMessage, TextPart, ToolCall, ToolResultMessage
+
+    profile = _profile(results={"read": ("line", "lines")})
+    request = LLMRequest(
+        model="m",
+        messages=[
+            UserMessage("How long is a.txt?"),
+            AssistantMessage([ToolCall("1", "read", {"path": "a.txt"})]),
+            ToolResultMessage("1", "read", [TextPart("alpha\nbeta\n")], details={"lines": 2}),
+            ToolResultMessage("2", "get_weather", [TextPart("Sunny")]),
+            ToolResultMessage("3", "read", [TextPart("a.txt: no such file")], is_error=True),
+            ToolResultMessage("4", "read", [TextPart("No matches for 'x'.")]),
+        ],
+        tools=[ToolSchema("read", "read", {"type": "object"})],
+        options={"chat_template_kwargs": {"x": 1}},
+    )
+    shaped = profile.apply(request)
+    texts = [m.text for m in shaped.messages if isinstance(m, ToolResultMessage)]
+    assert texts == [
+        "The read tool returned 2 lines:\n1. alpha\n2. beta",
+        "The get_weather tool returned:\nSunny",
+        "The read tool returned:\na.txt: no such file",
+        "The read tool returned:\nNo matches for 'x'.",
+    ]
+    assert shaped.options["chat_template_kwargs"] == {"x": 1, "worded_results": True}
+    assert request.messages[2].text == "alpha\nbeta\n"  # the conversation itself is unchanged
+
+
+def test_a_worded_result_keeps_notes_and_hints_as_they_are() -> None:
+    nouns = ("entry", "entries")
+    assert word_result("ls", "(empty directory)", nouns) == "The ls tool returned empty directory."
+    assert word_result("ls", "a.txt\n", nouns) == "The ls tool returned 1 entry:\n1. a.txt"
+    assert word_result("ls", "", nouns) == "The ls tool returned nothing."
+    paged = word_result(
+        "read", "x\ny\n\n[Showing lines 1-2 of 9. Use offset=3 to continue.]", nouns
+    )
+    assert paged == (
+        "The read tool returned 2 entries:\n1. x\n2. y\n"
+        "[Showing lines 1-2 of 9. Use offset=3 to continue.]"
+    )
+
+
+def test_the_default_profiles_grounded_arguments_and_examples_name_its_offered_tools() -> None:
+    entry = default_model().entry
+    offered = set(entry["offered_tools"])
+    assert set(entry["grounded_arguments"]) <= offered
+    assert set(entry["tool_examples"]) == offered
+    assert entry["call_first"] is True

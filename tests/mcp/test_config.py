@@ -45,6 +45,7 @@ def test_stdio_and_http_entries_are_read_as_other_agents_write_them(
                     "url": "https://mcp.example.com/mcp",
                     "headers": {"Authorization": "Bearer t"},
                     "timeout": 5,
+                    "taskTimeout": 600,
                 },
             }
         },
@@ -63,6 +64,7 @@ def test_stdio_and_http_entries_are_read_as_other_agents_write_them(
         {"Authorization": "Bearer t"},
         5.0,
     )
+    assert (remote.task_timeout, files.task_timeout) == (600.0, 3600.0)
     assert config.problems == [] and config.refused == []
 
 
@@ -127,6 +129,7 @@ def test_variables_are_expanded_with_defaults(home: Path, project: Path) -> None
         ({"type": "sse", "url": "https://x"}, "SSE transport is not supported"),
         ({"type": "carrier-pigeon"}, "unknown type"),
         ({"command": "x", "timeout": -1}, "'timeout' must be a number of seconds"),
+        ({"command": "x", "taskTimeout": "1h"}, "'taskTimeout' must be a number of seconds"),
         ({"url": "https://x", "headers": {"a": 1}}, "'headers' must be an object of strings"),
     ],
 )

@@ -117,3 +117,35 @@ async def test_an_unreachable_url_fails_with_one_line() -> None:
         assert servers.tools() == []
     finally:
         await servers.aclose()
+
+
+async def test_a_server_with_resources_but_no_template_listing_connects() -> None:
+    """Resource templates are optional: a server answering ``resources/templates/list``
+    with "method not found" still connects, its resources listed."""
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+
+    async def list_resources(ctx: object, params: object) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(uri="note://one", name="one")])
+
+    async def read_resource(ctx: object, params: object) -> types.ReadResourceResult:
+        return types.ReadResourceResult(contents=[])
+
+    server: Server[object] = Server(
+        "bare", on_list_resources=list_resources, on_read_resource=read_resource
+    )
+
+    async def in_process(config: McpServerConfig, stack: AsyncExitStack, stderr: TextIO) -> Client:
+        return Client(server)
+
+    servers = McpServers(
+        [McpServerConfig("bare", "stdio", command="unused")], client_factory=in_process
+    )
+    try:
+        await servers.start()
+        connection = servers.connections["bare"]
+        assert connection.status == "connected", connection.error
+        assert [r.uri for r in connection.resources] == ["note://one"]
+        assert connection.resource_templates == []
+    finally:
+        await servers.aclose()

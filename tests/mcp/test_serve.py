@@ -53,6 +53,7 @@ async def served(
     start_in: Path | None = None,
     elicitation: Any = None,
     mode: str = "auto",
+    extensions: Any = None,
 ) -> AsyncIterator[Any]:
     from mcp.client.stdio import stdio_client
 
@@ -88,6 +89,8 @@ async def served(
         client_options: dict[str, Any] = {"mode": mode}
         if elicitation is not None:
             client_options["elicitation_callback"] = elicitation
+        if extensions is not None:
+            client_options["extensions"] = extensions
         async with Client(stdio_client(params, errlog=errlog), **client_options) as client:
             yield client
     finally:

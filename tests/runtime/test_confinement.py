@@ -212,6 +212,32 @@ async def test_an_approved_command_writes_the_workspace_but_not_what_runs_code_l
 
 
 @needs_bwrap
+async def test_an_additional_workspace_folder_is_writable_and_guarded_as_the_workspace(
+    workspace: Path, outside: Path
+) -> None:
+    shared = outside / "shared"
+    shared.mkdir()
+    _git(shared, "init", "-q")
+    (shared / ".env").write_text(CANARY)
+    config = (shared / ".git" / "config").read_bytes()
+    runtime = runtime_for(workspace, additional_workspaces=(shared,), masked_names=(".env",))
+    approved = await run(
+        runtime,
+        workspace,
+        f"echo ok > {shared}/built.txt; echo evil > {shared}/.git/hooks/pre-commit; "
+        f"echo '[core] fsmonitor = evil' >> {shared}/.git/config; cat {shared}/.env; true",
+        Confinement(),
+    )
+    assert (shared / "built.txt").read_text() == "ok\n"
+    assert not (shared / ".git" / "hooks" / "pre-commit").exists()
+    assert (shared / ".git" / "config").read_bytes() == config
+    assert CANARY not in approved.output  # masked as in the workspace
+    read_only = await run(runtime, workspace, f"touch {shared}/x", READ_ONLY)
+    assert "Read-only file system" in read_only.output and not (shared / "x").exists()
+    await runtime.aclose()
+
+
+@needs_bwrap
 async def test_an_approved_git_commit_works(workspace: Path) -> None:
     runtime = runtime_for(workspace)
     env = {

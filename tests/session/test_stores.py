@@ -449,3 +449,131 @@ def test_an_unreachable_postgres_store_is_one_line_without_the_password(tmp_path
     assert isinstance(caught.value, OSError)
     assert "hunter2" not in str(caught.value) and "someone@" in str(caught.value)
     assert len(str(caught.value).splitlines()) == 1
+
+
+def test_a_version_1_postgres_database_is_migrated_and_keeps_its_sessions(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from skillkit.session.postgres import SCHEMA_VERSION as PG_SCHEMA
+
+    store = PostgresSessionStore(postgres_url, home=tmp_path)
+    session = store.create(tmp_path)
+    session.append_message(UserMessage(content="kept through the migration"))
+    session.close()
+    store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:  # as version 1 left it
+        db.execute(
+            "ALTER TABLE skillkit_entries ADD CONSTRAINT skillkit_entries_session_id_fkey"
+            " FOREIGN KEY (session_id) REFERENCES skillkit_sessions (id) ON DELETE CASCADE"
+        )
+        db.execute("UPDATE skillkit_schema_version SET version = 1")
+    with PostgresSessionStore(postgres_url, home=tmp_path) as again:
+        (info,) = again.list(tmp_path)
+        assert info.title == "kept through the migration"
+        assert again.open(session.id, write=False).context()[0].content == info.title  # type: ignore[union-attr]
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        assert db.execute("SELECT version FROM skillkit_schema_version").fetchall() == [
+            (PG_SCHEMA,)
+        ]
+        keys = db.execute(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'skillkit_entries'::regclass"
+            " AND contype = 'f'"
+        ).fetchone()
+        assert keys == (0,)
+
+
+VERSION_1 = (
+    "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+    "INSERT INTO schema_version (version) VALUES (1)",
+    """CREATE TABLE sessions (id TEXT PRIMARY KEY, header BLOB NOT NULL, cwd TEXT NOT NULL,
+        created REAL NOT NULL, modified REAL NOT NULL, parent_session TEXT,
+        size INTEGER NOT NULL DEFAULT 0, entries INTEGER NOT NULL DEFAULT 0,
+        messages INTEGER NOT NULL DEFAULT 0, title TEXT NOT NULL DEFAULT '', name TEXT,
+        first_message TEXT NOT NULL DEFAULT '', leaf_id TEXT)""",
+    "CREATE INDEX sessions_by_cwd ON sessions (cwd, modified)",
+    """CREATE TABLE entries (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL, line BLOB NOT NULL, PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID""",
+)
+
+
+def test_a_version_1_sqlite_database_is_migrated_and_keeps_its_sessions(tmp_path: Path) -> None:
+    """A database as SkillKit's first SQLite schema left it: two sessions, their entries
+    interleaved; migrated, both read back whole and in order, and both take appends."""
+    from skillkit.session.format import MessageEntry, SessionHeader
+
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    for statement in VERSION_1:
+        db.execute(statement)
+    written: dict[str, list[bytes]] = {}
+    for number, sid in enumerate(("a" * 16, "b" * 16)):
+        header = SessionHeader(id=sid, cwd=str(tmp_path), created=float(number))
+        db.execute(
+            "INSERT INTO sessions (id, header, cwd, created, modified) VALUES (?, ?, ?, ?, ?)",
+            (sid, encode_line(header), str(tmp_path), float(number), float(number)),
+        )
+        written[sid] = []
+    parent: dict[str, str | None] = {sid: None for sid in written}
+    for seq in range(5):
+        for sid in written:
+            entry = MessageEntry(
+                id=f"{sid[0]}{seq:07d}",
+                parent_id=parent[sid],
+                message=UserMessage(content=f"{sid[0]} {seq}"),
+                time=10.0 + seq,
+            )
+            parent[sid] = entry.id
+            line = encode_line(entry)
+            db.execute("INSERT INTO entries VALUES (?, ?, ?)", (sid, seq, line))
+            written[sid].append(line)
+    db.commit()
+    db.close()
+    store = SqliteSessionStore(path)
+    assert {info.id: info.messages for info in store.list(tmp_path)} == {"a" * 16: 5, "b" * 16: 5}
+    for sid, lines in written.items():
+        session = store.open(sid)
+        assert [encode_line(e) for e in session.entries] == lines
+        session.append_message(UserMessage(content="after the migration"))
+        session.close()
+        again = store.open(sid, write=False)
+        assert len(again.entries) == 6
+        assert again.context()[-1].content == "after the migration"  # type: ignore[union-attr]
+    fresh = store.create(tmp_path)  # a new session takes a number of its own
+    fresh.append_message(UserMessage(content="new"))
+    fresh.close()
+    assert len(store.open(fresh.id, write=False).entries) == 1
+    assert store.delete("a" * 16) == "a" * 16
+    assert len(store.open("b" * 16, write=False).entries) == 6
+    store.close()
+    check = sqlite3.connect(path)
+    assert check.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_a_postgres_writer_whose_connection_is_lost_says_so_in_one_line(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    from skillkit.session.postgres import StoreUnavailableError
+
+    with PostgresSessionStore(postgres_url, home=tmp_path) as store:
+        session = store.create(tmp_path)
+        session.append_message(UserMessage(content="before"))
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name LIKE 'skillkit pid %%'"
+            )
+        with pytest.raises(StoreUnavailableError, match=r"^postgresql://") as caught:
+            session.append_message(UserMessage(content="after"))
+        assert "\n" not in str(caught.value)
+        with pytest.raises(StoreUnavailableError):  # its row cannot be brought up to date
+            session.close()
+        store.open(session.id).close()  # the lock went with the connection
+        assert [e.message.content for e in store.open(session.id, write=False).entries] == [  # type: ignore[attr-defined]
+            "before"
+        ]

@@ -117,7 +117,8 @@ class SkillKitAcpAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         folder = _folder(cwd)
-        session = self._open(folder, None, mcp_servers or ())
+        extra = _folders(additional_directories, folder)
+        session = self._open(folder, None, mcp_servers or (), extra)
         session.offer_commands()  # sent after the answer: nothing is awaited before it
         return NewSessionResponse(
             session_id=session.id,
@@ -133,7 +134,7 @@ class SkillKitAcpAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        session = await self._reopen(cwd, session_id, mcp_servers or ())
+        session = await self._reopen(cwd, session_id, mcp_servers or (), additional_directories)
         await session.replay()
         session.offer_commands()
         return LoadSessionResponse(
@@ -148,7 +149,7 @@ class SkillKitAcpAgent:
         mcp_servers: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
-        session = await self._reopen(cwd, session_id, mcp_servers or ())
+        session = await self._reopen(cwd, session_id, mcp_servers or (), additional_directories)
         session.offer_commands()
         return ResumeSessionResponse(
             modes=session.modes(), config_options=list(session.config_options())
@@ -171,6 +172,7 @@ class SkillKitAcpAgent:
                 SessionInfo(
                     session_id=info.id,
                     cwd=info.cwd,
+                    additional_directories=self._additional_of(info.id),
                     title=info.title or None,
                     updated_at=datetime.fromtimestamp(info.modified, UTC).isoformat(),
                 )
@@ -188,13 +190,14 @@ class SkillKitAcpAgent:
         **kwargs: Any,
     ) -> ForkSessionResponse:
         folder = _folder(cwd)
+        extra = _folders(additional_directories, folder)
         self._saved(folder, session_id)
         source = self.sessions.get(session_id)
         if source is not None and source.agent.is_running:
             raise RequestError(-32600, "cannot fork a session while a prompt runs in it")
         forked = self._store().fork(session_id, cwd=folder)
         forked.close()  # its lock: the new session opens it again
-        session = self._open(folder, forked.id, mcp_servers or ())
+        session = self._open(folder, forked.id, mcp_servers or (), extra)
         session.offer_commands()
         return ForkSessionResponse(
             session_id=session.id,
@@ -273,6 +276,14 @@ class SkillKitAcpAgent:
 
     # ----- internals
 
+    def _additional_of(self, session_id: str) -> list[str] | None:
+        """The additional folders of ``session_id`` while it is open here (they are given
+        anew with each ``session/load`` or ``session/resume``, not saved)."""
+        session = self.sessions.get(session_id)
+        if session is None or not session.additional_directories:
+            return None
+        return [str(folder) for folder in session.additional_directories]
+
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
@@ -285,15 +296,27 @@ class SkillKitAcpAgent:
         options = self.settings.options
         return open_store(options.session_store or None, home=options.home)
 
-    async def _reopen(self, cwd: str, session_id: str, mcp_servers: Sequence[Any]) -> AcpSession:
+    async def _reopen(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Sequence[Any],
+        additional_directories: Sequence[str] | None,
+    ) -> AcpSession:
         folder = _folder(cwd)
+        extra = _folders(additional_directories, folder)
         open_now = self.sessions.get(session_id)
         if open_now is not None:
             if open_now.cwd != folder:
                 raise _unknown(session_id)
+            if open_now.additional_directories != extra:
+                raise _refused(
+                    f"session {session_id!r} is open with other additional folders "
+                    f"({_listed(open_now.additional_directories)}); close it first"
+                )
             return open_now
         self._saved(folder, session_id)
-        return self._open(folder, session_id, mcp_servers)
+        return self._open(folder, session_id, mcp_servers, extra)
 
     def _saved(self, folder: Path, session_id: str) -> None:
         """Refuse ``session_id`` unless it is a saved session of ``folder``."""
@@ -303,12 +326,22 @@ class SkillKitAcpAgent:
         if session_id not in known:
             raise _refused(f"no saved session {session_id!r} in {folder}")
 
-    def _open(self, folder: Path, session_id: str | None, mcp_servers: Sequence[Any]) -> AcpSession:
+    def _open(
+        self,
+        folder: Path,
+        session_id: str | None,
+        mcp_servers: Sequence[Any],
+        additional: tuple[Path, ...] = (),
+    ) -> AcpSession:
         from skillkit.frontends.setup import SetupError, build_agent
 
         if self._client is None:
             raise RequestError(-32603, "no client connected")
-        options = replace(self.settings.options, workspace=folder)
+        options = replace(
+            self.settings.options,
+            workspace=folder,
+            additional_directories=(*self.settings.options.additional_directories, *additional),
+        )
         if options.session != "off":
             options = replace(
                 options,
@@ -324,7 +357,7 @@ class SkillKitAcpAgent:
         sid = built.session.id if built.session is not None else session_id or uuid.uuid4().hex
         # the assembly's last parts, before the session wraps the agent
         _add_mcp_servers(built, mcp_servers)
-        self._route_files(built, folder, sid)
+        self._route_files(built, folder, sid, additional)
         agent = AgentSession.from_agent(built, ui_timeout=self.settings.ui_timeout)
         elicitation = self._capabilities.elicitation
         session = AcpSession(
@@ -332,13 +365,16 @@ class SkillKitAcpAgent:
             agent,
             self._client,
             cwd=folder,
+            additional_directories=additional,
             models=self.settings.models,
             ask_questions=elicitation is not None and elicitation.form is not None,
         )
         self.sessions[sid] = session
         return session
 
-    def _route_files(self, built: CliAgent, folder: Path, session_id: str) -> None:
+    def _route_files(
+        self, built: CliAgent, folder: Path, session_id: str, additional: tuple[Path, ...]
+    ) -> None:
         fs = self._capabilities.fs
         client = self._client
         if fs is None or client is None or not (fs.read_text_file or fs.write_text_file):
@@ -360,6 +396,7 @@ class SkillKitAcpAgent:
         runner.add_contributor(
             ClientFiles(
                 folder,
+                additional=additional,
                 local_read=runner.find_tool("read"),
                 local_write=runner.find_tool("write"),
                 read_file=read_file if fs.read_text_file else None,
@@ -424,6 +461,27 @@ def _folder(cwd: str) -> Path:
     if not path.is_dir():
         raise _refused(f"cwd is not a folder: {cwd}")
     return path.resolve()
+
+
+def _folders(paths: Sequence[str] | None, cwd: Path) -> tuple[Path, ...]:
+    """The session's additional workspace folders (``additionalDirectories``): each an
+    absolute path of an existing folder, resolved; the ``cwd`` itself and repeats are
+    left out. Anything else refuses the request (invalid params)."""
+    folders: list[Path] = []
+    for text in paths or ():
+        path = Path(text)
+        if not path.is_absolute():
+            raise _refused(f"additionalDirectories must be absolute paths: {text!r}")
+        if not path.is_dir():
+            raise _refused(f"additional directory is not a folder: {text}")
+        real = path.resolve()
+        if real != cwd and real not in folders:
+            folders.append(real)
+    return tuple(folders)
+
+
+def _listed(folders: Sequence[Path]) -> str:
+    return ", ".join(str(folder) for folder in folders) or "none"
 
 
 def _unknown(session_id: str) -> RequestError:

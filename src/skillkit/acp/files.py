@@ -6,7 +6,8 @@ buffers and the editor sees each write as it happens. The gate judged the call b
 it got here, as for the built-in tools; these tools then apply the same path checks
 the built-in ones do (the workspace's confinement and permission rules, the protected
 paths a write needs an approval of by name) and one more: the client is only ever
-asked about files inside the session's folder. Anything else — an image, a path the
+asked about files inside the session's folders (its ``cwd`` and the additional
+folders it gave). Anything else — an image, a path the
 client is not asked about — is read by the built-in tool as before. A client that
 fails answers the call with an error result, never with a silent fallback.
 """
@@ -42,48 +43,52 @@ class ClientFiles(Contributor):
         self,
         root: Path,
         *,
+        additional: Sequence[Path] = (),
         local_read: Tool | None,
         local_write: Tool | None,
         read_file: ReadFile | None,
         write_file: WriteFile | None,
     ) -> None:
         self.root = root.resolve()
+        self.roots = (self.root, *(folder.resolve() for folder in additional))
         self._tools: list[Tool] = []
         if local_read is not None and read_file is not None:
             workspace = getattr(local_read, "workspace", None)
             if isinstance(workspace, Workspace):
-                self._tools.append(_ClientRead(local_read, workspace, self.root, read_file))
+                self._tools.append(_ClientRead(local_read, workspace, self.roots, read_file))
         if local_write is not None and write_file is not None:
             workspace = getattr(local_write, "workspace", None)
             if isinstance(workspace, Workspace):
-                self._tools.append(_ClientWrite(local_write, workspace, self.root, write_file))
+                self._tools.append(_ClientWrite(local_write, workspace, self.roots, write_file))
 
     def tools(self) -> Sequence[Tool]:
         return self._tools
 
 
 class _ClientTool:
-    def __init__(self, local: Tool, workspace: Workspace, root: Path) -> None:
+    def __init__(self, local: Tool, workspace: Workspace, roots: tuple[Path, ...]) -> None:
         self.local = local
         self.name = local.name
         self.description = local.description
         self.args_model = local.args_model
         self.workspace = workspace
-        self.root = root
+        self.roots = roots
         if getattr(local, "sequential", False):
             self.sequential = True
 
     def _inside(self, shown: str) -> Path:
-        """The resolved path of ``shown``; refused outside the session's folder."""
+        """The resolved path of ``shown``; refused outside the session's folders."""
         real = self.workspace.resolve(shown)
-        if not real.is_relative_to(self.root):
-            raise ToolError(f"{shown}: refused, it is outside the session's folder {self.root}")
+        if not any(real.is_relative_to(root) for root in self.roots):
+            raise ToolError(f"{shown}: refused, it is outside the session's folder {self.roots[0]}")
         return real
 
 
 class _ClientRead(_ClientTool):
-    def __init__(self, local: Tool, workspace: Workspace, root: Path, read: ReadFile) -> None:
-        super().__init__(local, workspace, root)
+    def __init__(
+        self, local: Tool, workspace: Workspace, roots: tuple[Path, ...], read: ReadFile
+    ) -> None:
+        super().__init__(local, workspace, roots)
         self._read = read
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
@@ -124,8 +129,10 @@ class _ClientRead(_ClientTool):
 
 
 class _ClientWrite(_ClientTool):
-    def __init__(self, local: Tool, workspace: Workspace, root: Path, write: WriteFile) -> None:
-        super().__init__(local, workspace, root)
+    def __init__(
+        self, local: Tool, workspace: Workspace, roots: tuple[Path, ...], write: WriteFile
+    ) -> None:
+        super().__init__(local, workspace, roots)
         self._write = write
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:

@@ -83,10 +83,13 @@ class AcpSession:
         client: Client,
         *,
         cwd: Path,
+        additional_directories: tuple[Path, ...] = (),
         models: tuple[str, ...] = (),
         ask_questions: bool = False,
     ) -> None:
         self.id = session_id
+        self.additional_directories = additional_directories
+        """The editor's further workspace folders for this session (besides ``cwd``)."""
         self.ask_questions = ask_questions
         """Whether the model's questions are asked as a form (the client offers form
         elicitation); else they are declined."""

@@ -3,13 +3,15 @@
 ``await run_batch(rows, make_agent)`` returns one `RowResult` per row in row order;
 ``skillkit batch`` (`run_to_file`) appends results to a JSONL file as they complete,
 resumes where an interrupted run stopped and writes a manifest with the SHA-256 of
-the canonical results. Engines: `LocalEngine` (asyncio, bounded concurrency) and
+the canonical results; `RecordSessions` keeps each row's conversation as a session.
+Engines: `LocalEngine` (asyncio, bounded concurrency) and
 `RayEngine` (async actors; Ray imported only when it runs). See docs/batch.md.
 """
 
 from skillkit.batch.engines import Engine, LocalEngine
 from skillkit.batch.limits import LimitedAdapter, RateLimiter
 from skillkit.batch.ray_engine import RayEngine, RayUnavailableError
+from skillkit.batch.recording import RecordSessions
 from skillkit.batch.results import RowResult, canonical_hash
 from skillkit.batch.rows import Row, Template, TemplateError, read_rows
 from skillkit.batch.run import (
@@ -33,6 +35,7 @@ __all__ = [
     "RateLimiter",
     "RayEngine",
     "RayUnavailableError",
+    "RecordSessions",
     "Row",
     "RowResult",
     "Template",

@@ -34,8 +34,9 @@ __all__ = [
     "write_manifest",
 ]
 
-VOLATILE_FIELDS = frozenset({"duration_ms", "attempts", "worker"})
-"""Fields that change from run to run however deterministic the model."""
+VOLATILE_FIELDS = frozenset({"duration_ms", "attempts", "worker", "session"})
+"""Fields that change from run to run however deterministic the model (``session``:
+the id of the session the row was recorded in, when the run records sessions)."""
 
 
 class RowResult(msgspec.Struct, kw_only=True, omit_defaults=False):
@@ -44,7 +45,8 @@ class RowResult(msgspec.Struct, kw_only=True, omit_defaults=False):
     (``cost`` None when the model's prices are unknown), ``stop_reason`` how the run
     ended, ``error`` a one-line reason when the row failed (bad row, missing template
     field, an agent that raised or ended in error) — a failed row is data, never a
-    crashed batch."""
+    crashed batch. ``session`` is the id of the session the row's conversation was
+    recorded in (`skillkit.batch.RecordSessions`; None when the run records none)."""
 
     row: int
     text: str | None = None
@@ -56,6 +58,7 @@ class RowResult(msgspec.Struct, kw_only=True, omit_defaults=False):
     duration_ms: float = 0.0
     attempts: int = 1
     worker: str | None = None
+    session: str | None = None
 
     def canonical(self) -> dict[str, Any]:
         """This result as a plain dict without the volatile fields."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from skillkit.batch.engines import Engine, LocalEngine
 from skillkit.batch.limits import RateLimiter
+from skillkit.batch.recording import RecordSessions
 from skillkit.batch.results import (
     ResultsFile,
     RowResult,
@@ -50,6 +51,7 @@ async def run_batch(
     engine: Engine | None = None,
     limiter: RateLimiter | None = None,
     on_result: Callable[[RowResult], None] | None = None,
+    record: RecordSessions | None = None,
 ) -> list[RowResult]:
     """Run one agent session per row and return the results in row order.
 
@@ -59,13 +61,17 @@ async def run_batch(
     the prompt). ``output_type`` asks each run for structured output (each result's
     ``output``). ``task`` replaces the agent session with any `RowTask`. ``engine`` is
     `LocalEngine` (8 at once) unless given; ``limiter`` paces model calls across the
-    whole run; ``on_result`` sees each result as it completes."""
+    whole run; ``on_result`` sees each result as it completes. ``record`` keeps each
+    row's conversation as a session (`RecordSessions`; with ``make_agent`` only — a
+    ``task`` records as it was made to)."""
     if (task is None) == (make_agent is None):
         raise ValueError("give exactly one of make_agent and task")
     if task is None:
         assert make_agent is not None
         template = Template(prompt) if prompt is not None else None
-        task = AgentRowTask(make_agent, template, output_type=output_type)
+        task = AgentRowTask(make_agent, template, output_type=output_type, record=record)
+    elif record is not None:
+        raise ValueError("record goes with make_agent; give a task its own RecordSessions")
     results: list[RowResult] = []
 
     def collect(result: RowResult) -> None:
@@ -73,7 +79,11 @@ async def run_batch(
         if on_result is not None:
             on_result(result)
 
-    await (engine or LocalEngine()).run(_as_rows(rows), task, collect, limiter=limiter)
+    try:
+        await (engine or LocalEngine()).run(_as_rows(rows), task, collect, limiter=limiter)
+    finally:
+        if record is not None:
+            record.close()
     return sorted(results, key=lambda result: result.row)
 
 

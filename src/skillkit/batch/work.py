@@ -22,6 +22,7 @@ from skillkit.batch.rows import Row, Template, TemplateError
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
     from skillkit.batch.limits import Acquire
+    from skillkit.batch.recording import RecordSessions
 
 __all__ = ["AgentFactory", "AgentRowTask", "RowTask"]
 
@@ -38,12 +39,14 @@ class AgentRowTask:
     without a template, the row's ``prompt`` field. ``output_type`` asks every run for
     structured output (anything `AgentRunner.chat` takes as ``output_type``; a JSON
     schema dict is the picklable choice for Ray). ``limiter`` (set by the engine) paces
-    the agent's model calls."""
+    the agent's model calls. ``record`` keeps each row's conversation as a session
+    (`RecordSessions`; the result's ``session`` is its id)."""
 
     make_agent: AgentFactory
     template: Template | None = None
     limiter: Acquire | None = field(default=None, repr=False)
     output_type: Any = None
+    record: RecordSessions | None = None
 
     def prompt_for(self, row: Row) -> str:
         """The prompt for ``row``; `TemplateError` when it cannot be made."""
@@ -79,11 +82,15 @@ class AgentRowTask:
         made = self.make_agent()
         runner: AgentRunner = await made if inspect.isawaitable(made) else made
         cost: list[float | None] = [None]
+        session: str | None = None
 
         def on_usage(event: Event[Usage]) -> None:
             cost[0] = event.payload.cumulative_cost
 
         try:
+            if self.record is not None:
+                recorded = await self.record.record(runner, self.record.session_name(index))
+                session = recorded.id
             if self.limiter is not None:
                 from skillkit.batch.limits import LimitedAdapter
 
@@ -103,4 +110,5 @@ class AgentRowTask:
             cost=cost[0],
             stop_reason=response.stop_reason,
             error=response.error,
+            session=session,
         )

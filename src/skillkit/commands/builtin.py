@@ -12,6 +12,7 @@ plugin layer:
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from skillkit.commands.checkpoints import checkpoint_commands
@@ -38,6 +39,7 @@ __all__ = ["SESSION_GROUP", "builtin_commands"]
 
 _MODELS_SHOWN = 25
 _HELP_COLUMN = 24  # the widest synopsis /help puts beside its description
+_HELP_WIDTH = 80  # /help wraps a group's line of commands to fit an 80-column terminal
 
 SESSION_GROUP = "session"
 """The `Command.group` of the commands that drive the session (``/help`` lists them on
@@ -91,7 +93,14 @@ def help_command(ctx: CommandContext, args: str) -> str:
         if command.group:
             groups.setdefault(command.group, []).append(f"/{command.name}")
     for group, names in groups.items():
-        body.append(f"  {group}: {' '.join(names)}")
+        body += textwrap.wrap(
+            " ".join(names),
+            width=_HELP_WIDTH,
+            initial_indent=f"  {group}: ",
+            subsequent_indent=" " * (len(group) + 4),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
     return "\n".join(["Commands:", *body, "Anything else is sent to the agent."])
 
 

@@ -65,7 +65,8 @@ def _restored(ctx: CommandContext, result: RestoreResult) -> CommandResult:
         notice, fields = follow_moved_branch(runner, recorded_session(runner))
         lines.extend([notice] if notice else [])
         data.update(fields)
-    return CommandResult(output="\n".join(lines), data=data)
+    output = "\n".join(lines)
+    return CommandResult(output=output, data={"output": output, **data})
 
 
 def _record(turn: Turn, changes: list[FileChange]) -> dict[str, Any]:
@@ -82,9 +83,11 @@ def _record(turn: Turn, changes: list[FileChange]) -> dict[str, Any]:
 def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``rewind [TURN] [TARGET] [FORCE]``: without a turn, the turns (``data.turns``);
     with one, go back to before it. ``data``: the ``files`` restored, the ``target``
-    and the rewind's own ``turn`` number. Refused over files changed outside SkillKit
-    (unless ``force``): an error whose ``data`` names them (``changed_outside``), with
-    the ``turn`` and ``target`` asked for, so a face can ask and call again."""
+    and the rewind's own ``turn`` number. Each answer's ``data.output`` is the same
+    answer as text (a face that draws no view of its own shows it). Refused over files
+    changed outside SkillKit (unless ``force``): an error whose ``data`` names them
+    (``changed_outside``), with the ``turn`` and ``target`` asked for, so a face can ask
+    and call again."""
     from skillkit.checkpoints import ChangedOutsideError
     from skillkit.checkpoints.view import turn_line
 
@@ -98,7 +101,8 @@ def rewind_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandRe
             if lines
             else "no turns yet"
         )
-        return CommandResult(output=output, data={"turns": [_record(t, c) for t, c in turns]})
+        turns_data = [_record(t, c) for t, c in turns]
+        return CommandResult(output=output, data={"output": output, "turns": turns_data})
     ctx.require_idle_runner()
     target = str(args.get("target") or "both")
     try:
@@ -134,7 +138,7 @@ def undo_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
 
 def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResult:
     """``diff [TURN]``: what a turn changed (default: the last), its files with +/- lines
-    and the unified ``patch``."""
+    and the unified ``patch``; ``data.output`` is the same answer as text."""
     from skillkit.checkpoints.view import file_lines
 
     checkpoints = _checkpoints(ctx)
@@ -153,6 +157,7 @@ def diff_command(ctx: CommandContext, args: Mapping[str, object]) -> CommandResu
         if changes
         else "that turn changed no file"
     )
+    record["output"] = output
     return CommandResult(output=output, data=record)
 
 

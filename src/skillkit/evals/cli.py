@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from skillkit.frontends.args import agent_options, positive_int
-from skillkit.frontends.batch_cli import engine_from_args
+from skillkit.frontends.batch_cli import engine_from_args, recording_from_args
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -83,7 +83,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     replay.add_argument(
         "--suite", metavar="FILE", help="append the case to this suite (default: print it)"
     )
-    replay.add_argument("--session-store", metavar="URL", help="where sessions are kept")
+    replay.add_argument(
+        "--session-store",
+        metavar="URL",
+        help="where sessions are kept: from-session reads the session there; a suite run "
+        "keeps each row's conversation there as a session (implies --record-sessions)",
+    )
+    run.add_argument(
+        "--record-sessions",
+        action="store_true",
+        help="keep each row's conversation as a session named 'eval SUITE CASE MODEL #N' "
+        "(default: none is kept), in the settings' sessions.store, else the JSONL files",
+    )
     parser.set_defaults(handler=eval_command)
 
 
@@ -198,7 +209,10 @@ def run_suite_command(args: argparse.Namespace) -> int:
         return _usage(problem)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else Path("evals") / "runs" / f"{suite.name}-{stamp}"
-    task = EvalTask(suite, CliAgentMaker(options), CliJudgeMaker(options))
+    record = recording_from_args(args, f"eval {suite.name}", Path.cwd())
+    if isinstance(record, str):
+        return _usage(record)
+    task = EvalTask(suite, CliAgentMaker(options), CliJudgeMaker(options), record=record)
     show = Progress(sys.stderr)
     settings = {"engine": args.engine, "concurrency": args.concurrency}
     try:
@@ -228,6 +242,8 @@ def run_suite_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     finally:
         task.close()
+        if record is not None:
+            record.close()
     show.finish()
     return _finish(args, suite.name, out, summary)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
-from skillkit.batch import Row, RowResult
+from skillkit.batch import RecordSessions, Row, RowResult
 from skillkit.evals.checks import CheckResult, JudgeFactory, run_checks
 from skillkit.evals.record import EvalRun, Trajectory, tool_calls_of
 from skillkit.evals.scratch import ScratchFolders
@@ -70,12 +70,15 @@ def outcome_of(result: RowResult) -> Outcome | None:
 @dataclass
 class EvalTask:
     """Runs the row ``{"case": NAME, "model": MODEL, "repeat": K}`` of ``suite``.
-    ``make_judge`` makes judge agents (None: judge checks fail, saying so)."""
+    ``make_judge`` makes judge agents (None: judge checks fail, saying so). ``record``
+    (a `skillkit.batch.RecordSessions`) keeps each row's conversation as a session named
+    ``NAME CASE MODEL #REPEAT``; the result's ``session`` is its id."""
 
     suite: Suite
     make_agent: AgentMaker
     make_judge: JudgeFactory | None = None
     limiter: Any = field(default=None, repr=False)
+    record: RecordSessions | None = None
     _scratch: ScratchFolders = field(default_factory=ScratchFolders, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -118,7 +121,7 @@ class EvalTask:
     async def _run(self, index: int, case: Case, model: str, repeat: int) -> RowResult:
         workspace = await self._workspace(case)
         try:
-            run, usage = await self._agent_run(case, model, workspace)
+            run, usage, session = await self._agent_run(case, model, workspace, repeat)
             checks = await run_checks(
                 case.checks,
                 run,
@@ -148,6 +151,7 @@ class EvalTask:
             cost=run.cost,
             stop_reason=run.stop_reason,
             error=run.error,
+            session=session,
         )
 
     async def _workspace(self, case: Case) -> Path:
@@ -163,13 +167,19 @@ class EvalTask:
                 raise
         return workspace
 
-    async def _agent_run(self, case: Case, model: str, workspace: Path) -> tuple[EvalRun, Any]:
+    async def _agent_run(
+        self, case: Case, model: str, workspace: Path, repeat: int = 0
+    ) -> tuple[EvalRun, Any, str | None]:
         from skillkit.models import AssistantMessage, TextPart, UserMessage
 
         made = self.make_agent(model, workspace, case.max_turns)
         runner: AgentRunner = await made if inspect.isawaitable(made) else made
         trajectory = Trajectory()
+        session: str | None = None
         try:
+            if self.record is not None:
+                name = f"{self.record.name} {case.name} {model} #{repeat}"
+                session = (await self.record.record(runner, name)).id
             if self.limiter is not None:
                 from skillkit.batch import LimitedAdapter
 
@@ -201,7 +211,7 @@ class EvalTask:
             error=response.error,
             messages=response.messages,
         )
-        return run, response.usage
+        return run, response.usage, session
 
 
 def _place(suite: Suite, case: Case, workspace: Path) -> None:

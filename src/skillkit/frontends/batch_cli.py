@@ -11,6 +11,8 @@ a tool call that would ask is denied unless an ``--allow`` rule permits it). Wit
 JSON (or by ``--prompt`` filled from the row); with ``--action`` the skill's action runs
 with the row's fields as its arguments and no model at all. Results are appended to
 ``--out`` as rows complete; running the same command again skips rows already there.
+With ``--record-sessions`` (or ``--session-store URL``) each row's conversation is
+also kept as a session named ``batch OUT row N`` (`skillkit.batch.RecordSessions`).
 
 Only argparse is imported up front; the batch machinery is imported by the handler.
 """
@@ -35,12 +37,18 @@ from skillkit.frontends.args import (
 )
 
 if TYPE_CHECKING:
-    from skillkit.batch import BatchProgress, Row, RowResult, Template
+    from skillkit.batch import BatchProgress, RecordSessions, Row, RowResult, Template
     from skillkit.batch.work import AgentFactory
     from skillkit.frontends.setup import AgentOptions
     from skillkit.skills.registry import SkillRegistry
 
-__all__ = ["CliRowTask", "engine_from_args", "register"]
+__all__ = [
+    "CliRowTask",
+    "add_recording_options",
+    "engine_from_args",
+    "recording_from_args",
+    "register",
+]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -93,6 +101,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     agent.add_argument("--deny", action="append", default=[], metavar="RULE")
     agent.add_argument("--no-tools", action="store_false", dest="tools")
     add_trace_option(agent)
+    add_recording_options(parser)
     run = parser.add_argument_group("how it runs")
     run.add_argument("--concurrency", metavar="N", type=positive_int, default=8)
     run.add_argument("--engine", choices=("local", "ray"), default="local")
@@ -121,6 +130,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run_batch_command)
 
 
+def add_recording_options(parser: argparse.ArgumentParser) -> None:
+    """``--record-sessions`` and ``--session-store``: keep each row's conversation as a
+    session (``skillkit batch`` and ``skillkit eval``)."""
+    sessions = parser.add_argument_group("sessions")
+    sessions.add_argument(
+        "--record-sessions",
+        action="store_true",
+        help="keep each row's conversation as a session (default: none is kept), in the "
+        "store of the settings' sessions.store, else the JSONL files",
+    )
+    sessions.add_argument(
+        "--session-store",
+        metavar="URL",
+        help="keep each row's conversation as a session in this store "
+        "(sqlite:///path/sessions.db, postgresql://host/db, a folder); implies "
+        "--record-sessions",
+    )
+
+
+def recording_from_args(
+    args: argparse.Namespace, name: str, cwd: Path
+) -> RecordSessions | str | None:
+    """The recording ``--record-sessions`` / ``--session-store`` ask for, its store
+    opened (so a bad URL or a database that cannot be reached fails before the first
+    row); None when none is asked for; a one-line reason when the store cannot be
+    used."""
+    url = getattr(args, "session_store", None)
+    if url is None and not getattr(args, "record_sessions", False):
+        return None
+    from skillkit.batch import RecordSessions
+    from skillkit.errors import describe_exception
+
+    record = RecordSessions(url or None, name=name, cwd=cwd)
+    try:
+        record.open_store()
+    except Exception as exc:  # a boundary: any failure of the store is one line
+        return f"session store: {' '.join(describe_exception(exc).split())}"
+    return record
+
+
 @dataclass
 class CliRowTask:
     """A row as ``skillkit batch`` runs it (picklable: Ray workers get a copy and build
@@ -131,6 +180,7 @@ class CliRowTask:
     skill: str | None = None
     action: str | None = None
     output_schema: dict[str, Any] | None = None
+    record: RecordSessions | None = None
     limiter: Any = field(default=None, repr=False)
     _skills: SkillRegistry | None = field(default=None, repr=False, compare=False)
 
@@ -143,7 +193,9 @@ class CliRowTask:
         from skillkit.batch import AgentRowTask, RowResult, TemplateError
 
         if self.action is None:
-            task = AgentRowTask(self._agent_factory(), None, self.limiter, self.output_schema)
+            task = AgentRowTask(
+                self._agent_factory(), None, self.limiter, self.output_schema, self.record
+            )
             if row.error is not None or row.data is None:
                 return await task(row)
             try:
@@ -236,6 +288,11 @@ def run_batch_command(args: argparse.Namespace) -> int:
             _check_skill(task.registry(), args.skill, args.action)
     except (SetupError, ValueError) as exc:
         return _usage(str(exc))
+    record = recording_from_args(args, f"batch {out.name}", options.workspace)
+    if isinstance(record, str):
+        return _usage(record)
+    task.record = record
+    where = _location(record) if record is not None else ""
     if model is not None:
         print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
     engine = engine_from_args(args)
@@ -270,13 +327,16 @@ def run_batch_command(args: argparse.Namespace) -> int:
         show.finish()
         print(f"skillkit: error: batch: {describe_exception(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if record is not None:
+            record.close()
     show.finish()
     for problem in getattr(engine, "tracing_problems", ()):
         print(f"skillkit: batch: {problem}", file=sys.stderr)
-    return _report(summary, out)
+    return _report(summary, out, record, where)
 
 
-def _report(summary: Any, out: Path) -> int:
+def _report(summary: Any, out: Path, record: RecordSessions | None = None, where: str = "") -> int:
     """The batch's last lines on stderr, and its exit code."""
     print(
         f"skillkit: batch: {summary.total} rows: {summary.ran} run now, "
@@ -285,6 +345,13 @@ def _report(summary: Any, out: Path) -> int:
         f"(sha256 {summary.results_sha256[:16]}…)",
         file=sys.stderr,
     )
+    if record is not None and summary.ran:
+        print(
+            f"skillkit: batch: each row's conversation kept as a session named "
+            f"'{record.name} row N' in {where} ('skillkit sessions list' shows them; the "
+            "results' 'session' field holds each id)",
+            file=sys.stderr,
+        )
     if summary.stopped is not None:
         print(
             f"skillkit: batch: {summary.not_started} rows not started: {summary.stopped}; "
@@ -292,6 +359,14 @@ def _report(summary: Any, out: Path) -> int:
             file=sys.stderr,
         )
     return 0 if summary.complete else 1
+
+
+def _location(record: RecordSessions) -> str:
+    """Where ``record`` keeps its sessions, as it may be shown (no password)."""
+    from skillkit.session.store_base import public_location
+
+    opened = record.open_store()
+    return public_location(str(getattr(opened, "url", None) or getattr(opened, "root", "")))
 
 
 def _conflict(args: argparse.Namespace) -> str | None:
@@ -308,6 +383,8 @@ def _conflict(args: argparse.Namespace) -> str | None:
         return "--action runs without a model: it spends nothing to limit"
     if args.action is not None and args.output_schema is not None:
         return "--action runs without a model: --output-schema has no use with it"
+    if args.action is not None and (args.record_sessions or args.session_store is not None):
+        return "--action runs without a model: it has no conversation to keep as a session"
     return None
 
 
@@ -345,7 +422,17 @@ def _settings(
         "engine": args.engine,
         "concurrency": args.concurrency,
         "rate_per_minute": args.rate,
+        "sessions": _sessions_setting(args),
     }
+
+
+def _sessions_setting(args: argparse.Namespace) -> str | None:
+    """Where the run records its sessions, as the manifest says it (no password)."""
+    from skillkit.session.store_base import public_location
+
+    if args.session_store is not None:
+        return public_location(args.session_store)
+    return "the configured store" if args.record_sessions else None
 
 
 def _read_schema(path: str) -> dict[str, Any] | str:

@@ -1,5 +1,6 @@
 """``skillkit mcp serve``'s assembly: this folder's agent in an `AgentSession` with no
-user there (approvals denied), its skills' actions served by a `SkillServer`."""
+user at the terminal (approvals are asked of the MCP client's user when the client can
+be asked, else denied), its skills' actions served by a `SkillServer`."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def mcp_server(
     args: argparse.Namespace, note: Callable[[str], None]
 ) -> tuple[Any, Callable[[], Awaitable[None]]]:
     """``skillkit mcp serve``: this folder's agent in an `AgentSession`, no user there
-    (approvals denied), served by a `SkillServer`; and the function closing it."""
+    (approvals asked through the client, else denied), served by a `SkillServer`; and
+    the function closing it."""
     from pathlib import Path
 
     from skillkit.frontends.agent_session import AgentSession

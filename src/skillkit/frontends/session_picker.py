@@ -140,6 +140,16 @@ class PickerState:
         """The row marked (None when the filter left no row)."""
         return self.visible[self.selected] if self.visible else None
 
+    @property
+    def count_line(self) -> str:
+        """The line under the list: how many sessions it holds, and how many the filter
+        shows."""
+        shown, total = len(self.visible), len(self.rows)
+        if not shown and self.query:
+            return f"no session matches '{self.query}' ({total} in all)"
+        noun = "session" if total == 1 else "sessions"
+        return f"{shown} of {total} {noun}" if self.query else f"{total} {noun}"
+
 
 def _size(count: int) -> str:
     value = float(count)
@@ -236,12 +246,7 @@ def _application(state: PickerState, heading: str, outcome: list[Outcome]) -> Ap
         return [("bold", heading), ("", "  "), ("ansibrightblack", _HINT)]
 
     def footer() -> StyleAndTextTuples:
-        shown, total = len(state.visible), len(state.rows)
-        noun = "session" if total == 1 else "sessions"
-        text = f"{shown} of {total} {noun}" if state.query else f"{total} {noun}"
-        if not shown:
-            text = f"no session matches '{state.query}' ({total} in all)"
-        return [("ansibrightblack", text)]
+        return [("ansibrightblack", state.count_line)]
 
     app: Application[None] = Application(
         layout=Layout(

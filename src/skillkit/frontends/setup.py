@@ -66,6 +66,7 @@ from skillkit.frontends.setup_parts import (
     subagents,
     unknown_tool_warnings,
     unsandboxed_notice,
+    widen_file_tools,
 )
 
 if TYPE_CHECKING:
@@ -220,6 +221,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         models=providers.registry,
     )
     children = _attach_plugins_and_parts(runner, manager, sandbox, options, workspace, session)
+    widen_file_tools(runner, options.additional_directories)
     if children is not None:
         runner.add_contributor(children[0])
         lines.warnings.extend(children[1])
@@ -341,6 +343,7 @@ def _gate(
             trusted=options.trust_project,
             store=trust_store(options.home),
             sandboxed=sandboxed,
+            additional_directories=options.additional_directories,
         )
     except ValueError as exc:
         raise SetupError(one_line(exc)) from None

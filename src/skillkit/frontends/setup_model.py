@@ -70,6 +70,9 @@ class AgentOptions:
     prompt (``--system-prompt``); ``append_system_prompt`` is added after the project
     instructions (``--append-system-prompt``); ``instructions=False`` reads no
     ``AGENTS.md`` / ``CLAUDE.md`` files (the environment lines stay).
+    ``additional_directories`` (absolute) count as workspace too: the file tools reach
+    them, the permission gate judges them as the workspace, and commands may write
+    there in the sandbox (an editor's extra workspace folders, over ACP).
     """
 
     model: str | None = None
@@ -95,6 +98,7 @@ class AgentOptions:
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     instructions: bool = True
+    additional_directories: Sequence[Path] = ()
 
 
 def one_line(text: object) -> str:

@@ -44,6 +44,7 @@ __all__ = [
     "subagents",
     "unknown_tool_warnings",
     "unsandboxed_notice",
+    "widen_file_tools",
 ]
 
 
@@ -136,6 +137,9 @@ def make_sandbox(
     if options.sandbox is not None:
         settings = settings.with_mode(options.sandbox)
     sandbox = Sandbox.from_settings(settings, workspace=workspace)
+    sandbox.additional_workspaces = tuple(
+        Path(os.path.abspath(folder)) for folder in options.additional_directories
+    )
     try:
         sandbox.check()
     except SandboxUnavailable as exc:
@@ -227,6 +231,21 @@ def attach_todos(runner: AgentRunner, tool: object) -> None:
     if isinstance(tool, TodoTool):
         tool.todos.replace(TodoList.restore(runner.messages).items)
         runner.add_contributor(tool.todos)
+
+
+def widen_file_tools(runner: AgentRunner, folders: Sequence[Path]) -> None:
+    """The file tools the agent offers reach ``folders`` too (each distinct `Workspace`
+    among them gets them as further roots)."""
+    if not folders:
+        return
+    from skillkit.tools.builtin.workspace import Workspace
+
+    seen: list[Workspace] = []
+    for tool in runner.offered_tools():
+        space = getattr(tool, "workspace", None)
+        if isinstance(space, Workspace) and not any(space is s for s in seen):
+            seen.append(space)
+            space.add_roots(folders)
 
 
 def instructions(options: AgentOptions, workspace: Path) -> Contributor:

@@ -18,7 +18,7 @@ the contributor that hands it to the next model call instead.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -151,7 +151,7 @@ async def _announce(bus: EventBus, request: ApprovalRequest) -> None:
     await bus.emit(ApprovalNeeded.of(request))
 
 
-FileNote = Callable[[AgentMessage], bool]
+FileNote = Callable[[AgentMessage], Awaitable[bool]]
 """Adds a note to the conversation now; False when it cannot (the agent is busy)."""
 
 
@@ -217,7 +217,7 @@ class UserShell:
             self._abort = None
         if outcome.ran:
             note = shell_note(command, outcome)
-            if self._file_note is None or not self._file_note(note):
+            if self._file_note is None or not await self._file_note(note):
                 self._notes.add_note(note)
         return outcome
 
@@ -227,7 +227,9 @@ class UserShell:
             self._remove_notes = None
 
 
-def file_in_transcript(runner: AgentRunner, session: Session | None, note: AgentMessage) -> bool:
+async def file_in_transcript(
+    runner: AgentRunner, session: Session | None, note: AgentMessage
+) -> bool:
     """Add ``note`` at the end of ``runner``'s transcript now and write it to the
     ``session`` recording it (None: sessions off). False, and nothing changed, while a
     run is in progress or paused on approvals (its open calls must stay last)."""
@@ -235,5 +237,5 @@ def file_in_transcript(runner: AgentRunner, session: Session | None, note: Agent
         return False
     runner.replace_messages([*runner.messages, note])
     if session is not None:
-        session.catch_up()
+        await session.catch_up()
     return True

@@ -11,8 +11,12 @@ Local models are small, so every reply passes through
 is ended there, with a note). The default model also has a profile in ``model.json``
 (`skillkit.local.profile.ModelProfile`): of SkillKit's own built-in tools it is offered
 only ``offered_tools``, SkillKit's default system prompt is replaced by a short one
-written for it (``system_prompt``) -- what the user chose is always sent as given -- and
-its answers are kept to what the request contains (`skillkit.local.grounding`).
+written for it (``system_prompt``) -- what the user chose is always sent as given --, tool
+results are shown to it numbered (``numbered_results``), its reply to a question is a tool
+call under a grammar whose arguments of SkillKit's own tools can only be values the
+conversation holds (``call_first``, ``grounded_arguments``; `skillkit.local.constrained`),
+its reply after a tool result is words, and its answers are kept to what the request
+contains (`skillkit.local.grounding`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.repetition import stop_repetition
-from skillkit.local.constrained import call_first
+from skillkit.local.constrained import answer_now, call_first
 from skillkit.local.errors import LocalModelError
 from skillkit.local.grounding import keep_grounded, known_words, request_texts
 from skillkit.local.model import default_model, model_path_from_string, tool_template
@@ -122,9 +126,15 @@ class LocalAdapter(LLMAdapter):
                 "Tools and prompts you set are sent as given."
             )
         sent, style = shaped, self.tool_style
-        constrained = call_first(shaped) if self.profile.call_first else None
-        if constrained is not None:
-            sent, style = constrained, "json"
+        if self.profile.call_first:
+            common = [self.profile.system_prompt or ""]
+            constrained = call_first(
+                shaped, grounded=self.profile.grounded_arguments, common=common
+            )
+            if constrained is not None:
+                sent, style = constrained, "json"
+            else:
+                sent = answer_now(shaped) or shaped
         if self.verbose:
             self.notify(f"skillkit: request to {self.server.base_url}: {self.request_body(sent)}")
 
@@ -274,13 +284,16 @@ def create_local_adapter(
         options = entry.get("request_options")
         own = entry.get("own_tools")
         profile = ModelProfile(
-            tools=frozenset(tools) if isinstance(tools, list) else None,
+            tools=tuple(tools) if isinstance(tools, list) else None,
             own_tools=frozenset(own) if isinstance(own, list) else frozenset(),
             system_prompt=entry.get("system_prompt"),
             options=options if isinstance(options, dict) else None,
             grounded=bool(entry.get("grounded", False)),
             call_first=bool(entry.get("call_first", False)),
             drop_sections=tuple(entry.get("drop_sections", ())),
+            grounded_arguments=entry.get("grounded_arguments"),
+            results=_nouns(entry.get("numbered_results")),
+            examples=_examples(entry.get("tool_examples")),
         )
     inner.images = "image" in definition.capabilities
     if server.template == "tools":
@@ -292,6 +305,20 @@ def create_local_adapter(
     return LocalAdapter(
         server, inner, owns_server=owns, client=client, profile=profile, tool_style=style
     )
+
+
+def _nouns(value: Any) -> dict[str, tuple[str, str]] | None:
+    """``numbered_results`` of ``model.json`` (tool -> [singular, plural])."""
+    if not isinstance(value, dict):
+        return None
+    return {str(tool): (str(nouns[0]), str(nouns[1])) for tool, nouns in value.items()}
+
+
+def _examples(value: Any) -> dict[str, tuple[str, dict[str, Any]]] | None:
+    """``tool_examples`` of ``model.json`` (tool -> [what the user says, the arguments])."""
+    if not isinstance(value, dict):
+        return None
+    return {str(tool): (str(pair[0]), dict(pair[1])) for tool, pair in value.items()}
 
 
 def _to_stderr(line: str) -> None:

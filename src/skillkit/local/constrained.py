@@ -17,6 +17,14 @@ are offered, the request sets no ``tool_choice``), the request is rewritten:
   fills an optional ``path`` with a command it imagines), and strings without a
   ``maxLength`` get `MAX_STRING`, so a model that loops inside a string still closes it.
 
+With ``grounded`` (tool name -> argument name -> ``"path"`` or ``"word"``; the profile
+names SkillKit's own tools only), those arguments may only be strings the conversation
+already holds (`grounded_values`): a ``"path"`` one of the file names or paths in the
+user's messages and the tool results, a ``"word"`` one of the words of the user's
+messages. A 135M model otherwise copies a tool's description into its arguments
+(``"read.txt"``). A tool with such an argument and nothing to fill it with is not
+offered in that turn (``read`` is not a choice for "List the files in this folder.").
+
 The reply comes back as the call's JSON text, which `skillkit.local.tool_formats`
 turns into a tool call (style ``"json"``). Later turns (after a tool result) are sent
 as they are, so the model answers in words.
@@ -24,27 +32,185 @@ as they are, so the model answers in words.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import msgspec
 
-from skillkit.models import LLMRequest, ToolSchema, UserMessage
+from skillkit.models import LLMRequest, TextPart, ToolResultMessage, ToolSchema, UserMessage
 
-__all__ = ["MAX_STRING", "call_first", "calls_schema"]
+__all__ = [
+    "ANSWER_GRAMMAR",
+    "FUNCTION_WORDS",
+    "MAX_CHOICES",
+    "MAX_STRING",
+    "answer_now",
+    "call_first",
+    "calls_schema",
+    "grounded_values",
+]
+
+Grounded = Mapping[str, Mapping[str, str]]
+"""Tool name -> argument name -> the kind of value it may take: ``"path"`` or ``"word"``."""
 
 MAX_STRING = 120
 """The longest string argument the grammar lets the model write when its schema sets
 no limit."""
 
+MAX_CHOICES = 200
+"""At most this many values are offered for one grounded argument (the latest first)."""
 
-def call_first(request: LLMRequest) -> LLMRequest | None:
+ANSWER_GRAMMAR = "root ::= [^<\\n ] [^<]*"
+"""A reply in words: it does not start with white space and holds no ``<`` (no tag
+such as ``<tool_call>``)."""
+
+FUNCTION_WORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "here",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "show",
+        "so",
+        "tell",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "give",
+        "find",
+        "look",
+    }
+)
+"""English words that are never what a user asks to search for (lower case)."""
+
+_TOKEN = re.compile(r"[^\s\"'`,;()\[\]{}<>|=]+")
+_PATH = re.compile(
+    r"^(?:[\w.~\-]*/)*[\w\-][\w.\-]*\.[A-Za-z][A-Za-z0-9]{0,9}$|^[\w.~\-]*(?:/[\w.\-]+)+/?$"
+)
+_WORD = re.compile(r"^\w[\w.\-]*\w$")
+
+
+def call_first(
+    request: LLMRequest, *, grounded: Grounded | None = None, common: Collection[str] = ()
+) -> LLMRequest | None:
     """``request`` rewritten so its reply is a constrained tool call, or None when it
-    should go as it is (not the user's turn, no tools, or ``tool_choice`` set)."""
+    should go as it is (not the user's turn, no tools, ``tool_choice`` set, or no tool
+    whose grounded arguments can be filled). ``common``: words never offered for a
+    ``"word"`` argument besides `FUNCTION_WORDS` and the words of the tools'
+    descriptions (the profile's own prompt; see `grounded_values`)."""
     if not request.tools or "tool_choice" in request.options or request.output is not None:
         return None
     if not request.messages or not isinstance(request.messages[-1], UserMessage):
         return None
-    offered = [
+    choices: dict[str, dict[str, list[str]]] = {}
+    tools: list[ToolSchema] = []
+    ignore = _lower_words([*common, *(f"{t.name} {t.description}" for t in request.tools)])
+    for tool in request.tools:
+        wanted = (grounded or {}).get(tool.name, {})
+        required = set(tool.parameters.get("required", ()))
+        values = {
+            argument: grounded_values(request, kind, ignore)
+            for argument, kind in wanted.items()
+            if argument in required
+        }
+        if any(not found for found in values.values()):
+            continue
+        choices[tool.name] = values
+        tools.append(tool)
+    if not tools:
+        return None
+    offered = _offered(tools)
+    options = {
+        **request.options,
+        "chat_template_kwargs": {**_kwargs(request), "offered_tools": offered, "call_now": True},
+        "json_schema": calls_schema(tools, choices),
+    }
+    return msgspec.structs.replace(request, tools=[], options=options)
+
+
+def answer_now(request: LLMRequest) -> LLMRequest | None:
+    """``request`` rewritten so its reply is words, not another tool call, when it
+    answers tool results (the last message is one, tools are offered, no ``tool_choice``
+    set), else None. The tools go to the chat template as ``offered_tools`` (so the
+    conversation renders as before) and ``grammar`` (`ANSWER_GRAMMAR`) keeps the reply
+    from opening a tag: a 135M model otherwise repeats its call until the run stops.
+    (A grammar that lets the answer name only the files and numbers of the results was
+    measured and left out: forced off the name it was copying, the model wrote a stem
+    and a full stop, then the same name over and over.)"""
+    if not request.tools or "tool_choice" in request.options or request.output is not None:
+        return None
+    if not request.messages or not isinstance(request.messages[-1], ToolResultMessage):
+        return None
+    options = {
+        **request.options,
+        "chat_template_kwargs": {**_kwargs(request), "offered_tools": _offered(request.tools)},
+        "grammar": ANSWER_GRAMMAR,
+    }
+    return msgspec.structs.replace(request, tools=[], options=options)
+
+
+def _offered(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    return [
         {
             "type": "function",
             "function": {
@@ -53,25 +219,66 @@ def call_first(request: LLMRequest) -> LLMRequest | None:
                 "parameters": tool.parameters,
             },
         }
-        for tool in request.tools
+        for tool in tools
     ]
-    options = {
-        **request.options,
-        "chat_template_kwargs": {"offered_tools": offered, "call_now": True},
-        "json_schema": calls_schema(request.tools),
-    }
-    return msgspec.structs.replace(request, tools=[], options=options)
 
 
-def calls_schema(tools: list[ToolSchema]) -> dict[str, Any]:
-    """The JSON schema of one call of any of ``tools``."""
+def _lower_words(texts: Collection[str]) -> frozenset[str]:
+    return frozenset(word.lower() for text in texts for word in re.findall(r"\w+", text))
+
+
+def _kwargs(request: LLMRequest) -> dict[str, Any]:
+    kwargs = request.options.get("chat_template_kwargs")
+    return dict(kwargs) if isinstance(kwargs, Mapping) else {}
+
+
+def grounded_values(
+    request: LLMRequest, kind: str, ignore: Collection[str] = frozenset()
+) -> list[str]:
+    """The values a grounded argument of ``kind`` may take in ``request``, the latest
+    first (at most `MAX_CHOICES`): for ``"path"`` the file names and paths in the
+    user's messages and the tool results; for ``"word"`` the words of the user's
+    messages, of two letters or more, other than `FUNCTION_WORDS` and the words in
+    ``ignore`` (lower case; the call's tools' descriptions: "List the files in this
+    folder." has no word to search for, where the model would search for "files")."""
+    texts: list[str] = []
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            content = message.content
+            if isinstance(content, str):
+                texts.append(content)
+            else:
+                texts.extend(part.text for part in content if isinstance(part, TextPart))
+        elif isinstance(message, ToolResultMessage) and kind == "path" and not message.is_error:
+            texts.append(message.text)
+    shape = _PATH if kind == "path" else _WORD
+    found: dict[str, None] = {}
+    for text in reversed(texts):
+        for raw in _TOKEN.findall(text):
+            token = raw.rstrip(".:!?")
+            if not shape.match(token) or "://" in raw:
+                continue
+            if kind == "word" and (token.lower() in FUNCTION_WORDS or token.lower() in ignore):
+                continue
+            found.setdefault(token)
+    return list(found)[:MAX_CHOICES]
+
+
+def calls_schema(
+    tools: list[ToolSchema], choices: Mapping[str, Mapping[str, list[str]]] | None = None
+) -> dict[str, Any]:
+    """The JSON schema of one call of any of ``tools``; ``choices`` (tool name ->
+    argument name -> values) limits those arguments to the values given."""
     return {
         "oneOf": [
             {
                 "type": "object",
                 "properties": {
                     "name": {"const": tool.name},
-                    "arguments": _bounded(_required_only(tool.parameters)),
+                    "arguments": _with_choices(
+                        _bounded(_required_only(tool.parameters)),
+                        (choices or {}).get(tool.name, {}),
+                    ),
                 },
                 "required": ["name", "arguments"],
                 "additionalProperties": False,
@@ -79,6 +286,18 @@ def calls_schema(tools: list[ToolSchema]) -> dict[str, Any]:
             for tool in tools
         ]
     }
+
+
+def _with_choices(schema: dict[str, Any], choices: Mapping[str, list[str]]) -> dict[str, Any]:
+    """``schema`` (an object's) with each argument in ``choices`` limited to its values."""
+    properties = schema.get("properties")
+    if not choices or not isinstance(properties, dict):
+        return schema
+    limited = {
+        name: {"type": "string", "enum": list(choices[name])} if name in choices else value
+        for name, value in properties.items()
+    }
+    return {**schema, "properties": limited}
 
 
 def _required_only(schema: dict[str, Any]) -> dict[str, Any]:

@@ -15,19 +15,28 @@ two defaults of SkillKit's and nothing the user chose:
 
 `ModelProfile.shape` returns the shaped request and one line per change, which the
 adapter shows once (see `skillkit.local.adapter.LocalAdapter`).
+
+A profile with ``results`` also words the tool results for the model (`word_result`):
+every result becomes a sentence naming its tool, and the results of the tools in
+``results`` are shown one item per line, numbered, after their count ("The read tool
+returned 7 lines:"); an error, or a result without details (a status such as grep's
+"No matches for ..."), is shown as it is. A 135M model copies such a list whole, and
+answers "how many" from the count instead of guessing. This changes how results are
+shown, never what they hold; the chat template is told
+(``chat_template_kwargs.worded_results``) to show them as they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from skillkit.models import LLMRequest
+from skillkit.models import LLMMessage, LLMRequest, TextPart, ToolResultMessage, ToolSchema
 
-__all__ = ["SKILLKIT_DEFAULT_PROMPT", "ModelProfile"]
+__all__ = ["SKILLKIT_DEFAULT_PROMPT", "ModelProfile", "word_result"]
 
 SKILLKIT_DEFAULT_PROMPT = """\
 You are SkillKit, an agent that helps the user by reading, running and changing things \
@@ -55,7 +64,16 @@ class ModelProfile:
     constrained by the tools' schemas (see `skillkit.local.constrained`);
     ``drop_sections``: headings of SkillKit's own generated prompt sections (such as
     ``# Environment``) left out when SkillKit's default prompt is replaced -- never a
-    section of a prompt the user set.
+    section of a prompt the user set; ``grounded_arguments``: tool name -> argument ->
+    ``"path"`` or ``"word"``, the arguments of SkillKit's own tools a constrained call
+    may only fill with what the conversation holds (see `skillkit.local.constrained`);
+    ``results``: tool name -> the singular and plural noun of its result's lines, the
+    tools whose results are shown numbered (see `word_result`; None: results go as
+    they are); ``examples``: tool name -> (what a user says, the call's arguments), the
+    example exchange the chat template shows for that one of SkillKit's own tools
+    (``chat_template_kwargs.tool_examples``; other tools get the template's generic
+    one). When ``tools`` is a sequence, SkillKit's own tools are offered first, in its
+    order, and the others after them.
     """
 
     tools: Collection[str] | None = None
@@ -66,6 +84,9 @@ class ModelProfile:
     grounded: bool = False
     call_first: bool = False
     drop_sections: Collection[str] = ()
+    grounded_arguments: Mapping[str, Mapping[str, str]] | None = None
+    results: Mapping[str, tuple[str, str]] | None = None
+    examples: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None
 
     def apply(self, request: LLMRequest) -> LLMRequest:
         """``request`` shaped (the same object when the profile changes nothing)."""
@@ -81,13 +102,25 @@ class ModelProfile:
                 for schema in request.tools
                 if schema.name in self.tools or schema.name not in self.own_tools
             ]
-            if len(offered) != len(request.tools):
+            if isinstance(self.tools, Sequence):
+                offered = self._ordered(offered, self.tools)
+            if offered != request.tools:
                 changes["tools"] = offered
-                left_out = sorted({s.name for s in request.tools} - {s.name for s in offered})
+            left_out = sorted({s.name for s in request.tools} - {s.name for s in offered})
+            if left_out:
                 notes.append(
                     f"of SkillKit's built-in tools it is offered only "
                     f"{', '.join(sorted(self.tools))} (not {', '.join(left_out)})"
                 )
+        tools = changes.get("tools", request.tools)
+        examples = {
+            schema.name: {"user": example[0], "arguments": dict(example[1])}
+            for schema in tools
+            if schema.name in self.own_tools
+            and (example := (self.examples or {}).get(schema.name)) is not None
+        }
+        if examples:
+            changes["options"] = _with_template_kwargs(request.options, tool_examples=examples)
         prompt = request.system_prompt
         if self.system_prompt is not None and self.replaces and prompt.startswith(self.replaces):
             rest = prompt[len(self.replaces) :]
@@ -98,9 +131,34 @@ class ModelProfile:
                     + (f" (without {', '.join(self.drop_sections)})" if self.drop_sections else "")
                 )
         if self.options and any(key not in request.options for key in self.options):
-            changes["options"] = {**self.options, **request.options}
+            changes["options"] = {**self.options, **changes.get("options", request.options)}
+        if self.results is not None and any(
+            isinstance(message, ToolResultMessage) for message in request.messages
+        ):
+            changes["messages"] = [self._worded(message) for message in request.messages]
+            changes["options"] = _with_template_kwargs(
+                changes.get("options", request.options), worded_results=True
+            )
         shaped = msgspec.structs.replace(request, **changes) if changes else request
         return shaped, notes
+
+    def _ordered(self, offered: list[ToolSchema], order: Sequence[str]) -> list[ToolSchema]:
+        """``offered`` with SkillKit's own tools first, in ``order``, then the others as
+        given (last: the model leans to the tools it saw last, which the user chose)."""
+        own = sorted(
+            (s for s in offered if s.name in self.own_tools and s.name in order),
+            key=lambda s: order.index(s.name),
+        )
+        return own + [s for s in offered if s not in own]
+
+    def _worded(self, message: LLMMessage) -> LLMMessage:
+        if not isinstance(message, ToolResultMessage):
+            return message
+        # a result without details is a status line, such as grep's "No matches for ..."
+        listed = not message.is_error and message.details is not None
+        nouns = (self.results or {}).get(message.tool_name) if listed else None
+        text = word_result(message.tool_name, message.text, nouns)
+        return msgspec.structs.replace(message, content=[TextPart(text)])
 
     def _without_dropped(self, rest: str) -> str:
         """``rest`` (the sections after SkillKit's prompt, each after a blank line)
@@ -110,3 +168,35 @@ class ModelProfile:
         sections = rest.split("\n\n")
         kept = [s for s in sections if s.split("\n", 1)[0] not in self.drop_sections]
         return "\n\n".join(kept)
+
+
+def _with_template_kwargs(options: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """``options`` with ``kwargs`` added to its ``chat_template_kwargs``."""
+    current = options.get("chat_template_kwargs")
+    merged = {**(dict(current) if isinstance(current, Mapping) else {}), **kwargs}
+    return {**options, "chat_template_kwargs": merged}
+
+
+def word_result(tool: str, text: str, nouns: tuple[str, str] | None = None) -> str:
+    """A tool result as the model is shown it: ``The TOOL tool returned:`` and the
+    text; with ``nouns`` (singular, plural) its lines numbered one per line after their
+    count (``The read tool returned 3 lines:``). A result that is one parenthesised
+    note (``(empty directory)``) is shown as it is, and a closing paragraph in square
+    brackets (a hint such as where to continue) is kept after the numbered lines."""
+    body = text.rstrip("\n")
+    if nouns is None or not body.strip():
+        return (
+            f"The {tool} tool returned:\n{body}"
+            if body.strip()
+            else f"The {tool} tool returned nothing."
+        )
+    if "\n" not in body and body.startswith("(") and body.endswith(")"):
+        return f"The {tool} tool returned {body[1:-1]}."
+    trailer = ""
+    head, separator, last = body.rpartition("\n\n")
+    if separator and last.startswith("[") and last.rstrip().endswith("]"):
+        body, trailer = head.rstrip("\n"), "\n" + last
+    lines = body.split("\n")
+    noun = nouns[0] if len(lines) == 1 else nouns[1]
+    numbered = "\n".join(f"{index}. {line}" for index, line in enumerate(lines, 1))
+    return f"The {tool} tool returned {len(lines)} {noun}:\n{numbered}{trailer}"

@@ -19,6 +19,7 @@ or a remote server over Streamable HTTP::
 
 (``"type"`` may say ``stdio`` or ``http`` / ``streamable-http``; it is inferred when
 absent). Optional for both: ``timeout`` (seconds a tool call may take, default 120),
+``taskTimeout`` (seconds a call the server runs as a task may take, default 3600),
 ``startupTimeout`` (seconds to connect, default 30) and ``disabled: true``.
 
 **Environment variables** are expanded in ``command``, ``args``, ``env`` values,
@@ -62,6 +63,9 @@ DEFAULT_TOOL_TIMEOUT = 120.0
 """Seconds an MCP tool call may take unless the entry's ``timeout`` says otherwise."""
 DEFAULT_STARTUP_TIMEOUT = 30.0
 """Seconds to start and initialise a server unless ``startupTimeout`` says otherwise."""
+DEFAULT_TASK_TIMEOUT = 3600.0
+"""Seconds a tool call the server runs as a task may take unless ``taskTimeout`` says
+otherwise (``timeout`` then bounds each request of it)."""
 
 PROJECT_SOURCES = frozenset({"mcp.json", "project", "local"})
 """The sources that belong to the project (and need its trust)."""
@@ -74,7 +78,9 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 class McpServerConfig:
     """One configured server. ``transport`` is ``stdio`` (``command``, ``args``,
     ``env``, ``cwd``) or ``http`` (``url``, ``headers``); values are already expanded.
-    ``source`` is the file kind it came from, ``path`` the file."""
+    ``timeout`` bounds a tool call (each request of one the server runs as a task),
+    ``task_timeout`` a whole task, ``startup_timeout`` the start. ``source`` is the file
+    kind it came from, ``path`` the file."""
 
     name: str
     transport: Literal["stdio", "http"]
@@ -88,6 +94,7 @@ class McpServerConfig:
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     source: str = "user"
     path: str = ""
+    task_timeout: float = DEFAULT_TASK_TIMEOUT
 
     @property
     def from_project(self) -> bool:
@@ -219,6 +226,7 @@ def _server(
         raise ValueError(f"unknown type {kind!r} (stdio or http)")
     timeout = _seconds(entry, "timeout", DEFAULT_TOOL_TIMEOUT)
     startup = _seconds(entry, "startupTimeout", DEFAULT_STARTUP_TIMEOUT)
+    task_timeout = _seconds(entry, "taskTimeout", DEFAULT_TASK_TIMEOUT)
 
     def expand(value: str) -> str:
         return expand_variables(value, environ)
@@ -238,6 +246,7 @@ def _server(
             headers={k: expand(v) for k, v in headers.items()},
             timeout=timeout,
             startup_timeout=startup,
+            task_timeout=task_timeout,
             source=source,
             path=path,
         )
@@ -260,6 +269,7 @@ def _server(
         cwd=os.path.expanduser(expand(cwd)) if cwd is not None else None,
         timeout=timeout,
         startup_timeout=startup,
+        task_timeout=task_timeout,
         source=source,
         path=path,
     )

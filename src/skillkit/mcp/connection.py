@@ -32,12 +32,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 
 from skillkit.errors import describe_exception
+from skillkit.mcp.client_start import client_info as _client_info
+from skillkit.mcp.client_start import default_client as _default_client
+from skillkit.mcp.client_start import stderr_file as _stderr_file
+from skillkit.mcp.client_start import stderr_tail as _stderr_tail
 from skillkit.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
@@ -60,7 +63,7 @@ ClientConfigurer = Callable[["Client", "McpConnection"], None]
 """Sets a (not yet entered) client's callbacks for one connection (must not raise)."""
 
 _PAGE_LIMIT = 100
-_STDERR_TAIL = 2000
+_METHOD_NOT_FOUND = -32601
 
 
 class McpCallError(Exception):
@@ -309,10 +312,19 @@ class McpConnection:
             )
         templates: list[Any] = []
         if caps.resources is not None:
-            templates = await _all_pages(
-                lambda cursor: client.list_resource_templates(cursor=cursor, cache_mode="refresh"),
-                "resource_templates",
-            )
+            mcp_error, _, _ = _sdk_errors()
+            try:
+                templates = await _all_pages(
+                    lambda cursor: client.list_resource_templates(
+                        cursor=cursor, cache_mode="refresh"
+                    ),
+                    "resource_templates",
+                )
+            except mcp_error as exc:
+                if exc.code != _METHOD_NOT_FOUND:
+                    raise
+                # a server with resources but no templates may not serve the listing
+                templates = []
         self.tools, self.prompts, self.resources = tools, prompts, resources
         self.resource_templates = templates
         self.has_resources = bool(resources) or bool(templates)
@@ -375,27 +387,36 @@ class McpConnection:
         progress: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
         caller: Any = None,
+        task_status: Callable[[str], None] | None = None,
     ) -> mcp_types.CallToolResult:
         """Call ``tool_name`` (the server's own name), starting the server first if it
-        is not connected. The config's ``timeout`` bounds the call; ``meta`` goes in
-        the request's ``_meta``; ``caller`` (the tool call's `ToolContext`) is in
-        ``active_calls`` while it runs. Raises `McpCallError` with a one-line message."""
+        is not connected. The config's ``timeout`` bounds the call (each request of it,
+        when the server runs it as a task, and ``task_timeout`` the whole task);
+        ``meta`` goes in the request's ``_meta``; ``caller`` (the tool call's
+        `ToolContext`) is in ``active_calls`` while it runs; ``task_status`` is told
+        each new status line of a task (see `skillkit.mcp.tasks`). Raises
+        `McpCallError` with a one-line message."""
         timeout = self.config.timeout
         if caller is not None:
             self.active_calls.append(caller)
             try:
-                return await self.call_tool(tool_name, arguments, progress=progress, meta=meta)
+                return await self.call_tool(
+                    tool_name, arguments, progress=progress, meta=meta, task_status=task_status
+                )
             finally:
                 self.active_calls.remove(caller)
 
         async def call(client: Client) -> Any:
-            return await client.call_tool(
-                tool_name,
-                dict(arguments),
-                read_timeout_seconds=timeout,
-                progress_callback=progress,
-                meta=dict(meta) if meta else None,  # type: ignore[arg-type]
-            )
+            from skillkit.mcp.tasks import watch_tasks
+
+            with watch_tasks(task_status):
+                return await client.call_tool(
+                    tool_name,
+                    dict(arguments),
+                    read_timeout_seconds=timeout,
+                    progress_callback=progress,
+                    meta=dict(meta) if meta else None,  # type: ignore[arg-type]
+                )
 
         result: mcp_types.CallToolResult = await self._guarded(
             f"MCP tool '{tool_name}' of '{self.name}'", call
@@ -509,42 +530,6 @@ async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], field: str) 
     return items
 
 
-async def _default_client(config: McpServerConfig, stack: AsyncExitStack, stderr: TextIO) -> Client:
-    from mcp.client.stdio import stdio_client
-    from mcp.client.streamable_http import streamable_http_client
-
-    from mcp import Client, StdioServerParameters
-
-    if config.transport == "http":
-        import httpx2
-
-        http = await stack.enter_async_context(
-            httpx2.AsyncClient(
-                headers=dict(config.headers),
-                timeout=httpx2.Timeout(30.0, read=max(300.0, config.timeout)),
-            )
-        )
-        return Client(streamable_http_client(config.url, http_client=http))
-    params = StdioServerParameters(
-        command=config.command,
-        args=list(config.args),
-        env=dict(config.env) or None,
-        cwd=config.cwd,
-    )
-    return Client(stdio_client(params, errlog=stderr))
-
-
-def _client_info() -> Any:
-    """SkillKit's name and version, as the client's ``initialize`` says them."""
-    import sys
-
-    from mcp_types import Implementation
-
-    # the package is loaded (it holds this module); read it without an upward import
-    number = getattr(sys.modules.get("skillkit"), "__version__", "") or "0+unknown"
-    return Implementation(name="skillkit", title="SkillKit", version=str(number))
-
-
 def _exception_text(exc: BaseException) -> str:
     """One line for ``exc``, looking inside exception groups (anyio task groups wrap
     the real failure)."""
@@ -559,27 +544,3 @@ def _exception_text(exc: BaseException) -> str:
             message = message[:1].lower() + message[1:]
         return message
     return " ".join(describe_exception(exc).split())
-
-
-def _stderr_file() -> tuple[TextIO, str]:
-    """A new file for a server's stderr (appended to, so the server's writes and our
-    reads never share an offset) and its path."""
-    fd, path = tempfile.mkstemp(prefix="skillkit-mcp-", suffix=".log")
-    os.close(fd)
-    return open(path, "a", encoding="utf-8", errors="replace"), path
-
-
-def _stderr_tail(path: str) -> str:
-    """The last non-empty line the server wrote to stderr (at most a few hundred
-    characters), or ''."""
-    if not path:
-        return ""
-    try:
-        with open(path, "rb") as log:
-            size = log.seek(0, os.SEEK_END)
-            log.seek(max(0, size - _STDERR_TAIL))
-            text = log.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""

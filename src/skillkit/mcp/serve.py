@@ -6,15 +6,18 @@
   (the skills' ``ActionTool``, handed in by the assembly), their input schema the
   action's typed arguments, their result structured (its ``details``, the action's
   ``ActionResult.to_dict``) as well as text. Every
-  call is judged by the permission gate first: a call the gate would ask about is
-  denied (approval through MCP elicitation is not offered yet), a refused one too;
+  call is judged by the permission gate first: a call the gate would ask about is put
+  to the client's user when the client can be asked (elicitation, or an input-required
+  round trip on 2026-07-28), else denied; a refused one is denied;
 - ``run_task``: one agent turn in the session (`TaskSession`, an ``AgentSession``
   seen structurally so this layer does not name the faces): prompt in, answer, stop
   reason and usage out, a progress notification for each step while it works, the run
-  aborted when the client cancels the request. An approval the run needs is denied at
-  once and a question declined (nobody is there to answer);
-- the skills' files as resources, ``skill://<skill>/<path>``;
-- the user-invocable skills as prompts (what ``/skill:NAME ARGS`` would send).
+  aborted when the client cancels the request. An approval the run needs is put to the
+  client's user when it can be asked (elicitation during the call before 2026-07-28; on
+  2026-07-28 when the client takes tasks, ``run_task`` is a task whose input requests
+  ask it — `skillkit.mcp.serve_tasks`), else denied at once; a question is declined;
+- the skills' files as resources, ``skill://<skill>/<path>``, and the user-invocable
+  skills as prompts (what ``/skill:NAME ARGS`` would send): `skillkit.mcp.serve_content`.
 
 The ``mcp`` SDK is imported only when a server is built.
 """
@@ -22,21 +25,29 @@ The ``mcp`` SDK is imported only when a server is built.
 from __future__ import annotations
 
 import asyncio
-import base64
-import mimetypes
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import quote, unquote
 
 from skillkit.mcp.serve_approvals import APPROVAL_KEY as _APPROVAL_KEY
 from skillkit.mcp.serve_approvals import APPROVAL_SCHEMA as _APPROVAL_SCHEMA
 from skillkit.mcp.serve_approvals import Ask
 from skillkit.mcp.serve_approvals import NeedsApproval as _NeedsApproval
 from skillkit.mcp.serve_approvals import approval_round as _approval_round
+from skillkit.mcp.serve_approvals import approvals_asked as _approvals_asked
 from skillkit.mcp.serve_approvals import asked as _asked
 from skillkit.mcp.serve_approvals import brief as _brief
 from skillkit.mcp.serve_approvals import elicitation as _elicitation
+from skillkit.mcp.serve_content import (
+    MAX_RESOURCE_BYTES,
+    MAX_RESOURCES_PER_SKILL,
+    SkillFiles,
+    content_handlers,
+    prompt_of,
+    prompts_of,
+    read_resource,
+    resources_of,
+)
 from skillkit.mcp.serve_transports import serve_http, serve_stdio
 
 if TYPE_CHECKING:
@@ -60,12 +71,6 @@ __all__ = [
 
 RUN_TASK = "run_task"
 """The name of the tool that runs an agent turn."""
-MAX_RESOURCE_BYTES = 1_000_000
-"""A skill file larger than this is not offered as a resource."""
-MAX_RESOURCES_PER_SKILL = 200
-"""At most this many files of one skill are offered."""
-
-_SCHEME = "skill://"
 
 
 _ACTION_OUTPUT_SCHEMA: dict[str, Any] = {
@@ -134,19 +139,6 @@ class TaskSession(Protocol):
     def is_running(self) -> bool: ...
 
 
-class SkillFiles(Protocol):
-    """What the resources need of a skill (``skillkit.skills.Skill``)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def location(self) -> Path: ...
-
-
 class SkillServer:
     """The MCP server of one SkillKit workspace. ``actions`` are the tools of the
     eligible skills' actions (``skillkit.skills.runner.ActionTool``, or any `Tool`
@@ -200,7 +192,8 @@ class SkillServer:
                     name=RUN_TASK,
                     description="Run one turn of the SkillKit agent of this workspace: "
                     "the prompt in, its answer and token usage out. Tool calls the "
-                    "agent would need approval for are denied.",
+                    "agent would need approval for are asked through elicitation when "
+                    "the client offers it, else denied.",
                     input_schema=_TASK_INPUT_SCHEMA,
                     output_schema=_TASK_OUTPUT_SCHEMA,
                 )
@@ -316,8 +309,14 @@ class SkillServer:
         async with self._task_lock:
             stream = session.subscribe()
             watcher = asyncio.create_task(self._watch(session, stream, progress, ask))
+            asking = (
+                _approvals_asked(self.gate, ask)
+                if ask is not None and self.gate is not None
+                else contextlib.nullcontext()
+            )
             try:
-                response = await session.run(prompt)
+                with asking:
+                    response = await session.run(prompt)
             finally:
                 stream.close()
                 watcher.cancel()
@@ -343,19 +342,17 @@ class SkillServer:
         progress: Callable[[float, str], Awaitable[None]] | None,
         ask: Ask | None,
     ) -> None:
-        """Put approvals to ``ask`` (deny them without one), decline questions, and
-        report progress while a task runs."""
+        """Deny approvals left to the session (the gate's broker puts them to ``ask``,
+        see `_run_task`), decline questions, and report progress while a task runs."""
         step = 0
         async for record in stream:
             kind = record.get("type")
             if kind == "ui_request":
                 answer: object = None
                 if record.get("kind") == "approval":
+                    if ask is not None and self.gate is not None:
+                        continue  # being asked through the broker's answerer
                     answer = "deny"
-                    if ask is not None:
-                        name = record.get("tool_name")
-                        question = f"Allow {name}: {record.get('description') or ''}".strip()
-                        answer = "allow" if await _asked(ask, question) else "deny"
                 try:
                     session.respond(str(record.get("id")), answer)
                 except Exception:  # answered or withdrawn meanwhile; it is denied anyway
@@ -372,103 +369,24 @@ class SkillServer:
             except Exception:  # the client went away; the run goes on to its end
                 progress = None
 
-    # ----- prompts
+    # ----- prompts and resources (`skillkit.mcp.serve_content`)
 
     def prompts(self) -> list[Any]:
         """The user-invocable skills as ``mcp_types.Prompt`` (none without ``prompt``)."""
-        import mcp_types as types
-
-        if self.prompt is None:
-            return []
-        return [
-            types.Prompt(
-                name=skill.name,
-                description=skill.description,
-                arguments=[
-                    types.PromptArgument(
-                        name="arguments",
-                        description="what to do with the skill (as after /skill:NAME)",
-                        required=False,
-                    )
-                ],
-            )
-            for skill in self.skills
-            if getattr(skill, "user_invocable", True)
-        ]
+        return prompts_of(self.skills, self.prompt)
 
     def get_prompt(self, name: str, arguments: Mapping[str, str] | None) -> Any:
         """Skill ``name``'s prompt as one user message; raises `LookupError` for a skill
         that is not offered as a prompt."""
-        import mcp_types as types
-
-        offered = {p.name for p in self.prompts()}
-        if self.prompt is None or name not in offered:
-            raise LookupError(f"unknown prompt: {name}")
-        text = self.prompt(name, (arguments or {}).get("arguments", "") or "")
-        return types.GetPromptResult(
-            description=next(s.description for s in self.skills if s.name == name),
-            messages=[
-                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
-            ],
-        )
-
-    # ----- resources
+        return prompt_of(self.skills, self.prompt, name, arguments)
 
     def resources(self) -> list[Any]:
         """The skills' files, as ``mcp_types.Resource``."""
-        import mcp_types as types
-
-        out: list[Any] = []
-        for skill in self.skills:
-            for path, relative in _skill_files(skill):
-                mime, _ = mimetypes.guess_type(path.name)
-                out.append(
-                    types.Resource(
-                        uri=_uri(skill.name, relative),
-                        name=f"{skill.name}/{relative}",
-                        description=skill.description if relative == path.name else None,
-                        mime_type=mime or "text/plain",
-                        size=path.stat().st_size,
-                    )
-                )
-        return out
+        return resources_of(self.skills)
 
     def read_resource(self, uri: str) -> Any:
         """The contents of resource ``uri``; raises `LookupError` for one not offered."""
-        import mcp_types as types
-
-        path = self._resource_path(uri)
-        data = path.read_bytes()
-        mime, _ = mimetypes.guess_type(path.name)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            blob = base64.b64encode(data).decode("ascii")
-            return types.ReadResourceResult(
-                contents=[
-                    types.BlobResourceContents(
-                        uri=uri, blob=blob, mime_type=mime or "application/octet-stream"
-                    )
-                ]
-            )
-        return types.ReadResourceResult(
-            contents=[
-                types.TextResourceContents(uri=uri, text=text, mime_type=mime or "text/plain")
-            ]
-        )
-
-    def _resource_path(self, uri: str) -> Path:
-        if not uri.startswith(_SCHEME):
-            raise LookupError(f"unknown resource: {uri}")
-        skill_name, _, relative = uri[len(_SCHEME) :].partition("/")
-        skill_name, relative = unquote(skill_name), unquote(relative)
-        for skill in self.skills:
-            if skill.name != skill_name:
-                continue
-            for path, rel in _skill_files(skill):
-                if rel == relative:
-                    return path
-        raise LookupError(f"unknown resource: {uri}")
+        return read_resource(self.skills, uri)
 
     # ----- the MCP server
 
@@ -478,8 +396,22 @@ class SkillServer:
         from mcp.server.lowlevel.server import Server
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+        from skillkit.mcp.serve_approvals import can_elicit
+        from skillkit.mcp.serve_tasks import TaskBoard, TaskHooks, declared_tasks
+
+        board = TaskBoard()
+
         async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(tools=self.tools())
+
+        def run_as_task(ctx: Any, arguments: Mapping[str, Any]) -> dict[str, Any]:
+            asking = can_elicit(ctx)  # known now: the request's context ends with it
+
+            async def work(hooks: TaskHooks) -> Any:
+                ask = hooks.ask if asking else None
+                return await self.call_tool(RUN_TASK, arguments, hooks.progress, ask)
+
+            return board.start(work)
 
         async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
             async def progress(step: float, message: str) -> None:
@@ -489,7 +421,10 @@ class SkillServer:
             if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 return await self.call_tool(params.name, arguments, progress, _elicitation(ctx))
             # 2026-07-28: no requests mid-call; an approval is an input-required round
-            # trip (answered in the retry's input responses); none inside run_task
+            # trip (answered in the retry's input responses); inside run_task, an input
+            # request of the task it becomes when the client takes tasks
+            if params.name == RUN_TASK and self.session is not None and declared_tasks(ctx):
+                return run_as_task(ctx, arguments)
             ask = _approval_round(ctx, params) if params.name != RUN_TASK else None
             try:
                 return await self.call_tool(params.name, arguments, progress, ask)
@@ -505,39 +440,16 @@ class SkillServer:
                     request_state=_APPROVAL_KEY,
                 )
 
-        async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-            return types.ListResourcesResult(resources=self.resources())
-
-        async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
-            from mcp.shared.exceptions import MCPError
-
-            try:
-                return self.read_resource(str(params.uri))
-            except (LookupError, OSError) as exc:
-                raise MCPError(code=-32002, message=str(exc)) from None
-
-        async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-            return types.ListPromptsResult(prompts=self.prompts())
-
-        async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> Any:
-            from mcp.shared.exceptions import MCPError
-
-            try:
-                return self.get_prompt(params.name, params.arguments)
-            except LookupError as exc:
-                raise MCPError(code=-32602, message=str(exc.args[0] if exc.args else exc)) from None
-
-        return Server(
+        server: Server[Any] = Server(
             self.name,
-            on_list_prompts=list_prompts,
-            on_get_prompt=get_prompt,
             version=self.version,
             instructions="SkillKit: skill actions as tools, run_task for a whole agent turn.",
             on_list_tools=list_tools,
             on_call_tool=call_tool,
-            on_list_resources=list_resources,
-            on_read_resource=read_resource,
+            **content_handlers(self),
         )
+        board.install(server)
+        return server
 
 
 def _input_schema(tool: Tool) -> dict[str, Any]:
@@ -556,35 +468,3 @@ def _error(message: str) -> Any:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)], is_error=True
     )
-
-
-def _uri(skill: str, relative: str) -> str:
-    return f"{_SCHEME}{quote(skill, safe='')}/{quote(relative)}"
-
-
-def _skill_files(skill: SkillFiles) -> list[tuple[Path, str]]:
-    """The files of ``skill``'s folder offered as resources: regular files (no links
-    leaving it), no hidden ones, at most `MAX_RESOURCES_PER_SKILL`, none larger than
-    `MAX_RESOURCE_BYTES`; with their paths relative to the folder."""
-    location = Path(skill.location)
-    root = location.parent if location.is_file() else location
-    try:
-        base = root.resolve()
-    except OSError:
-        return []
-    out: list[tuple[Path, str]] = []
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_RESOURCE_BYTES:
-                continue
-            if not path.resolve().is_relative_to(base):
-                continue
-        except OSError:
-            continue
-        out.append((path, relative.as_posix()))
-        if len(out) >= MAX_RESOURCES_PER_SKILL:
-            break
-    return out

@@ -6,8 +6,12 @@ approval, and any failure to ask, is a denial (fail closed).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillkit.permissions.gate import PermissionGate
 
 __all__ = [
     "APPROVAL_KEY",
@@ -15,6 +19,7 @@ __all__ = [
     "Ask",
     "NeedsApproval",
     "approval_round",
+    "approvals_asked",
     "approved",
     "asked",
     "brief",
@@ -121,3 +126,30 @@ def brief(values: Mapping[str, Any]) -> str:
 
     text = json.dumps(dict(values), ensure_ascii=False)
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+@contextlib.contextmanager
+def approvals_asked(gate: PermissionGate, ask: Ask) -> Iterator[None]:
+    """Within this block (one ``run_task`` run) the approvals the gate's broker gets
+    are put to ``ask``: an explicit yes allows that one call, anything else — a no, a
+    dismissal, a failure to ask — denies it. The broker's own answerer is back after."""
+    from skillkit.permissions.broker import ApprovalDecision, ApprovalRequest
+    from skillkit.permissions.install import describe_request
+
+    broker = gate.approvals
+    before = broker.answerer
+
+    async def answer(request: ApprovalRequest) -> ApprovalDecision:
+        if await asked(ask, f"Allow {describe_request(request)}?"):
+            return ApprovalDecision(kind="allow_once", by="user")
+        return ApprovalDecision.deny(
+            f"Permission denied by the MCP client's user: this {request.tool_name} call "
+            "was not run.",
+            by="user",
+        )
+
+    broker.answerer = answer
+    try:
+        yield
+    finally:
+        broker.answerer = before

@@ -118,6 +118,7 @@ class McpTool:
                 progress=on_progress,
                 meta=trace_meta(),
                 caller=ctx,
+                task_status=ctx.update,
             )
         except McpCallError as exc:
             raise ToolError(str(exc)) from None

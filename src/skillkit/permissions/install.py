@@ -341,11 +341,13 @@ def build_gate(
     trusted: bool | None = None,
     store: TrustStore | None = None,
     sandboxed: bool = True,
+    additional_directories: Iterable[str | os.PathLike[str]] = (),
 ) -> tuple[PermissionGate, PermissionSettings]:
     """A gate for ``workspace`` with the rules of the settings files plus rule flags
     (source ``flag``). ``mode`` overrides the settings' default mode; ``bypass=True``
-    (an explicit flag) starts in bypass mode. Raises `ValueError` for a malformed flag
-    rule; problems in settings files are returned in the settings, not raised.
+    (an explicit flag) starts in bypass mode. ``additional_directories`` count as
+    workspace too, after the settings files' own. Raises `ValueError` for a malformed
+    flag rule; problems in settings files are returned in the settings, not raised.
 
     The project's own settings files widen nothing unless the project is trusted
     (``trusted``, else ``SKILLKIT_TRUST_PROJECT`` or ``store``; see
@@ -358,7 +360,7 @@ def build_gate(
         mode=start,
         rules=settings.rules,
         bypass_allowed=bypass,
-        additional_directories=settings.additional_directories,
+        additional_directories=[*settings.additional_directories, *additional_directories],
         home=home,
         sandboxed=sandboxed,
     )

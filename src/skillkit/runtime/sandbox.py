@@ -4,7 +4,8 @@ Every process SkillKit runs for the model — ``bash``, background tasks, monito
 ``grep``'s ``rg``, skill actions — can be wrapped by a `Sandbox`. Under bubblewrap
 (``bwrap``) the command sees:
 
-- the whole file system read-only, except the workspace and any extra writable paths —
+- the whole file system read-only, except the workspace (with its additional folders)
+  and any extra writable paths —
   and nothing at all but the private ``/tmp`` for a call whose `Confinement` is
   read-only (a command the permission gate let run unasked because it only reads);
 - the paths that make code run later (`skillkit.protected`: ``.git/config``,
@@ -288,7 +289,10 @@ class Sandbox:
     the search path for ``bwrap`` (default ``$PATH``). ``protected_paths`` are protected
     beyond `skillkit.protected`'s names; ``masked_paths`` are hidden behind empty mounts
     (default: `DEFAULT_MASKED_PATHS` for the user's home), and so is every file or folder
-    called one of ``masked_names`` inside the workspace (see `mask`). Safe to share
+    called one of ``masked_names`` inside the workspace (see `mask`).
+    ``additional_workspaces`` are further workspace folders (an editor's): writable as
+    the workspace is, and searched for protected paths and masked names as it is. Safe
+    to share
     between runtimes; `close` removes the private ``/tmp`` directory (also done when the
     sandbox is garbage collected or the interpreter exits).
     """
@@ -302,6 +306,7 @@ class Sandbox:
     masked_paths: tuple[Path, ...] = field(default_factory=lambda: default_masked_paths())
     masked_names: tuple[str, ...] = ()
     finder: ProtectedFinder = field(default_factory=ProtectedFinder, repr=False)
+    additional_workspaces: tuple[Path, ...] = ()
     _exposed: set[Path] = field(default_factory=set, init=False, repr=False)
     _resolved: Bubblewrap | str | None = field(default=None, init=False, repr=False)
     _tmp: str | None = field(default=None, init=False, repr=False)
@@ -429,7 +434,7 @@ class Sandbox:
         if read_only:
             readable += [p for p in (base, where) if _HOST_TMP in p.parents]
         else:
-            roots = [base, *self.writable_paths]
+            roots = [base, *self._additional(), *self.writable_paths]
             roots += [Path(os.path.abspath(p)) for p in writable]
             if not _below(where, roots):
                 readable.append(where)  # e.g. a skill folder under the host's /tmp
@@ -461,7 +466,10 @@ class Sandbox:
         # land, and how approved paths are named): a workspace reached through a symlink
         # is scanned where it really is.
         real_roots = [Path(os.path.realpath(root)) for root in roots]
-        scanned = [Path(os.path.realpath(base))] if read_only else real_roots[:1]
+        extra = [Path(os.path.realpath(folder)) for folder in self._additional()]
+        scanned = (
+            [Path(os.path.realpath(base)), *extra] if read_only else real_roots[: 1 + len(extra)]
+        )
         protected: list[Path] = []
         pinned: set[Path] = set()
         masked: list[Path] = []
@@ -510,6 +518,14 @@ class Sandbox:
             reopened=reopened,
             masked=list(dict.fromkeys(masked)),
         )
+
+    def _additional(self) -> list[Path]:
+        """The additional workspace folders that exist (absolute)."""
+        return [
+            Path(os.path.abspath(folder))
+            for folder in self.additional_workspaces
+            if os.path.isdir(folder)
+        ]
 
     def _private_tmp(self) -> Path:
         if self._tmp is None or not os.path.isdir(self._tmp):

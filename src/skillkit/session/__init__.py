@@ -5,7 +5,8 @@ appends to it and records an `AgentRunner` as a contributor, a `SessionStore` th
 creates, finds, lists (through a sidecar index), forks and deletes sessions (a
 `SqliteSessionStore` keeps many in one database file, `PostgresSessionStore` in a
 PostgreSQL database; all satisfy `SessionStoreProtocol`, and `open_store` opens one by
-URL: ``sqlite:///path.db``, ``postgresql://host/db``), and
+URL: ``sqlite:///path.db``, ``postgresql://host/db``; `AsyncPostgresSessionStore` is
+the PostgreSQL store for async apps, its methods coroutines), and
 `navigate` / `fork_into_new_session` (`skillkit.session.branching`) to go back to an
 earlier entry or go on in a copy.
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # imported on first use, so `skillkit sessions --help` stays 
     )
     from skillkit.session.index import SessionInfo
     from skillkit.session.postgres import PostgresSessionStore, StoreUnavailableError
+    from skillkit.session.postgres_async import AsyncPostgresSessionStore
     from skillkit.session.session import BRANCH_SUMMARY_PREFIX, INTERRUPTED, Session
     from skillkit.session.sqlite import SqliteSessionStore
     from skillkit.session.store import SessionNotFoundError, SessionStore, project_folder_name
@@ -57,6 +59,7 @@ __all__ = [
     "BRANCH_SUMMARY_PREFIX",
     "FORMAT_VERSION",
     "INTERRUPTED",
+    "AsyncPostgresSessionStore",
     "BranchEntry",
     "BranchMove",
     "ChangedFile",
@@ -106,6 +109,7 @@ _HOMES = {
     "project_folder_name": "store",
     "SqliteSessionStore": "sqlite",
     "PostgresSessionStore": "postgres",
+    "AsyncPostgresSessionStore": "postgres_async",
     "StoreUnavailableError": "postgres",
     "SessionExistsError": "store_base",
     "SessionStoreProtocol": "store_protocol",

@@ -65,7 +65,7 @@ __all__ = [
     "public_url",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this SkillKit writes; older databases are migrated when opened."""
 
 _SCHEMA = (
@@ -87,14 +87,19 @@ _SCHEMA = (
     )""",
     "CREATE INDEX IF NOT EXISTS skillkit_sessions_by_cwd ON skillkit_sessions (cwd, modified)",
     """CREATE TABLE IF NOT EXISTS skillkit_entries (
-        session_id text NOT NULL REFERENCES skillkit_sessions (id) ON DELETE CASCADE,
+        session_id text NOT NULL,
         seq integer NOT NULL,
         line bytea NOT NULL,
         PRIMARY KEY (session_id, seq)
     )""",
 )
 
-_MIGRATIONS: dict[int, tuple[str, ...]] = {}
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 1 -> 2: no foreign key from entries to sessions. Checking it cost a query and a row
+    # lock on every append; entries are only written by their session's lock holder and
+    # deleted with their session, in one transaction.
+    1: ("ALTER TABLE skillkit_entries DROP CONSTRAINT IF EXISTS skillkit_entries_session_id_fkey",),
+}
 """Statements that take a database from version N to N + 1."""
 
 log = logging.getLogger("skillkit.session")
@@ -107,6 +112,39 @@ _INFO_FIELDS = (
 )
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
+
+_INSERT_ENTRY = "INSERT INTO skillkit_entries (session_id, seq, line) VALUES (%s, %s, %s)"
+
+_UPDATE_ROW = (
+    "UPDATE skillkit_sessions SET modified = %s, size = %s, entries = %s, messages = %s,"
+    " title = %s, name = %s, first_message = %s, leaf_id = %s WHERE id = %s"
+)
+"""Bring a session's row up to date (``_row_values`` gives the parameters)."""
+
+
+def _row_values(info: SessionInfo) -> tuple[object, ...]:
+    return (
+        info.modified,
+        info.size,
+        info.entries,
+        info.messages,
+        info.title,
+        info.name,
+        info.first_message,
+        info.leaf_id,
+        info.id,
+    )
+
+
+def _holder_query(key: int) -> tuple[str, tuple[int, int]]:
+    """The query naming the application that holds the advisory lock ``key``."""
+    return (
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+        " AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid"
+        " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+    )
 
 
 class DriverMissingError(ImportError):
@@ -462,13 +500,7 @@ def _locked(db: psycopg.Connection[Any], session_id: str, key: int) -> SessionLo
     """The error for a session whose lock another connection holds, naming its pid."""
     who = ""
     try:
-        row = db.execute(
-            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-            " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-            " AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid"
-            " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-            ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
-        ).fetchone()
+        row = db.execute(*_holder_query(key)).fetchone()
         if row and isinstance(row[0], str) and row[0].startswith("skillkit pid "):
             who = f" (pid {row[0].removeprefix('skillkit pid ')})"
     except Exception:  # naming the holder is a courtesy; the refusal stands without it
@@ -482,23 +514,11 @@ def _store_info(db: psycopg.Connection[Any], info: SessionInfo, *, writer: bool 
     """Write a session's row. A reader catching up writes it only when it holds fewer
     entries; the session's writer (whose row is never behind anyone's) always does, so
     its commit always writes to the log and a synchronous one flushes what came before."""
-    guard = "" if writer else " AND entries < %s"
-    values: tuple[object, ...] = (
-        info.modified,
-        info.size,
-        info.entries,
-        info.messages,
-        info.title,
-        info.name,
-        info.first_message,
-        info.leaf_id,
-        info.id,
-    )
-    db.execute(
-        "UPDATE skillkit_sessions SET modified = %s, size = %s, entries = %s, messages = %s,"
-        " title = %s, name = %s, first_message = %s, leaf_id = %s WHERE id = %s" + guard,
-        (*values, info.entries) if guard else values,
-    )
+    values = _row_values(info)
+    if writer:
+        db.execute(_UPDATE_ROW, values)
+    else:
+        db.execute(_UPDATE_ROW + " AND entries < %s", (*values, info.entries))
 
 
 class _Sink:
@@ -519,6 +539,8 @@ class _Sink:
         self._errors = errors
         self._guard = threading.Lock()
         self._info: SessionInfo | None = None
+        psycopg, _ = _driver()
+        self._lost = (psycopg.OperationalError, psycopg.InterfaceError)
         self.next_seq = 0
 
     def start(self, info: SessionInfo, next_seq: int) -> None:
@@ -528,12 +550,12 @@ class _Sink:
     def write(self, entry: Entry, line: bytes) -> None:
         info = self._info
         assert info is not None, "the sink was not started"
-        with self._guard, self._errors():
-            self._db.execute(  # autocommit: one statement, one transaction
-                "INSERT INTO skillkit_entries (session_id, seq, line) VALUES (%s, %s, %s)",
-                (self._id, self.next_seq, line),
-                prepare=True,
-            )
+        with self._guard:
+            try:  # autocommit: one statement, one transaction
+                self._db.execute(_INSERT_ENTRY, (self._id, self.next_seq, line), prepare=True)
+            except self._lost:  # as `_errors` says it (inline: the append's fast path)
+                with self._errors():
+                    raise
             self.next_seq += 1
             _fold(info, entry)
             info.size += len(line)

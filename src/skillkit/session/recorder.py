@@ -21,6 +21,7 @@ to date in a worker thread (`Session.sync_soon`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from skillkit.agent.contributors import AgentHandle
@@ -76,6 +77,8 @@ class RecordedSession(Protocol):
     ) -> Entry: ...
 
     def sync_soon(self) -> None: ...
+
+    def unwritten(self) -> Awaitable[None] | None: ...
 
 
 class SessionRecorder:
@@ -137,10 +140,34 @@ class SessionRecorder:
         it appears, it is written as a `CustomEntry`, not as a message."""
         self._custom[id(message)] = message
 
-    def emit(self, event: Event[Any]) -> None:
+    def emit(self, event: Event[Any]) -> Awaitable[None] | None:
+        """Record what ``event`` marks. Returns what the session is still storing (an
+        async store's session), for the bus to wait for before the run goes on; None
+        when everything is stored."""
         kind = event.type
         if self._failed or (kind not in _KINDS):
-            return
+            return None
+        self._record(event)
+        if self._failed:
+            return None
+        pending = self.session.unwritten()
+        return self._stored(pending) if pending is not None else None
+
+    async def _stored(self, pending: Awaitable[None]) -> None:
+        try:
+            await pending
+        except Exception as exc:
+            self._stop(exc)
+
+    def _stop(self, exc: Exception) -> None:
+        self._failed = True
+        log.error("session %s: recording stopped: %s", self.session.id, exc)
+        self.agent.events.emit_nowait(
+            ErrorInfo(stage="session", message=f"the session stopped recording: {exc}")
+        )
+
+    def _record(self, event: Event[Any]) -> None:
+        kind = event.type
         try:
             payload = event.payload
             if kind == "turn_end" and isinstance(payload, TurnEnd) and not self._compacted:
@@ -164,22 +191,19 @@ class SessionRecorder:
         except Exception as exc:
             self._stop(exc)
 
-    def catch_up(self) -> None:
-        """`flush` between runs (a face added a message to the transcript); a failure
-        stops recording as one in `emit` does."""
+    def catch_up(self) -> Awaitable[None] | None:
+        """`flush` between runs (a face added a message to the transcript); returns what
+        the session is still storing, as `emit` does. A failure stops recording as one
+        in `emit` does."""
         if self._failed:
-            return
+            return None
         try:
             self.flush()
         except Exception as exc:
             self._stop(exc)
-
-    def _stop(self, exc: Exception) -> None:
-        self._failed = True
-        log.error("session %s: recording stopped: %s", self.session.id, exc)
-        self.agent.events.emit_nowait(
-            ErrorInfo(stage="session", message=f"the session stopped recording: {exc}")
-        )
+            return None
+        pending = self.session.unwritten()
+        return self._stored(pending) if pending is not None else None
 
     def _turn_end(self, payload: TurnEnd) -> None:
         """The turn added its reply and results right after what ``turn_start`` saw

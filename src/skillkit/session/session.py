@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BRANCH_SUMMARY_PREFIX",
     "INTERRUPTED",
+    "AsyncEntrySink",
     "EntrySink",
     "FsyncPolicy",
     "Session",
@@ -98,6 +99,22 @@ class EntrySink(Protocol):
 
     def close(self) -> None:
         """Release the session's write lock and connection. Called once."""
+        ...
+
+
+class AsyncEntrySink(EntrySink, Protocol):
+    """An `EntrySink` that writes on an event loop (`AsyncPostgresSessionStore`): its
+    ``write`` keeps the entry in memory and starts storing it, in append order, without
+    waiting; `unwritten` says what is still being stored."""
+
+    def unwritten(self) -> Awaitable[None] | None:
+        """An awaitable done when every entry written so far is stored (it raises what
+        storing one raised), or None when nothing is in flight."""
+        ...
+
+    async def aclose(self) -> None:
+        """Store what is in flight, bring the row up to date, release the lock and the
+        connection. Called once, instead of ``close``."""
         ...
 
 
@@ -384,14 +401,16 @@ class Session(Contributor):
             raise KeyError(f"no entry or label {text!r} in session {self.id}")
         raise KeyError(f"{text!r} matches several entries: {', '.join(matches[:5])}")
 
-    def catch_up(self) -> None:
+    async def catch_up(self) -> None:
         """Write now what the recorded runner's transcript gained since the last entry —
         between runs, a message a face added to it (the note of the user's own
         ``!command``) — and bring the index up to date soon. Does nothing when no
         runner is recorded. A failure to write stops recording and is reported as an
         ``error`` event (stage ``session``), as during a run."""
         if self._recorder is not None:
-            self._recorder.catch_up()
+            pending = self._recorder.catch_up()
+            if pending is not None:  # an async store's session: wait until it is stored
+                await pending
             self.sync_soon()
 
     @property
@@ -455,6 +474,21 @@ class Session(Contributor):
         if self.on_append is not None:
             self.on_append(entry)
         return entry
+
+    def unwritten(self) -> Awaitable[None] | None:
+        """None when every entry appended so far is stored (always, but for the sessions
+        of an async store); else an awaitable done when they are (raising what storing
+        one raised). The recorder hands it to the runner's event bus, so a run waits for
+        its entries without blocking the event loop."""
+        sink = self._sink
+        pending = getattr(sink, "unwritten", None) if sink is not None else None
+        return pending() if pending is not None else None
+
+    async def written(self) -> None:
+        """Wait until every entry appended so far is stored (`unwritten`)."""
+        pending = self.unwritten()
+        if pending is not None:
+            await pending
 
     def sync(self) -> None:
         """Force what was written to disk (unless ``fsync="never"``) and bring the
@@ -553,9 +587,25 @@ class Session(Contributor):
         return list(pending)
 
     async def aclose(self) -> None:
+        """`close`, for code on an event loop: the sessions of an async store store what
+        is in flight and close their connection without blocking the loop."""
         if self._recorder is not None:
             self._recorder.flush()
-        self.close()
+        sink = self._sink
+        closer = getattr(sink, "aclose", None) if sink is not None else None
+        if closer is None:
+            self.close()
+            return
+        self._closing.set()
+        syncer, self._syncer = self._syncer, None
+        if syncer is not None:
+            syncer.shutdown(wait=False)
+        self._sink = None
+        try:
+            await closer()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     @classmethod
     def from_bytes(cls, path: Path, data: bytes) -> Session:

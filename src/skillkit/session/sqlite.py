@@ -1,14 +1,18 @@
 """`SqliteSessionStore`: many sessions in one SQLite database (standard library).
 
 The database runs in WAL mode, so readers (listing, resuming elsewhere) never wait for
-a writer. Each session is a row of ``sessions`` (its header line and the index's fields:
-title, counts, leaf, times) and its entries are rows of ``entries`` holding exactly the
-line the JSONL store would write, in append order. An append is one transaction (one
-``INSERT``), so a crash loses at most the entry in flight. The session's row is brought
-up to date when a run ends and when the session closes, like the file store's index;
-listing reads the rows and folds in only the entries appended since a row was written
-(and writes the row back). The schema carries a version in ``schema_version``; SkillKit
-creates and migrates it.
+a writer. Each session is a row of ``sessions`` (its header line, the index's fields:
+title, counts, leaf, times, and its number ``num``) and its entries are rows of
+``entries`` holding exactly the line the JSONL store would write, keyed by
+``num * 2**32 + seq`` (``seq``: the entry's place in append order). The key is the
+table's rowid: a session's entries are one range of it, read without an index, and an
+append changes one b-tree whose inner pages hold only integers — fewer pages written
+per commit than a table keyed by (session id, seq), half as many for the newest
+session. An append is one transaction (one ``INSERT``), so a crash loses at most the
+entry in flight. The session's row is brought up to date when a run ends and when the
+session closes, like the file store's index; listing reads the rows and folds in only
+the entries appended since a row was written (and writes the row back). The schema
+carries a version in ``schema_version``; SkillKit creates and migrates it.
 
 One writer per session, by the file store's rule: a session opened for writing holds an
 advisory lock on ``<database>.locks/<id>.jsonl.lock`` (`WriteLock`), which the kernel
@@ -44,8 +48,11 @@ __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
 
 log = logging.getLogger("skillkit.session")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this SkillKit writes; older databases are migrated when opened."""
+
+SPAN = 1 << 32
+"""The keys of one session's entries: ``num * SPAN + seq``."""
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
@@ -62,18 +69,30 @@ _SCHEMA = (
         title TEXT NOT NULL DEFAULT '',
         name TEXT,
         first_message TEXT NOT NULL DEFAULT '',
-        leaf_id TEXT
+        leaf_id TEXT,
+        num INTEGER NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions (cwd, modified)",
-    """CREATE TABLE IF NOT EXISTS entries (
-        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        line BLOB NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    ) WITHOUT ROWID""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS sessions_by_num ON sessions (num)",
+    "CREATE TABLE IF NOT EXISTS entries (key INTEGER PRIMARY KEY, line BLOB NOT NULL)",
 )
+"""A new database (an older one is migrated instead)."""
 
-_MIGRATIONS: dict[int, tuple[str, ...]] = {}
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 1 -> 2: entries keyed by num * 2**32 + seq in the table's rowid, instead of a
+    # WITHOUT ROWID table keyed by (session_id, seq), whose large rows split pages on
+    # nearly every append.
+    1: (
+        "ALTER TABLE sessions ADD COLUMN num INTEGER",
+        "UPDATE sessions SET num = rowid",
+        "CREATE UNIQUE INDEX sessions_by_num ON sessions (num)",
+        "CREATE TABLE entries_2 (key INTEGER PRIMARY KEY, line BLOB NOT NULL)",
+        f"INSERT INTO entries_2 (key, line) SELECT s.num * {1 << 32} + e.seq, e.line"
+        " FROM entries AS e JOIN sessions AS s ON s.id = e.session_id ORDER BY 1",
+        "DROP TABLE entries",
+        "ALTER TABLE entries_2 RENAME TO entries",
+    ),
+}
 """Statements that take a database from version N to N + 1."""
 
 _INFO_FIELDS = (
@@ -158,9 +177,11 @@ class SqliteSessionStore(StoreBase):
 
     def _migrate(self) -> None:
         with self._transaction() as db:
-            for statement in _SCHEMA:
-                db.execute(statement)
+            db.execute(_SCHEMA[0])
             row = db.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:  # a new database
+                for statement in _SCHEMA[1:]:
+                    db.execute(statement)
             version = SCHEMA_VERSION if row is None else int(row[0])
             if version > SCHEMA_VERSION:
                 raise RuntimeError(
@@ -211,8 +232,8 @@ class SqliteSessionStore(StoreBase):
         lock = self._lock(header.id)
         lock.acquire()
         try:
-            info = self._insert_rows(header, entries)
-            return self._session(header, list(entries), info, lock)
+            info, num = self._insert_rows(header, entries)
+            return self._session(header, list(entries), info, num, lock)
         except BaseException:
             lock.release()
             raise
@@ -220,18 +241,22 @@ class SqliteSessionStore(StoreBase):
     def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
         self._insert_rows(header, entries)
 
-    def _insert_rows(self, header: SessionHeader, entries: Sequence[Entry]) -> SessionInfo:
-        """Write a session's row and entries in one transaction; its `SessionInfo`."""
+    def _insert_rows(
+        self, header: SessionHeader, entries: Sequence[Entry]
+    ) -> tuple[SessionInfo, int]:
+        """Write a session's row and entries in one transaction; its `SessionInfo` and
+        its number."""
         info = new_info(header, entries)
         head = encode_line(header)
         lines = [encode_line(entry) for entry in entries]
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (header.id,)).fetchone():
                 raise SessionExistsError(f"session {header.id} is already in {self.url}")
+            (num,) = db.execute("SELECT COALESCE(MAX(num), 0) + 1 FROM sessions").fetchone()
             db.execute(
                 "INSERT INTO sessions (id, header, cwd, created, modified, parent_session,"
-                " size, entries, messages, title, name, first_message, leaf_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " size, entries, messages, title, name, first_message, leaf_id, num)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     header.id,
                     head,
@@ -246,13 +271,15 @@ class SqliteSessionStore(StoreBase):
                     info.name,
                     info.first_message,
                     info.leaf_id,
+                    num,
                 ),
             )
+            base = int(num) * SPAN
             db.executemany(
-                "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
-                [(header.id, seq, line) for seq, line in enumerate(lines)],
+                "INSERT INTO entries (key, line) VALUES (?, ?)",
+                [(base + seq, line) for seq, line in enumerate(lines)],
             )
-        return info
+        return info, int(num)
 
     def open(self, ref: str | Path, *, write: bool = True) -> Session:
         """The session with an id, a unique id prefix, or this store's
@@ -285,8 +312,9 @@ class SqliteSessionStore(StoreBase):
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None."""
         query = (
-            f"SELECT {_INFO_FIELDS}, (SELECT COALESCE(MAX(seq) + 1, 0) FROM entries"
-            " WHERE session_id = sessions.id) FROM sessions"
+            f"SELECT {_INFO_FIELDS}, num, (SELECT COALESCE(MAX(key) + 1 - num * {SPAN}, 0)"
+            f" FROM entries WHERE key >= num * {SPAN} AND key < (num + 1) * {SPAN})"
+            " FROM sessions"
         )
         params: tuple[str, ...] = ()
         if cwd is not None:
@@ -298,23 +326,24 @@ class SqliteSessionStore(StoreBase):
         infos = []
         stale = []
         for row in rows:
-            info = info_from_row(row[:-1], url)
+            info = info_from_row(row[:-2], url)
             if int(row[-1]) > info.entries:  # appended to since its row was written
-                stale.append(info)
+                stale.append((info, int(row[-2])))
             infos.append(info)
         if stale:
             self._catch_up(stale)
         infos.sort(key=lambda info: info.modified, reverse=True)
         return infos
 
-    def _catch_up(self, infos: builtins.list[SessionInfo]) -> None:
+    def _catch_up(self, stale: builtins.list[tuple[SessionInfo, int]]) -> None:
         """Fold into each row the entries appended since it was written, and keep it."""
+        infos = [info for info, _ in stale]
         with self._guard:
             db = self._db
-            for info in infos:
+            for info, num in stale:
                 lines = db.execute(
-                    "SELECT line FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
-                    (info.id, info.entries),
+                    "SELECT line FROM entries WHERE key >= ? AND key < ? ORDER BY key",
+                    (num * SPAN + info.entries, (num + 1) * SPAN),
                 ).fetchall()
                 for (line,) in lines:
                     try:
@@ -344,7 +373,13 @@ class SqliteSessionStore(StoreBase):
         lock.acquire()
         try:
             with self._transaction() as db:
-                db.execute("DELETE FROM entries WHERE session_id = ?", (session_id,))
+                row = db.execute("SELECT num FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                if row is not None:
+                    num = int(row[0])
+                    db.execute(
+                        "DELETE FROM entries WHERE key >= ? AND key < ?",
+                        (num * SPAN, (num + 1) * SPAN),
+                    )
                 db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             remove_sidecars(self.sidecars / f"{session_id}.jsonl")
         finally:
@@ -359,18 +394,20 @@ class SqliteSessionStore(StoreBase):
     def _load(self, session_id: str, lock: WriteLock | None) -> Session:
         with self._guard:
             row = self._db.execute(
-                f"SELECT header, {_INFO_FIELDS} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT header, num, {_INFO_FIELDS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 raise SessionNotFoundError(f"no session {session_id!r}")
+            num = int(row[1])
             lines = self._db.execute(
-                "SELECT line FROM entries WHERE session_id = ? ORDER BY seq", (session_id,)
+                "SELECT line FROM entries WHERE key >= ? AND key < ? ORDER BY key",
+                (num * SPAN, (num + 1) * SPAN),
             ).fetchall()
         data = parse_session(
             bytes(row[0]) + b"".join(line for (line,) in lines), f"{self.url}#{session_id}"
         )
         return self._session(
-            data.header, data.entries, info_from_row(row[1:], self.url), lock, data
+            data.header, data.entries, info_from_row(row[2:], self.url), num, lock, data
         )
 
     def _session(
@@ -378,11 +415,12 @@ class SqliteSessionStore(StoreBase):
         header: SessionHeader,
         entries: builtins.list[Entry],
         info: SessionInfo,
+        num: int,
         lock: WriteLock | None,
         data: object = None,
     ) -> Session:
         warnings = getattr(data, "warnings", ())
-        sink = _Sink(self.path, self.fsync, info, lock) if lock is not None else None
+        sink = _Sink(self.path, self.fsync, info, num, lock) if lock is not None else None
         session = Session(
             self.sidecars / f"{header.id}.jsonl",
             header,
@@ -394,17 +432,19 @@ class SqliteSessionStore(StoreBase):
             sink=sink,
         )
         if sink is not None:
-            sink.next_seq = _next_seq(self._db, self._guard, header.id)
+            sink.next_seq = _next_seq(self._db, self._guard, num)
         session.store = self
         return session
 
 
-def _next_seq(db: sqlite3.Connection, guard: threading.Lock, session_id: str) -> int:
+def _next_seq(db: sqlite3.Connection, guard: threading.Lock, num: int) -> int:
+    """The place of the next entry of session number ``num``."""
     with guard:
         row = db.execute(
-            "SELECT COALESCE(MAX(seq) + 1, 0) FROM entries WHERE session_id = ?", (session_id,)
+            "SELECT MAX(key) FROM entries WHERE key >= ? AND key < ?",
+            (num * SPAN, (num + 1) * SPAN),
         ).fetchone()
-    return int(row[0])
+    return 0 if row is None or row[0] is None else int(row[0]) - num * SPAN + 1
 
 
 def _store_info(db: sqlite3.Connection, info: SessionInfo) -> None:
@@ -432,8 +472,12 @@ class _Sink:
     session's write lock, and its row's fields folded as entries are appended (the row
     is written by `sync`)."""
 
-    def __init__(self, path: Path, fsync: FsyncPolicy, info: SessionInfo, lock: WriteLock) -> None:
+    def __init__(
+        self, path: Path, fsync: FsyncPolicy, info: SessionInfo, num: int, lock: WriteLock
+    ) -> None:
         self._db = _connect(path, fsync)
+        self._cursor = self._db.cursor()  # one cursor: no new one per append
+        self._base = num * SPAN
         self._info = msgspec.structs.replace(info)
         self._lock = lock
         self._guard = threading.Lock()
@@ -442,9 +486,8 @@ class _Sink:
 
     def write(self, entry: Entry, line: bytes) -> None:
         with self._guard:
-            self._db.execute(  # one statement: its own transaction
-                "INSERT INTO entries (session_id, seq, line) VALUES (?, ?, ?)",
-                (self._info.id, self.next_seq, line),
+            self._cursor.execute(  # one statement: its own transaction
+                "INSERT INTO entries (key, line) VALUES (?, ?)", (self._base + self.next_seq, line)
             )
             self.next_seq += 1
             _fold(self._info, entry)

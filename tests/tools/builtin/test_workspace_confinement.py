@@ -109,3 +109,21 @@ async def test_recursive_tools_do_not_follow_symlinks_out(
     assert grep.output == "mine.txt:1:secret of mine"
     found = await call(tools["find"], pattern="*.txt")
     assert found.output == "mine.txt"
+
+
+def test_further_roots_are_allowed_and_everything_else_stays_refused(
+    root: Path, outside: Path
+) -> None:
+    shared = root.parent / "shared"
+    shared.mkdir()
+    (shared / "notes.txt").write_text("shared\n")
+    os.symlink(outside, shared / "door")
+    space = Workspace(root, extra_roots=(shared,))
+    assert space.resolve(str(shared / "notes.txt")) == shared / "notes.txt"
+    assert space.resolve("../shared/notes.txt") == shared / "notes.txt"  # from the base
+    assert space.allows(shared / "notes.txt")
+    for path in (str(outside / "secret.txt"), str(shared / "door" / "secret.txt")):
+        with pytest.raises(ToolError, match="outside the workspace"):
+            space.resolve(path)
+    space.add_roots([outside])
+    assert space.resolve(str(outside / "secret.txt")) == outside / "secret.txt"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -49,7 +49,7 @@ class Workspace:
     symlink, so a symlink swapped in after the checks cannot redirect the open.
     """
 
-    __slots__ = ("_policies", "confine", "protected_paths", "root")
+    __slots__ = ("_policies", "confine", "extra_roots", "protected_paths", "root")
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class Workspace:
         *,
         confine: bool | None = None,
         protected_paths: tuple[str | os.PathLike[str], ...] = (),
+        extra_roots: tuple[str | os.PathLike[str], ...] = (),
     ) -> None:
         if root is None and confine is not False:
             root = Path.cwd()
@@ -64,7 +65,24 @@ class Workspace:
         self.confine = confine is not False
         self.protected_paths = tuple(os.path.abspath(p) for p in protected_paths)
         """Paths protected beyond `skillkit.protected`'s names (the settings' list)."""
+        self.extra_roots: tuple[Path, ...] = ()
+        """Further folders a confined workspace allows besides ``root`` (see `add_roots`)."""
         self._policies: list[PathPolicy] = []
+        self.add_roots(extra_roots)
+
+    def add_roots(self, folders: Iterable[str | os.PathLike[str]]) -> None:
+        """Allow the paths under each of ``folders`` (absolute; resolved now) too, as
+        under ``root``: the session's additional workspace folders. Relative paths still
+        start at the base."""
+        for folder in folders:
+            real = Path(os.fspath(folder)).expanduser().resolve()
+            if real not in self.extra_roots:
+                self.extra_roots = (*self.extra_roots, real)
+
+    def _inside(self, real: Path) -> bool:
+        if self.root is None or real.is_relative_to(self.root):
+            return True
+        return any(real.is_relative_to(extra) for extra in self.extra_roots)
 
     @property
     def base(self) -> Path:
@@ -82,13 +100,13 @@ class Workspace:
             real = candidate.resolve()
         except (OSError, RuntimeError) as exc:  # a symlink loop
             raise ToolError(f"{path}: cannot resolve ({exc})") from exc
-        if self.confine and self.root is not None and not real.is_relative_to(self.root):
+        if self.confine and not self._inside(real):
             raise ToolError(f"{path}: refused, it is outside the workspace {self.root}")
         return real
 
     def allows(self, real: Path) -> bool:
         """Whether an already resolved path may be used (always true when not confined)."""
-        return not self.confine or self.root is None or real.is_relative_to(self.root)
+        return not self.confine or self._inside(real)
 
     def display(self, real: Path) -> str:
         """``real`` as the model should see it: relative to the base when inside it."""
