@@ -249,3 +249,70 @@ async def test_a_run_paused_on_approvals_keeps_its_open_calls_last(tmp_path: Pat
     )
     assert result < note == len(last) - 1
     await agent.aclose()
+
+
+class SlowSink:
+    """An async store's entry sink: each entry is stored a moment after it is written
+    (or storing fails, with ``fail``)."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.fail = fail
+        self.stored: list[Any] = []
+        self._pending: list[Any] = []
+
+    def write(self, entry: Any, line: bytes) -> None:
+        self._pending.append(entry)
+
+    def unwritten(self) -> Any:
+        if not self._pending:
+            return None
+        return self._store()
+
+    async def _store(self) -> None:
+        await asyncio.sleep(0.05)
+        if self.fail:
+            raise OSError("the database went away")
+        self.stored.extend(self._pending)
+        self._pending.clear()
+
+    def sync(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("fail", [False, True])
+async def test_an_async_store_has_the_note_stored_when_bash_returns(
+    tmp_path: Path, fail: bool
+) -> None:
+    import time
+
+    from skillkit.session.format import SessionHeader
+
+    sink = SlowSink(fail=fail)
+    header = SessionHeader(id="async-session", cwd=str(tmp_path), created=time.time())
+    recorded = Session(tmp_path / "async.jsonl", header, sink=sink)
+    runner = AgentRunner(
+        AgentConfig(model="scripted"),
+        adapter=ScriptedAdapter([]),
+        tools=builtin_tools(tmp_path, allow_writes=True),
+        contributors=[recorded],
+    )
+    agent = AgentSession(runner, session=recorded)
+    errors: list[str] = []
+    agent.listen(
+        lambda event: errors.append(str(event.payload.message)) if event.type == "error" else None
+    )  # type: ignore[union-attr]
+    outcome = await agent.bash("echo stored")
+    assert outcome["ran"] is True
+    assert typed_text(user_texts(agent.messages)[0]) == "!echo stored"  # in the transcript
+    if fail:  # recording stops, said once; the command's outcome is not lost
+        assert sink.stored == [] and errors == [
+            "the session stopped recording: the database went away"
+        ]
+    else:
+        notes = [e for e in sink.stored if isinstance(e, MessageEntry)]
+        assert [typed_text(message_text(e.message)) for e in notes] == ["!echo stored"]
+        assert errors == []
+    await agent.aclose()
