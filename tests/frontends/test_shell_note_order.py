@@ -301,9 +301,12 @@ async def test_an_async_store_has_the_note_stored_when_bash_returns(
     )
     agent = AgentSession(runner, session=recorded)
     errors: list[str] = []
-    agent.listen(
-        lambda event: errors.append(str(event.payload.message)) if event.type == "error" else None
-    )  # type: ignore[union-attr]
+
+    def on_error(event: Any) -> None:
+        if event.type == "error":
+            errors.append(str(event.payload.message))
+
+    agent.listen(on_error)
     outcome = await agent.bash("echo stored")
     assert outcome["ran"] is True
     assert typed_text(user_texts(agent.messages)[0]) == "!echo stored"  # in the transcript
