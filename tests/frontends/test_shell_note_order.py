@@ -76,6 +76,9 @@ async def test_the_note_is_in_the_session_file_when_the_command_ends(tmp_path: P
     # reopened (as -c does), the conversation holds the note
     reopened = store.open(recorded.id, write=False)
     assert user_texts(reopened.context()) == texts
+    # listed (-r, sessions list, the web page's side list) by what the user typed
+    (info,) = store.list(tmp_path)
+    assert info.first_message == info.title == "!echo shell-out"
 
 
 async def test_command_then_prompt_files_and_sends_them_in_that_order(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 
+from skillkit.context.transcript import typed_text
 from skillkit.models import UserMessage
 from skillkit.session.file import parse_session
 from skillkit.session.format import (
@@ -87,6 +88,7 @@ def _fold(info: SessionInfo, entry: Entry) -> None:
                 if isinstance(content, str)
                 else "".join(getattr(p, "text", "") for p in content)
             )
+            text = typed_text(text) or text  # a note SkillKit wrote (a !command): as typed
             info.first_message = " ".join(text.split())[:TITLE_LENGTH]
     elif isinstance(entry, NameEntry):
         info.name = entry.name
