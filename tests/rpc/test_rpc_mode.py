@@ -293,7 +293,7 @@ async def test_bash_runs_after_approval_and_reaches_the_model(work: Path) -> Non
         await client.next_event("agent_end")
         messages = (await client.request("get_messages"))["messages"]
         texts = [str(m["content"]) for m in messages if m["role"] == "user"]  # type: ignore[union-attr]
-        assert any("forty-two" in text for text in texts)
+        assert "forty-two" in texts[0] and texts[1] == "what was in the file?"  # in order
     finally:
         await client.aclose()
 

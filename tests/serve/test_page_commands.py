@@ -74,6 +74,10 @@ def test_slash_commands_and_a_shell_command_run_from_the_page(
         said = later.get_by_role("log", name="Conversation").get_by_role("article", name="You")
         expect(said.filter(has_text="!cat notes.txt")).to_have_count(1)
         expect(said.filter(has_text="I ran this shell command")).to_have_count(0)
+        # filed when it ran: above the prompt sent after it
+        expect(said).to_have_count(2)
+        expect(said.nth(0)).to_contain_text("!cat notes.txt")
+        expect(said.nth(1)).to_have_text("/usr/bin/env is a path, not a command")
         assert page.script_errors == [] and later.script_errors == []
 
 

@@ -43,7 +43,7 @@ from skillkit.frontends.session_commands import (
 from skillkit.frontends.session_history import SessionHistory
 from skillkit.frontends.session_records import SCHEMA_VERSION
 from skillkit.frontends.session_runs import RunControl
-from skillkit.frontends.shell_command import UserShell
+from skillkit.frontends.shell_command import UserShell, file_in_transcript
 from skillkit.frontends.subscription import (
     DEFAULT_QUEUE_SIZE,
     Fanout,
@@ -148,7 +148,9 @@ class AgentSession(SessionHistory):
             on_error=lambda exc: self._reader_failed(exc, "ui_listener"),
         )
         self._stream = Fanout(first=self._ui.records, on_error=self._reader_failed)
-        self._shell = UserShell(runner.add_contributor)
+        self._shell = UserShell(
+            runner.add_contributor, lambda note: file_in_transcript(runner, self.session, note)
+        )
         self._closed = False
         bus = runner.events
         self._undo = [
@@ -474,8 +476,9 @@ class AgentSession(SessionHistory):
         """Run shell ``command`` as the user's own ``!command``: judged by the permission
         gate like a model's call (it may raise a ``ui_request``), run by the agent's
         ``bash`` tool (same sandbox, same workspace), its output streamed as
-        ``tool_execution_*`` events and added to the conversation for the next model
-        call. Idle only. ``{"ran": false, "reason": ...}`` when the gate refused it."""
+        ``tool_execution_*`` events; the command and its output are added to the
+        conversation (and the recorded session) when it ends, before the next prompt.
+        Idle only. ``{"ran": false, "reason": ...}`` when the gate refused it."""
         if not isinstance(command, str) or not command.strip():
             raise SessionCommandError("'command' must be a non-empty string")
         self._require_idle("run a command")

@@ -529,6 +529,11 @@ class InteractiveSession:
         agent = self.agent_session
         if not self._in_run:
             return False
+        if text.startswith("!") and text[1:].strip():  # never sent to the model as text
+            self.renderer.aside(
+                "a !command runs between runs: it stays in the input line, Enter once this ends"
+            )
+            return False
         if later:
             agent.follow_up(text)
             self._queued.append(text)

@@ -155,7 +155,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print a session's header and the entries of its current branch."""
-    from skillkit.models import message_text
+    from skillkit.context.transcript import typed_text
+    from skillkit.models import UserMessage, message_text
     from skillkit.session import MessageEntry, SessionNotFoundError, StoreURLError
     from skillkit.session.format import FormatError
 
@@ -179,7 +180,10 @@ def run_show(args: argparse.Namespace) -> int:
     for entry in branch:
         if isinstance(entry, MessageEntry):
             role = _ROLES.get(type(entry.message).__name__, "message")
-            text = " ".join(message_text(entry.message).split())
+            text = message_text(entry.message)
+            if isinstance(entry.message, UserMessage):  # a note SkillKit wrote: as typed
+                text = typed_text(text) or text
+            text = " ".join(text.split())
             calls = getattr(entry.message, "tool_calls", [])
             if calls:
                 text = (text + " " if text else "") + " ".join(f"[{c.name}]" for c in calls)

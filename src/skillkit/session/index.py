@@ -88,7 +88,8 @@ def _fold(info: SessionInfo, entry: Entry) -> None:
                 if isinstance(content, str)
                 else "".join(getattr(p, "text", "") for p in content)
             )
-            info.first_message = " ".join((typed_text(text) or text).split())[:TITLE_LENGTH]
+            text = typed_text(text) or text  # what the user typed (a !command, @files)
+            info.first_message = " ".join(text.split())[:TITLE_LENGTH]
     elif isinstance(entry, NameEntry):
         info.name = entry.name
     info.title = info.name or info.first_message

@@ -191,6 +191,20 @@ class SessionRecorder:
         except Exception as exc:
             self._stop(exc)
 
+    def catch_up(self) -> Awaitable[None] | None:
+        """`flush` between runs (a face added a message to the transcript); returns what
+        the session is still storing, as `emit` does. A failure stops recording as one
+        in `emit` does."""
+        if self._failed:
+            return None
+        try:
+            self.flush()
+        except Exception as exc:
+            self._stop(exc)
+            return None
+        pending = self.session.unwritten()
+        return self._stored(pending) if pending is not None else None
+
     def _turn_end(self, payload: TurnEnd) -> None:
         """The turn added its reply and results right after what ``turn_start`` saw
         (nothing else changes the transcript in between unless a compaction ran, and then

@@ -368,6 +368,18 @@ class Session(Contributor):
             raise KeyError(f"no entry or label {text!r} in session {self.id}")
         raise KeyError(f"{text!r} matches several entries: {', '.join(matches[:5])}")
 
+    async def catch_up(self) -> None:
+        """Write now what the recorded runner's transcript gained since the last entry —
+        between runs, a message a face added to it (the note of the user's own
+        ``!command``) — and bring the index up to date soon. Does nothing when no
+        runner is recorded. A failure to write stops recording and is reported as an
+        ``error`` event (stage ``session``), as during a run."""
+        if self._recorder is not None:
+            pending = self._recorder.catch_up()
+            if pending is not None:  # an async store's session: wait until it is stored
+                await pending
+            self.sync_soon()
+
     @property
     def recording(self) -> bool:
         """Whether a runner is being recorded into this session."""
