@@ -20,10 +20,16 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-__all__ = ["is_safe", "neutralize", "wrap_note", "write_note"]
+__all__ = ["is_safe", "neutralize", "one_line", "wrap_note", "write_note"]
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _LINE_BREAKS = (0x2028, 0x2029)  # separators some renderers treat as new lines
+
+
+def one_line(text: object) -> str:
+    """``text`` (any object, as ``str`` gives it) on one line: runs of whitespace,
+    line breaks included, become one space."""
+    return " ".join(str(text).split())
 
 
 def _stand_in(code: int) -> str:

@@ -53,6 +53,7 @@ from skillkit.frontends.subscription import (
 )
 from skillkit.frontends.ui_requests import UiListener, UiRequest, UiRequests
 from skillkit.models import AgentMessage, AgentResponse, RunState, TokenUsage, UserContent
+from skillkit.text import one_line as _one_line
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -597,7 +598,3 @@ class AgentSession(SessionHistory):
     def _check_message(message: object) -> None:
         if not isinstance(message, str) or not message.strip():
             raise SessionCommandError("'message' must be a non-empty string")
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())

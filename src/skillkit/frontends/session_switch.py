@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillkit.commands.arguments import Argument
 from skillkit.frontends.session_commands import SessionCommandError, entry, install
+from skillkit.text import one_line as _one_line
 
 if TYPE_CHECKING:
     from skillkit.commands.dispatch import Command
@@ -273,7 +274,3 @@ def _encode_changed(session_id: str | None) -> bytes:
     import json
 
     return json.dumps({"type": "session_changed", "session_id": session_id}).encode("utf-8")
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillkit.abort import AbortSignal
 from skillkit.agent.contributors import Contributor
@@ -32,7 +32,6 @@ from skillkit.permissions.events import ApprovalNeeded
 from skillkit.permissions.install import confinement_for
 
 if TYPE_CHECKING:
-    from skillkit.agent.runner import AgentRunner
     from skillkit.events import EventBus
     from skillkit.permissions import ApprovalRequest, Permissions
     from skillkit.secrets import Redactor
@@ -227,8 +226,23 @@ class UserShell:
             self._remove_notes = None
 
 
+class Transcript(Protocol):
+    """What filing a note needs of the agent (an ``AgentRunner``)."""
+
+    @property
+    def is_running(self) -> bool: ...
+
+    @property
+    def pending_approvals(self) -> Any: ...
+
+    @property
+    def messages(self) -> list[AgentMessage]: ...
+
+    def replace_messages(self, messages: list[AgentMessage]) -> None: ...
+
+
 async def file_in_transcript(
-    runner: AgentRunner, session: Session | None, note: AgentMessage
+    runner: Transcript, session: Session | None, note: AgentMessage
 ) -> bool:
     """Add ``note`` at the end of ``runner``'s transcript now and write it to the
     ``session`` recording it (None: sessions off). False, and nothing changed, while a

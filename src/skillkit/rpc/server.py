@@ -25,6 +25,7 @@ import msgspec
 
 from skillkit.frontends.subscription import Record
 from skillkit.rpc.framing import MAX_LINE_BYTES, LineTooLong, PipeReader, PipeWriter
+from skillkit.text import one_line as _one_line
 
 if TYPE_CHECKING:
     from skillkit.frontends.agent_session import AgentSession
@@ -128,7 +129,3 @@ async def _wait_quietly(session: AgentSession) -> None:
 
 def _failure(error: str) -> Record:
     return {"type": "response", "id": None, "command": "", "success": False, "error": error}
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
