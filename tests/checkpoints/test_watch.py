@@ -122,7 +122,7 @@ def test_an_unchanged_workspace_without_a_watch_costs_one_walk_and_no_git(
     (workspace / "a.txt").write_text("a")
     (workspace / "sub" / "b.txt").write_text("b")
     # times this recent are trusted here (the test cannot wait out a clock tick of 2 s)
-    monkeypatch.setattr("skillkit.checkpoints.store.RACY_NS", 0)
+    monkeypatch.setattr("skillkit.checkpoints.walks.RACY_NS", 0)
     store = SnapshotStore(workspace, tmp_path / "store", watch=False)
     store.snapshot()
     first = store.snapshot()  # the walk of the first skipped no ignored folder yet
@@ -232,7 +232,7 @@ def test_a_folder_the_project_stops_ignoring_is_seen(
 ) -> None:
     if watch and not sys.platform.startswith("linux"):
         pytest.skip("inotify")
-    monkeypatch.setattr("skillkit.checkpoints.store.RACY_NS", 0)  # trust every walk
+    monkeypatch.setattr("skillkit.checkpoints.walks.RACY_NS", 0)  # trust every walk
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / ".gitignore").write_text("build/\n")

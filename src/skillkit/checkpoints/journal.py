@@ -19,20 +19,29 @@ one recorded is an error (`SnapshotError`), never a quietly different state.
 Each record holds: the snapshot's id, its time, its empty folders, left-out paths and
 kept bits (`skillkit.checkpoints.records.Snapshot`), and, for a journalled one, its base,
 the raw commit when the id is a commit, and the changed paths.
+
+The git objects are made in memory and written with `skillkit.checkpoints.git_objects`
+(`Tree`, `write_pack`, `read_objects`; importable from here as before).
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import os
-import struct
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillkit.checkpoints.git_objects import (
+    Read,
+    Tree,
+    commit_tree,
+    object_id,
+    read_objects,
+    write_pack,
+)
 from skillkit.checkpoints.records import LeftOut, Snapshot, SnapshotError
 from skillkit.checkpoints.shadow_git import Git, text_lines
 
@@ -53,7 +62,6 @@ MAGIC = b"skillkit-checkpoint-journal 1\n"
 _SNAPSHOT, _LAST = 1, 2
 _KEYFRAME, _DELTA = 0, 1
 _GONE, _WHOLE, _LINES, _POINTER = 0, 1, 2, 3
-_TREE_MODE = 0o40000
 _REGULAR = (0o100644, 0o100755)
 _MOST_LINES = 1_500
 """Past this many differing lines on either side, a changed file's differing part is
@@ -337,217 +345,35 @@ def read_journal(path: Path) -> Journal:
     return journal
 
 
-# ----- trees in memory
-
-
-def object_id(kind: bytes, body: bytes, length: int) -> bytes:
-    """git's id (binary) of an object of ``kind`` holding ``body`` (``length``: 20 for
-    SHA-1, 32 for SHA-256)."""
-    digest = hashlib.sha1 if length == 20 else hashlib.sha256
-    return digest(b"%s %d\0%s" % (kind, len(body), body)).digest()
-
-
-class Tree:
-    """A snapshot's tree in memory, read from git only along the paths that change
-    (`prepare`), changed path by path, whose tree ids are worked out again only for the
-    folders that changed. ``load(ids)`` gives the bodies of tree objects (hex ids)."""
-
-    def __init__(self, root: str, load: Callable[[list[str]], dict[str, bytes]]) -> None:
-        self.length = len(bytes.fromhex(root))
-        self._load = load
-        self.files: dict[bytes, dict[bytes, tuple[int, bytes]]] = {}
-        self.folders: dict[bytes, set[bytes]] = {b"": set()}
-        self.ids: dict[bytes, bytes | None] = {b"": bytes.fromhex(root)}
-        self.dirty: set[bytes] = set()
-        self.made: dict[bytes, tuple[bytes, bytes]] = {}  # id -> kind, body
-
-    def prepare(self, paths: Iterable[bytes]) -> None:
-        """Read the folders that hold ``paths`` (and theirs, up to the root) from git,
-        those not read yet, one level of folders at a time."""
-        wanted: set[bytes] = {b""}
-        for path in paths:
-            folder = path.rpartition(b"/")[0]
-            while folder not in wanted:
-                wanted.add(folder)
-                folder = folder.rpartition(b"/")[0]
-        for depth in sorted({f.count(b"/") + 1 if f else 0 for f in wanted}):
-            level = [
-                f
-                for f in wanted
-                if (f.count(b"/") + 1 if f else 0) == depth and f not in self.files
-            ]
-            known = {f: oid for f in level if (oid := self.ids.get(f)) is not None}
-            bodies = self._load([oid.hex() for oid in known.values()]) if known else {}
-            for folder in level:
-                oid = known.get(folder)
-                if oid is None:
-                    continue  # not in this tree (made later, if at all)
-                self._read(folder, bodies[oid.hex()])
-
-    def seed(self, body: bytes) -> None:
-        """Take ``body`` as the root tree's (read with its id)."""
-        self._read(b"", body)
-
-    def _read(self, folder: bytes, body: bytes) -> None:
-        files: dict[bytes, tuple[int, bytes]] = {}
-        folders = self.folders.setdefault(folder, set())
-        prefix = folder + b"/" if folder else b""
-        at = 0
-        while at < len(body):
-            space = body.index(b" ", at)
-            nul = body.index(b"\0", space)
-            mode = int(body[at:space], 8)
-            name = body[space + 1 : nul]
-            oid = body[nul + 1 : nul + 1 + self.length]
-            at = nul + 1 + self.length
-            if mode == _TREE_MODE:
-                folders.add(name)
-                self.ids[prefix + name] = oid
-            else:
-                files[name] = (mode, oid)
-        self.files[folder] = files
-
-    def get(self, path: bytes) -> tuple[int, bytes] | None:
-        parent, _, name = path.rpartition(b"/")
-        return self.files.get(parent, {}).get(name)
-
-    def _touch(self, folder: bytes) -> None:
-        while True:
-            self.dirty.add(folder)
-            if not folder:
-                return
-            parent, _, name = folder.rpartition(b"/")
-            self.folders.setdefault(parent, set()).add(name)
-            self.files.setdefault(parent, {})
-            folder = parent
-
-    def remove(self, path: bytes) -> None:
-        parent, _, name = path.rpartition(b"/")
-        if self.files.get(parent, {}).pop(name, None) is not None:
-            self._touch(parent)
-
-    def put(self, path: bytes, mode: int, oid: bytes) -> None:
-        parent, _, name = path.rpartition(b"/")
-        self.folders.setdefault(parent, set())
-        self.files.setdefault(parent, {})[name] = (mode, oid)
-        self._touch(parent)
-
-    def root(self) -> bytes:
-        """The root tree's id (binary); the trees worked out are kept in `made`."""
-        found = self._build(b"")
-        return found if found is not None else object_id(b"tree", b"", self.length)
-
-    def _build(self, folder: bytes) -> bytes | None:
-        if folder not in self.dirty and folder in self.ids:
-            return self.ids[folder]
-        entries: list[tuple[bytes, int, bytes]] = [
-            (name, mode, oid) for name, (mode, oid) in self.files.get(folder, {}).items()
-        ]
-        for name in self.folders.get(folder, ()):
-            found = self._build(folder + b"/" + name if folder else name)
-            if found is not None:
-                entries.append((name + b"/", _TREE_MODE, found))
-        entries.sort(key=lambda item: item[0])  # git's order: a folder's name ends "/"
-        body = b"".join(
-            b"%o %s\0%s" % (mode, name.rstrip(b"/") if mode == _TREE_MODE else name, oid)
-            for name, mode, oid in entries
-        )
-        self.dirty.discard(folder)
-        if not entries:
-            self.ids[folder] = None
-            return None
-        oid = object_id(b"tree", body, self.length)
-        self.ids[folder] = oid
-        self.made[oid] = (b"tree", body)
-        return oid
-
-    def apply(
-        self, entry: Entry, content: Callable[[bytes], bytes], blobs: dict[bytes, bytes]
-    ) -> None:
-        """Make this tree the snapshot ``entry`` records, from its base's tree:
-        ``content(id)`` gives a blob's bytes git holds; blobs made are added to
-        ``blobs`` (id → bytes)."""
-        for change in entry.changes:  # first what is gone: a file may become a folder
-            if change.mode == 0:
-                self.remove(change.path)
-        for change in entry.changes:
-            if change.mode == 0:
-                continue
-            if change.pointer is not None:
-                self.put(change.path, change.mode, change.pointer)
-                continue
-            if change.hunks is not None:
-                held = self.get(change.path)
-                if held is None:
-                    raise SnapshotError(f"the journal changes {change.path!r}, which is not there")
-                old = blobs.get(held[1])
-                data = apply_delta(old if old is not None else content(held[1]), change.hunks)
-            else:
-                data = change.data or b""
-            oid = object_id(b"blob", data, self.length)
-            blobs[oid] = data
-            self.put(change.path, change.mode, oid)
-
-
-def commit_tree(raw: bytes) -> bytes:
-    """The tree id (binary) a raw commit names."""
-    first = raw.split(b"\n", 1)[0]
-    if not first.startswith(b"tree "):
-        raise SnapshotError("a journalled commit names no tree")
-    return bytes.fromhex(first[5:].decode())
-
-
-_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3}
-
-
-def write_pack(git: Git, objects: Mapping[bytes, tuple[bytes, bytes]]) -> None:
-    """Add ``objects`` (id → kind, body) to the store's git as one pack (one file and
-    its index, made by ``git index-pack``: many loose objects cost a file each)."""
-    if not objects:
-        return
-    length = len(next(iter(objects)))
-    out = bytearray(b"PACK" + struct.pack(">II", 2, len(objects)))
-    for kind, body in objects.values():
-        size = len(body)
-        byte = (_PACK_TYPES[kind] << 4) | (size & 0x0F)
-        size >>= 4
-        while size:
-            out.append(byte | 0x80)
-            byte = size & 0x7F
-            size >>= 7
-        out.append(byte)
-        out += zlib.compress(body, 0)  # kept until the next compact only: no time spent
-    digest = hashlib.sha1 if length == 20 else hashlib.sha256
-    out += digest(out).digest()
-    git("index-pack", "--stdin", stdin=bytes(out))
-
-
 # ----- with the store's git
 
 
-Read = Callable[[list[str]], list[tuple[str, bytes]]]
-"""Reads objects named (ids, or names such as ``ID^{tree}``): for each, in order, its id
-(hex) and its body; `SnapshotError` when one is missing."""
-
-
-def read_objects(git: Git, names: Iterable[str]) -> list[tuple[str, bytes]]:
-    """The objects ``names`` (`Read`), with one ``git cat-file --batch``."""
-    wanted = list(names)
-    if not wanted:
-        return []
-    out = git("cat-file", "--batch", stdin=text_lines(wanted))
-    found: list[tuple[str, bytes]] = []
-    at = 0
-    while at < len(out):
-        end = out.index(b"\n", at)
-        head = out[at:end].split(b" ")
-        at = end + 1
-        if len(head) != 3:
-            raise SnapshotError(f"the store lacks object {head[0].decode(errors='replace')}")
-        size = int(head[2])
-        found.append((head[0].decode(), out[at : at + size]))
-        at += size + 1
-    return found
+def apply_entry(
+    tree: Tree, entry: Entry, content: Callable[[bytes], bytes], blobs: dict[bytes, bytes]
+) -> None:
+    """Make ``tree`` the snapshot ``entry`` records, from its base's tree:
+    ``content(id)`` gives a blob's bytes git holds; blobs made are added to
+    ``blobs`` (id → bytes)."""
+    for change in entry.changes:  # first what is gone: a file may become a folder
+        if change.mode == 0:
+            tree.remove(change.path)
+    for change in entry.changes:
+        if change.mode == 0:
+            continue
+        if change.pointer is not None:
+            tree.put(change.path, change.mode, change.pointer)
+            continue
+        if change.hunks is not None:
+            held = tree.get(change.path)
+            if held is None:
+                raise SnapshotError(f"the journal changes {change.path!r}, which is not there")
+            old = blobs.get(held[1])
+            data = apply_delta(old if old is not None else content(held[1]), change.hunks)
+        else:
+            data = change.data or b""
+        oid = object_id(b"blob", data, tree.length)
+        blobs[oid] = data
+        tree.put(change.path, change.mode, oid)
 
 
 def _contents(read: Read, fetched: dict[bytes, bytes]) -> Callable[[bytes], bytes]:
@@ -621,7 +447,7 @@ def rebuild(
         for snapshot_id in reversed(ids[:-1]):
             entry = entries[snapshot_id]
             tree.made.clear()
-            tree.apply(entry, content, blobs)
+            apply_entry(tree, entry, content, blobs)
             made.update(_check(tree, snapshot_id, entry))
             made.update((oid, (b"blob", data)) for oid, data in blobs.items())
             fetched.update(blobs)
@@ -686,7 +512,7 @@ def journal_entries(git: Git, order: list[str]) -> dict[str, Entry]:
     blobs: dict[bytes, bytes] = {}
     for snapshot_id in reversed(order[:-1]):
         tree.made.clear()
-        tree.apply(out[snapshot_id], fetched.__getitem__, blobs)
+        apply_entry(tree, out[snapshot_id], fetched.__getitem__, blobs)
         _check(tree, snapshot_id, out[snapshot_id])
         fetched.update(blobs)
         blobs.clear()

@@ -3,7 +3,8 @@
 git keeps one bit of a file's mode (executable or not). A snapshot also keeps, in
 `Snapshot.modes`, the bits of every file and folder whose bits differ from what a new
 one gets (``0o666`` or ``0o777`` less the umask): a ``0600`` key, a ``0700`` folder, a
-read-only file. `give_back` sets them again after a restore.
+read-only file. `all_bits` finds them all, `changed_bits` again for the paths a
+snapshot saw touched only; `give_back` sets them again after a restore.
 
 `stat_key` is a file as seen at one moment, to the nanosecond: a file whose key moved
 is read again even when git's own stat cache (change times to the second) calls it
@@ -14,9 +15,22 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 
-__all__ = ["Stat", "all_bits", "bits_kept", "bits_of", "give_back", "stat_key", "umask"]
+from skillkit.checkpoints.folders import folder_held
+from skillkit.checkpoints.shadow_git import Git
+
+__all__ = [
+    "Stat",
+    "all_bits",
+    "bits_kept",
+    "bits_of",
+    "changed_bits",
+    "give_back",
+    "stat_key",
+    "umask",
+]
 
 Stat = tuple[int, int, int, int, int]
 """A file as last looked at: change time, modification time, size, inode, mode."""
@@ -95,6 +109,36 @@ def all_bits(
         if mode is not None:
             out.append((folder, mode))
     return tuple(sorted(out))
+
+
+def changed_bits(
+    git: Git,
+    root: Path,
+    had: Iterable[tuple[str, int]],
+    candidates: set[str],
+    added: set[str],
+    empty_dirs: Sequence[str],
+    skip: Callable[[str], bool],
+    mask: int,
+) -> tuple[tuple[str, int], ...]:
+    """The kept bits ``had`` (the last snapshot's), looked at again for the paths
+    ``candidates`` (those touched, and the watched folders when folders came or went):
+    a file the snapshot holds (``added``: just put in it; any other, git's index is
+    asked) or a folder it holds (`folder_held`, ``skip`` what it leaves out); sorted."""
+    bits = dict(had)
+    for path in candidates:
+        bits.pop(path, None)
+    files = [p for p in candidates if not (root / p).is_dir()]
+    held = candidates & added
+    if any(p not in held for p in files):
+        listed = git("ls-files", "-z", "--", *files) if len(files) <= 200 else git("ls-files", "-z")
+        held = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
+    for path in candidates:
+        if path in held or (path not in files and folder_held(root, path, empty_dirs, skip)):
+            mode = bits_of(f"{root}/{path}", mask)
+            if mode is not None:
+                bits[path] = mode
+    return tuple(sorted(bits.items()))
 
 
 def give_back(

@@ -31,14 +31,15 @@ it is read again.
 The records (`Snapshot`, `LeftOut`, `FileChange`, `SnapshotError`) are defined in
 `skillkit.checkpoints.records`, reading differences and restoring in
 `skillkit.checkpoints.restore`, the walk of untracked folders in
-`skillkit.checkpoints.folders`; every name is importable from here as before.
+`skillkit.checkpoints.folders`, the comparison of two walks without a watch in
+`skillkit.checkpoints.walks`, git's status and the store's index in
+`skillkit.checkpoints.index`; every name is importable from here as before.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 import threading
 import time
 import weakref
@@ -48,14 +49,12 @@ from pathlib import Path
 
 from skillkit.checkpoints import modes
 from skillkit.checkpoints.folders import (
-    RACY_NS,
-    folder_held,
     folder_times,
     folders_same,
-    too_big,
     walk_stats,
     walk_untracked,
 )
+from skillkit.checkpoints.index import git_limit, read_status, update_index
 from skillkit.checkpoints.journal import (
     Entry,
     Journal,
@@ -80,10 +79,10 @@ from skillkit.checkpoints.shadow_git import (
     clean_environment,
     drop_loose_objects,
     make_store,
-    nul_paths,
     pack_objects,
     run_git,
 )
+from skillkit.checkpoints.walks import differences, moves_ignored, trusted
 from skillkit.checkpoints.watch import ChangeWatch, Drained
 
 __all__ = [
@@ -94,10 +93,6 @@ __all__ = [
     "SnapshotError",
     "SnapshotStore",
 ]
-
-_MOST_PATHS = 1000
-"""More touched paths than this and git looks at the whole workspace (cheaper than
-matching each against so many)."""
 
 
 @dataclass
@@ -248,7 +243,7 @@ class SnapshotStore:
                 if last is not None and not self._index_moved and walked == self._walked:
                     return last  # not a name, size, time or mode moved since the last
                 if last is not None and not self._index_moved and self._walked is not None:
-                    drained = _differences(self._walked, walked)  # git looks at those
+                    drained = differences(self._walked, walked)  # git looks at those
                     if drained.folders_changed:
                         self._refresh_ignored()
             self._clean = False
@@ -279,30 +274,15 @@ class SnapshotStore:
         started: int,
     ) -> None:
         """Keep ``walked`` (taken before git looked) as the workspace of the snapshot
-        just taken: the next snapshot without a watch that walks the same returns it,
-        and one that walks something else has git look at what differs. An entry whose
-        times are too recent to show the next change (file-system clocks tick coarsely)
-        is kept as differing from any walk. Not kept when what the project ignores is
-        not what the walk ``skipped`` (asked of git again when a ``.gitignore`` or a
-        folder came, went or changed since the ``previous`` walk)."""
-        if previous is None:
-            moved = True
-        else:
-            changed = walked.items() ^ previous.items()
-            moved = any(
-                path.endswith(".gitignore") or stat.S_ISDIR(key[4]) for path, key in changed
-            )
-        if moved and not self._ignored_fresh:
+        just taken (`skillkit.checkpoints.walks.trusted`): the next snapshot without a
+        watch that walks the same returns it, and one that walks something else has git
+        look at what differs. Not kept when what the project ignores is not what the
+        walk ``skipped`` (asked of git again when a ``.gitignore`` or a folder came,
+        went or changed since the ``previous`` walk)."""
+        if moves_ignored(walked, previous) and not self._ignored_fresh:
             self._refresh_ignored()
-        if self._ignored_folders != skipped:
-            return
-        recent = started - RACY_NS
-        for path, key in walked.items():
-            if key[0] >= recent or key[1] >= recent:
-                # too recent to show the next change: never the same in the next walk,
-                # so git looks at it again (and again, until its times are old enough)
-                walked[path] = (-1, -1, -1, -1, key[4])
-        self._walked = walked
+        if self._ignored_folders == skipped:
+            self._walked = trusted(walked, started)
 
     def _drain(self) -> Drained | None:
         """What the watch saw since the last snapshot; None when there is no watch (every
@@ -391,96 +371,34 @@ class SnapshotStore:
             root = f"{self.workspace}/"
             stats = {path: stat_key(root + path) for path in drained.paths}
         last = self._memo.last
-        to_add, to_drop, left_out = self._read_status(drained, last)
-        self._update_index(stats, to_add, to_drop, whole=whole)
+        limit = git_limit(drained, last)
+        to_add, to_drop, left_out = read_status(
+            self._git, self.workspace, self.max_file_size, limit, last
+        )
+        self._stats = update_index(
+            self._git, self.workspace, self._stats, stats, to_add, to_drop, whole=whole
+        )
         entries_same = drained is not None and not drained.unsure and not drained.entries_changed
         empty_dirs, more = self._scan_folders(entries_same)
         left_out = sorted(dict.fromkeys([*left_out, *more]), key=lambda i: (i.path, i.reason))
         if whole or drained is None or last is None:
             kept = modes.all_bits(str(self.workspace), self._stats, empty_dirs, self._umask)
         else:
-            touched = set(drained.paths) | set(to_add) | set(to_drop)
-            kept = self._changed_modes(
-                last, touched, set(to_add), empty_dirs, drained.folders_changed
+            candidates = set(drained.paths) | set(to_add) | set(to_drop)
+            if drained.folders_changed and self._watch is not None:
+                candidates |= self._watch.folders()
+            kept = modes.changed_bits(
+                self._git,
+                self.workspace,
+                last.modes,
+                candidates,
+                set(to_add),
+                empty_dirs,
+                self._skip,
+                self._umask,
             )
         index_same = not to_add and not to_drop
         return self._record(last, index_same, empty_dirs, left_out, kept)
-
-    def _read_status(
-        self, drained: Drained | None, last: Snapshot | None
-    ) -> tuple[list[str], list[str], list[LeftOut]]:
-        """What git's status tells of the workspace against the store's index (the last
-        snapshot): the paths to add to the index, those to drop from it, and what is
-        left out (as before, for what git was not asked to look at)."""
-        limit = self._limit(drained)
-        status = self._git(
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", *limit
-        )
-        left_out: list[LeftOut] = []
-        to_add: list[str] = []
-        to_drop: list[str] = []
-        if limit and last is not None:  # what git did not look at is left out as before
-            looked = limit[1:]
-            left_out += [
-                item
-                for item in last.left_out
-                if item.reason != "ignored" and not _under(item.path, looked)
-            ]
-        for raw in status.split(b"\0"):
-            # the second letter compares the workspace with the index (the last
-            # snapshot); the first, the index with the store's HEAD, means nothing here
-            if len(raw) < 4 or raw[1:2] == b" ":
-                continue  # as the last snapshot has it
-            code, path = raw[:2].decode(), os.fsdecode(raw[3:])
-            if path.endswith("/"):
-                left_out.append(LeftOut(path.rstrip("/"), "nested git repository"))
-                continue
-            if code[1] == "D" or not os.path.lexists(self.workspace / path):
-                to_drop.append(path)
-                continue
-            if too_big(self.workspace, path, self.max_file_size):
-                left_out.append(LeftOut(path, "over the size cap"))
-                if code != "??":
-                    to_drop.append(path)
-                continue
-            to_add.append(path)
-        return to_add, to_drop, list(dict.fromkeys(left_out))
-
-    def _update_index(
-        self, stats: dict[str, Stat], to_add: list[str], to_drop: list[str], *, whole: bool
-    ) -> None:
-        """Bring the store's index and stat cache up to ``stats`` (the files as just
-        looked at): ``to_add`` read anew (with the files whose times moved though git
-        saw no change: appended to it), ``to_drop`` taken out."""
-        root = f"{self.workspace}/"
-        # git's stat cache keeps change times to the second: a file rewritten at its
-        # old size whose time was set back within that second looks clean to it
-        before, seen = self._stats, set(to_add) | set(to_drop)
-        moved = [
-            p
-            for p, v in stats.items()
-            if p not in seen
-            and p in before
-            and before[p] != v
-            and (stat.S_ISREG(v[4]) or stat.S_ISLNK(v[4]))
-        ]
-        if moved:  # out of the index and in again: git reads them anew
-            self._git("update-index", "--force-remove", "-z", "--stdin", stdin=nul_paths(moved))
-            to_add += moved
-        added = {path: stats.get(path) or stat_key(root + path) for path in to_add}
-        if to_drop:
-            self._git("update-index", "--force-remove", "-z", "--stdin", stdin=nul_paths(to_drop))
-        if to_add:
-            self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=nul_paths(to_add))
-        if whole:
-            table = stats
-        else:
-            table = before
-            table.update((p, v) for p, v in stats.items() if p in before)
-        table.update(added)
-        for path in to_drop:
-            table.pop(path, None)
-        self._stats = table
 
     def _record(
         self,
@@ -530,57 +448,6 @@ class SnapshotStore:
             path: walked.get(path) or stat_key(root + path)
             for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
         }
-
-    def _limit(self, drained: Drained | None) -> list[str]:
-        """The paths git is to look at: those the watch saw touched (a folder stands
-        for all it holds), or all of them (an empty list) when the watch is unsure."""
-        if (
-            drained is None
-            or drained.unsure
-            or not drained.paths
-            or "." in drained.paths
-            or len(drained.paths) > _MOST_PATHS
-            or self._memo.last is None
-        ):
-            return []
-        return ["--", *sorted(drained.paths)]
-
-    # ----- permission bits beyond the executable one
-
-    def _changed_modes(
-        self,
-        last: Snapshot,
-        touched: set[str],
-        added: set[str],
-        empty_dirs: Sequence[str],
-        folders_changed: bool,
-    ) -> tuple[tuple[str, int], ...]:
-        """``last``'s kept bits, looked at again for the paths ``touched`` (and every
-        watched folder when folders came or went); ``added`` are files just put in the
-        snapshot."""
-        bits = dict(last.modes)
-        candidates = set(touched)
-        if folders_changed and self._watch is not None:
-            candidates |= self._watch.folders()
-        for path in candidates:
-            bits.pop(path, None)
-        files = [p for p in candidates if not (self.workspace / p).is_dir()]
-        held = touched & added
-        if any(p not in held for p in files):
-            listed = (
-                self._git("ls-files", "-z", "--", *files)
-                if len(files) <= 200
-                else self._git("ls-files", "-z")
-            )
-            held = {os.fsdecode(raw) for raw in listed.split(b"\0") if raw}
-        for path in candidates:
-            if path in held or (
-                path not in files and folder_held(self.workspace, path, empty_dirs, self._skip)
-            ):
-                mode = modes.bits_of(f"{self.workspace}/{path}", self._umask)
-                if mode is not None:
-                    bits[path] = mode
-        return tuple(sorted(bits.items()))
 
     # ----- folders git lists whole (empty ones, files over the cap inside)
 
@@ -704,39 +571,3 @@ class SnapshotStore:
                 except OSError:
                     pass
         return total
-
-
-def _differences(before: dict[str, Stat], after: dict[str, Stat]) -> Drained:
-    """What moved between two walks (`walk_stats`), as the watch would tell it: the
-    paths whose name, times, size, inode or mode differ, whether names came or went,
-    and the folders that came or went (or a ``.gitignore``: what is ignored may have
-    changed with it)."""
-    paths = {path for path, _ in before.items() ^ after.items()}
-    out = Drained(changed=bool(paths), paths=paths)
-    for path in sorted(paths):
-        old, new = before.get(path), after.get(path)
-        was = old is not None and stat.S_ISDIR(old[4])
-        now = new is not None and stat.S_ISDIR(new[4])
-        if old is None or new is None or was != now:
-            out.entries_changed = True
-            if now:
-                out.new_folders.add(path)
-            if was:
-                out.gone_folders.add(path)
-        if was != now:
-            out.folders_changed = True
-        if path == ".gitignore" or path.endswith("/.gitignore"):
-            # what its folder holds for a snapshot may change, all the way down
-            folder = path.rpartition("/")[0] or "."
-            out.folders_changed = True
-            out.paths.add(folder)
-            out.new_folders.add(folder)
-    return out
-
-
-def _under(path: str, folders: Sequence[str]) -> bool:
-    """Whether ``path`` is one of ``folders`` or inside one (or holds one)."""
-    return any(
-        path == folder or path.startswith(folder + "/") or folder.startswith(path + "/")
-        for folder in folders
-    )

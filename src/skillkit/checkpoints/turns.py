@@ -388,7 +388,11 @@ class Checkpoints(Contributor):
         return None
 
     async def after_tool_result(self, event: ToolResultEvent) -> ToolResult | None:
-        if self._read_only(event.tool_name):
+        """The open turn's state after a call. A call that reached no checkpoint (a gate
+        before this one refused it, or its checkpoint failed) did not run: it changed
+        nothing, and moving ``after`` alone would set it against a ``before`` never taken
+        (on a store's first turn, the empty state: every file would look added)."""
+        if self._read_only(event.tool_name) or not self._begun:
             return None
         try:
             snapshot = await asyncio.to_thread(self.store.snapshot)
