@@ -18,14 +18,19 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     ElicitationCapabilities,
     ElicitationFormCapabilities,
     FileSystemCapabilities,
     PermissionOption,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -124,15 +129,115 @@ class Editor:
 
 
 @dataclass
+class TerminalEditor(Editor):
+    """An editor with terminals: it really runs what ``terminal/create`` asks (the
+    command and its arguments, as given, from the given folder) and records every
+    ``terminal/*`` call in ``calls`` as (method, terminal id)."""
+
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    created: list[tuple[str, list[str], str | None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._procs: dict[str, asyncio.subprocess.Process] = {}
+        self._output: dict[str, bytearray] = {}
+        self._readers: dict[str, asyncio.Task[None]] = {}
+        self.started = asyncio.Event()
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: Any = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kw: Any,
+    ) -> CreateTerminalResponse:
+        terminal = f"term-{len(self.created) + 1}"
+        self.created.append((command, list(args or []), cwd))
+        self.calls.append(("create", terminal))
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        self._procs[terminal] = process
+        self._output[terminal] = bytearray()
+        self._readers[terminal] = asyncio.create_task(self._read(terminal, process))
+        self.started.set()
+        return CreateTerminalResponse(terminal_id=terminal)
+
+    async def _read(self, terminal: str, process: asyncio.subprocess.Process) -> None:
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(4096):
+            self._output[terminal] += chunk
+
+    def _status(self, terminal: str) -> TerminalExitStatus | None:
+        code = self._procs[terminal].returncode
+        if code is None:
+            return None
+        if code < 0:
+            return TerminalExitStatus(signal=f"signal {-code}")
+        return TerminalExitStatus(exit_code=code)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> WaitForTerminalExitResponse:
+        self.calls.append(("wait_for_exit", terminal_id))
+        await self._procs[terminal_id].wait()
+        await self._readers[terminal_id]
+        status = self._status(terminal_id)
+        assert status is not None
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> TerminalOutputResponse:
+        self.calls.append(("output", terminal_id))
+        text = self._output[terminal_id].decode("utf-8", "replace")
+        return TerminalOutputResponse(
+            output=text, truncated=False, exit_status=self._status(terminal_id)
+        )
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.calls.append(("kill", terminal_id))
+        process = self._procs[terminal_id]
+        if process.returncode is None:
+            process.kill()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kw: Any
+    ) -> ReleaseTerminalResponse:
+        self.calls.append(("release", terminal_id))
+        process = self._procs[terminal_id]
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+        await self._readers[terminal_id]
+        return ReleaseTerminalResponse()
+
+    def running(self) -> list[str]:
+        """The terminals whose process has not exited."""
+        return [t for t, p in self._procs.items() if p.returncode is None]
+
+
+@dataclass
 class Agent:
     conn: ClientSideConnection
     editor: Editor
     process: Any
     work: Path
 
-    async def session(self, *, fs: bool = False, forms: bool = False) -> str:
+    async def session(
+        self, *, fs: bool = False, forms: bool = False, terminal: bool = False
+    ) -> str:
         capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            terminal=terminal,
             elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
             if forms
             else None,
@@ -161,13 +266,18 @@ def write_script(work: Path, text: str, name: str = "script.yaml") -> Path:
 
 @asynccontextmanager
 async def running(
-    work: Path, script: str, *args: str, editor: Editor | None = None
+    work: Path,
+    script: str,
+    *args: str,
+    editor: Editor | None = None,
+    environ: dict[str, str] | None = None,
 ) -> AsyncIterator[Agent]:
     """``skillkit acp --model scripted:SCRIPT ARGS`` with ``work``'s parent as its home
-    (stderr to ``stderr.log`` beside it)."""
+    and ``environ`` added to its environment (stderr to ``stderr.log`` beside it)."""
     path = write_script(work, script)
     env = {k: v for k, v in os.environ.items() if k != "SKILLKIT_TRUST_PROJECT"}
     env["HOME"] = str(work.parent / "home")
+    env.update(environ or {})
     editor = editor or Editor()
 
     def observe(event: StreamEvent) -> None:

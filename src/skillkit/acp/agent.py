@@ -6,7 +6,8 @@ permission gate, sandbox and session recording) and drives it through an
 `AgentSession` wrapped in an `AcpSession`. The MCP servers a client passes are added to
 the session's own (a name the session already uses keeps the session's server). When
 the client offers ``fs/*``, the session's ``read`` and ``write`` tools go through the
-editor (`skillkit.acp.files`).
+editor (`skillkit.acp.files`); when it offers ``terminal/*``, the ``bash`` tool's
+commands run, still sandboxed, in the editor's terminals (`skillkit.acp.terminals`).
 
 Sessions are SkillKit's recorded sessions: ``session/list`` lists the store's sessions
 (of one folder when ``cwd`` is given), ``session/load`` and ``session/resume`` reopen one
@@ -358,6 +359,7 @@ class SkillKitAcpAgent:
         # the assembly's last parts, before the session wraps the agent
         _add_mcp_servers(built, mcp_servers)
         self._route_files(built, folder, sid, additional)
+        self._route_terminals(built, sid)
         agent = AgentSession.from_agent(built, ui_timeout=self.settings.ui_timeout)
         elicitation = self._capabilities.elicitation
         session = AcpSession(
@@ -403,6 +405,59 @@ class SkillKitAcpAgent:
                 write_file=write_file if fs.write_text_file else None,
             ),
             first=True,
+        )
+
+    def _route_terminals(self, built: CliAgent, session_id: str) -> None:
+        client = self._client
+        if not self._capabilities.terminal or client is None:
+            return
+        from skillkit.acp.terminals import ClientTerminals
+
+        def show(call_id: str, terminal_id: str) -> None:
+            session = self.sessions.get(session_id)
+            if session is not None:
+                session.show_terminal(call_id, terminal_id)
+
+        runner = built.runner
+        runner.add_contributor(
+            ClientTerminals(runner.find_tool("bash"), _Terminals(client, session_id), show),
+            first=True,
+        )
+
+
+class _Terminals:
+    """The ``terminal/*`` calls of one session (`skillkit.acp.terminals.TerminalClient`)."""
+
+    def __init__(self, client: Client, session_id: str) -> None:
+        self.client = client
+        self.session_id = session_id
+
+    async def create(self, command: str, args: list[str], cwd: str, output_byte_limit: int) -> str:
+        made = await self.client.create_terminal(
+            session_id=self.session_id,
+            command=command,
+            args=args,
+            cwd=cwd,
+            output_byte_limit=output_byte_limit,
+        )
+        return made.terminal_id
+
+    async def wait_for_exit(self, terminal_id: str) -> Any:
+        return await self.client.wait_for_terminal_exit(
+            session_id=self.session_id, terminal_id=terminal_id
+        )
+
+    async def output(self, terminal_id: str) -> Any:
+        return await self.client.terminal_output(
+            session_id=self.session_id, terminal_id=terminal_id
+        )
+
+    async def kill(self, terminal_id: str) -> object:
+        return await self.client.kill_terminal(session_id=self.session_id, terminal_id=terminal_id)
+
+    async def release(self, terminal_id: str) -> object:
+        return await self.client.release_terminal(
+            session_id=self.session_id, terminal_id=terminal_id
         )
 
 

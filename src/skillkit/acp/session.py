@@ -251,6 +251,10 @@ class AcpSession:
         await self.flush()
         return None
 
+    def show_terminal(self, call_id: str, terminal_id: str) -> None:
+        """Embed the editor's terminal ``terminal_id`` in the tool call ``call_id``."""
+        self._queue.put_nowait(self._updates.terminal(call_id, terminal_id))
+
     def cancel(self) -> None:
         """Abort the run in progress (its prompt answers ``cancelled``)."""
         self.cancelled = True

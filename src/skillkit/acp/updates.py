@@ -125,6 +125,7 @@ class Updates:
         self._before: dict[str, str | None] = {}
         self._output: dict[str, str] = {}
         self._shown: dict[str, float] = {}
+        self._terminals: dict[str, str] = {}
 
     def of(self, event: Event[Any]) -> list[Update]:
         """The updates ``event`` makes (often none)."""
@@ -178,6 +179,16 @@ class Updates:
             raw_input=args,
         )
 
+    def terminal(self, call_id: str, terminal_id: str) -> ToolCallProgress:
+        """The update that embeds the editor's terminal ``terminal_id`` in a call's
+        content; the call's end keeps it there (in place of the output's text)."""
+        self._terminals[call_id] = terminal_id
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=call_id,
+            content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
+        )
+
     # ----- the model's stream
 
     def _stream(self, event: StreamEvent) -> list[Update]:
@@ -213,6 +224,8 @@ class Updates:
         return out
 
     def _progress(self, call_id: str, output: str) -> list[Update]:
+        if call_id in self._terminals:
+            return []  # the editor shows the terminal itself
         text = self._output.get(call_id, "") + output
         if len(text) > _OUTPUT_LIMIT:
             text = text[-_OUTPUT_LIMIT:]
@@ -240,6 +253,9 @@ class Updates:
         content: list[
             ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
         ] = []
+        terminal = self._terminals.pop(call_id, None)
+        if terminal is not None:
+            content.append(TerminalToolCallContent(type="terminal", terminal_id=terminal))
         details = result.details if isinstance(result.details, dict) else {}
         path = details.get("path")
         if name in _EDITS and not result.is_error and isinstance(path, str):
@@ -291,6 +307,7 @@ class Updates:
             for call_id in sorted(self._announced)
         ]
         self._announced.clear()
+        self._terminals.clear()
         self._before.clear()
         self._output.clear()
         self._shown.clear()
