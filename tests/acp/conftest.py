@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -181,7 +182,7 @@ class TerminalEditor(Editor):
         if code is None:
             return None
         if code < 0:
-            return TerminalExitStatus(signal=f"signal {-code}")
+            return TerminalExitStatus(signal=signal.Signals(-code).name)
         return TerminalExitStatus(exit_code=code)
 
     async def wait_for_terminal_exit(

@@ -8,11 +8,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import text_block
 
-from skillkit.runtime.sandbox import find_bubblewrap
+from skillkit.acp.terminals import sandboxed_argv
+from skillkit.runtime.sandbox import Sandbox, find_bubblewrap
 from tests.acp.conftest import TerminalEditor, allow, running
 
 pytestmark = pytest.mark.timeout(90)
@@ -215,3 +217,74 @@ async def test_background_commands_stay_in_skillkit(work: Path) -> None:
     assert editor.calls == []
     [done] = ended(editor)
     assert "background task" in done.raw_output["output"]
+
+
+class _FailingEditor(TerminalEditor):
+    async def create_terminal(self, session_id: str, command: str, **kw: object) -> Any:
+        self.calls.append(("create", ""))
+        raise RuntimeError("no terminal for you")
+
+
+@needs_bwrap
+async def test_an_editor_that_cannot_start_a_terminal_fails_the_call(work: Path) -> None:
+    editor = _FailingEditor(answer=allow("allow"))
+    async with running(work, shell("touch made.txt"), "--sandbox", "auto", editor=editor) as agent:
+        sid = await agent.session(terminal=True)
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("run it")])
+    [done] = ended(editor)
+    assert done.status == "failed"
+    assert "the editor could not start a terminal" in done.raw_output["output"]
+    assert not (work / "made.txt").exists()  # no silent run outside the editor
+
+
+class _Wrapping(Sandbox):
+    """A sandbox in force whose wrap adds ``extra`` options."""
+
+    def __init__(self, extra: list[str]) -> None:
+        super().__init__(mode="auto")
+        self.extra = extra
+
+    @property
+    def active(self) -> bool:
+        return True
+
+    def wrap(self, argv: Any, **kw: Any) -> list[str]:
+        return ["/usr/bin/bwrap", "--unshare-pid", *self.extra, "--chdir", "/w", "--", *argv]
+
+
+def test_the_environment_is_set_inside_the_sandbox_only() -> None:
+    argv = sandboxed_argv(
+        _Wrapping([]), "bash", "ls", cwd="/w", confinement=None, environ={"A": "1", "B": "2"}
+    )
+    assert argv == [
+        "/usr/bin/bwrap",
+        "--clearenv",
+        "--setenv",
+        "A",
+        "1",
+        "--setenv",
+        "B",
+        "2",
+        "--unshare-pid",
+        "--chdir",
+        "/w",
+        "--",
+        "bash",
+        "-c",
+        "ls",
+    ]
+
+
+@pytest.mark.parametrize("option", ["--sync-fd", "--args", "--seccomp", "--info-fd"])
+def test_a_command_line_with_file_descriptors_is_not_handed_over(option: str) -> None:
+    reason = sandboxed_argv(
+        _Wrapping([option, "3"]), "bash", "ls", cwd="/w", confinement=None, environ={}
+    )
+    assert isinstance(reason, str) and option in reason
+
+
+def test_without_a_sandbox_in_force_nothing_is_handed_over() -> None:
+    reason = sandboxed_argv(
+        Sandbox.disabled(), "bash", "ls", cwd="/w", confinement=None, environ={}
+    )
+    assert reason == "no sandbox is in force (none (off))"

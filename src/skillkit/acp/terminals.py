@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,7 +38,7 @@ from skillkit.runtime.bash import BashRuntime
 from skillkit.runtime.output import OutputBuffer
 from skillkit.runtime.process import kill_tagged, new_tag, tagged_environment, wait_gone
 from skillkit.runtime.spawn import command_environment
-from skillkit.tools.base import Tool, ToolContext, ToolResult
+from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.bash import BashTool, format_execution
 
 if TYPE_CHECKING:
@@ -200,10 +201,23 @@ class _TerminalBash:
     ) -> ExecutionResult:
         started = time.monotonic()
         limits = self.runtime.limits
-        terminal = await self.terminals.create(
-            argv[0], argv[1:], cwd, output_byte_limit=limits.max_chars * 4
+        creating = asyncio.ensure_future(
+            self.terminals.create(argv[0], argv[1:], cwd, output_byte_limit=limits.max_chars * 4)
         )
+        try:
+            terminal = await asyncio.shield(creating)
+        except asyncio.CancelledError:  # the terminal may be made all the same: undo it
+            await asyncio.wait((creating,), timeout=_KILL_WAIT)
+            if creating.done() and not creating.cancelled() and creating.exception() is None:
+                made = creating.result()
+                await _quietly(self.terminals.kill(made))
+                await asyncio.shield(_end_tagged(tag))
+                await _quietly(self.terminals.release(made))
+            raise
+        except Exception as exc:
+            raise ToolError(f"the editor could not start a terminal ({_reason(exc)})") from None
         ended_by: ExecutionStatus | None = None
+        waiting: asyncio.Future[TerminalExit] | None = None
         try:
             self.show(ctx.tool_call_id, terminal)
             waiting = asyncio.ensure_future(self.terminals.wait_for_exit(terminal))
@@ -219,17 +233,20 @@ class _TerminalBash:
                 await self.terminals.kill(terminal)
                 await _end_tagged(tag, waiting)
             exit_code: int | None = None
-            if waiting.done() and not waiting.cancelled() and waiting.exception() is None:
-                exited = waiting.result()
-                exit_code = exited.exit_code
-            elif not waiting.done():
-                waiting.cancel()
+            if not waiting.done():
+                waiting.cancel()  # killed, and the editor never said it ended
             else:
-                waiting.result()  # the client's error
+                exit_code = _exit_code(waiting.result())  # raises the editor's error
             shown = await self.terminals.output(terminal)
-        except BaseException:
+        except BaseException as exc:
+            if waiting is not None and not waiting.done():
+                waiting.cancel()
             await _quietly(self.terminals.kill(terminal))
             await asyncio.shield(_end_tagged(tag))
+            if isinstance(exc, Exception):
+                raise ToolError(
+                    f"the editor's terminal failed ({_reason(exc)}); the command was stopped"
+                ) from None
             raise
         finally:
             await _quietly(self.terminals.release(terminal))
@@ -281,3 +298,20 @@ async def _quietly(call: Awaitable[object]) -> None:
         log.warning("the editor's terminal could not be cleaned up: %s", exc)
     except asyncio.CancelledError:
         pass
+
+
+def _exit_code(exited: TerminalExit) -> int | None:
+    """The exit code, or minus the signal's number when a signal the editor names (as
+    ``SIGKILL`` or ``KILL``) ended the command, as SkillKit's runtimes report it."""
+    if exited.exit_code is not None or not exited.signal:
+        return exited.exit_code
+    name = exited.signal.upper()
+    try:
+        return -signal.Signals[name if name.startswith("SIG") else f"SIG{name}"].value
+    except KeyError:
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:200]
