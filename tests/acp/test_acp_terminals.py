@@ -13,8 +13,12 @@ from typing import Any
 import pytest
 from acp import text_block
 
-from skillkit.acp.terminals import sandboxed_argv
+from skillkit.acp.terminals import ClientTerminals, sandboxed_argv
+from skillkit.runtime.bash import BashRuntime
 from skillkit.runtime.sandbox import Sandbox, find_bubblewrap
+from skillkit.tools.base import tool_schema
+from skillkit.tools.builtin.bash import BashTool
+from skillkit.tools.builtin.workspace import Workspace
 from tests.acp.conftest import TerminalEditor, allow, running
 
 pytestmark = pytest.mark.timeout(90)
@@ -288,3 +292,24 @@ def test_without_a_sandbox_in_force_nothing_is_handed_over() -> None:
         Sandbox.disabled(), "bash", "ls", cwd="/w", confinement=None, environ={}
     )
     assert reason == "no sandbox is in force (none (off))"
+
+
+def test_the_model_is_shown_the_same_bash_tool(tmp_path: Path) -> None:
+    local = BashTool(Workspace(tmp_path), BashRuntime(sandbox=Sandbox.disabled()))
+    [offered] = ClientTerminals(local, _Unused(), lambda call, terminal: None).tools()
+    assert offered is not local and offered.name == "bash"
+    assert tool_schema(offered) == tool_schema(local)
+    assert getattr(offered, "workspace", None) is local.workspace
+
+
+def test_a_bash_tool_of_another_runtime_is_left_alone(caplog: pytest.LogCaptureFixture) -> None:
+    class Other:
+        name = "bash"
+
+    assert ClientTerminals(Other(), _Unused(), lambda call, terminal: None).tools() == []  # type: ignore[arg-type]
+    assert "not run them through SkillKit's shell runtime" in caplog.text
+
+
+class _Unused:
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"terminal/{name} was called")

@@ -171,6 +171,8 @@ class _TerminalBash:
         self.name = local.name
         self.description = local.description
         self.args_model = local.args_model
+        self.args_schema = local.args_schema  # the model is shown the same tool
+        self.workspace = local.workspace  # the gate binds its path policy to it
         self._said: set[str] = set()
 
     async def execute(self, args: Any, ctx: ToolContext) -> ToolResult:
