@@ -47,9 +47,14 @@ def outside() -> Iterator[Path]:
 
 
 @needs_bwrap
-async def test_the_editor_runs_the_sandboxed_command_line(work: Path) -> None:
+async def test_the_editor_runs_the_sandboxed_command_line(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # secrets in the editor's environment and (inherited) in SkillKit's
+    monkeypatch.setenv("SOME_SERVICE_API_KEY", "sk-secret-1")
+    monkeypatch.setenv("DEPLOY_TOKEN", "secret-2")
     editor = TerminalEditor(answer=allow("allow"))
-    script = shell("echo made-in-the-terminal > note.txt && cat note.txt")
+    script = shell("echo made-in-the-terminal > note.txt && cat note.txt && env")
     async with running(work, script, "--sandbox", "auto", editor=editor) as agent:
         sid = await agent.session(terminal=True)
         await agent.conn.prompt(session_id=sid, prompt=[text_block("run it")])
@@ -57,11 +62,13 @@ async def test_the_editor_runs_the_sandboxed_command_line(work: Path) -> None:
     assert Path(command).name == "bwrap"
     assert "--unshare-pid" in args and "--clearenv" in args
     end = args.index("--")
-    assert args[end + 2 :] == ["-c", "echo made-in-the-terminal > note.txt && cat note.txt"]
+    assert args[end + 2 :] == ["-c", "echo made-in-the-terminal > note.txt && cat note.txt && env"]
     assert cwd == str(work)
     # the secrets of SkillKit's environment are not set inside the sandbox
     settings = [args[i + 1] for i, a in enumerate(args[:end]) if a == "--setenv"]
-    assert "HOME" in settings and not any(n.endswith("_API_KEY") for n in settings)
+    assert "HOME" in settings
+    assert "SOME_SERVICE_API_KEY" not in settings and "DEPLOY_TOKEN" not in settings
+    assert "secret-" not in " ".join(args)
     # the editor really ran it: the file is in the workspace
     assert (work / "note.txt").read_text() == "made-in-the-terminal\n"
     [done] = ended(editor)
@@ -69,6 +76,9 @@ async def test_the_editor_runs_the_sandboxed_command_line(work: Path) -> None:
     assert [c.type for c in done.content] == ["terminal"]
     assert done.content[0].terminal_id == "term-1"
     assert "made-in-the-terminal" in done.raw_output["output"]
+    # the editor's own environment (which has them) did not reach the command
+    assert "secret-" not in done.raw_output["output"]
+    assert "HOME=" in done.raw_output["output"]
     embedded = [
         u
         for u in editor.of("tool_call_update")
