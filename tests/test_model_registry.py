@@ -568,3 +568,17 @@ def test_models_command_reports_unknown_provider_and_no_match(
     assert "unknown provider 'nope'" in capsys.readouterr().err
     assert run_cli("zzzz qqqq") == 1
     assert "no model matches" in capsys.readouterr().err
+
+
+def test_registries_share_the_catalog_but_not_what_is_registered_in_one() -> None:
+    """Each registry starts from the catalog's shared tables; an alias registered in one,
+    or a built-in unregistered from it, is neither seen nor missed by another."""
+    first, second = ModelRegistry(), ModelRegistry()
+    assert first.get("no-such-model") is None and second.get("no-such-model") is None
+    builtin = first.list()[0]
+    first.register(model("mine-1", aliases=("my-alias",)))
+    assert first.get("my-alias") is not None and first.get("MY-ALIAS") is not None
+    assert second.get("my-alias") is None and second.get("MY-ALIAS") is None
+    assert first.unregister(builtin.key) is not None
+    assert first.get(builtin.key) is None and second.get(builtin.key) == builtin
+    assert ModelRegistry().get("my-alias") is None

@@ -203,4 +203,4 @@ def test_the_sessions_command_exports_all_and_imports_them_back(tmp_path: Path) 
     assert one.stdout.encode() == before[ids[0]]
     for wrong in (["--all"], ["--to", str(folder), ids[0]], []):
         refused = run_cli("sessions", "export", *wrong, home=home, cwd=cwd)
-        assert refused.returncode == 1 and "skillkit: error: sessions:" in refused.stderr
+        assert refused.returncode == 2 and "skillkit: error: sessions:" in refused.stderr

@@ -22,6 +22,39 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def _names_of(models: Iterable[ModelDefinition]) -> tuple[dict[str, str], dict[str, str]]:
+    """The name index of ``models`` (see `ModelRegistry._name_index`)."""
+    aliases: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    for model in models:
+        for alias in model.aliases:
+            aliases[alias] = model.key
+        for name in (model.id, model.key, *model.aliases):
+            folded[name.lower()] = model.key
+    return aliases, folded
+
+
+@lru_cache(maxsize=1)
+def _builtin_tables() -> tuple[
+    dict[str, ModelDefinition],
+    dict[str, str],
+    tuple[dict[str, str], dict[str, str]],
+    dict[str, ProviderInfo],
+]:
+    """The built-in catalog as a registry holds it — definitions by key, keys by id, its
+    name index, providers — made once per process: each registry copies the two tables
+    (a dictionary copy each) instead of adding the catalog's models one by one, which made
+    a new registry's first lookup cost as much as a whole agent turn."""
+    catalog = _builtin_catalog()
+    models: dict[str, ModelDefinition] = {}
+    by_id: dict[str, str] = {}
+    for model in catalog.models:
+        models[model.key] = model
+        by_id[model.id] = model.key
+    providers = {info.name: info for info in catalog.providers}
+    return models, by_id, _names_of(models.values()), providers
+
+
 class ModelRegistry:
     """Model definitions keyed by ``provider:id``, plus provider defaults.
 
@@ -61,16 +94,16 @@ class ModelRegistry:
         with self._lock:
             if not self._builtin_pending:
                 return
-            catalog = _builtin_catalog()
+            models, by_id, names, providers = _builtin_tables()
             self._builtin_pending = False
             mine_models, mine_ids = self._models, self._by_id
-            self._models, self._by_id = {}, {}
-            for model in catalog.models:
-                self._add(model)
+            self._models, self._by_id = dict(models), dict(by_id)
             self._models.update(mine_models)
             self._by_id.update(mine_ids)
-            self._names = None
-            self._providers = {info.name: info for info in catalog.providers} | self._providers
+            # the catalog's name index is shared (never changed in place: a change of the
+            # definitions drops it) until something is registered here
+            self._names = None if mine_models else names
+            self._providers = dict(providers) | self._providers
 
     def _add(self, model: ModelDefinition) -> None:
         self._models[model.key] = model
@@ -127,14 +160,7 @@ class ModelRegistry:
         find it), so a lookup by alias — or of a model that is not there — costs two
         dictionary reads instead of a scan of the catalog."""
         if self._names is None:
-            aliases: dict[str, str] = {}
-            folded: dict[str, str] = {}
-            for model in self._models.values():
-                for alias in model.aliases:
-                    aliases[alias] = model.key
-                for name in (model.id, model.key, *model.aliases):
-                    folded[name.lower()] = model.key
-            self._names = (aliases, folded)
+            self._names = _names_of(self._models.values())
         return self._names
 
     def list(self) -> list[ModelDefinition]:
