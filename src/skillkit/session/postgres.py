@@ -349,7 +349,7 @@ class PostgresSessionStore(StoreBase):
     def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names; `SessionNotFoundError` if none or
         several match."""
-        return self._resolve_in(ref, (self.url, public_url(self.conninfo)))
+        return self._resolve_in(ref, (self.url, public_url(self.conninfo)), self._ids_like)
 
     def _ids_like(self, pattern: str) -> builtins.list[str]:
         with self._connection() as db:

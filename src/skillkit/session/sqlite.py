@@ -299,7 +299,7 @@ class SqliteSessionStore(StoreBase):
     def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names; `SessionNotFoundError` if none or
         several match."""
-        return self._resolve_in(ref, (self.url, str(self.path)))
+        return self._resolve_in(ref, (self.url, str(self.path)), self._ids_like)
 
     def _ids_like(self, pattern: str) -> builtins.list[str]:
         with self._guard:

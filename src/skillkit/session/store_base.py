@@ -15,7 +15,7 @@ import builtins
 import glob
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -123,10 +123,17 @@ class StoreBase(abc.ABC):
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions of ``cwd`` (None: all), most recently changed first."""
 
-    def _resolve_in(self, ref: str | Path, names: Sequence[str]) -> str:
+    def _resolve_in(
+        self,
+        ref: str | Path,
+        names: Sequence[str],
+        ids_like: Callable[[str], builtins.list[str]],
+    ) -> str:
         """The id of the session ``ref`` names — an id, a unique id prefix, or
         ``NAME#id`` where NAME is one of ``names`` (this store's URL and its other
-        spellings); `SessionNotFoundError` if none or several match."""
+        spellings); `SessionNotFoundError` if none or several match. ``ids_like`` is the
+        database's query: up to six ids matching an SQL ``LIKE`` pattern (escaped with
+        ``\\``), in order."""
         text = os.fspath(ref)
         if "#" in text:
             where, _, text = text.rpartition("#")
@@ -137,7 +144,7 @@ class StoreBase(abc.ABC):
         if not text:
             raise SessionNotFoundError("no session id given")
         pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        ids = self._ids_like(pattern)
+        ids = ids_like(pattern)
         if text in ids:
             return text
         if not ids:
@@ -145,11 +152,6 @@ class StoreBase(abc.ABC):
         if len(ids) > 1:
             raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
         return ids[0]
-
-    def _ids_like(self, pattern: str) -> builtins.list[str]:
-        """Up to six ids matching the SQL ``LIKE`` ``pattern`` (escaped with ``\\``),
-        in order (the database stores give it)."""
-        raise NotImplementedError
 
     @abc.abstractmethod
     def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
