@@ -177,6 +177,37 @@ def _driver() -> Any:
     return psycopg, psycopg_pool
 
 
+INSERT_SESSION = (
+    "INSERT INTO skillkit_sessions (id, header, cwd, created, modified, parent_session, size,"
+    " entries, messages, title, name, first_message, leaf_id)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+"""A whole session's row (an import or a fork), with `session_row`'s values."""
+
+COPY_ENTRIES = "COPY skillkit_entries (session_id, seq, line) FROM STDIN"
+"""A whole session's entries, one ``(session_id, seq, line)`` row each."""
+
+
+def session_row(header: SessionHeader, info: SessionInfo) -> tuple[Any, ...]:
+    """`INSERT_SESSION`'s values for the session ``header`` opens and ``info`` sums up
+    (the sync and the async store insert alike)."""
+    return (
+        header.id,
+        encode_line(header),
+        header.cwd,
+        header.created,
+        info.modified,
+        header.parent_session,
+        info.size,
+        info.entries,
+        info.messages,
+        info.title,
+        info.name,
+        info.first_message,
+        info.leaf_id,
+    )
+
+
 class PostgresSessionStore(StoreBase):
     """Sessions kept in the PostgreSQL database ``url`` names (``postgresql://user@host/db``,
     or ``postgresql:///db?host=/socket/folder&port=5432``; anything libpq reads).
@@ -302,32 +333,13 @@ class PostgresSessionStore(StoreBase):
         psycopg, _ = _driver()
         with self._connection() as db, db.transaction():
             try:
-                db.execute(
-                    "INSERT INTO skillkit_sessions (id, header, cwd, created, modified,"
-                    " parent_session, size, entries, messages, title, name, first_message,"
-                    " leaf_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        header.id,
-                        encode_line(header),
-                        header.cwd,
-                        header.created,
-                        info.modified,
-                        header.parent_session,
-                        info.size,
-                        info.entries,
-                        info.messages,
-                        info.title,
-                        info.name,
-                        info.first_message,
-                        info.leaf_id,
-                    ),
-                )
+                db.execute(INSERT_SESSION, session_row(header, info))
             except psycopg.errors.UniqueViolation:
                 raise SessionExistsError(f"session {header.id} is already in {self.url}") from None
             if lines:
                 with (
                     db.cursor() as cursor,
-                    cursor.copy("COPY skillkit_entries (session_id, seq, line) FROM STDIN") as copy,
+                    cursor.copy(COPY_ENTRIES) as copy,
                 ):
                     for seq, line in enumerate(lines):
                         copy.write_row((header.id, seq, line))

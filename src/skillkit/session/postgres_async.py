@@ -55,6 +55,8 @@ from skillkit.session.postgres import (
     _SCHEMA_LOCK,
     _UNSAFE,
     _UPDATE_ROW,
+    COPY_ENTRIES,
+    INSERT_SESSION,
     SCHEMA_VERSION,
     StoreUnavailableError,
     _driver,
@@ -62,6 +64,7 @@ from skillkit.session.postgres import (
     _row_values,
     lock_key,
     public_url,
+    session_row,
 )
 from skillkit.session.postgres_async_sink import AsyncPostgresSink
 from skillkit.session.session import FsyncPolicy, Session
@@ -230,32 +233,13 @@ class AsyncPostgresSessionStore:
         psycopg, _ = _driver()
         async with self._connection() as db, db.transaction():
             try:
-                await db.execute(
-                    "INSERT INTO skillkit_sessions (id, header, cwd, created, modified,"
-                    " parent_session, size, entries, messages, title, name, first_message,"
-                    " leaf_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        header.id,
-                        encode_line(header),
-                        header.cwd,
-                        header.created,
-                        info.modified,
-                        header.parent_session,
-                        info.size,
-                        info.entries,
-                        info.messages,
-                        info.title,
-                        info.name,
-                        info.first_message,
-                        info.leaf_id,
-                    ),
-                )
+                await db.execute(INSERT_SESSION, session_row(header, info))
             except psycopg.errors.UniqueViolation:
                 raise SessionExistsError(f"session {header.id} is already in {self.url}") from None
             if lines:
                 async with (
                     db.cursor() as cursor,
-                    cursor.copy("COPY skillkit_entries (session_id, seq, line) FROM STDIN") as copy,
+                    cursor.copy(COPY_ENTRIES) as copy,
                 ):
                     for seq, line in enumerate(lines):
                         await copy.write_row((header.id, seq, line))
