@@ -180,6 +180,8 @@ def test_the_mode_menu_offers_the_modes_get_state_names(
         later = _open(browser, served.url)
         later_menu = later.get_by_role("combobox", name="Permission mode")
         expect(later_menu).to_have_value("default")
+        # the static menu names three modes until the tab's get_state arrives
+        expect(later_menu.locator("option")).to_have_count(len(modes))
         assert (
             later_menu.locator("option").evaluate_all("options => options.map(o => o.value)")
             == modes
