@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 from acp.schema import (
     ClientCapabilities,
+    EnvVariable,
     ForkSessionResponse,
     HttpMcpServer,
     Implementation,
@@ -432,13 +433,21 @@ class _Terminals:
         self.client = client
         self.session_id = session_id
 
-    async def create(self, command: str, args: list[str], cwd: str, output_byte_limit: int) -> str:
+    async def create(
+        self,
+        command: str,
+        args: list[str],
+        cwd: str,
+        output_byte_limit: int,
+        env: dict[str, str],
+    ) -> str:
         made = await self.client.create_terminal(
             session_id=self.session_id,
             command=command,
             args=args,
             cwd=cwd,
             output_byte_limit=output_byte_limit,
+            env=[EnvVariable(name=name, value=value) for name, value in env.items()],
         )
         return made.terminal_id
 

@@ -7,7 +7,10 @@ for the call (the gate's confinement of the call included), started from the
 workspace, so bubblewrap confines the command exactly as when SkillKit starts it. The
 environment is SkillKit's own less its secrets (`command_environment`), set inside
 the sandbox after ``--clearenv``: nothing of the editor's environment reaches the
-command.
+command. The one variable SkillKit asks the editor to set (``env`` of
+``terminal/create``) is the call's process tag, for ``bwrap`` itself: a terminal killed
+while bubblewrap was still setting up can leave bubblewrap's own process in the
+sandbox behind, holding the terminal open, and the tag is how it is found and killed.
 
 The gate judged the call before it got here. The tool call's content embeds the
 terminal; SkillKit waits for the exit (``terminal/wait_for_exit``) within the tool's
@@ -41,12 +44,18 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from skillkit.acp.following import OutputFollower
+from skillkit.acp.following import CUT_AT_START, OutputFollower
 from skillkit.agent.contributors import Contributor
 from skillkit.runtime.base import ExecutionResult
 from skillkit.runtime.bash import BashRuntime
 from skillkit.runtime.output import OutputBuffer
-from skillkit.runtime.process import kill_tagged, new_tag, tagged_environment, wait_gone
+from skillkit.runtime.process import (
+    TAG_VARIABLE,
+    kill_tagged,
+    new_tag,
+    tagged_environment,
+    wait_gone,
+)
 from skillkit.runtime.spawn import command_environment
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.bash import BashTool, format_execution
@@ -121,7 +130,12 @@ class TerminalClient(Protocol):
     """The ``terminal/*`` calls of one ACP session (the session id bound)."""
 
     def create(
-        self, command: str, args: list[str], cwd: str, output_byte_limit: int
+        self,
+        command: str,
+        args: list[str],
+        cwd: str,
+        output_byte_limit: int,
+        env: dict[str, str],
     ) -> Awaitable[str]: ...
     def wait_for_exit(self, terminal_id: str) -> Awaitable[TerminalExit]: ...
     def output(self, terminal_id: str) -> Awaitable[TerminalOutput]: ...
@@ -229,7 +243,13 @@ class _TerminalBash:
         started = time.monotonic()
         limits = self.runtime.limits
         creating = asyncio.ensure_future(
-            self.terminals.create(argv[0], argv[1:], cwd, output_byte_limit=limits.max_chars * 4)
+            self.terminals.create(
+                argv[0],
+                argv[1:],
+                cwd,
+                output_byte_limit=limits.max_chars * 4,
+                env={TAG_VARIABLE: tag},  # bubblewrap's own processes carry the tag too
+            )
         )
         try:
             terminal = await asyncio.shield(creating)
@@ -289,7 +309,7 @@ class _TerminalBash:
         buffer = OutputBuffer(limits, keep=self.runtime.keep, spill=self.runtime.spill)
         text = shown.output
         if shown.truncated:
-            text = "[the start of the output was cut by the editor's terminal]\n" + text
+            text = CUT_AT_START + text
         for line in text.splitlines(keepends=True):
             buffer.append(line)
         combined = buffer.finish()
