@@ -80,7 +80,7 @@ log = logging.getLogger("skillkit.acp")
 POLL_FIRST = 0.1
 """Seconds between reads of a running command's output while it grows."""
 
-POLL_MOST = 1.0
+POLL_MOST = 0.5
 """The longest pause between two reads (it doubles from `POLL_FIRST` while nothing new
 arrives)."""
 
