@@ -50,7 +50,7 @@ def test_slash_commands_and_a_shell_command_run_from_the_page(
         expect(tool.locator(".status")).to_have_text("done")
         expect(tool.locator("pre.output")).to_contain_text("marmalade")
         expect(log.get_by_role("article", name="Command").last).to_contain_text(
-            "the output goes to the model with your next prompt"
+            "added to the conversation: the model sees it with your next prompt"
         )
         expect(page.get_by_role("status", name="Activity")).to_be_hidden()  # nothing runs
 

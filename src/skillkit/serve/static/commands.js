@@ -78,7 +78,7 @@ async function runLine(text) {
     if (!running) activity("");
     if (response.success) {
       const data = response.data || {};
-      showOutput(line, data.ran ? "the output goes to the model with your next prompt"
+      showOutput(line, data.ran ? "added to the conversation: the model sees it with your next prompt"
         : "not run: " + (data.reason || "refused"));
     }
     return true;
