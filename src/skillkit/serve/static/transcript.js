@@ -191,7 +191,7 @@ function showDiff(tool, args) {
 
 function setSubject(tool, args) {
   if (!args || typeof args !== "object") return;
-  showDiff(tool, args);
+  if (tool.box.dataset.status !== "error") showDiff(tool, args);
   const key = SUBJECT_KEYS.find((name) => typeof args[name] === "string" && args[name].trim());
   if (!key) return;
   const lines = args[key].trim().split("\n");
@@ -200,9 +200,16 @@ function setSubject(tool, args) {
   tool.subject.textContent = "(" + subject + ")";
 }
 
+// A call that failed or was refused changed nothing: an edit's or a write's diff (drawn
+// from its arguments when it was called) is taken away, its row keeps how it failed.
 function setStatus(tool, status) {
   tool.box.dataset.status = status;
   tool.status.textContent = status;
+  if (status === "error") {
+    if (tool.diff) tool.diff.remove();
+    tool.diff = null;
+    tool.counts.replaceChildren();
+  }
 }
 
 function resultText(result) {
