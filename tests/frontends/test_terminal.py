@@ -362,6 +362,20 @@ def test_an_approval_request_shows_the_call_the_reason_the_risk_and_the_rule() -
     assert "rule  bash(git *)" in shown
 
 
+def test_an_edit_asking_for_approval_shows_the_change_it_asks_to_make() -> None:
+    from skillkit.permissions.events import ApprovalNeeded
+
+    edit = {"path": "app.cfg", "edits": [{"old_text": "port = 80", "new_text": "port = 8080"}]}
+    shown = _draw(
+        ApprovalNeeded(request_id="approval-1", tool_name="edit", tool_input=edit),
+        ApprovalNeeded(request_id="approval-2", tool_name="bash", tool_input={"command": "ls"}),
+    )
+    lines = [line.strip("│ ") for line in shown.splitlines()]
+    start = lines.index("change +1 −1")
+    assert lines[start + 1 : start + 3] == ["-port = 80", "+port = 8080"]
+    assert lines.count("change +1 −1") == 1  # a command has no change to show
+
+
 def test_a_plan_for_approval_is_drawn_as_markdown() -> None:
     from skillkit.permissions.events import ApprovalNeeded
 

@@ -464,7 +464,13 @@ class TerminalRenderer:
         argv, cwd = approval_argv(request, self.action_preview)
         self._print(
             approval_panel(
-                request, clean=self.clean, redactor=self.redactor, argv=argv, cwd=cwd, agent=agent
+                request,
+                clean=self.clean,
+                redactor=self.redactor,
+                argv=argv,
+                cwd=cwd,
+                agent=agent,
+                diff_limit=self.max_diff_lines,
             )
         )
 
