@@ -473,17 +473,11 @@ def skills_eval_command(args: argparse.Namespace) -> int:
     record = recording_from_args(args, f"eval {suite.name}", cwd)
     if isinstance(record, str):
         return _usage(record)
+    where = recording_location(record) if record is not None else ""
     maker = CliAgentMaker(options, workspace=cwd)
     engine = engine_from_args(args)
     try:
         results = asyncio.run(run_eval(suite, maker, models=models, engine=engine, record=record))
-        if record is not None:
-            print(
-                f"skillkit: eval: each run's conversation kept as a session named "
-                f"'{record.name} CASE MODEL #N' in {recording_location(record)} "
-                "('skillkit sessions list' shows them)",
-                file=sys.stderr,
-            )
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
@@ -491,9 +485,15 @@ def skills_eval_command(args: argparse.Namespace) -> int:
             record.close()
     scores = score_triggers(results, suite, entry.skill.name)
     if args.json:
-        print(json.dumps([s.as_json() for s in scores], indent=2))
+        print(json.dumps([s.as_json() for s in scores], indent=2), flush=True)
     else:
-        print(format_scores(entry.skill.name, scores))
+        print(format_scores(entry.skill.name, scores), flush=True)
+    if record is not None:
+        print(
+            f"skillkit: eval: each run's conversation kept as a session named "
+            f"'{record.name} CASE MODEL #N' in {where} ('skillkit sessions list' shows them)",
+            file=sys.stderr,
+        )
     failed = [r for r in results.results if r.error is not None]
     for result in failed[:3]:
         print(f"skillkit: eval: row {result.row}: {result.error}", file=sys.stderr)
