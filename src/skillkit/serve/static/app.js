@@ -150,7 +150,9 @@ function onEvent(event) {
     case "tool_execution_end": {
       const tool = toolBlock(p.tool_call_id, p.tool_name);
       tool.output.textContent = resultText(p.result);
-      setStatus(tool, p.result && p.result.is_error ? "error" : "done");
+      // a call of a run paused on approvals ends "pending": it did not run
+      const ended = p.status === "pending" ? "awaiting approval" : p.result && p.result.is_error ? "error" : "done";
+      setStatus(tool, ended);
       if (running) activity("waiting for the model"); // a !command runs outside a run
       break;
     }
