@@ -3,12 +3,16 @@
 As a contributor of a runner, `Checkpoints` snapshots the workspace (`SnapshotStore`)
 before each tool call that may change it and after its result: the first of these in a
 run is the turn's checkpoint (the state before its first change), the last is the state
-it left. Shell commands are covered the same way: what they changed is found by
-comparing the workspace before and after, not by trusting the tool's report. Read-only
-tools (``read``, ``grep``, ``find``, ``ls``... or any tool ``read_only`` says is) take no
-snapshot. A child agent's changes are made inside the parent's tool call that ran it, so
-they belong to the parent's turn; a background task's changes are recorded when it
-ends (``bg_result``).
+it left. The snapshot after a call is begun at once, in a worker thread, while the run
+goes on (the model reads the result meanwhile): the next call that may change the
+workspace, and the end of the run, wait for it, so it records the state the call left
+exactly as if the run had waited (without a watch it is a walk of the workspace, which
+then costs the turn nothing while the model answers). Shell commands are covered the
+same way: what they changed is found by comparing the workspace before and after, not
+by trusting the tool's report. Read-only tools (``read``, ``grep``, ``find``, ``ls``...
+or any tool ``read_only`` says is) take no snapshot and wait for none. A child agent's
+changes are made inside the parent's tool call that ran it, so they belong to the
+parent's turn; a background task's changes are recorded when it ends (``bg_result``).
 
 Each turn is kept in the store's folder (``turns.jsonl``) and, when a session is
 recorded, as a `skillkit.session.CheckpointEntry` linking it to the turn's user message.
@@ -30,6 +34,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -170,6 +175,8 @@ class Checkpoints(Contributor):
         self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
         self._lock = threading.Lock()
         self._out: BinaryIO | None = None  # turns.jsonl, open for appending (unbuffered)
+        self._worker: ThreadPoolExecutor | None = None  # takes the snapshots after calls
+        self._pending: builtins.list[Future[None]] = []  # those not waited for yet
         self._load()
         self._packed_at = 0
 
@@ -343,6 +350,7 @@ class Checkpoints(Contributor):
             self._begun = False
 
     def _end_turn(self) -> None:
+        self._settle()  # the state the last call left (a walk's rest, at most)
         with self._lock:
             turn, self._open = self._open, None
             self._begun = False
@@ -369,8 +377,12 @@ class Checkpoints(Contributor):
         return fallback
 
     async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
-        if self._read_only(call.tool_name) or self._open is None or self._begun:
-            return None  # read-only, outside a run, or the turn has its checkpoint
+        if self._read_only(call.tool_name):
+            return None  # changes nothing: neither waits nor takes a snapshot
+        if self._pending:  # what the last call left is recorded before this one changes it
+            await self._asettle()
+        if self._open is None or self._begun:
+            return None  # outside a run, or the turn has its checkpoint
         try:
             snapshot = await asyncio.to_thread(self.store.snapshot)
         except SnapshotError as exc:
@@ -394,15 +406,43 @@ class Checkpoints(Contributor):
         (on a store's first turn, the empty state: every file would look added)."""
         if self._read_only(event.tool_name) or not self._begun:
             return None
-        try:
-            snapshot = await asyncio.to_thread(self.store.snapshot)
-        except SnapshotError as exc:
-            self._report(f"the workspace checkpoint failed: {exc}")
-            return None
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="skillkit-checkpoints")
+        self._pending.append(self._worker.submit(self._after_call))
+        return None
+
+    async def stop_check(self, messages: builtins.list[Any]) -> str | None:
+        """A run about to end waits here for the snapshot after its last call (without
+        blocking the event loop; a run that ends otherwise waits at its end)."""
+        if self._pending:
+            await self._asettle()
+        return None
+
+    def _after_call(self) -> None:
+        """The snapshot after a call (in the worker thread): the open turn's state."""
+        snapshot = self.store.snapshot()
         with self._lock:
             if self._open is not None:
                 self._advance(snapshot)
-        return None
+
+    def _settle(self) -> None:
+        """Wait for the snapshots after calls begun so far (blocking; in the run's
+        thread only at its end), and report those that failed."""
+        pending, self._pending = self._pending, []
+        for future in pending:
+            try:
+                future.result()
+            except Exception as exc:  # reported: the turn goes on
+                self._report(f"the workspace checkpoint failed: {exc}")
+
+    async def _asettle(self) -> None:
+        """`_settle` without blocking the event loop."""
+        pending, self._pending = self._pending, []
+        for future in pending:
+            try:
+                await asyncio.wrap_future(future)
+            except Exception as exc:  # reported: the turn goes on
+                self._report(f"the workspace checkpoint failed: {exc}")
 
     def _advance(self, snapshot: Snapshot) -> None:
         """The open turn's state is now ``snapshot``, unless a newer one was recorded
@@ -416,6 +456,10 @@ class Checkpoints(Contributor):
     async def aclose(self) -> None:
         """Pack the store when many turns changed files since it was last packed, and
         stop watching the workspace (a later snapshot watches again)."""
+        await self._asettle()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=False)
         self.store.close()
         self._close_record()
         changed = sum(1 for turn in self._turns if turn.changed)
