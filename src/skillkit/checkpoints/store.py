@@ -43,6 +43,7 @@ import os
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -101,6 +102,12 @@ __all__ = [
     "SnapshotError",
     "SnapshotStore",
 ]
+
+
+_MOST_READS = 256
+"""Differences kept (`SnapshotStore.changes`, `SnapshotStore.patch`), the last used."""
+_MOST_PATCH = 1 << 20
+"""A patch longer than this (characters) is not kept."""
 
 
 @dataclass
@@ -167,6 +174,9 @@ class SnapshotStore:
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
         self._stats: dict[str, Stat] = {}  # the files at the last whole look
         self._walked: dict[str, Stat] | None = None  # the walk of the last snapshot (no watch)
+        # what two snapshots differ by never changes (their ids name their content):
+        # kept, so a face that redraws every turn's changes asks git once per turn
+        self._reads: OrderedDict[tuple[object, ...], tuple[FileChange, ...] | str] = OrderedDict()
 
     # ----- git
 
@@ -553,18 +563,45 @@ class SnapshotStore:
 
     def changes(self, old: str, new: str, *, lines: bool = True) -> list[FileChange]:
         """The paths that differ from snapshot ``old`` to snapshot ``new`` (either may
-        be ``""``: the empty workspace), with their line counts."""
+        be ``""``: the empty workspace), with their line counts. Asked again for the
+        same two, it answers from memory (what two snapshots differ by never changes)."""
+        key: tuple[object, ...] = ("changes", old, new, lines)
+        with self._lock:
+            known = self._read(key)
+            if isinstance(known, tuple):
+                return list(known)
         with self._held():
             self._have(old, new)
             numstat, raw = diff_tree(self._git, old, new, lines=lines)
-        return parse_changes(numstat, raw)
+            changes = parse_changes(numstat, raw)
+            self._remember(key, tuple(changes))
+        return changes
 
     def patch(self, old: str, new: str, paths: Sequence[str] = ()) -> str:
-        """The unified diff from snapshot ``old`` to ``new`` (binary files named only)."""
+        """The unified diff from snapshot ``old`` to ``new`` (binary files named only);
+        answered from memory when asked again (but for a very long one)."""
+        key: tuple[object, ...] = ("patch", old, new, tuple(paths))
+        with self._lock:
+            known = self._read(key)
+            if isinstance(known, str):
+                return known
         with self._held():
             self._have(old, new)
-            out = read_patch(self._git, old, new, paths)
-        return out.decode("utf-8", "replace")
+            text = read_patch(self._git, old, new, paths).decode("utf-8", "replace")
+            if len(text) <= _MOST_PATCH:
+                self._remember(key, text)
+        return text
+
+    def _read(self, key: tuple[object, ...]) -> tuple[FileChange, ...] | str | None:
+        known = self._reads.get(key)
+        if known is not None:
+            self._reads.move_to_end(key)
+        return known
+
+    def _remember(self, key: tuple[object, ...], value: tuple[FileChange, ...] | str) -> None:
+        self._reads[key] = value
+        while len(self._reads) > _MOST_READS:
+            self._reads.popitem(last=False)
 
     # ----- writing the workspace
 
