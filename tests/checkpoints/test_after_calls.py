@@ -3,6 +3,7 @@ it, so each records the state its call left, and the turn ends with the last."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,9 @@ import pytest
 
 from skillkit.adapters.scripted import FunctionAdapter, Reply
 from skillkit.checkpoints import Checkpoints, Snapshot, SnapshotError, SnapshotStore
-from skillkit.events import ErrorInfo, Event
+from skillkit.events import ErrorInfo, Event, ToolCallEvent, ToolResultEvent
 from skillkit.models import LLMRequest
+from skillkit.tools.base import ToolResult
 from tests.checkpoints.helpers import make_agent
 
 pytestmark = pytest.mark.timeout(60)
@@ -111,3 +113,42 @@ async def test_a_snapshot_after_a_call_that_fails_is_reported_before_the_run_end
     assert kinds.index("checkpoint error") < kinds.index("agent_end")
     (turn,) = checkpoints.list()
     assert turn.after == turn.before  # the state it left is not known: not recorded
+
+
+async def test_calls_side_by_side_each_wait_for_the_snapshot_begun_before_them(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    store = SlowStore(workspace, tmp_path / "store")
+    checkpoints = Checkpoints(store)
+    order: list[str] = []
+    real = store.snapshot
+
+    def noted() -> Snapshot:
+        snapshot = real()
+        order.append("snapshot")
+        return snapshot
+
+    store.snapshot = noted  # type: ignore[method-assign]
+    checkpoints._start_turn("write")
+
+    def call(name: str) -> ToolCallEvent:
+        return ToolCallEvent(tool_call_id=name, tool_name="bash", args={})
+
+    assert await checkpoints.before_tool_call(call("first")) is None  # the turn's checkpoint
+    await checkpoints.after_tool_result(
+        ToolResultEvent(
+            tool_call_id="first", tool_name="bash", args={}, result=ToolResult.text("ok")
+        )
+    )  # its snapshot now waits for `release`
+
+    async def next_call(name: str) -> None:
+        await checkpoints.before_tool_call(call(name))
+        order.append(name)
+
+    asyncio.get_running_loop().call_later(0.2, store.release.set)
+    await asyncio.gather(next_call("second"), next_call("third"))
+    assert order == ["snapshot", "snapshot", "second", "third"]
+    checkpoints._end_turn()
+    await checkpoints.aclose()

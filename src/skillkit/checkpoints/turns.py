@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import json
 import logging
 import os
@@ -34,7 +35,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -428,21 +429,27 @@ class Checkpoints(Contributor):
     def _settle(self) -> None:
         """Wait for the snapshots after calls begun so far (blocking; in the run's
         thread only at its end), and report those that failed."""
-        pending, self._pending = self._pending, []
+        pending = list(self._pending)
+        wait(pending)
         for future in pending:
-            try:
-                future.result()
-            except Exception as exc:  # reported: the turn goes on
-                self._report(f"the workspace checkpoint failed: {exc}")
+            self._settled(future)
 
     async def _asettle(self) -> None:
-        """`_settle` without blocking the event loop."""
-        pending, self._pending = self._pending, []
-        for future in pending:
-            try:
+        """`_settle` without blocking the event loop. Calls run side by side may wait
+        at once: each returns only when every snapshot begun before it has ended."""
+        for future in list(self._pending):
+            with contextlib.suppress(Exception):  # reported once, by `_settled`
                 await asyncio.wrap_future(future)
-            except Exception as exc:  # reported: the turn goes on
-                self._report(f"the workspace checkpoint failed: {exc}")
+            self._settled(future)
+
+    def _settled(self, future: Future[None]) -> None:
+        """``future`` (done) is waited for: dropped, and reported if it failed (once)."""
+        if future not in self._pending:
+            return  # another waiter took it
+        self._pending.remove(future)
+        failure = future.exception()
+        if failure is not None:  # the turn goes on; its state stays the last one known
+            self._report(f"the workspace checkpoint failed: {failure}")
 
     def _advance(self, snapshot: Snapshot) -> None:
         """The open turn's state is now ``snapshot``, unless a newer one was recorded
