@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from skillkit.checkpoints import SnapshotError, SnapshotStore
-from tests.checkpoints.helpers import Picture, picture
+from skillkit.checkpoints import Checkpoints, SnapshotError, SnapshotStore
+from tests.checkpoints.helpers import Picture, make_agent, picture
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -301,3 +301,59 @@ def test_a_lock_file_and_a_record_left_half_written_do_not_stop_the_next_store(
     assert later.get(two.id).id == two.id
     later.restore(two.id)
     assert picture(workspace) == expected
+
+
+async def test_two_checkpoints_on_one_folder_number_their_turns_one_after_the_other(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    folder = tmp_path / "store"
+    first = Checkpoints(SnapshotStore(workspace, folder))
+    second = Checkpoints(SnapshotStore(workspace, folder))
+    agents = []
+    for checkpoints, prompt, command in (
+        (first, "one", "echo one > a.txt"),
+        (second, "two", "echo two > b.txt"),
+        (first, "three", "echo three >> a.txt"),
+    ):
+        agent, played, _ = make_agent(workspace, [checkpoints])
+        agents.append(agent)
+        played.turns[prompt] = [("bash", {"command": command})]
+        await agent.chat(prompt)
+    for agent in agents:
+        await agent.aclose()
+    later = Checkpoints(SnapshotStore(workspace, folder))
+    assert [(t.number, t.prompt) for t in later.list()] == [(1, "one"), (2, "two"), (3, "three")]
+    assert [(t.number, t.prompt) for t in first.list()] == [(1, "one"), (2, "two"), (3, "three")]
+    assert [c.path for c in later.diff(2)] == ["b.txt"]
+    turns = later.list()
+    assert turns[1].before == turns[0].after and turns[2].before == turns[1].after
+    later.restore(3, "code")
+    assert (workspace / "a.txt").read_text() == "one\n"
+    assert (workspace / "b.txt").read_text() == "two\n"
+    later.restore(2, "code")
+    assert not (workspace / "b.txt").exists()
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as out:
+        out.write(data)
+
+
+async def test_a_turn_record_cut_short_by_a_crash_does_not_swallow_the_next(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    folder = tmp_path / "store"
+    folder.mkdir()
+    _append(folder / "turns.jsonl", b'{"number": 1, "prompt": "cut sh')  # killed mid-write
+    checkpoints = Checkpoints(SnapshotStore(workspace, folder))
+    agent, played, _ = make_agent(workspace, [checkpoints])
+    played.turns["one"] = [("bash", {"command": "echo one > a.txt"})]
+    await agent.chat("one")
+    await agent.aclose()
+    later = Checkpoints(SnapshotStore(workspace, folder))
+    assert [(t.number, t.prompt) for t in later.list()] == [(1, "one")]
+    assert [c.path for c in later.diff(1)] == ["a.txt"]

@@ -69,6 +69,11 @@ from skillkit.session.format import (
 from skillkit.session.session import Session, replace_transcript
 from skillkit.tools.base import ToolResult
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: turns are numbered by this one alone
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "ChangedOutsideError",
     "Checkpoints",
@@ -88,6 +93,19 @@ READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind
 
 def _record(turn: Turn) -> bytes:
     return json.dumps(vars(turn)).encode() + b"\n"  # its fields, flat (asdict is slow)
+
+
+def _turns_in(data: bytes) -> dict[int, Turn]:
+    """The turns the lines ``data`` of ``turns.jsonl`` hold, by number (a line cut short
+    by a crash is skipped; a number written twice, the later)."""
+    by_number: dict[int, Turn] = {}
+    for line in data.splitlines():
+        try:
+            turn = Turn(**json.loads(line))
+        except (ValueError, TypeError):
+            continue
+        by_number[turn.number] = turn
+    return by_number
 
 
 COMPACT_EVERY = 20
@@ -178,6 +196,7 @@ class Checkpoints(Contributor):
         self._out: BinaryIO | None = None  # turns.jsonl, open for appending (unbuffered)
         self._worker: ThreadPoolExecutor | None = None  # takes the snapshots after calls
         self._pending: builtins.list[Future[None]] = []  # those not waited for yet
+        self._read_to = 0  # how much of turns.jsonl this one has read (or written)
         self._load()
         self._packed_at = 0
 
@@ -201,36 +220,68 @@ class Checkpoints(Contributor):
 
     def _load(self) -> None:
         try:
-            lines = self._file.read_bytes().splitlines()
+            data = self._file.read_bytes()
         except OSError:
             return
-        by_number: dict[int, Turn] = {}
-        for line in lines:
-            try:
-                raw = json.loads(line)
-                turn = Turn(**raw)
-            except (ValueError, TypeError):
-                continue
-            by_number[turn.number] = turn
-        self._turns = [by_number[n] for n in sorted(by_number)]
+        self._turns = sorted(_turns_in(data).values(), key=lambda t: t.number)
+        self._read_to = len(data)
         if self._turns:
             self._known = self._turns[-1].after
 
-    def _write(self, turn: Turn) -> None:
+    def _write(self, turn: Turn) -> Turn:
         """Append ``turn``'s line to ``turns.jsonl`` now, one ``write`` to a file opened
         unbuffered: a turn's record is in the file (the kernel's page cache) when the
         turn ends, so a crash of SkillKit loses none (a turn that changed nothing
-        included: it costs one system call, no ``fsync``)."""
-        line = _record(turn)
+        included: no ``fsync``). Another `Checkpoints` on the same folder (another
+        process) may have appended turns since this one read the file: under a lock on
+        the file they are read first, and ``turn`` takes the number after theirs.
+        Returns ``turn`` as written (as given when it could not be written)."""
         try:
             if self._out is None:
                 self.store.folder.mkdir(parents=True, exist_ok=True)
-                self._out = open(self._file, "ab", buffering=0)  # noqa: SIM115
+                self._out = open(self._file, "a+b", buffering=0)  # noqa: SIM115
                 weakref.finalize(self, self._out.close)
-            self._out.write(line)
+            fd = self._out.fileno()
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                turn, torn = self._catch_up(fd, turn)
+                line = _record(turn)
+                self._out.write(b"\n" + line if torn else line)
+                self._read_to = os.fstat(fd).st_size
+            finally:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as exc:
             log.warning("checkpoint of turn %d not kept: %s", turn.number, exc)
             self._close_record()
+        return turn
+
+    def _catch_up(self, fd: int, turn: Turn) -> tuple[Turn, bool]:
+        """Read the turns others appended since this one last read the file (with the
+        file locked): they join the list, the last state they recorded is SkillKit's,
+        and ``turn`` is numbered after them. Also whether the file ends inside a line
+        (a writer killed half way)."""
+        size = os.fstat(fd).st_size
+        torn = False
+        if size > self._read_to:
+            data = os.pread(fd, size - self._read_to, self._read_to)
+            torn = not data.endswith(b"\n")
+            theirs = _turns_in(data)
+            with self._lock:
+                mine = {t.number for t in self._turns}
+                added = [t for n, t in sorted(theirs.items()) if n not in mine]
+                if added:
+                    self._turns = sorted([*self._turns, *added], key=lambda t: t.number)
+                    if added[-1].after and added[-1].number == self._turns[-1].number:
+                        self._known = added[-1].after
+        elif size and size == self._read_to:
+            torn = os.pread(fd, 1, size - 1) != b"\n"
+        with self._lock:
+            highest = max((t.number for t in self._turns), default=0)
+        if turn.number <= highest:
+            turn = replace(turn, number=highest + 1)
+        return turn, torn
 
     def _close_record(self) -> None:
         out, self._out = self._out, None
@@ -358,11 +409,11 @@ class Checkpoints(Contributor):
         if turn is None:
             return
         turn = replace(turn, entry_id=self._entry_of(self._user))
+        turn = self._write(turn)
         with self._lock:
             self._turns.append(turn)
             if turn.after:
                 self._known = turn.after
-        self._write(turn)
         self._link(turn)
 
     def _entry_of(self, message: UserMessage | None) -> str | None:
@@ -554,11 +605,12 @@ class Checkpoints(Contributor):
                 transcript_length=length,
                 target=target,
             )
+        record = self._write(record)
+        with self._lock:
             self._turns.append(record)
             self._known = after
             if target != "code" and isinstance(messages, list):
                 self._saved[record.number] = messages
-        self._write(record)
         self._link(record)
         return RestoreResult(target, files, record)
 
