@@ -43,6 +43,7 @@ from skillkit.session.postgres_ops import (
     SCHEMA_VERSION,
     DriverMissingError,
     Loaded,
+    StoreAddress,
     StoreUnavailableError,
     WriterState,
     append_entries,
@@ -58,7 +59,6 @@ from skillkit.session.postgres_ops import (
     public_url,
     resolve,
     session_row,
-    sidecar_folder,
     store_row,
     take_lock,
     unavailable,
@@ -88,7 +88,7 @@ __all__ = [
 R = TypeVar("R")
 
 
-class PostgresSessionStore(StoreBase):
+class PostgresSessionStore(StoreAddress, StoreBase):
     """Sessions kept in the PostgreSQL database ``url`` names (``postgresql://user@host/db``,
     or ``postgresql:///db?host=/socket/folder&port=5432``; anything libpq reads).
     ``redactor`` and ``fsync`` as for `SessionStore`. ``home`` holds the folders other
@@ -106,13 +106,7 @@ class PostgresSessionStore(StoreBase):
         pool_size: int = 4,
     ) -> None:
         psycopg, psycopg_pool = driver()
-        self.conninfo = url
-        self.url = public_url(url)
-        self.redactor = redactor
-        self.fsync: FsyncPolicy = fsync
-        self.sidecars = sidecar_folder(self.url, home)
-        """Where the folders kept beside a session live (`Session.path` is
-        ``<sidecars>/<id>.jsonl``, a name only: the entries are in the database)."""
+        super().__init__(url, redactor, fsync, home)
         make_sidecar_folder(self.sidecars)
         with self._errors():
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as db:
@@ -170,7 +164,7 @@ class PostgresSessionStore(StoreBase):
     def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names; `SessionNotFoundError` if none or
         several match."""
-        return self._run(resolve(ref, (self.url, public_url(self.conninfo))))
+        return self._run(resolve(ref, self.names()))
 
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None.

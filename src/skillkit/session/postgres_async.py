@@ -47,6 +47,7 @@ from skillkit.session.postgres_async_sink import AsyncPostgresSink
 from skillkit.session.postgres_core import Operation, run_async
 from skillkit.session.postgres_ops import (
     Loaded,
+    StoreAddress,
     delete_session,
     driver,
     insert_session,
@@ -55,9 +56,7 @@ from skillkit.session.postgres_ops import (
     make_sidecar_folder,
     migrate,
     pool_options,
-    public_url,
     resolve,
-    sidecar_folder,
     take_lock,
     unavailable,
     unreachable,
@@ -81,7 +80,7 @@ __all__ = ["AsyncPostgresSessionStore"]
 R = TypeVar("R")
 
 
-class AsyncPostgresSessionStore:
+class AsyncPostgresSessionStore(StoreAddress):
     """Sessions in the PostgreSQL database ``url`` names, for code on an event loop (see
     the module text). ``redactor``, ``fsync`` and ``home`` as for `PostgresSessionStore`;
     ``pool_size`` bounds the pool's connections (each session open for writing holds one
@@ -98,13 +97,8 @@ class AsyncPostgresSessionStore:
         pool_size: int = 8,
     ) -> None:
         driver()
-        self.conninfo = url
-        self.url = public_url(url)
-        self.redactor = redactor
-        self.fsync: FsyncPolicy = fsync
+        super().__init__(url, redactor, fsync, home)
         self.pool_size = max(1, pool_size)
-        self.sidecars = sidecar_folder(self.url, home)
-        """The same folder `PostgresSessionStore` keeps beside a session of this database."""
         self._pool: AsyncConnectionPool[Any] | None = None
 
     @classmethod
@@ -187,7 +181,7 @@ class AsyncPostgresSessionStore:
     async def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names (an id, a unique prefix, ``URL#id``);
         `SessionNotFoundError` if none or several match."""
-        return await self._run(resolve(ref, (self.url, public_url(self.conninfo))))
+        return await self._run(resolve(ref, self.names()))
 
     async def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None.

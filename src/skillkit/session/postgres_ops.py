@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from skillkit.secrets import Redactor
 from skillkit.session.file import SessionLockedError, parse_session
 from skillkit.session.format import Entry, SessionHeader, encode_line
 from skillkit.session.index import SessionInfo, _fold
@@ -209,6 +210,28 @@ def writer_options() -> dict[str, Any]:
         "connect_timeout": 10,
         "application_name": f"{_HOLDER}{os.getpid()}",
     }
+
+
+class StoreAddress:
+    """What both PostgreSQL stores know of where they keep sessions: the database
+    (``conninfo`` as given, ``url`` without a password), the folder kept beside its
+    sessions on this machine, and what each session they open is given (``redactor``,
+    ``fsync``)."""
+
+    def __init__(
+        self, url: str, redactor: Redactor | None, fsync: FsyncPolicy, home: str | Path | None
+    ) -> None:
+        self.conninfo = url
+        self.url = public_url(url)
+        self.redactor = redactor
+        self.fsync: FsyncPolicy = fsync
+        self.sidecars = sidecar_folder(self.url, home)
+        """Where the folders kept beside a session live (`Session.path` is
+        ``<sidecars>/<id>.jsonl``, a name only: the entries are in the database)."""
+
+    def names(self) -> tuple[str, str]:
+        """The spellings of this store in a ``NAME#id`` reference."""
+        return (self.url, public_url(self.conninfo))
 
 
 @dataclass(frozen=True, slots=True)

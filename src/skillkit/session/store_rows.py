@@ -92,21 +92,9 @@ def session_row(header: SessionHeader, info: SessionInfo) -> tuple[object, ...]:
     """A whole session's row (an import or a fork) for the session ``header`` opens and
     ``info`` sums up: id, header line, cwd, created, modified, parent session, size,
     entries, messages, title, name, first message, leaf id."""
-    return (
-        header.id,
-        encode_line(header),
-        header.cwd,
-        header.created,
-        info.modified,
-        header.parent_session,
-        info.size,
-        info.entries,
-        info.messages,
-        info.title,
-        info.name,
-        info.first_message,
-        info.leaf_id,
-    )
+    row = row_values(info)
+    head = (header.id, encode_line(header), header.cwd, header.created, info.modified)
+    return (*head, header.parent_session, *row[1:-1])
 
 
 def row_values(info: SessionInfo) -> tuple[object, ...]:
