@@ -25,8 +25,7 @@ await run_async(async_connection, ids_like("ab%"))  # on an event loop
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, cast
 
 if TYPE_CHECKING:
     import psycopg
@@ -36,11 +35,10 @@ __all__ = ["Block", "Copy", "Operation", "Query", "Step", "run", "run_async"]
 R = TypeVar("R")
 
 
-# ----- statements
+# ----- statements (tuples: one is made for every statement, an append's too)
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(NamedTuple):
     """One statement and what the operation receives back: nothing (``"none"``), the
     first row or None (``"one"``), or the list of rows (``"all"``). ``prepare`` and
     ``binary`` as for psycopg's ``execute`` (``binary``: a binary cursor)."""
@@ -52,21 +50,19 @@ class Query:
     binary: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Copy:
+class Copy(NamedTuple):
     """``COPY … FROM STDIN`` of ``rows``; the operation receives None."""
 
     sql: str
     rows: Sequence[Sequence[object]]
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """The statements of ``operation`` run in one transaction (rolled back when the
     operation raises) or in one pipeline (one round trip, each statement its own
     transaction on an autocommit connection); the operation receives its result."""
 
-    operation: Operation[Any] = field(repr=False)
+    operation: Operation[Any]
     kind: Literal["transaction", "pipeline"] = "transaction"
 
 
