@@ -52,12 +52,13 @@ from skillkit.session.postgres_ops import (
     insert_session,
     list_sessions,
     load_session,
+    loaded_session,
     lock_key,
     make_sidecar_folder,
     migrate,
     pool_options,
     public_url,
-    resolve,
+    resolve_id,
     session_row,
     store_row,
     take_lock,
@@ -67,7 +68,7 @@ from skillkit.session.postgres_ops import (
     writer_options,
 )
 from skillkit.session.session import FsyncPolicy, Session
-from skillkit.session.store_base import StoreBase, new_header, remove_sidecars, stored_session
+from skillkit.session.store_base import StoreBase, new_header, remove_sidecars
 
 if TYPE_CHECKING:
     import psycopg
@@ -164,7 +165,7 @@ class PostgresSessionStore(StoreAddress, StoreBase):
     def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names; `SessionNotFoundError` if none or
         several match."""
-        return self._run(resolve(ref, self.names()))
+        return self._run(resolve_id(ref, self.names()))
 
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None.
@@ -186,17 +187,7 @@ class PostgresSessionStore(StoreAddress, StoreBase):
         on a connection of its own, taken first."""
         sink = self._sink(session_id) if write else None
         try:
-            loaded = self._run(operation)
-            if sink is not None:
-                sink.start(loaded.info, loaded.next_seq)
-            session = stored_session(
-                self,
-                loaded.header,
-                loaded.entries,
-                size=loaded.info.size,
-                sink=sink,
-                warnings=loaded.warnings,
-            )
+            session = loaded_session(self, self._run(operation), sink)
         except BaseException:
             if sink is not None:
                 sink.close()

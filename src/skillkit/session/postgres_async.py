@@ -53,10 +53,11 @@ from skillkit.session.postgres_ops import (
     insert_session,
     list_sessions,
     load_session,
+    loaded_session,
     make_sidecar_folder,
     migrate,
     pool_options,
-    resolve,
+    resolve_id,
     take_lock,
     unavailable,
     unreachable,
@@ -69,7 +70,6 @@ from skillkit.session.store_base import (
     new_header,
     parse_import,
     remove_sidecars,
-    stored_session,
 )
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class AsyncPostgresSessionStore(StoreAddress):
     async def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names (an id, a unique prefix, ``URL#id``);
         `SessionNotFoundError` if none or several match."""
-        return await self._run(resolve(ref, self.names()))
+        return await self._run(resolve_id(ref, self.names()))
 
     async def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None.
@@ -243,17 +243,7 @@ class AsyncPostgresSessionStore(StoreAddress):
         on a connection of its own, taken first."""
         sink = await self._sink(session_id) if write else None
         try:
-            loaded = await self._run(operation)
-            if sink is not None:
-                sink.start(loaded.info, loaded.next_seq)
-            return stored_session(
-                self,
-                loaded.header,
-                loaded.entries,
-                size=loaded.info.size,
-                sink=sink,
-                warnings=loaded.warnings,
-            )
+            return loaded_session(self, await self._run(operation), sink)
         except BaseException:
             if sink is not None:
                 await sink.aclose()

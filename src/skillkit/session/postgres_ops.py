@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -31,13 +31,16 @@ from skillkit.session.file import SessionLockedError, parse_session
 from skillkit.session.format import Entry, SessionHeader, encode_line
 from skillkit.session.index import SessionInfo, _fold
 from skillkit.session.postgres_core import Block, Copy, Operation, Query
-from skillkit.session.session import FsyncPolicy
+from skillkit.session.session import FsyncPolicy, Session
+from skillkit.session.sinks import EntrySink
 from skillkit.session.store_base import (
     SessionExistsError,
     SessionNotFoundError,
+    SessionRoom,
     id_pattern,
     pick_id,
     public_location,
+    stored_session,
 )
 from skillkit.session.store_rows import (
     INFO_FIELDS,
@@ -246,6 +249,27 @@ class Loaded:
     warnings: Sequence[str] = ()
 
 
+class WriterSink(EntrySink, Protocol):
+    """A session writer of either store, started with its session's row."""
+
+    def start(self, info: SessionInfo, next_seq: int) -> None: ...
+
+
+def loaded_session(store: SessionRoom, loaded: Loaded, sink: WriterSink | None) -> Session:
+    """The `Session` of what an operation loaded or inserted, writing through ``sink``
+    (None: read only), which is started with its row."""
+    if sink is not None:
+        sink.start(loaded.info, loaded.next_seq)
+    return stored_session(
+        store,
+        loaded.header,
+        loaded.entries,
+        size=loaded.info.size,
+        sink=sink,
+        warnings=loaded.warnings,
+    )
+
+
 class WriterState:
     """What a session's writer keeps beside its connection: the row's fields, folded as
     entries are appended (and written when the row is brought up to date), and the
@@ -309,7 +333,7 @@ def _insert_session(
         yield Copy(COPY_ENTRIES, [(header.id, seq, line) for seq, line in enumerate(lines)])
 
 
-def resolve(ref: str | Path, names: Sequence[str]) -> Operation[str]:
+def resolve_id(ref: str | Path, names: Sequence[str]) -> Operation[str]:
     """The id of the session ``ref`` names (`id_pattern`, `pick_id`)."""
     text, pattern = id_pattern(ref, names)
     rows = yield Query(
