@@ -20,7 +20,7 @@ each measurement gets a new database.
   its storage (`Session.written`), as a recorded run waits for each event's entries;
   floor: one awaited ``INSERT`` on a psycopg ``AsyncConnection`` (append only).
 - ``postgres-core``: what the PostgreSQL stores' shared core (`postgres_core.run` and
-  `run_async` driving the append operation of `postgres_ops`) adds to an append: the
+  `run_async` driving the append statement of `postgres_ops`) adds to an append: the
   same ``INSERT`` into ``skillkit_entries`` called directly on the connection (floor)
   and through the executor, in small rounds that alternate, sync and async.
 - resume: open a session of ``--entries`` entries and build its context
@@ -245,7 +245,7 @@ def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
 
     from skillkit.session.postgres_core import run as run_sync
     from skillkit.session.postgres_core import run_async
-    from skillkit.session.postgres_ops import INSERT_ENTRY, append_entries
+    from skillkit.session.postgres_ops import INSERT_ENTRY, append_entry
 
     url = postgres_url()
     PostgresSessionStore(url, home=where).close()  # the schema
@@ -263,7 +263,7 @@ def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
                 start = time.perf_counter()
                 for _ in range(count):
                     if core:
-                        run_sync(db, append_entries("core", ((next(seq), line),)))
+                        run_sync(db, append_entry("core", next(seq), line))
                     else:
                         db.execute(INSERT_ENTRY, ("direct", next(seq), line), prepare=True)
                 timed("sync_core" if core else "sync", start)
@@ -276,7 +276,7 @@ def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
                     start = time.perf_counter()
                     for _ in range(count):
                         if core:
-                            await run_async(db, append_entries("acore", ((next(seq), line),)))
+                            await run_async(db, append_entry("acore", next(seq), line))
                         else:
                             await db.execute(
                                 INSERT_ENTRY, ("adirect", next(seq), line), prepare=True

@@ -20,13 +20,15 @@ from skillkit.session.postgres_ops import delete_session, list_sessions, load_se
 
 pytestmark = pytest.mark.timeout(120)
 
+Runnable = Operation[Any] | Query
 
-def run_sync(url: str, operation: Operation[Any]) -> Any:
+
+def run_sync(url: str, operation: Runnable) -> Any:
     with psycopg.connect(url, autocommit=True) as db:
         return run(db, operation)
 
 
-def run_on_a_loop(url: str, operation: Operation[Any]) -> Any:
+def run_on_a_loop(url: str, operation: Runnable) -> Any:
     async def main() -> Any:
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
             return await run_async(db, operation)
@@ -34,14 +36,14 @@ def run_on_a_loop(url: str, operation: Operation[Any]) -> Any:
     return asyncio.run(main())
 
 
-EXECUTORS: dict[str, Callable[[str, Operation[Any]], Any]] = {
+EXECUTORS: dict[str, Callable[[str, Runnable], Any]] = {
     "sync": run_sync,
     "async": run_on_a_loop,
 }
 
 
 @pytest.fixture(params=sorted(EXECUTORS))
-def execute(request: pytest.FixtureRequest) -> Callable[[str, Operation[Any]], Any]:
+def execute(request: pytest.FixtureRequest) -> Callable[[str, Runnable], Any]:
     return EXECUTORS[str(request.param)]
 
 
@@ -56,7 +58,7 @@ def words(url: str) -> list[tuple[int, str]]:
 
 
 def test_an_operation_receives_rows_and_returns_its_result(
-    postgres_url: str, execute: Callable[[str, Operation[Any]], Any]
+    postgres_url: str, execute: Callable[[str, Runnable], Any]
 ) -> None:
     def operation() -> Operation[tuple[Any, ...]]:
         yield Query("CREATE TABLE t (n integer, word text)")
@@ -70,8 +72,17 @@ def test_an_operation_receives_rows_and_returns_its_result(
     assert execute(postgres_url, operation()) == (None, ("two",), None, [1, 2, 3])
 
 
+def test_a_statement_alone_is_an_operation(
+    postgres_url: str, execute: Callable[[str, Runnable], Any]
+) -> None:
+    assert execute(postgres_url, Query("SELECT %s::int + 1", (41,), rows="one")) == (42,)
+    assert execute(postgres_url, Query("SELECT 1")) is None
+    with pytest.raises(psycopg.errors.UndefinedTable):
+        execute(postgres_url, Query("SELECT * FROM no_such_table"))
+
+
 def test_a_statement_error_is_thrown_into_the_operation_where_it_yielded(
-    postgres_url: str, execute: Callable[[str, Operation[Any]], Any]
+    postgres_url: str, execute: Callable[[str, Runnable], Any]
 ) -> None:
     def operation() -> Operation[str]:
         try:
@@ -91,7 +102,7 @@ def test_a_statement_error_is_thrown_into_the_operation_where_it_yielded(
 
 
 def test_a_block_is_one_transaction_rolled_back_when_its_operation_raises(
-    postgres_url: str, execute: Callable[[str, Operation[Any]], Any]
+    postgres_url: str, execute: Callable[[str, Runnable], Any]
 ) -> None:
     table(postgres_url)
 
@@ -112,7 +123,7 @@ def test_a_block_is_one_transaction_rolled_back_when_its_operation_raises(
 
 
 def test_a_pipeline_block_keeps_each_statement(
-    postgres_url: str, execute: Callable[[str, Operation[Any]], Any]
+    postgres_url: str, execute: Callable[[str, Runnable], Any]
 ) -> None:
     table(postgres_url)
 

@@ -46,7 +46,7 @@ from skillkit.session.postgres_ops import (
     StoreAddress,
     StoreUnavailableError,
     WriterState,
-    append_entries,
+    append_entry,
     delete_session,
     driver,
     insert_session,
@@ -233,7 +233,7 @@ class _Sink(WriterState):
     def write(self, entry: Entry, line: bytes) -> None:
         with self._guard:
             try:  # autocommit: one statement, one transaction
-                run(self._db, append_entries(self._id, ((self.next_seq, line),)))
+                run(self._db, append_entry(self._id, self.next_seq, line))
             except self._lost:  # as `_errors` says it (inline: the append's fast path)
                 with self._errors():
                     raise

@@ -25,7 +25,7 @@ await run_async(async_connection, ids_like("ab%"))  # on an event loop
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, overload
 
 if TYPE_CHECKING:
     import psycopg
@@ -69,14 +69,22 @@ class Block(NamedTuple):
 Step: TypeAlias = Query | Copy | Block
 Operation: TypeAlias = Generator[Step, Any, R]
 """An operation that returns an ``R``: it yields `Step` values and receives each one's
-result (a row, a list of rows, or None), or the statement's error thrown in."""
+result (a row, a list of rows, or None), or the statement's error thrown in. An
+operation of one statement that only hands back what it receives may be given as its
+`Query` alone (an append: no generator to make and drive for it)."""
 
 
 # ----- the two executors
 
 
-def run(db: psycopg.Connection[Any], operation: Operation[R]) -> R:
+@overload
+def run(db: psycopg.Connection[Any], operation: Query) -> Any: ...
+@overload
+def run(db: psycopg.Connection[Any], operation: Operation[R]) -> R: ...
+def run(db: psycopg.Connection[Any], operation: Operation[R] | Query) -> Any:
     """Drive ``operation`` on ``db`` (a synchronous connection); its result."""
+    if isinstance(operation, Query):
+        return _execute(db, operation)
     reply: Any = None
     error: Exception | None = None
     try:
@@ -84,7 +92,7 @@ def run(db: psycopg.Connection[Any], operation: Operation[R]) -> R:
             try:
                 step = operation.send(reply) if error is None else operation.throw(error)
             except StopIteration as done:
-                return cast(R, done.value)
+                return done.value
             reply = error = None
             try:
                 reply = _execute(db, step)
@@ -116,8 +124,14 @@ def _rows(cursor: psycopg.Cursor[Any], rows: str) -> Any:
     return cursor.fetchall() if rows == "all" else None
 
 
-async def run_async(db: psycopg.AsyncConnection[Any], operation: Operation[R]) -> R:
+@overload
+async def run_async(db: psycopg.AsyncConnection[Any], operation: Query) -> Any: ...
+@overload
+async def run_async(db: psycopg.AsyncConnection[Any], operation: Operation[R]) -> R: ...
+async def run_async(db: psycopg.AsyncConnection[Any], operation: Operation[R] | Query) -> Any:
     """Drive ``operation`` on ``db`` (an async connection); its result."""
+    if isinstance(operation, Query):
+        return await _execute_async(db, operation)
     reply: Any = None
     error: Exception | None = None
     try:
@@ -125,7 +139,7 @@ async def run_async(db: psycopg.AsyncConnection[Any], operation: Operation[R]) -
             try:
                 step = operation.send(reply) if error is None else operation.throw(error)
             except StopIteration as done:
-                return cast(R, done.value)
+                return done.value
             reply = error = None
             try:
                 reply = await _execute_async(db, step)

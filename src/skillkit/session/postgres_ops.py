@@ -452,19 +452,27 @@ def _locked(session_id: str, key: int) -> Operation[SessionLockedError]:
     )
 
 
-def append_entries(session_id: str, batch: Sequence[tuple[int, bytes]]) -> Operation[None]:
-    """Keep entry lines at their places, each in its own transaction (an autocommit
-    connection); several in one pipeline."""
+def append_entry(session_id: str, seq: int, line: bytes) -> Query:
+    """Keep an entry line at its place: one statement, its own transaction (an
+    autocommit connection)."""
+    return Query(INSERT_ENTRY, (session_id, seq, line), prepare=True)
+
+
+def append_entries(session_id: str, batch: Sequence[tuple[int, bytes]]) -> Query | Operation[None]:
+    """Keep entry lines at their places, each in its own transaction; several in one
+    pipeline (one round trip)."""
     if len(batch) == 1:
-        seq, line = batch[0]
-        yield Query(INSERT_ENTRY, (session_id, seq, line), prepare=True)
-        return
+        return append_entry(session_id, *batch[0])
+    return _in_one_pipeline(session_id, batch)
+
+
+def _in_one_pipeline(session_id: str, batch: Sequence[tuple[int, bytes]]) -> Operation[None]:
     yield Block(_each_entry(session_id, batch), "pipeline")
 
 
 def _each_entry(session_id: str, batch: Sequence[tuple[int, bytes]]) -> Operation[None]:
     for seq, line in batch:
-        yield Query(INSERT_ENTRY, (session_id, seq, line), prepare=True)
+        yield append_entry(session_id, seq, line)
 
 
 def store_row(info: SessionInfo, *, durable: bool) -> Operation[None]:
