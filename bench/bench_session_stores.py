@@ -236,9 +236,11 @@ def bench_append_async(where: Path, count: int, rounds: int = 7) -> dict[str, fl
 
 def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
     """The executors' own cost on a real append: rounds of ``count`` INSERTs of the
-    store's entry statement, called directly and through `run` (and the same on an
-    ``AsyncConnection`` with `run_async`), which going first alternating; the medians of
-    the rounds and of each pair's ratio."""
+    store's entry statement on one connection, called directly and through `run` (and
+    the same on an ``AsyncConnection`` with `run_async`), which going first alternating.
+    Each batch writes a session id that sorts after every one before it, so both append
+    at the end of the entries' index alike. The medians of the rounds and of each
+    pair's ratio."""
     import asyncio
 
     import psycopg
@@ -250,7 +252,7 @@ def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
     url = postgres_url()
     PostgresSessionStore(url, home=where).close()  # the schema
     line = encode_line(MessageEntry(id="00000000", message=UserMessage(content=TEXT)))
-    seq = itertools.count()
+    batches = (f"{number:06d}" for number in itertools.count())
     times: dict[str, list[float]] = {"sync": [], "sync_core": [], "async": [], "async_core": []}
 
     def timed(name: str, start: float) -> None:
@@ -259,38 +261,38 @@ def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
     with psycopg.connect(url, autocommit=True) as db:
         db.execute("SET synchronous_commit = off")  # as the store's "run" policy sets it
         for round_ in range(rounds):
-            for core in (round_ % 2 == 1, round_ % 2 == 0):
+            for through in (round_ % 2 == 1, round_ % 2 == 0):
+                session_id = next(batches)
                 start = time.perf_counter()
-                for _ in range(count):
-                    if core:
-                        run_sync(db, append_entry("core", next(seq), line))
+                for seq in range(count):
+                    if through:
+                        run_sync(db, append_entry(session_id, seq, line))
                     else:
-                        db.execute(INSERT_ENTRY, ("direct", next(seq), line), prepare=True)
-                timed("sync_core" if core else "sync", start)
+                        db.execute(INSERT_ENTRY, (session_id, seq, line), prepare=True)
+                timed("sync_core" if through else "sync", start)
 
     async def on_a_loop() -> None:
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
             await db.execute("SET synchronous_commit = off")
             for round_ in range(rounds):
-                for core in (round_ % 2 == 1, round_ % 2 == 0):
+                for through in (round_ % 2 == 1, round_ % 2 == 0):
+                    session_id = next(batches)
                     start = time.perf_counter()
-                    for _ in range(count):
-                        if core:
-                            await run_async(db, append_entry("acore", next(seq), line))
+                    for seq in range(count):
+                        if through:
+                            await run_async(db, append_entry(session_id, seq, line))
                         else:
-                            await db.execute(
-                                INSERT_ENTRY, ("adirect", next(seq), line), prepare=True
-                            )
-                    timed("async_core" if core else "async", start)
+                            await db.execute(INSERT_ENTRY, (session_id, seq, line), prepare=True)
+                    timed("async_core" if through else "async", start)
 
     asyncio.run(on_a_loop())
     result = {}
     for side in ("sync", "async"):
-        direct, through = times[side], times[f"{side}_core"]
-        result[f"{side}_direct_us"] = statistics.median(direct) * 1e6
+        plain, through = times[side], times[f"{side}_core"]
+        result[f"{side}_direct_us"] = statistics.median(plain) * 1e6
         result[f"{side}_core_us"] = statistics.median(through) * 1e6
         result[f"{side}_ratio"] = statistics.median(
-            c / d for c, d in zip(through, direct, strict=True)
+            c / d for c, d in zip(through, plain, strict=True)
         )
     return result
 
