@@ -191,10 +191,12 @@ def test_the_mode_menu_offers_the_modes_get_state_names(
 
 SLOW = """\
 replies:
-  - text: "A slow answer, word by word, taking its time to arrive."
+  - text: "%s"
     delay: 0.4
 cycle: true
-"""
+""" % ("A slow answer, word by word, taking its time to arrive. " * 8)
+"""About 22 s of streaming (8 characters every 0.4 s): the run is still in progress
+when a slow machine gets to the switch and the server's refusal; the test aborts it."""
 
 
 def test_a_switch_waits_for_the_run_in_progress(
@@ -227,4 +229,6 @@ def test_a_switch_waits_for_the_run_in_progress(
         assert "a run is in progress" in reply["error"]
         expect(log.get_by_role("article", name="You")).to_have_text("take your time")
         expect(log.get_by_role("article", name="Assistant")).to_contain_text("A slow answer")
+        page.get_by_role("button", name="Abort").click()
+        expect(page.get_by_role("button", name="Abort")).to_be_disabled()
         assert page.script_errors == []
