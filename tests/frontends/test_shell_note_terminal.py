@@ -44,7 +44,7 @@ def test_a_shell_command_is_resumed_above_the_prompt_typed_after_it(
     terminal.start("--model", model, cwd=cwd)
     terminal.wait_for_prompt_count(1)
     terminal.type("!echo shell-out")
-    terminal.wait_for("the output goes to the model")
+    terminal.wait_for("added to the conversation: the model sees it")
     terminal.wait_for_prompt_count(2)
     terminal.type("what did it say?")
     terminal.wait_for("It printed shell-out.")
