@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(90)
 
 SLOW_THEN_DELETE = """\
 replies:
-  - delay: 0.15
+  - delay: 0.4
     text: Let me tidy up the build folder for you. This will take a little while to say,
       as the model streams slowly, so that there is time to type while it writes.
     tool_calls:
@@ -27,7 +27,9 @@ replies:
 cycle: true
 """
 
-SLOW_TEXT = "slow words " * 30
+SLOW_TEXT = "slow words " * 60
+"""Streamed for about 8 s (8 characters every 0.1 s): keys a test sends once the first
+words show reach the run in progress, on a slow machine too."""
 
 SLOW_THEN_QUICK = f"""\
 replies:
@@ -327,7 +329,9 @@ from skillkit.extensions import hookimpl
 def skillkit_register_adapters(registry):
     registry.register(
         "overloaded",
-        OpenAIAdapter("gpt-4o", base_url="{url}", api_key="test-key", max_retries=2),
+        OpenAIAdapter(
+            "gpt-4o", base_url="{url}", api_key="test-key", max_retries=2, retry_base_delay=3.0
+        ),
     )
 """
 

@@ -68,5 +68,6 @@ def test_a_shell_command_that_changes_files_asks_first(terminal: Terminal, tmp_p
     terminal.press("y")
     terminal.wait_for("added to the conversation: the model sees it with your next prompt")
     assert (work / "made.txt").exists()
+    terminal.wait_for_prompt()  # the note shows while the !command's input line is still up
     terminal.type("/quit")
     assert terminal.wait_exit() == 0

@@ -98,7 +98,8 @@ def test_a_shell_command_typed_during_a_run_waits_in_the_input_line(
     cwd.mkdir()
     words = " ".join(["word"] * 60)
     script = tmp_path / "script.yaml"
-    script.write_text(f'replies:\n  - text: "{words} end."\n    delay: 0.05\n')
+    # about 8 s of streaming: the !command is typed while the run is still going
+    script.write_text(f'replies:\n  - text: "{words} end."\n    delay: 0.2\n')
     terminal.start("--model", f"scripted:{script}", cwd=cwd)
     terminal.wait_for_prompt_count(1)
     terminal.type("go")
