@@ -79,7 +79,7 @@ def help_command(ctx: CommandContext, args: str) -> str:
     commands = registry.list()
     entries = [(f"/{c.name} {c.usage}".rstrip(), c.description) for c in commands if not c.group]
     entries.append(
-        ("!command", "run a shell command yourself; its output goes with your next prompt")
+        ("!command", "run a shell command yourself; its output is added to the conversation")
     )
     width = min(max((len(left) for left, _ in entries), default=0), _HELP_COLUMN)
     body: list[str] = []
