@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -376,6 +377,46 @@ def test_the_model_is_switched_from_the_page(
     expect(
         page.get_by_role("log", name="Conversation").get_by_role("article", name="Assistant")
     ).to_have_text("Answer from the other model.")
+    assert page.script_errors == []
+
+
+def test_a_prompt_sent_right_after_a_switch_waits_for_the_switchs_answer(
+    served: Served, browser: object, tmp_path: Path
+) -> None:
+    """The switch's answer is held back: the prompt typed meanwhile is not sent before
+    it, so the new model answers it."""
+    other = tmp_path / "later.yaml"
+    other.write_text('replies:\n  - text: "Answer from the later model."\n', encoding="utf-8")
+    page = _open(browser, served.url)
+    held: list[object] = []
+    prompts: list[object] = []
+
+    def hold_the_switch(route: object) -> None:
+        kind = json.loads(route.request.post_data or "{}").get("type")  # type: ignore[attr-defined]
+        if kind == "set_model":
+            held.append(route)
+            return
+        if kind == "prompt":
+            prompts.append(route)
+        route.continue_()  # type: ignore[attr-defined]
+
+    page.route("**/command", hold_the_switch)
+    page.get_by_role("textbox", name="Model").fill(f"scripted:{other}")
+    page.get_by_role("button", name="Switch").click()
+    _send(page, "hello")
+    deadline = time.monotonic() + 30
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)  # lets the route handler run
+    assert held, "the page sent no switch"
+    page.wait_for_timeout(500)  # time enough for a prompt sent beside it to show
+    assert prompts == []
+    for route in held:
+        route.continue_()  # type: ignore[attr-defined]
+    expect(
+        page.get_by_role("log", name="Conversation").get_by_role("article", name="Assistant")
+    ).to_have_text("Answer from the later model.")
+    page.unroute("**/command")
+    assert len(prompts) == 1
     assert page.script_errors == []
 
 

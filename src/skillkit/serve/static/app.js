@@ -235,6 +235,7 @@ $("prompt-form").addEventListener("submit", async (submitted) => {
   const fields = { message: text };
   if (running) fields.streaming_behavior = $("behavior").value;
   if (!running) activity("sending");
+  await settling; // a model or mode switched just before applies to this prompt
   const response = await send("prompt", fields);
   if (!response.success && !running) activity("");
   if (response.success) {
@@ -259,11 +260,21 @@ promptBox.addEventListener("keydown", (key) => {
 
 abortButton.addEventListener("click", () => send("abort"));
 
+// The last model or mode switch sent from this tab: a prompt sent after it waits for
+// its answer, so the switch reaches the session first.
+let settling = Promise.resolve();
+
+function settle(type, fields) {
+  const sent = send(type, fields);
+  settling = sent.then(() => undefined);
+  return sent;
+}
+
 $("model-form").addEventListener("submit", async (submitted) => {
   submitted.preventDefault();
   const model = modelInput.value.trim();
   if (!model) return;
-  const response = await send("set_model", { model: model });
+  const response = await settle("set_model", { model: model });
   if (response.success) {
     modelInput.value = response.data.model || model;
     notice("");
@@ -271,7 +282,7 @@ $("model-form").addEventListener("submit", async (submitted) => {
 });
 
 modeSelect.addEventListener("change", async () => {
-  const response = await send("set_mode", { mode: modeSelect.value });
+  const response = await settle("set_mode", { mode: modeSelect.value });
   if (response.success) notice("");
   else refreshState();
 });
