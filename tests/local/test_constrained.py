@@ -234,7 +234,9 @@ def test_a_message_that_asks_for_no_tool_is_answered_in_words() -> None:
     sent = reply_in_words(_request(UserMessage("hello"), temperature=0.2))
     assert sent is not None and sent.tools == []
     assert sent.options["grammar"] == ANSWER_GRAMMAR and sent.options["temperature"] == 0.2
-    assert "chat_template_kwargs" not in sent.options  # no tools shown, no examples
+    kwargs = sent.options["chat_template_kwargs"]
+    assert kwargs["words_now"] is True and "call_now" not in kwargs  # listed, no examples
+    assert [t["function"]["name"] for t in kwargs["offered_tools"]] == ["get_weather", "ls"]
     assert reply_in_words(_request(UserMessage("hello"), tool_choice="auto")) is None
 
 

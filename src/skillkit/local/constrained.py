@@ -92,8 +92,9 @@ ANSWER_GRAMMAR = "root ::= [^<\\n ] [^<]*"
 """A reply in words: it does not start with white space and holds no ``<`` (no tag
 such as ``<tool_call>``)."""
 
-POLAR_GRAMMAR = 'root ::= ("Yes" | "No") [^<]*'
-"""The answer to a yes/no question: it opens with "Yes" or "No", then words without a
+POLAR_GRAMMAR = 'root ::= ("Yes" | "No") ([ ,.!] [^<]*)?'
+"""The answer to a yes/no question: it opens with the word "Yes" or "No" (not "None" or
+"Not", whose share of the model's choice would be lost to "No"), then words without a
 tag."""
 
 AUXILIARY_VERBS = frozenset(
@@ -292,14 +293,16 @@ def asks_for_tools(request: LLMRequest) -> bool:
 
 
 def reply_in_words(request: LLMRequest) -> LLMRequest | None:
-    """``request`` rewritten so the reply to the user's message is words (no tools
-    shown, `ANSWER_GRAMMAR`), or None when the last message is not the user's or the
-    request chooses its tools itself (``tool_choice``, structured output)."""
+    """``request`` rewritten so the reply to the user's message is words: the tools go
+    to the chat template as ``offered_tools`` with ``words_now`` (listed, without the
+    example calls) and ``grammar`` is `ANSWER_GRAMMAR`; None when the last message is
+    not the user's or the request chooses its tools itself (``tool_choice``,
+    structured output)."""
     if not _free(request) or not isinstance(request.messages[-1], UserMessage):
         return None
-    return msgspec.structs.replace(
-        request, tools=[], options={**request.options, "grammar": ANSWER_GRAMMAR}
-    )
+    kwargs = {**_kwargs(request), "offered_tools": _offered(request.tools), "words_now": True}
+    options = {**request.options, "chat_template_kwargs": kwargs, "grammar": ANSWER_GRAMMAR}
+    return msgspec.structs.replace(request, tools=[], options=options)
 
 
 def answer_now(request: LLMRequest) -> LLMRequest | None:

@@ -22,9 +22,9 @@ every result becomes a sentence naming its tool, and the results of the tools in
 returned 7 lines:"); an error, or a result without details (a status such as grep's
 "No matches for ..."), is shown as it is. A 135M model copies such a list whole, and
 answers "how many" from the count instead of guessing. A numbered result of a tool that
-already returned one since the user's last message says how the two compare ("The read
-tool returned the same 3 lines as for a.txt:" or "... 4 lines, not the same as for
-a.txt:"), which a 135M model cannot work out by itself. This changes how results are
+already returned one since the user's last message says in a closing line how the two
+compare ("Same as a.txt." or "Not the same as a.txt."), which a 135M model cannot work out
+by itself. This changes how results are
 shown, never what they hold; the chat template is told
 (``chat_template_kwargs.worded_results``) to show them as they are.
 `ModelProfile.grounding_texts` gives the texts an answer may draw on: the results as
@@ -253,8 +253,9 @@ def word_result(
     note (``(empty directory)``) is shown as it is, and a closing paragraph in square
     brackets (a hint such as where to continue) is kept after the numbered lines.
     ``compared`` (whether the text equals an earlier result of the tool, and what that
-    one was for) is said in the count's line: ``The read tool returned the same 3
-    lines as for a.txt:`` or ``... returned 4 lines, not the same as for a.txt:``."""
+    one was for) is said in a closing line, ``Same as a.txt.`` or ``Not the same as
+    a.txt.`` (last, where a 135M model answering a yes/no question reads it: said in
+    the count's line it made no difference to its answer)."""
     body = text.rstrip("\n")
     if nouns is None or not body.strip():
         return (
@@ -271,13 +272,11 @@ def word_result(
     lines = body.split("\n")
     noun = nouns[0] if len(lines) == 1 else nouns[1]
     numbered = "\n".join(f"{index}. {line}" for index, line in enumerate(lines, 1))
-    count = f"{len(lines)} {noun}"
+    closing = ""
     if compared is not None:
         same, other = compared
-        count = (
-            f"the same {count} as for {other}" if same else f"{count}, not the same as for {other}"
-        )
-    return f"The {tool} tool returned {count}:\n{numbered}{trailer}"
+        closing = f"\nSame as {other}." if same else f"\nNot the same as {other}."
+    return f"The {tool} tool returned {len(lines)} {noun}:\n{numbered}{trailer}{closing}"
 
 
 def _label(arguments: Any) -> str | None:
