@@ -137,15 +137,15 @@ class LocalAdapter(LLMAdapter):
         if self.profile.call_first:
             common = [self.profile.system_prompt or ""]
             grounded = self.profile.grounded_arguments
-            constrained = (
+            if not asks_for_tools(shaped):
+                sent = reply_in_words(shaped) or shaped
+            elif constrained := (
                 call_first(shaped, grounded=grounded, common=common)
-                if asks_for_tools(shaped)
-                else None
-            ) or call_next(shaped, grounded=grounded)
-            if constrained is not None:
+                or call_next(shaped, grounded=grounded)
+            ):
                 sent, style = constrained, "json"
             else:
-                sent = answer_now(shaped) or reply_in_words(shaped) or shaped
+                sent = answer_now(shaped) or shaped
         if self.verbose:
             self.notify(f"skillkit: request to {self.server.base_url}: {self.request_body(sent)}")
 

@@ -52,6 +52,7 @@ _STRIP = ".,;:!?()[]{}<>\"'`*|/"
 _FILE_NAME = re.compile(r"^[\w\-][\w.\-]*\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 _ITEM_NUMBER = re.compile(r"^\d+\.$")
+_CONTEXT = 16  # characters before a word that tell an item number from a count
 
 UsageOnCut = Callable[[int], Awaitable[TokenUsage | None]]
 
@@ -139,11 +140,8 @@ async def keep_grounded(
                     return
             elif kind == "text_end":
                 if pending:
-                    if ungrounded(
-                        pending.strip(),
-                        known,
-                        shown + pending[: len(pending) - len(pending.lstrip())],
-                    ):
+                    before = shown[-_CONTEXT:] + pending[: len(pending) - len(pending.lstrip())]
+                    if ungrounded(pending.strip(), known, before):
                         note = UNGROUNDED_NOTE if shown.strip() else CANNOT_ANSWER
                         pending = note
                     yield StreamEvent("text_delta", content=pending)
@@ -167,7 +165,8 @@ def _release(pending: str, known: frozenset[str], shown: str = "") -> tuple[str,
     position = 0
     for match in _WORD_END.finditer(pending):
         word = pending[position : match.start()]
-        if ungrounded(word, known, shown + pending[:position]):
+        before = shown[-_CONTEXT:] + pending[max(0, position - _CONTEXT) : position]
+        if ungrounded(word, known, before):
             return pending[:position], True
         position = match.end()
     return pending[:position], False
