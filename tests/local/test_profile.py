@@ -215,3 +215,11 @@ def test_grounding_texts_hold_the_results_and_counts_but_not_the_item_numbers() 
     assert "x\ny\nz\n" in texts and "short" in texts
     assert "The read tool returned 3 lines:" in texts
     assert not any(text.startswith("1. ") or "\n1. " in text for text in texts)
+
+
+def test_grounding_texts_read_the_shaped_results_as_they_would_word_them() -> None:
+    profile = _profile(results={"read": ("line", "lines")})
+    request = _two_reads("x\ny\n", "x\ny\nz\n")
+    assert profile.grounding_texts(request, profile.apply(request)) == profile.grounding_texts(
+        request
+    )

@@ -159,7 +159,7 @@ class LocalAdapter(LLMAdapter):
             events = recover_tool_calls(events, style, offered)
         events = stop_repetition(events, usage_on_cut=usage_on_cut)
         if self.profile.grounded:
-            known = known_words(self.profile.grounding_texts(request))
+            known = known_words(self.profile.grounding_texts(request, shaped))
             events = keep_grounded(events, known, usage_on_cut=usage_on_cut)
         return events
 

@@ -165,13 +165,14 @@ class ModelProfile:
         )
         return own + [s for s in offered if s not in own]
 
-    def grounding_texts(self, request: LLMRequest) -> list[str]:
+    def grounding_texts(self, request: LLMRequest, shaped: LLMRequest | None = None) -> list[str]:
         """The texts of ``request`` (as the agent sent it, before `shape`) that an
         answer may draw on: the system prompt and the profile's, the user's messages,
         the tool results as the tools returned them and, for worded results, their
         header line ("The read tool returned 7 lines:", a count SkillKit states) --
         never SkillKit's own item numbers, so "5" is grounded by a result that holds
-        5, not by being the fifth line of one."""
+        5, not by being the fifth line of one. ``shaped``: ``request`` as `shape`
+        returned it, whose worded results are read instead of wording them again."""
         texts = [request.system_prompt, self.system_prompt or ""]
         for message in request.messages:
             if isinstance(message, UserMessage):
@@ -184,9 +185,12 @@ class ModelProfile:
             elif isinstance(message, ToolResultMessage):
                 texts.append(message.text)
         if self.results is not None:
+            worded = (
+                shaped.messages if shaped is not None else self._worded_messages(request.messages)
+            )
             texts.extend(
                 message.text.split("\n", 1)[0]
-                for message in self._worded_messages(request.messages)
+                for message in worded
                 if isinstance(message, ToolResultMessage)
             )
         return texts
