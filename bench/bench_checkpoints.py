@@ -13,7 +13,11 @@ Run: python bench/bench_checkpoints.py [--files 10000] [--mb 200] [--turns 100]
   many turns), and a turn whose tools are all read-only; the bash turn again with a
   store that has no watch (``watch=False``). Target: <= 5 % added. The bash turn takes
   two snapshots; with the watch each is a read of the kernel's queue, without it each
-  is one walk of the workspace compared with the last (floor printed: that walk).
+  is one walk of the workspace compared with the last (floor printed: that walk). The
+  snapshot after a call runs while the model answers, so the bash turns are measured
+  twice: with the scripted model answering at once (the walk after the call is all
+  waited for at the run's end) and with a model that takes ``--model-ms`` (default 100)
+  to answer each request, floor the same turn without checkpoints.
 - restore: `SnapshotStore.restore` of 10 changed files; floor: writing the same 10
   files' bytes. Target: <= 100 ms.
 - store size: ``--turns`` turns each editing N lines (1, 3, 5, 10, 30) of one text file,
@@ -148,8 +152,12 @@ def bench_restore(paths: list[Path], store: SnapshotStore) -> None:
     )
 
 
-async def _turns(root: Path, store: SnapshotStore | None, tool: str, count: int) -> list[float]:
-    def reply(request: LLMRequest) -> Reply:
+async def _turns(
+    root: Path, store: SnapshotStore | None, tool: str, count: int, delay: float = 0.0
+) -> list[float]:
+    async def reply(request: LLMRequest) -> Reply:
+        if delay:
+            await asyncio.sleep(delay)  # the model thinking
         if isinstance(request.messages[-1], ToolResultMessage):
             return Reply(text="nothing to change")
         if tool == "bash":
@@ -174,17 +182,20 @@ async def _turns(root: Path, store: SnapshotStore | None, tool: str, count: int)
     return times
 
 
-def bench_turn(root: Path, store: SnapshotStore, walked: SnapshotStore) -> None:
-    for tool, label, kept_store, count in (
-        ("bash", "bash", store, 15),
-        ("read", "read", store, 150),
-        ("bash", "bash, no watch", walked, 5),
+def bench_turn(root: Path, store: SnapshotStore, walked: SnapshotStore, model_ms: int) -> None:
+    slow = f", model answers in {model_ms} ms"
+    for tool, label, kept_store, count, delay in (
+        ("bash", "bash", store, 15, 0.0),
+        ("read", "read", store, 150, 0.0),
+        ("bash", "bash, no watch", walked, 5, 0.0),
+        ("bash", "bash" + slow, store, 5, model_ms / 1000),
+        ("bash", "bash, no watch" + slow, walked, 5, model_ms / 1000),
     ):
         bare_times: list[float] = []
         kept_times: list[float] = []
         for _ in range(4):  # alternate, so a busy moment of the machine hits both
-            bare_times += asyncio.run(_turns(root, None, tool, count))
-            kept_times += asyncio.run(_turns(root, kept_store, tool, count))
+            bare_times += asyncio.run(_turns(root, None, tool, count, delay))
+            kept_times += asyncio.run(_turns(root, kept_store, tool, count, delay))
         bare, kept = statistics.median(bare_times), statistics.median(kept_times)
         added = kept / bare - 1
         print(
@@ -247,6 +258,10 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--mb", type=int, default=200)
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--model-ms", type=int, default=100)
+    parser.add_argument(
+        "--only", choices=["turn"], help="only the no-change turns (after the first snapshots)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary)
@@ -257,9 +272,13 @@ def main() -> None:
         bench_snapshot(workspace, paths, walked, "no watch")
         store = SnapshotStore(workspace, root / "store")
         bench_snapshot(workspace, paths, store, "watched")
+        if args.only == "turn":
+            time.sleep(2.5)  # the walk trusts no time this recent (`walks.trusted`)
+            bench_turn(workspace, store, walked, args.model_ms)
+            return
         bench_restore(paths, store)
         bench_restore_journalled(paths, store)
-        bench_turn(workspace, store, walked)
+        bench_turn(workspace, store, walked, args.model_ms)
         for lines_per_edit in (1, 3, 5, 10, 30):
             bench_size(root, args.turns, lines_per_edit)
 

@@ -2,7 +2,7 @@
 SQLite, PostgreSQL), each against a floor measured in the same run with the same driver.
 
 Run: python bench/bench_session_stores.py [--appends 2000] [--entries 10000]
-     [--sessions 10000] [--stores jsonl,sqlite,postgres,postgres-async]
+     [--sessions 10000] [--stores jsonl,sqlite,postgres,postgres-async,postgres-core]
      [--postgres-url URL]
 
 Without ``--postgres-url`` a private PostgreSQL server is started for the run (initdb +
@@ -19,6 +19,10 @@ each measurement gets a new database.
 - append on ``postgres-async`` (`AsyncPostgresSessionStore`): an append and awaiting
   its storage (`Session.written`), as a recorded run waits for each event's entries;
   floor: one awaited ``INSERT`` on a psycopg ``AsyncConnection`` (append only).
+- ``postgres-core``: what the PostgreSQL stores' shared core (`postgres_core.run` and
+  `run_async` driving the append statement of `postgres_ops`) adds to an append: the
+  same ``INSERT`` into ``skillkit_entries`` called directly on the connection (floor)
+  and through the executor, in small rounds that alternate, sync and async.
 - resume: open a session of ``--entries`` entries and build its context
   (`open(write=False)` + `Session.context`); floor: read the same lines (the file, or a
   ``SELECT`` of them) and ``json.loads`` each.
@@ -230,6 +234,69 @@ def bench_append_async(where: Path, count: int, rounds: int = 7) -> dict[str, fl
     return asyncio.run(measure())
 
 
+def bench_core(where: Path, count: int, rounds: int = 40) -> dict[str, float]:
+    """The executors' own cost on a real append: rounds of ``count`` INSERTs of the
+    store's entry statement on one connection, called directly and through `run` (and
+    the same on an ``AsyncConnection`` with `run_async`), which going first alternating.
+    Each batch writes a session id that sorts after every one before it, so both append
+    at the end of the entries' index alike. The medians of the rounds and of each
+    pair's ratio."""
+    import asyncio
+
+    import psycopg
+
+    from skillkit.session.postgres_core import run as run_sync
+    from skillkit.session.postgres_core import run_async
+    from skillkit.session.postgres_ops import INSERT_ENTRY, append_entry
+
+    url = postgres_url()
+    PostgresSessionStore(url, home=where).close()  # the schema
+    line = encode_line(MessageEntry(id="00000000", message=UserMessage(content=TEXT)))
+    batches = (f"{number:06d}" for number in itertools.count())
+    times: dict[str, list[float]] = {"sync": [], "sync_core": [], "async": [], "async_core": []}
+
+    def timed(name: str, start: float) -> None:
+        times[name].append((time.perf_counter() - start) / count)
+
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute("SET synchronous_commit = off")  # as the store's "run" policy sets it
+        for round_ in range(rounds):
+            for through in (round_ % 2 == 1, round_ % 2 == 0):
+                session_id = next(batches)
+                start = time.perf_counter()
+                for seq in range(count):
+                    if through:
+                        run_sync(db, append_entry(session_id, seq, line))
+                    else:
+                        db.execute(INSERT_ENTRY, (session_id, seq, line), prepare=True)
+                timed("sync_core" if through else "sync", start)
+
+    async def on_a_loop() -> None:
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as db:
+            await db.execute("SET synchronous_commit = off")
+            for round_ in range(rounds):
+                for through in (round_ % 2 == 1, round_ % 2 == 0):
+                    session_id = next(batches)
+                    start = time.perf_counter()
+                    for seq in range(count):
+                        if through:
+                            await run_async(db, append_entry(session_id, seq, line))
+                        else:
+                            await db.execute(INSERT_ENTRY, (session_id, seq, line), prepare=True)
+                    timed("async_core" if through else "async", start)
+
+    asyncio.run(on_a_loop())
+    result = {}
+    for side in ("sync", "async"):
+        plain, through = times[side], times[f"{side}_core"]
+        result[f"{side}_direct_us"] = statistics.median(plain) * 1e6
+        result[f"{side}_core_us"] = statistics.median(through) * 1e6
+        result[f"{side}_ratio"] = statistics.median(
+            c / d for c, d in zip(through, plain, strict=True)
+        )
+    return result
+
+
 def bench_resume(kind: str, where: Path, entries: int) -> dict[str, float]:
     store = make_store(kind, where)
     session = store.create(where / "project")
@@ -357,6 +424,17 @@ def run(kinds: list[str], args: argparse.Namespace) -> None:
                 f"x{a['ratio']:.2f}, worst round x{a['worst_ratio']:.2f})"
             )
             print(json.dumps({"store": kind, "append": a}))
+            continue
+        if kind == "postgres-core":
+            with tempfile.TemporaryDirectory() as temp:
+                c = bench_core(Path(temp), 200)
+            for side in ("sync", "async"):
+                direct, core = c[f"{side}_direct_us"], c[f"{side}_core_us"]
+                print(
+                    f"{kind}  {side:5} INSERT {direct:7.1f} µs, through the core {core:7.1f} µs"
+                    f" (median of the rounds' ratios x{c[side + '_ratio']:.3f})"
+                )
+            print(json.dumps({"store": kind, "append": c}))
             continue
         with tempfile.TemporaryDirectory() as temp:
             root = Path(temp)

@@ -80,3 +80,23 @@ def test_the_subcommands_get_their_registry_factories_in_the_parsed_arguments() 
     import skillkit.subagents.cli as agents_cli
 
     assert not hasattr(skills_cli, "_factory") and not hasattr(agents_cli, "_factory")
+
+
+def test_each_agent_the_command_builds_gets_a_renderer_registry_of_its_own(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from skillkit.models import CustomMessage, UserMessage
+
+    options = AgentOptions(model=f"scripted:{HELLO}", workspace=tmp_path, home=tmp_path / "home")
+    first, second = build_agent(options), build_agent(options)
+    try:
+        first.runner.renderers.register("memory", lambda m: UserMessage(str(m.payload)))
+        assert first.runner.renderers is not second.runner.renderers
+        assert second.runner.renderers.get("memory") is None
+        note = CustomMessage(kind="memory", payload="kept")
+        assert first.runner.renderers.render(note) == UserMessage("kept")
+    finally:
+        asyncio.run(first.aclose())
+        asyncio.run(second.aclose())

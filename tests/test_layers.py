@@ -111,3 +111,92 @@ def test_the_default_registry_check_sees_both_spellings(tmp_path: Path) -> None:
         "from skillkit.skills.cli import default_registry as skills_default\n"
     )
     assert _default_registry_reads(module) == [1, 3]
+
+
+def _renderer_defaults(path: Path) -> list[int]:
+    """The lines of ``path`` that make a `RendererRegistry` outlive the call that made
+    it: one assigned at module or class level, to a name a function declares
+    ``global``, or made as a default argument value (each a process-wide default)."""
+    import ast
+
+    def makes_registry(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Name) and node.func.id == "RendererRegistry")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "RendererRegistry")
+        )
+
+    def assigned(node: ast.AST) -> tuple[list[ast.expr], ast.AST | None] | None:
+        if isinstance(node, ast.Assign):
+            return node.targets, node.value
+        if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            return [node.target], node.value
+        return None
+
+    lines: list[int] = []
+
+    def visit(node: ast.AST, shared: bool, global_names: frozenset[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            defaults = [*node.args.defaults, *node.args.kw_defaults]
+            lines.extend(d.lineno for d in defaults if d is not None and makes_registry(d))
+            body = node.body if isinstance(node.body, list) else [node.body]
+            declared = frozenset(
+                name
+                for inner in body
+                for sub in ast.walk(inner)
+                if isinstance(sub, ast.Global)
+                for name in sub.names
+            )
+            for inner in body:
+                visit(inner, False, declared)
+            return
+        if isinstance(node, ast.ClassDef):
+            for inner in node.body:
+                visit(inner, True, frozenset())
+            return
+        found = assigned(node)
+        if found is not None and makes_registry(found[1]):
+            targets = found[0]
+            if shared or any(isinstance(t, ast.Name) and t.id in global_names for t in targets):
+                lines.append(node.lineno)
+        for child in ast.iter_child_nodes(node):
+            visit(child, shared, global_names)
+
+    visit(ast.parse(path.read_text(), str(path)), True, frozenset())
+    return sorted(lines)
+
+
+def test_no_module_keeps_a_process_wide_renderer_registry() -> None:
+    """Custom-message renderers are handed down like the model registry: the assembly
+    (or an SDK caller) makes the agent's `RendererRegistry`, a runner given none makes
+    its own, and a conversion given none uses the read-only built-in renderers."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted((ROOT / "src" / "skillkit").rglob("*.py"))
+        for line in _renderer_defaults(path)
+    ]
+    assert found == [], "hand the renderer registry down instead: " + ", ".join(found)
+
+
+def test_the_renderer_default_check_sees_every_way_to_keep_one(tmp_path: Path) -> None:
+    """The check above is live: a module-level, a class-level, a ``global`` and a
+    default-argument registry are found; one made inside a call is not."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from skillkit.context import RendererRegistry\n"
+        "import skillkit.context\n"
+        "DEFAULT = RendererRegistry()\n"
+        "class Holder:\n"
+        "    shared: object = skillkit.context.RendererRegistry(builtins=False)\n"
+        "    def __init__(self) -> None:\n"
+        "        self.own = RendererRegistry()\n"
+        "_lazy = None\n"
+        "def lazy() -> object:\n"
+        "    global _lazy\n"
+        "    if _lazy is None:\n"
+        "        _lazy = RendererRegistry()\n"
+        "    return _lazy\n"
+        "def convert(renderers: object = RendererRegistry()) -> object:\n"
+        "    mine = RendererRegistry()\n"
+        "    return mine\n"
+    )
+    assert _renderer_defaults(module) == [3, 5, 12, 14]

@@ -137,6 +137,8 @@ class TerminalEditor(Editor):
 
     calls: list[tuple[str, str]] = field(default_factory=list)
     created: list[tuple[str, list[str], str | None]] = field(default_factory=list)
+    environments: list[dict[str, str]] = field(default_factory=list)
+    """The variables each ``terminal/create`` asked to set."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -158,10 +160,14 @@ class TerminalEditor(Editor):
         terminal = f"term-{len(self.created) + 1}"
         self.created.append((command, list(args or []), cwd))
         self.calls.append(("create", terminal))
+        environ = dict(os.environ)  # the editor's own, with what was asked for set
+        environ.update({variable.name: variable.value for variable in env or []})
+        self.environments.append({variable.name: variable.value for variable in env or []})
         process = await asyncio.create_subprocess_exec(
             command,
             *(args or []),
             cwd=cwd,
+            env=environ,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError, text_block
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
+from skillkit.acp.folders import FOLDERS_KIND, remember_folders, saved_folders
+from skillkit.session import SessionStore
 from tests.acp.conftest import Editor, allow, running
 
 pytestmark = pytest.mark.timeout(90)
@@ -159,8 +162,102 @@ async def test_a_resumed_session_takes_the_folders_given_again_and_lists_them(
             session_id=sid, cwd=str(work), additional_directories=[str(other)], mcp_servers=[]
         )
         listed = await agent.conn.list_sessions(cwd=str(work))
+        # none given: the session open now, as it is
+        await agent.conn.resume_session(session_id=sid, cwd=str(work), mcp_servers=[])
+        third = work.parent / "third"
+        third.mkdir()
         with pytest.raises(RequestError) as refused:
-            await agent.conn.resume_session(session_id=sid, cwd=str(work), mcp_servers=[])
+            await agent.conn.resume_session(
+                session_id=sid, cwd=str(work), additional_directories=[str(third)], mcp_servers=[]
+            )
     [info] = [s for s in listed.sessions if s.session_id == sid]
     assert info.additional_directories == [str(other)]
     assert "open with other additional folders" in str(refused.value)
+
+
+async def listed_folders(agent: Any, sid: str) -> list[str] | None:
+    listed = await agent.conn.list_sessions(cwd=str(agent.work))
+    [info] = [s for s in listed.sessions if s.session_id == sid]
+    return info.additional_directories  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("reopen", ["load", "resume"])
+async def test_a_reopened_session_takes_its_saved_folders_when_none_are_given(
+    work: Path, other: Path, reopen: str
+) -> None:
+    target = other / "note.txt"
+    editor = Editor(answer=allow("allow"))
+    async with running(work, write_into(target), editor=editor) as agent:
+        await agent.conn.initialize(protocol_version=1)
+        made = await agent.conn.new_session(
+            cwd=str(work), additional_directories=[str(other)], mcp_servers=[]
+        )
+        sid = made.session_id
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("go")])
+        target.unlink()
+        await agent.conn.close_session(session_id=sid)
+        if reopen == "load":
+            await agent.conn.load_session(session_id=sid, cwd=str(work), mcp_servers=[])
+        else:
+            await agent.conn.resume_session(session_id=sid, cwd=str(work), mcp_servers=[])
+        assert await listed_folders(agent, sid) == [str(other)]
+        # the same write again: allowed there only because the folder came back
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("again")])
+        assert target.read_text() == "from the agent\n"
+        # a fork of it keeps them too
+        forked = await agent.conn.fork_session(session_id=sid, cwd=str(work), mcp_servers=[])
+        assert await listed_folders(agent, forked.session_id) == [str(other)]
+
+
+async def test_a_saved_folder_that_is_gone_is_dropped_with_a_note(work: Path, other: Path) -> None:
+    target = other / "note.txt"
+    editor = Editor(answer=allow("allow"))
+    async with running(work, write_into(target), editor=editor) as agent:
+        await agent.conn.initialize(protocol_version=1)
+        made = await agent.conn.new_session(
+            cwd=str(work), additional_directories=[str(other)], mcp_servers=[]
+        )
+        sid = made.session_id
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("go")])
+        await agent.conn.close_session(session_id=sid)
+        shutil.rmtree(other)
+        await agent.conn.resume_session(session_id=sid, cwd=str(work), mcp_servers=[])
+        assert await listed_folders(agent, sid) is None
+    log = (work.parent / "stderr.log").read_text()
+    assert f"the saved additional folder {other} is no longer a folder: dropped" in log
+
+
+async def test_folders_given_again_replace_the_saved_ones(work: Path, other: Path) -> None:
+    third = work.parent / "third"
+    third.mkdir()
+    async with running(work, write_into(work / "x")) as agent:
+        await agent.conn.initialize(protocol_version=1)
+        made = await agent.conn.new_session(
+            cwd=str(work), additional_directories=[str(other)], mcp_servers=[]
+        )
+        sid = made.session_id
+        await agent.conn.prompt(session_id=sid, prompt=[text_block("go")])
+        await agent.conn.close_session(session_id=sid)
+        await agent.conn.resume_session(
+            session_id=sid, cwd=str(work), additional_directories=[str(third)], mcp_servers=[]
+        )
+        await agent.conn.close_session(session_id=sid)
+        await agent.conn.resume_session(session_id=sid, cwd=str(work), mcp_servers=[])
+        assert await listed_folders(agent, sid) == [str(third.resolve())]
+
+
+def test_folders_are_written_once_and_checked_again_when_read(tmp_path: Path) -> None:
+    store = SessionStore(home=tmp_path)
+    session = store.create(tmp_path)
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    kept.mkdir()
+    remember_folders(session, ())  # none, and none before: nothing written
+    remember_folders(session, (kept, gone))
+    remember_folders(session, (kept, gone))  # the same: not written again
+    session.append_custom(FOLDERS_KIND, {"folders": [str(kept), "relative", 7, str(gone)]})
+    saved = [e for e in session.entries if getattr(e, "kind", "") == FOLDERS_KIND]
+    assert len(saved) == 2
+    assert saved_folders(session, tmp_path) == (kept.resolve(),)
+    remember_folders(session, ())  # none now: written, so none come back
+    assert saved_folders(session, tmp_path) == ()
+    session.close()

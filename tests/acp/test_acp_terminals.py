@@ -15,6 +15,7 @@ from acp import text_block
 
 from skillkit.acp.terminals import ClientTerminals, sandboxed_argv
 from skillkit.runtime.bash import BashRuntime
+from skillkit.runtime.process import TAG_VARIABLE
 from skillkit.runtime.sandbox import Sandbox, find_bubblewrap
 from skillkit.tools.base import tool_schema
 from skillkit.tools.builtin.bash import BashTool
@@ -31,6 +32,13 @@ needs_bwrap = pytest.mark.skipif(
 def shell(*commands: str) -> str:
     replies = [{"tool_calls": [{"name": "bash", "arguments": {"command": c}}]} for c in commands]
     return json.dumps({"replies": [*replies, {"text": "Done."}]})
+
+
+def without_polls(editor: TerminalEditor) -> list[str]:
+    """The ``terminal/*`` methods called, less the reads of the output made while the
+    command ran (the one read for the result, just before the release, is kept)."""
+    methods = [m for m, _ in editor.calls]
+    return [m for i, m in enumerate(methods) if m != "output" or methods[i + 1 :] == ["release"]]
 
 
 def ended(editor: TerminalEditor) -> list[object]:
@@ -87,8 +95,10 @@ async def test_the_editor_runs_the_sandboxed_command_line(
     assert embedded and embedded[0].tool_call_id == done.tool_call_id
     [started] = editor.of("tool_call")
     assert editor.updates.index(started) < editor.updates.index(embedded[0])
-    methods = [m for m, _ in editor.calls]
-    assert methods == ["create", "wait_for_exit", "output", "release"]
+    assert without_polls(editor) == ["create", "wait_for_exit", "output", "release"]
+    # bubblewrap itself carries the call's process tag (nothing else is asked for)
+    [asked] = editor.environments
+    assert list(asked) == [TAG_VARIABLE] and asked[TAG_VARIABLE] in " ".join(args)
 
 
 @needs_bwrap
@@ -158,7 +168,9 @@ async def test_the_tools_timeout_kills_the_terminal(work: Path) -> None:
         await agent.conn.prompt(session_id=sid, prompt=[text_block("run it")])
     [done] = ended(editor)
     assert done.status == "failed" and "timed out after 1s" in done.raw_output["output"]
-    assert [m for m, _ in editor.calls] == ["create", "wait_for_exit", "kill", "output", "release"]
+    assert without_polls(editor) == ["create", "wait_for_exit", "kill", "output", "release"]
+    methods = [m for m, _ in editor.calls]
+    assert methods[methods.index("kill") :] == ["kill", "output", "release"]  # no poll after
     assert editor.running() == []
 
 

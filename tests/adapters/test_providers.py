@@ -13,14 +13,22 @@ import pytest
 from skillkit import AgentConfig, AgentRunner
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.factory import (
+    Providers,
     UnknownModelError,
     create_adapter,
+    default_providers,
     register_provider,
     unregister_provider,
 )
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
-from skillkit.model_registry import ModelCost, ModelDefinition, default_registry
+from skillkit.model_registry import (
+    ModelCost,
+    ModelDefinition,
+    ModelRegistry,
+    default_registry,
+    set_default_registry,
+)
 from tests.adapters.wire_formats import chat_text, chat_usage
 from tests.adapters.wire_server import SSEReply, WireServer
 
@@ -60,6 +68,59 @@ def test_a_provider_prefix_is_claimed_once(
         register_provider("echo", other)
     with pytest.raises(ValueError, match="invalid provider prefix"):
         register_provider("Not A Word", other)
+
+
+@pytest.fixture
+def registering_provider() -> Iterator[list[ModelRegistry]]:
+    """A provider ``lab`` whose factory takes the ``models`` keyword: it registers the
+    model it serves (a 4,096-token window) in the registry it is handed."""
+    handed: list[ModelRegistry] = []
+
+    def make(
+        model: str, config: AgentConfig, *, on_retry: object = None, models: ModelRegistry
+    ) -> LLMAdapter:
+        handed.append(models)
+        models.register(ModelDefinition(id="m", provider="lab", context_window=4096,
+                                        max_output_tokens=512, aliases=(model,)))  # fmt: skip
+        return ScriptedAdapter([Reply(text="ok")], model="m")
+
+    register_provider("lab", make)
+    try:
+        yield handed
+    finally:
+        unregister_provider("lab")
+
+
+def test_a_provider_factory_is_handed_the_registry_of_the_agent_it_serves(
+    registering_provider: list[ModelRegistry],
+) -> None:
+    mine = ModelRegistry(include_builtin=False)
+    agent = AgentRunner(AgentConfig(model="lab:m"), models=mine)
+    assert registering_provider == [mine]
+    assert agent.context_window("lab:m") == 4096
+    assert default_registry().get("lab:m") is None
+
+    own = AgentRunner(AgentConfig(model="lab:m"))  # no registry given: the runner's own
+    assert registering_provider[1] is own.models is not default_registry()
+    assert own.context_window("lab:m") == 4096
+    assert default_registry().get("lab:m") is None
+
+
+def test_providers_hand_their_own_registry_when_the_caller_names_none(
+    registering_provider: list[ModelRegistry],
+) -> None:
+    kept = ModelRegistry(include_builtin=False)
+    providers = Providers(entry_points=False, models=kept)
+    providers.register("lab", default_providers().get("lab"))  # type: ignore[arg-type]
+    providers.create_adapter(AgentConfig(model="lab:m"))
+    assert registering_provider == [kept] and kept.get("lab:m") is not None
+    before = default_registry()
+    set_default_registry(ModelRegistry(include_builtin=False))
+    try:
+        create_adapter(AgentConfig(model="lab:m"))  # the default providers: the SDK default
+        assert registering_provider[1] is default_registry()
+    finally:
+        set_default_registry(before)
 
 
 def test_an_unregistered_prefix_falls_back_to_the_model_registry() -> None:

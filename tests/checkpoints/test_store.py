@@ -166,3 +166,32 @@ def test_a_folder_made_within_the_same_clock_tick_is_still_seen(tmp_path: Path) 
     (workspace / "empty").mkdir()
     os.utime(workspace, ns=(before.st_atime_ns, before.st_mtime_ns))  # same tick: same time
     assert store.snapshot().empty_dirs == ("empty",)
+
+
+def test_what_two_snapshots_differ_by_is_asked_of_git_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, store = _store(tmp_path)
+    (workspace / "a.txt").write_text("one\n")
+    first = store.snapshot()
+    (workspace / "a.txt").write_text("two\n")
+    (workspace / "b.txt").write_text("new\n")
+    second = store.snapshot()
+    calls: list[str] = []
+    real = store._git
+
+    def counted(*args: str, **options: object) -> bytes:
+        calls.append(args[0])
+        return real(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_git", counted)
+    changes = store.changes(first.id, second.id)
+    patch = store.patch(first.id, second.id)
+    asked = len(calls)
+    assert asked and "+two" in patch and [c.path for c in changes] == ["a.txt", "b.txt"]
+    for _ in range(3):  # a face redrawing every turn's changes
+        assert store.changes(first.id, second.id) == changes
+        assert store.patch(first.id, second.id) == patch
+    assert len(calls) == asked
+    assert store.patch(first.id, second.id, ["b.txt"]) != patch  # another question
+    assert [c.path for c in store.changes(second.id, first.id)] == ["a.txt", "b.txt"]

@@ -40,8 +40,10 @@ def test_rewind_code_conversation_and_both_in_the_terminal(
     terminal.wait_for_prompt_count(1)
     terminal.type("first change")
     terminal.wait_for("Changed.")
+    terminal.wait_for_prompt()
     terminal.type("second change")
     terminal.wait_for("Added.")
+    terminal.wait_for_prompt()
     assert (project / "extra.txt").read_text() == "extra\n"
 
     terminal.type("/rewind")  # the chooser (tests/frontends/test_rewind_chooser.py)

@@ -9,6 +9,7 @@ import pytest
 from skillkit import AgentConfig, AgentRunner, ContextTransformResult
 from skillkit.adapters.scripted import Reply, ScriptedAdapter
 from skillkit.context import (
+    BUILTIN_RENDERERS,
     Compacted,
     CompactionJob,
     CompactionSettings,
@@ -367,6 +368,31 @@ def test_convert_to_llm_without_a_registry_uses_the_builtin_renderers() -> None:
     converted = convert_to_llm(messages)
     assert [type(m) for m in converted] == [UserMessage, UserMessage, UserMessage]
     assert texts(converted)[1:] == ["p", "u"]
+
+
+def test_no_renderer_is_shared_between_agents_or_with_a_bare_conversion() -> None:
+    """A renderer registered on one agent reaches neither another agent nor
+    `convert_to_llm` given no registry; the built-in renderers cannot be changed."""
+    memory = CustomMessage(kind="memory", payload="fact")
+    first = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["a"]))
+    second = AgentRunner(AgentConfig(model="scripted"), adapter=ScriptedAdapter(["b"]))
+    first.renderers.register("memory", lambda m: UserMessage(f"remember {m.payload}"))
+
+    assert texts(convert_to_llm([memory], first.renderers)) == ["remember fact"]
+    assert second.renderers.get("memory") is None
+    assert convert_to_llm([memory]) == []
+    with pytest.raises(TypeError):
+        BUILTIN_RENDERERS["memory"] = lambda m: UserMessage("everyone's")  # type: ignore[index]
+    assert convert_to_llm([memory]) == []
+
+
+def test_a_builtin_renderer_that_fails_leaves_its_message_out() -> None:
+    """A hand-edited summary whose count is not a number makes the renderer raise: with
+    no registry (nobody to report to) the message is left out and the rest is sent."""
+    broken = CustomMessage(kind="compaction_summary", payload={"compactions": "many"})
+    with pytest.raises(ValueError):
+        BUILTIN_RENDERERS["compaction_summary"](broken)
+    assert convert_to_llm([broken, UserMessage("u")]) == [UserMessage("u")]
 
 
 async def test_an_empty_assistant_message_from_a_failed_call_is_not_sent_again() -> None:

@@ -11,6 +11,8 @@ import pytest
 
 from skillkit.evals import SuiteError
 from skillkit.evals.triggers import load_triggers
+from skillkit.models import ToolResultMessage, UserMessage, message_text
+from skillkit.session.store_protocol import open_store
 from tests.evals.conftest import FIXTURES, skillkit
 
 pytestmark = pytest.mark.timeout(120)
@@ -54,6 +56,62 @@ def test_the_table_names_the_confusable_skill(installed: tuple[Path, Path]) -> N
     row = result.stdout.splitlines()[2]
     assert row.split()[1:7] == ["–", "0%", "0", "2", "0", "1"]
     assert row.endswith("welcome (2)")
+
+
+def test_skills_eval_records_each_run_as_a_session_only_when_asked(
+    installed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, work = installed
+    model = f"scripted:{FIXTURES / 'scripts' / 'greet_only.yaml'}"
+    url = f"sqlite://{tmp_path}/triggers.db"
+    args = ("skills", "eval", "greeting", "--models", model, "--json")
+    result = skillkit(*args, "--repeats", "2", "--session-store", url, cwd=work, home=home)
+    assert result.returncode == 0, result.stderr
+    assert f"in {url}" in result.stderr and "'eval triggers-greeting CASE MODEL #N'" in (
+        result.stderr
+    )
+    (score,) = json.loads(result.stdout)
+    assert score["true_positive"] == 4  # recording changes no result
+    store = open_store(url)
+    try:
+        kept = {str(info.name): info.id for info in store.list(work)}
+        prompts = {
+            "should-1": "Say hello to Ada",
+            "should-2": "Greet Bob for me",
+            "should-not-1": "Say goodbye to Carol, she is leaving today",
+        }
+        assert sorted(kept) == sorted(
+            f"eval triggers-greeting {case} {model} #{repeat}"
+            for case in prompts
+            for repeat in (0, 1)
+        )
+        for case, prompt in prompts.items():
+            session = store.open(kept[f"eval triggers-greeting {case} {model} #0"], write=False)
+            users = [m for m in session.context() if isinstance(m, UserMessage)]
+            assert message_text(users[-1]) == prompt
+            loaded = [m for m in session.context() if isinstance(m, ToolResultMessage)]
+            assert loaded and not loaded[0].is_error  # the skill call is kept with its result
+    finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+    plain = skillkit(*args, cwd=work, home=home)
+    assert plain.returncode == 0, plain.stderr
+    assert "kept as a session" not in plain.stderr
+    assert open_store(None, home=home).list(work) == []  # nothing recorded unless asked
+
+
+def test_skills_eval_refuses_a_session_store_it_cannot_open_before_running(
+    installed: tuple[Path, Path],
+) -> None:
+    home, work = installed
+    model = f"scripted:{FIXTURES / 'scripts' / 'greet_only.yaml'}"
+    bad = skillkit("skills", "eval", "greeting", "--models", model,
+                   "--session-store", "redis://h/0", cwd=work, home=home)  # fmt: skip
+    assert bad.returncode == 2
+    assert "session store" in bad.stderr and "redis" in bad.stderr
+    assert bad.stdout == ""
 
 
 def test_a_skill_without_trigger_cases_or_an_unknown_skill_is_a_usage_error(

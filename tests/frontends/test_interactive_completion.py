@@ -111,6 +111,7 @@ def test_tab_completes_the_sessions_labels_and_entry_ids_for_tree(
     terminal.wait_for_prompt_count(1)
     terminal.type("hello there")
     terminal.wait_for("● done")
+    terminal.wait_for_prompt()
     terminal.type("/label before-the-fix")
     terminal.wait_for_prompt_count(3)
 

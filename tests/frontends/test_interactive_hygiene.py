@@ -82,6 +82,7 @@ def test_escape_sequences_in_a_command_are_shown_not_obeyed(
     terminal.press("n")
     terminal.press("Enter")
     terminal.wait_for("● done")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
 
@@ -107,5 +108,6 @@ def test_a_skill_action_approval_shows_the_exact_argv(terminal: Terminal, tmp_pa
     terminal.press("n")
     terminal.press("Enter")
     terminal.wait_for("● done")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0

@@ -33,7 +33,7 @@ def test_a_shell_command_runs_and_its_output_reaches_the_model(
     terminal.start("--model", model, "--sandbox", "off", cwd=work)
     terminal.wait_for_prompt_count(1)
     terminal.type("!cat notes.txt")
-    screen = terminal.wait_for("the output goes to the model with your next prompt")
+    screen = terminal.wait_for("added to the conversation: the model sees it with your next prompt")
     assert "⏺ bash(" in screen
     assert "the secret word is marmalade" in screen
     terminal.wait_for_prompt_count(2)
@@ -66,7 +66,8 @@ def test_a_shell_command_that_changes_files_asks_first(terminal: Terminal, tmp_p
     terminal.type("!touch made.txt")
     terminal.wait_for(lambda screen: screen.count("Allow? y yes, once") >= 1)
     terminal.press("y")
-    terminal.wait_for("the output goes to the model with your next prompt")
+    terminal.wait_for("added to the conversation: the model sees it with your next prompt")
     assert (work / "made.txt").exists()
+    terminal.wait_for_prompt()  # the note shows while the !command's input line is still up
     terminal.type("/quit")
     assert terminal.wait_exit() == 0

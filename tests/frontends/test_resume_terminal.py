@@ -54,7 +54,7 @@ def test_tab_completes_a_session_id_and_resume_switches_to_it(
     terminal.wait_for("no saved session of this folder has an id starting with 'nosuchid'")
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
-    assert f"skillkit --session {ids[1]}" in terminal.screen()  # the session now open
+    terminal.wait_for(f"skillkit --session {ids[1]}")  # the session now open
 
     store = SessionStore(terminal.home)
     resumed = store.open(ids[1], write=False).context()

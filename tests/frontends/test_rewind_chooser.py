@@ -126,10 +126,13 @@ def _start(terminal: Terminal, tmp_path: Path) -> Path:
     terminal.wait_for_prompt_count(1)
     terminal.type("first change")
     terminal.wait_for("Changed.")
+    terminal.wait_for_prompt()
     terminal.type("second change")
     terminal.wait_for("Added.")
+    terminal.wait_for_prompt()
     terminal.type("third, nothing")
     terminal.wait_for("Nothing to change.")
+    terminal.wait_for_prompt()
     assert (project / "notes.txt").read_text() == "v2\n"
     assert (project / "extra.txt").read_text() == "extra\n"
     return project

@@ -72,10 +72,11 @@ def test_the_picker_filters_and_opens_the_chosen_session(
     terminal.wait_for_prompt_count(1)
     terminal.type("and the changelog?")
     terminal.wait_for("Picked up where we left.")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
     hint = f"to go on with this session: skillkit -c (or skillkit --session {ids[1]})"
-    assert hint in terminal.screen()
+    terminal.wait_for(hint)
 
     store = SessionStore(terminal.home)
     assert sorted(info.id for info in store.list(cwd)) == sorted(ids)  # no new session
@@ -101,7 +102,7 @@ def test_esc_and_ctrl_c_leave_the_picker_writing_nothing(
     terminal.wait_for("3 sessions")
     terminal.press("Escape")
     assert terminal.wait_exit() == 0
-    assert "skillkit: no session resumed" in terminal.screen()
+    terminal.wait_for("skillkit: no session resumed")
 
     terminal.restart("-r", "--model", script(tmp_path, '  - "unused"\n'), cwd=cwd)
     terminal.wait_for("3 sessions")
@@ -117,7 +118,7 @@ def test_resume_with_no_sessions_and_with_print_mode(terminal: Terminal, tmp_pat
     cwd.mkdir()
     terminal.start("-r", "--model", script(tmp_path, '  - "unused"\n'), cwd=cwd)
     assert terminal.wait_exit() == 1
-    assert "no saved sessions in this folder to resume" in terminal.screen()
+    terminal.wait_for("no saved sessions in this folder to resume")
 
     refused = run_cli("-p", "hi", "-r", home=terminal.home, cwd=cwd)
     assert refused.returncode == 2
@@ -176,6 +177,7 @@ def test_tree_goes_back_with_a_summary_and_fork_goes_on_in_a_new_session(
     assert f"went back to {answer}" in screen
     terminal.type("and now?")
     terminal.wait_for("A fresh answer on the new branch.")
+    terminal.wait_for_prompt()
     terminal.type("/label")
     terminal.wait_for(lambda screen: re.search(r"after-notes  \w{8}", screen) is not None)
 
@@ -186,6 +188,7 @@ def test_tree_goes_back_with_a_summary_and_fork_goes_on_in_a_new_session(
     original, fork = match.groups()
     terminal.type("in the fork")
     terminal.wait_for("An answer in the fork.")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
 
@@ -238,6 +241,7 @@ def test_tree_keeps_an_outline_when_the_model_cannot_summarise(
     assert "did not summarise what was left behind: summary call failed: the provider" in screen
     terminal.type("three")
     terminal.wait_for("third")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
 

@@ -44,7 +44,7 @@ def test_a_shell_command_is_resumed_above_the_prompt_typed_after_it(
     terminal.start("--model", model, cwd=cwd)
     terminal.wait_for_prompt_count(1)
     terminal.type("!echo shell-out")
-    terminal.wait_for("the output goes to the model")
+    terminal.wait_for("added to the conversation: the model sees it")
     terminal.wait_for_prompt_count(2)
     terminal.type("what did it say?")
     terminal.wait_for("It printed shell-out.")
@@ -98,7 +98,8 @@ def test_a_shell_command_typed_during_a_run_waits_in_the_input_line(
     cwd.mkdir()
     words = " ".join(["word"] * 60)
     script = tmp_path / "script.yaml"
-    script.write_text(f'replies:\n  - text: "{words} end."\n    delay: 0.05\n')
+    # about 8 s of streaming: the !command is typed while the run is still going
+    script.write_text(f'replies:\n  - text: "{words} end."\n    delay: 0.2\n')
     terminal.start("--model", f"scripted:{script}", cwd=cwd)
     terminal.wait_for_prompt_count(1)
     terminal.type("go")

@@ -207,18 +207,76 @@ def test_an_edit_shows_its_counts_and_a_coloured_diff() -> None:
     renderer = TerminalRenderer(console, markdown=False)
 
     renderer.tool_call(
-        "edit", {"path": "app.py", "old_string": "a\nb\n", "new_string": "a\nB\nc\nd\n"}
+        "edit",
+        {"path": "app.py", "old_string": "a\nb\n", "new_string": "a\nB\nc\nd\n"},
+        call_id="e",
     )
-    renderer.tool_call("write", {"path": "notes.txt", "content": "x\n" * 30})
+    renderer.tool_result("edit", "edited app.py", is_error=False, call_id="e")
+    renderer.tool_call("write", {"path": "notes.txt", "content": "x\n" * 30}, call_id="w")
+    renderer.tool_result("write", "wrote notes.txt", is_error=False, call_id="w")
 
     plain = _SGR.sub("", out.getvalue())
     lines = plain.splitlines()
     assert lines[0] == "⏺ edit(app.py) +3 −1"
     assert [line.strip() for line in lines[1:6]] == ["a", "-b", "+B", "+c", "+d"]
+    assert lines[6].startswith("  ⎿ ✓ edit")
     assert "⏺ write(notes.txt) +30 −0" in plain
     assert "… 10 more diff lines" in plain  # 20 drawn
     coloured = out.getvalue()
     assert "\x1b[31m    -b" in coloured and "\x1b[32m    +B" in coloured
+
+
+def test_a_failed_or_refused_edit_shows_no_diff_only_how_it_failed() -> None:
+    console, out = _console(colour=True)
+    renderer = TerminalRenderer(console, markdown=False)
+    edit = {"path": "app.py", "old_string": "port = 80\n", "new_string": "port = 8080\n"}
+
+    renderer.tool_call("edit", edit, call_id="e")
+    renderer.tool_result(
+        "edit", "Could not find the text to replace in app.py", is_error=True, call_id="e"
+    )
+    renderer.tool_call("write", {"path": "notes.txt", "content": "x\n"}, call_id="w")
+    renderer.tool_result("write", "Blocked: denied by the user", is_error=True, call_id="w")
+
+    lines = _SGR.sub("", out.getvalue()).splitlines()
+    assert [line.rstrip() for line in lines] == [
+        "⏺ edit(app.py)",
+        "  ⎿ ✗ edit failed",
+        "    Could not find the text to replace in app.py",
+        "⏺ write(notes.txt)",
+        "  ⎿ ✗ write failed",
+        "    Blocked: denied by the user",
+    ]
+    failed = renderer.tool_records[0]
+    assert failed.call == "edit(app.py)" and failed.diff == []  # /expand shows none either
+
+
+def test_an_edit_drawn_before_it_ends_gets_its_diff_only_when_it_succeeds() -> None:
+    console, out = _console()
+    renderer = TerminalRenderer(console, markdown=False)
+    first = {"path": "a.py", "old_string": "one\n", "new_string": "ONE\n"}
+    second = {"path": "b.py", "old_string": "two\n", "new_string": "TWO\n"}
+
+    # two calls of one turn: the second is drawn while the first still runs
+    renderer.tool_call("edit", first, call_id="a")
+    renderer.tool_call("edit", second, call_id="b")
+    renderer.notice("an approval panel")  # drawn while b waits
+    renderer.tool_result("edit", "the file changed since it was read", is_error=True, call_id="a")
+    renderer.tool_result("edit", "edited b.py", is_error=False, call_id="b")
+
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines == [
+        "⏺ edit(a.py)",
+        "⏺ edit(b.py)",
+        "an approval panel",
+        "  ⎿ ✗ edit failed",
+        "    the file changed since it was read",
+        "⏺ edit(b.py) +1 −1",
+        "    -two",
+        "    +TWO",
+        "  ⎿ ✓ edit",
+        "    edited b.py",
+    ]
 
 
 def test_a_result_is_one_status_line_with_elapsed_time_and_a_folded_preview() -> None:
@@ -302,6 +360,20 @@ def test_an_approval_request_shows_the_call_the_reason_the_risk_and_the_rule() -
     assert "why   force push rewrites the remote history" in shown
     assert "risk  force push" in shown
     assert "rule  bash(git *)" in shown
+
+
+def test_an_edit_asking_for_approval_shows_the_change_it_asks_to_make() -> None:
+    from skillkit.permissions.events import ApprovalNeeded
+
+    edit = {"path": "app.cfg", "edits": [{"old_text": "port = 80", "new_text": "port = 8080"}]}
+    shown = _draw(
+        ApprovalNeeded(request_id="approval-1", tool_name="edit", tool_input=edit),
+        ApprovalNeeded(request_id="approval-2", tool_name="bash", tool_input={"command": "ls"}),
+    )
+    lines = [line.strip("│ ") for line in shown.splitlines()]
+    start = lines.index("change +1 −1")
+    assert lines[start + 1 : start + 3] == ["-port = 80", "+port = 8080"]
+    assert lines.count("change +1 −1") == 1  # a command has no change to show
 
 
 def test_a_plan_for_approval_is_drawn_as_markdown() -> None:

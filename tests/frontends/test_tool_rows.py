@@ -91,9 +91,10 @@ def test_the_edit_tools_own_replacements_show_their_diff() -> None:
     renderer, out = _renderer()
     edits = [{"old_text": "port = 80\n", "new_text": "port = 8080\n"}]
     renderer.tool_call("edit", {"path": "app.cfg", "edits": edits}, call_id="e1")
+    renderer.tool_result("edit", "edited app.cfg", is_error=False, call_id="e1")
     lines = out.getvalue().splitlines()
     assert lines[0] == "⏺ edit(app.cfg) +1 −1"
-    assert [line.strip() for line in lines[1:]] == ["-port = 80", "+port = 8080"]
+    assert [line.strip() for line in lines[1:3]] == ["-port = 80", "+port = 8080"]
 
 
 def test_a_folded_row_names_its_number_in_the_hint() -> None:
@@ -147,5 +148,70 @@ def test_expand_shows_any_earlier_tool_row_by_its_number(
 
     terminal.type("/expand 7")
     terminal.wait_for("no tool call 7 is kept (/expand lists them)")
+    terminal.press("C-d")
+    assert terminal.wait_exit() == 0
+
+
+EDITS = """\
+replies:
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "port = 81", new_text: "port = 9999"}]
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "name = demo", new_text: "name = refused"}]
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "port = 80", new_text: "port = 8080"}]
+  - text: "Changed the port."
+"""
+
+
+@pytest.mark.timeout(90)
+def test_a_failed_or_refused_edit_is_drawn_without_the_diff_it_meant_to_make(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "model.yaml").write_text(EDITS)
+    (work / "app.cfg").write_text("name = demo\nport = 80\n")
+    terminal.start("--model", f"scripted:{work / 'model.yaml'}", cwd=work)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("fix the port")
+    terminal.wait_for("Allow? y yes, once")
+    terminal.press("y")  # allowed, the first fails: its old text is not in the file
+    terminal.wait_for(lambda s: "✗ edit failed" in s and "Allow? y yes, once" in s)
+    terminal.press("n")  # the second is refused
+    terminal.wait_for("message for the model")
+    terminal.press("Enter")
+    terminal.wait_for(lambda s: s.count("✗ edit failed") == 2 and "Allow? y yes, once" in s)
+    terminal.press("y")  # the third is allowed
+    screen = terminal.wait_for("Changed the port.", history=True)
+    terminal.wait_for_prompt_count(2)
+    lines = [line.rstrip() for line in screen.splitlines()]
+
+    # each approval panel shows the change it asks for; outside them, a failed or
+    # refused edit's row shows no diff: only how it failed and why
+    panels = [line for line in lines if line.startswith("│")]
+    rows = [line for line in lines if not line.startswith("│")]
+    assert any("+port = 9999" in line for line in panels)
+    assert any("+name = refused" in line for line in panels)
+    assert not any("port = 9999" in line or "name = refused" in line for line in rows)
+    assert [line for line in rows if line.startswith("  ⎿")][:2] == [
+        next(line for line in rows if line.startswith("  ⎿ ✗ edit failed · ")),
+        "  ⎿ ✗ edit failed",
+    ]
+    assert "    The user denied this edit call; it was not run." in rows
+    assert "⏺ edit(app.cfg) +1 −1" in lines
+    diff = lines.index("⏺ edit(app.cfg) +1 −1")
+    assert lines[diff + 1 : diff + 3] == ["    -port = 80", "    +port = 8080"]
+    assert lines[diff + 3].startswith("  ⎿ ✓ edit")
+    assert (work / "app.cfg").read_text() == "name = demo\nport = 8080\n"
     terminal.press("C-d")
     assert terminal.wait_exit() == 0

@@ -12,7 +12,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLKIT = Path(sys.executable).with_name("skillkit")
-POLL_TIMEOUT = 20.0
+POLL_TIMEOUT = 30.0
+"""How long one wait for the screen may take: generous, for a slow shared CI machine
+(a wait ends as soon as its text shows, so only a failure takes this long)."""
 # The pane's real size must win: COLUMNS / LINES (set under pytest) would override it.
 _ENVIRONMENT = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
 
@@ -95,6 +97,13 @@ class Terminal:
         output scrolled off the top)."""
         return self.wait_for(lambda screen: _prompts(screen) >= count, history=True)
 
+    def wait_for_prompt(self) -> str:
+        """Wait until skillkit reads the next prompt: the last input line on the screen is
+        the empty prompt (``›``), not a run's input line (``»``). An answer's text shows
+        before its run ends, and a line typed (Enter) while the run ends steers that run
+        instead of being the next prompt or command: wait for this before typing on."""
+        return self.wait_for(_awaits_prompt)
+
     def restart(self, *args: str, cwd: Path = ROOT) -> None:
         """End the current session (skillkit must have exited) and start a new one."""
         self.tmux("kill-session", "-t", "skillkit")
@@ -102,7 +111,9 @@ class Terminal:
         self.start(*args, cwd=cwd)
 
     def wait_exit(self) -> int:
-        """Wait for skillkit to exit; its exit code."""
+        """Wait for skillkit to exit; its exit code. What it printed last may not be on
+        the pane yet (tmux reads the terminal in its own time): ``wait_for`` that text
+        rather than reading ``screen()`` once."""
         deadline = time.monotonic() + POLL_TIMEOUT
         while time.monotonic() < deadline:
             if self.exit_file.exists() and self.exit_file.read_text().strip():
@@ -113,3 +124,8 @@ class Terminal:
 
 def _prompts(screen: str) -> int:
     return sum(1 for line in screen.splitlines() if line.startswith("›"))
+
+
+def _awaits_prompt(screen: str) -> bool:
+    inputs = [line.rstrip() for line in screen.splitlines() if line.startswith(("›", "»"))]
+    return bool(inputs) and inputs[-1] == "›"

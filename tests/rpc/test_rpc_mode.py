@@ -18,12 +18,14 @@ pytestmark = pytest.mark.timeout(60)
 
 SLOW = """
 replies:
-  - delay: 0.05
-    text: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+  - delay: 0.1
+    text: "%s"
   - text: "Second reply."
   - text: "Third reply."
 cycle: true
-"""
+""" % ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen " * 5)
+"""The first reply streams for about 5 s (8 characters every 0.1 s): a slow machine's
+commands sent after its first delta still reach a run in progress."""
 
 SHELL = """
 replies:

@@ -50,7 +50,7 @@ def test_slash_commands_and_a_shell_command_run_from_the_page(
         expect(tool.locator(".status")).to_have_text("done")
         expect(tool.locator("pre.output")).to_contain_text("marmalade")
         expect(log.get_by_role("article", name="Command").last).to_contain_text(
-            "the output goes to the model with your next prompt"
+            "added to the conversation: the model sees it with your next prompt"
         )
         expect(page.get_by_role("status", name="Activity")).to_be_hidden()  # nothing runs
 
@@ -108,7 +108,9 @@ def test_the_session_panel_names_forks_and_goes_back_in_the_tree(
         _send(page, "again")
         expect(log.get_by_role("article", name="Assistant").last).to_have_text("Second answer.")
         expect(tree.get_by_role("button", name="assistant: Second answer.")).to_be_disabled()
-        first_id = (panel.locator("#session-id").text_content() or "").split()[-1]
+        session_id = panel.locator("#session-id")  # "no session saved" until the state came
+        expect(session_id).to_have_text(re.compile(r"^session [0-9a-f]+$"))
+        first_id = (session_id.text_content() or "").split()[-1]
 
         tree.get_by_role("button", name="assistant: First answer.").click()
         expect(log.get_by_role("article", name="You")).to_have_text(["hello"])
@@ -227,12 +229,74 @@ def test_an_edit_shows_its_coloured_diff_in_its_tool_row(
         assert page.script_errors == []
 
 
-SLOW = """\
+FAILING_EDITS = """\
 replies:
-  - text: "%s"
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "port = 81", new_text: "port = 9999"}]
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "name = demo", new_text: "name = refused"}]
+  - tool_calls:
+      - name: edit
+        arguments:
+          path: app.cfg
+          edits: [{old_text: "port = 80", new_text: "port = 8080"}]
+  - text: "Changed the port."
+"""
+
+
+def test_a_failed_or_refused_edit_shows_no_diff_live_and_when_drawn_again(
+    tmp_path: Path,
+    browser: object,  # noqa: F811
+) -> None:
+    with skillkit_serve(tmp_path, FAILING_EDITS) as served:
+        (served.workspace / "app.cfg").write_text("name = demo\nport = 80\n")
+        page = _open(browser, served.url)
+        _send(page, "use port 8080")
+        approval = page.get_by_role("article", name="Approval")
+        log = page.get_by_role("log", name="Conversation")
+        tools = log.get_by_role("group", name="Tool call edit")
+        approval.get_by_role("button", name="Allow once").click()  # its old text is not there
+        expect(tools.nth(0).locator(".status")).to_have_text("error")
+        approval.get_by_role("button", name="Deny").click()
+        expect(tools.nth(1).locator(".status")).to_have_text("error")
+        approval.get_by_role("button", name="Allow once").click()
+        expect(log.get_by_role("article", name="Assistant")).to_have_text("Changed the port.")
+
+        def check(view: object) -> None:
+            shown = view.get_by_role("log", name="Conversation").get_by_role(  # type: ignore[attr-defined]
+                "group", name="Tool call edit"
+            )
+            expect(shown).to_have_count(3)
+            for failed in (shown.nth(0), shown.nth(1)):
+                expect(failed.locator(".status")).to_have_text("error")
+                expect(failed.locator("summary")).to_have_text("edit(app.cfg)error")
+                expect(failed.get_by_label("Changes")).to_have_count(0)
+            done = shown.nth(2)
+            expect(done.locator(".status")).to_have_text("done")
+            expect(done.locator("summary")).to_have_text(re.compile(r"edit\(app\.cfg\) \+1 −1"))
+            expect(done.get_by_label("Changes").locator(".added")).to_have_text(["+port = 8080"])
+
+        check(page)
+        expect(tools.nth(1).locator("pre.output")).to_contain_text("denied")
+        check(_open(browser, served.url))  # drawn again from the transcript
+        assert (served.workspace / "app.cfg").read_text() == "name = demo\nport = 8080\n"
+        assert page.script_errors == []
+
+
+SLOW_ANSWER = "word " * 800
+"""About 25 s of streaming: still going when a slow machine gets to the Esc."""
+SLOW = f"""\
+replies:
+  - text: "{SLOW_ANSWER}"
     delay: 0.05
 cycle: true
-""" % ("word " * 200)
+"""
 
 
 def test_esc_in_the_message_box_aborts_the_run(
@@ -250,5 +314,5 @@ def test_esc_in_the_message_box_aborts_the_run(
         expect(abort).to_be_enabled()
         page.get_by_role("textbox", name="Message").press("Escape")
         expect(abort).to_be_disabled()
-        assert len(answer.text_content() or "") < len("word " * 200)
+        assert len(answer.text_content() or "") < len(SLOW_ANSWER)
         assert page.script_errors == []

@@ -4,8 +4,10 @@ paths stay text or are refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -189,12 +191,47 @@ def test_the_mode_menu_offers_the_modes_get_state_names(
         assert page.script_errors == [] and later.script_errors == []
 
 
+def test_the_mode_menu_cannot_be_used_before_the_sessions_state_fills_it(
+    tmp_path: Path,
+    browser: object,  # noqa: F811
+) -> None:
+    """Until the tab's get_state answer arrives the static menu names three modes with
+    "default" chosen, whatever the session's mode is: it is disabled until then."""
+    with skillkit_serve(tmp_path, ANSWERS, flags=("--permission-mode", "plan")) as served:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        held: list[object] = []
+
+        def hold_the_state(route: object) -> None:
+            body = json.loads(route.request.post_data or "{}")  # type: ignore[attr-defined]
+            if body.get("type") == "get_state":
+                held.append(route)
+            else:
+                route.continue_()  # type: ignore[attr-defined]
+
+        page.route("**/command", hold_the_state)
+        page.goto(served.url)
+        menu = page.get_by_role("combobox", name="Permission mode")
+        expect(page.get_by_role("status", name="Connection")).to_have_text("connected")
+        deadline = time.monotonic() + 30
+        while not held and time.monotonic() < deadline:
+            page.wait_for_timeout(20)  # lets the route handler run
+        assert held, "the page asked for no state"
+        expect(menu).to_be_disabled()
+        for route in held:
+            route.continue_()  # type: ignore[attr-defined]
+        page.unroute("**/command")
+        expect(menu).to_be_enabled()
+        expect(menu).to_have_value("plan")
+
+
 SLOW = """\
 replies:
-  - text: "A slow answer, word by word, taking its time to arrive."
+  - text: "%s"
     delay: 0.4
 cycle: true
-"""
+""" % ("A slow answer, word by word, taking its time to arrive. " * 8)
+"""About 22 s of streaming (8 characters every 0.4 s): the run is still in progress
+when a slow machine gets to the switch and the server's refusal; the test aborts it."""
 
 
 def test_a_switch_waits_for_the_run_in_progress(
@@ -227,4 +264,6 @@ def test_a_switch_waits_for_the_run_in_progress(
         assert "a run is in progress" in reply["error"]
         expect(log.get_by_role("article", name="You")).to_have_text("take your time")
         expect(log.get_by_role("article", name="Assistant")).to_contain_text("A slow answer")
+        page.get_by_role("button", name="Abort").click()
+        expect(page.get_by_role("button", name="Abort")).to_be_disabled()
         assert page.script_errors == []

@@ -120,7 +120,17 @@ async def test_the_stream_follows_the_switch(
     try:
         started = await _data(switch, {"type": "new_session"})
         await _ask(switch, "after the switch")
-        await asyncio.sleep(0.1)
+
+        def ended() -> bool:  # the run's end, after the switch, has reached the reader
+            kinds = [record["type"] for record in seen]
+            return (
+                "session_changed" in kinds
+                and "agent_end" in kinds[kinds.index("session_changed") :]
+            )
+
+        async with asyncio.timeout(20):
+            while not ended():  # noqa: ASYNC110
+                await asyncio.sleep(0.01)
         kinds = [record["type"] for record in seen]
         changed = kinds.index("session_changed")
         assert seen[changed]["session_id"] == started["session_id"]

@@ -295,6 +295,7 @@ def test_a_recorded_batch_row_is_picked_and_resumed_with_dash_r(
     terminal.wait_for_prompt_count(1)
     terminal.type("and now?")
     terminal.wait_for("Going on with row one.")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
     store = open_store(url)

@@ -106,3 +106,30 @@ def test_the_exported_diff_opens_coloured_and_inert_in_chromium(tmp_path: Path) 
             assert errors == []
         finally:
             browser.close()
+
+
+def test_a_failed_edit_is_exported_with_its_error_and_no_diff(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "app.cfg").write_text("port = 80\n")
+    session = SessionStore(tmp_path / "home").create(str(workspace))
+    checkpoints = Checkpoints.for_session(session, workspace)
+    agent, played, _ = make_agent(workspace, [session, checkpoints])
+    edit = {"path": "app.cfg", "edits": [{"old_text": "port = 81", "new_text": "port = 9999"}]}
+    played.turns["fix the port"] = [("edit", edit)]
+
+    async def turn() -> None:
+        try:
+            await agent.chat("fix the port")
+        finally:
+            await agent.aclose()
+
+    asyncio.run(turn())
+    page = export_session(session, "html")
+    text = export_session(session, "md")
+    session.close()
+    assert "<summary>edit (error)</summary>" in page
+    assert 'class="add"' not in page and 'class="del"' not in page  # nothing was changed
+    assert "turn 1 changed" not in page and "turn 1 changed" not in text
+    assert "```diff" not in text and "**tool error** `edit`" in text
+    assert (workspace / "app.cfg").read_text() == "port = 80\n"

@@ -67,6 +67,7 @@ def test_tree_fork_name_label_continue_and_export_on_a_sqlite_store(
     terminal.wait_for("summarised for the model")
     terminal.type("and now?")
     terminal.wait_for("A fresh answer on the new branch.")
+    terminal.wait_for_prompt()
     terminal.type("/fork")
     screen = terminal.wait_for("you are now in")
     match = re.search(r"forked session (\w+) into (\w+)", screen)
@@ -74,6 +75,7 @@ def test_tree_fork_name_label_continue_and_export_on_a_sqlite_store(
     original, fork = match.groups()
     terminal.type("in the fork")
     terminal.wait_for("An answer in the fork.")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
     assert not (terminal.home / ".skillkit" / "sessions").exists()  # nothing in JSONL
@@ -145,6 +147,7 @@ def test_the_picker_lists_the_store_the_settings_name(terminal: Terminal, tmp_pa
     terminal.wait_for_prompt_count(1)
     terminal.type("go on")
     terminal.wait_for("Back in the parser.")
+    terminal.wait_for_prompt()
     terminal.type("/quit")
     assert terminal.wait_exit() == 0
     users = [

@@ -11,7 +11,9 @@ commands run, still sandboxed, in the editor's terminals (`skillkit.acp.terminal
 
 Sessions are SkillKit's recorded sessions: ``session/list`` lists the store's sessions
 (of one folder when ``cwd`` is given), ``session/load`` and ``session/resume`` reopen one
-of the folder given — ``load`` replays its history as updates first. No authentication
+of the folder given — ``load`` replays its history as updates first. A session keeps
+its additional folders (`skillkit.acp.folders`): reopened with none given, it takes
+the ones it had that are still folders. No authentication
 is needed (the agent runs as the user who started it, with the user's own keys).
 
 Bad input from the client is a JSON-RPC error for that request only: invalid params for
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 from acp.schema import (
     ClientCapabilities,
+    EnvVariable,
     ForkSessionResponse,
     HttpMcpServer,
     Implementation,
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Client
 
     from skillkit.frontends.setup import CliAgent
+    from skillkit.session.session import Session
 
 
 __all__ = ["PAGE_SIZE", "AcpSettings", "SkillKitAcpAgent"]
@@ -198,6 +202,8 @@ class SkillKitAcpAgent:
             raise RequestError(-32600, "cannot fork a session while a prompt runs in it")
         forked = self._store().fork(session_id, cwd=folder)
         forked.close()  # its lock: the new session opens it again
+        if not extra:  # none given: the ones the branch holds, if still folders
+            extra = self._saved_folders(folder, forked.id)
         session = self._open(folder, forked.id, mcp_servers or (), extra)
         session.offer_commands()
         return ForkSessionResponse(
@@ -278,8 +284,8 @@ class SkillKitAcpAgent:
     # ----- internals
 
     def _additional_of(self, session_id: str) -> list[str] | None:
-        """The additional folders of ``session_id`` while it is open here (they are given
-        anew with each ``session/load`` or ``session/resume``, not saved)."""
+        """The additional folders of ``session_id`` while it is open here (the saved
+        ones of a closed session are not read for a listing)."""
         session = self.sessions.get(session_id)
         if session is None or not session.additional_directories:
             return None
@@ -310,14 +316,31 @@ class SkillKitAcpAgent:
         if open_now is not None:
             if open_now.cwd != folder:
                 raise _unknown(session_id)
-            if open_now.additional_directories != extra:
+            if extra and open_now.additional_directories != extra:
                 raise _refused(
                     f"session {session_id!r} is open with other additional folders "
                     f"({_listed(open_now.additional_directories)}); close it first"
                 )
             return open_now
         self._saved(folder, session_id)
+        if not extra:  # none given: the ones the session holds, if still folders
+            extra = self._saved_folders(folder, session_id)
         return self._open(folder, session_id, mcp_servers, extra)
+
+    def _saved_folders(self, folder: Path, session_id: str) -> tuple[Path, ...]:
+        """The additional folders saved in ``session_id`` that still exist (none when
+        it cannot be read: the log says why)."""
+        from skillkit.acp.folders import saved_folders
+
+        try:
+            saved = self._store().open(session_id, write=False)
+        except Exception as exc:
+            log.warning("session %s: its additional folders are not restored: %s", session_id, exc)
+            return ()
+        try:
+            return saved_folders(saved, folder)
+        finally:
+            saved.close()
 
     def _saved(self, folder: Path, session_id: str) -> None:
         """Refuse ``session_id`` unless it is a saved session of ``folder``."""
@@ -356,6 +379,8 @@ class SkillKitAcpAgent:
         for line in (*built.warnings, *built.notices):
             log.warning("%s", _one_line(line))
         sid = built.session.id if built.session is not None else session_id or uuid.uuid4().hex
+        if built.session is not None:
+            _remember_folders(built.session, additional)
         # the assembly's last parts, before the session wraps the agent
         _add_mcp_servers(built, mcp_servers)
         self._route_files(built, folder, sid, additional)
@@ -432,13 +457,21 @@ class _Terminals:
         self.client = client
         self.session_id = session_id
 
-    async def create(self, command: str, args: list[str], cwd: str, output_byte_limit: int) -> str:
+    async def create(
+        self,
+        command: str,
+        args: list[str],
+        cwd: str,
+        output_byte_limit: int,
+        env: dict[str, str],
+    ) -> str:
         made = await self.client.create_terminal(
             session_id=self.session_id,
             command=command,
             args=args,
             cwd=cwd,
             output_byte_limit=output_byte_limit,
+            env=[EnvVariable(name=name, value=value) for name, value in env.items()],
         )
         return made.terminal_id
 
@@ -459,6 +492,17 @@ class _Terminals:
         return await self.client.release_terminal(
             session_id=self.session_id, terminal_id=terminal_id
         )
+
+
+def _remember_folders(session: Session, folders: tuple[Path, ...]) -> None:
+    """Keep the session's additional folders in it (a failure is logged: the session
+    works on, its folders must then be given again)."""
+    from skillkit.acp.folders import remember_folders
+
+    try:
+        remember_folders(session, folders)
+    except Exception as exc:
+        log.warning("session %s: its additional folders are not saved: %s", session.id, exc)
 
 
 def _add_mcp_servers(built: CliAgent, servers: Sequence[Any]) -> None:

@@ -7,13 +7,25 @@ for the call (the gate's confinement of the call included), started from the
 workspace, so bubblewrap confines the command exactly as when SkillKit starts it. The
 environment is SkillKit's own less its secrets (`command_environment`), set inside
 the sandbox after ``--clearenv``: nothing of the editor's environment reaches the
-command.
+command. The one variable SkillKit asks the editor to set (``env`` of
+``terminal/create``) is the call's process tag, for ``bwrap`` itself: a terminal killed
+while bubblewrap was still setting up can leave bubblewrap's own process in the
+sandbox behind, holding the terminal open, and the tag is how it is found and killed.
 
 The gate judged the call before it got here. The tool call's content embeds the
 terminal; SkillKit waits for the exit (``terminal/wait_for_exit``) within the tool's
 timeout, kills the terminal (``terminal/kill``) on timeout or when the run is aborted
 (``session/cancel``), reads its output (``terminal/output``) for the result and always
 releases it (``terminal/release``).
+
+While it waits, SkillKit also reads the terminal's output every so often (every
+`POLL_FIRST` seconds while it grows, less often while it does not, every `POLL_MOST`
+seconds at the least) and hands the new lines to ``ToolContext.update``, as the
+built-in ``bash`` tool does with a command it runs itself: the session's observers (the
+terminal face, the web page, RPC, JSON events, the session log) see the output while the
+command runs (`skillkit.acp.following`). The editor itself is not sent it again (it
+shows the terminal). Reading stops the moment the wait ends; the result is the output
+read after that, as before. A failed read only ends the streaming, never the call.
 
 The editor's terminal is not used — the command runs in SkillKit as before, and the
 log says why once — when no sandbox is in force (no usable ``bwrap``, or the sandbox
@@ -32,11 +44,18 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from skillkit.acp.following import CUT_AT_START, OutputFollower
 from skillkit.agent.contributors import Contributor
 from skillkit.runtime.base import ExecutionResult
 from skillkit.runtime.bash import BashRuntime
 from skillkit.runtime.output import OutputBuffer
-from skillkit.runtime.process import kill_tagged, new_tag, tagged_environment, wait_gone
+from skillkit.runtime.process import (
+    TAG_VARIABLE,
+    kill_tagged,
+    new_tag,
+    tagged_environment,
+    wait_gone,
+)
 from skillkit.runtime.spawn import command_environment
 from skillkit.tools.base import Tool, ToolContext, ToolError, ToolResult
 from skillkit.tools.builtin.bash import BashTool, format_execution
@@ -46,9 +65,24 @@ if TYPE_CHECKING:
     from skillkit.runtime.base import ExecutionStatus
     from skillkit.runtime.sandbox import Sandbox
 
-__all__ = ["ClientTerminals", "TerminalClient", "TerminalExit", "TerminalOutput", "sandboxed_argv"]
+__all__ = [
+    "POLL_FIRST",
+    "POLL_MOST",
+    "ClientTerminals",
+    "TerminalClient",
+    "TerminalExit",
+    "TerminalOutput",
+    "sandboxed_argv",
+]
 
 log = logging.getLogger("skillkit.acp")
+
+POLL_FIRST = 0.1
+"""Seconds between reads of a running command's output while it grows."""
+
+POLL_MOST = 0.5
+"""The longest pause between two reads (it doubles from `POLL_FIRST` while nothing new
+arrives)."""
 
 _KILL_WAIT = 10.0
 """How long the exit is awaited after ``terminal/kill`` before SkillKit stops waiting."""
@@ -96,7 +130,12 @@ class TerminalClient(Protocol):
     """The ``terminal/*`` calls of one ACP session (the session id bound)."""
 
     def create(
-        self, command: str, args: list[str], cwd: str, output_byte_limit: int
+        self,
+        command: str,
+        args: list[str],
+        cwd: str,
+        output_byte_limit: int,
+        env: dict[str, str],
     ) -> Awaitable[str]: ...
     def wait_for_exit(self, terminal_id: str) -> Awaitable[TerminalExit]: ...
     def output(self, terminal_id: str) -> Awaitable[TerminalOutput]: ...
@@ -204,7 +243,13 @@ class _TerminalBash:
         started = time.monotonic()
         limits = self.runtime.limits
         creating = asyncio.ensure_future(
-            self.terminals.create(argv[0], argv[1:], cwd, output_byte_limit=limits.max_chars * 4)
+            self.terminals.create(
+                argv[0],
+                argv[1:],
+                cwd,
+                output_byte_limit=limits.max_chars * 4,
+                env={TAG_VARIABLE: tag},  # bubblewrap's own processes carry the tag too
+            )
         )
         try:
             terminal = await asyncio.shield(creating)
@@ -220,9 +265,12 @@ class _TerminalBash:
             raise ToolError(f"the editor could not start a terminal ({_reason(exc)})") from None
         ended_by: ExecutionStatus | None = None
         waiting: asyncio.Future[TerminalExit] | None = None
+        following: asyncio.Future[None] | None = None
+        follower = OutputFollower(ctx.update)
         try:
             self.show(ctx.tool_call_id, terminal)
             waiting = asyncio.ensure_future(self.terminals.wait_for_exit(terminal))
+            following = asyncio.ensure_future(self._follow(terminal, follower))
             stop = asyncio.ensure_future(ctx.abort.wait())
             try:
                 done, _ = await asyncio.wait(
@@ -230,6 +278,8 @@ class _TerminalBash:
                 )
             finally:
                 stop.cancel()
+                following.cancel()  # nothing more is read from now on
+            await asyncio.wait((following,))
             if waiting not in done:
                 ended_by = "aborted" if ctx.abort.aborted else "timeout"
                 await self.terminals.kill(terminal)
@@ -240,7 +290,11 @@ class _TerminalBash:
             else:
                 exit_code = _exit_code(waiting.result())  # raises the editor's error
             shown = await self.terminals.output(terminal)
+            follower.take(shown.output, shown.truncated)
+            follower.finish()
         except BaseException as exc:
+            if following is not None:
+                following.cancel()
             if waiting is not None and not waiting.done():
                 waiting.cancel()
             await _quietly(self.terminals.kill(terminal))
@@ -255,7 +309,7 @@ class _TerminalBash:
         buffer = OutputBuffer(limits, keep=self.runtime.keep, spill=self.runtime.spill)
         text = shown.output
         if shown.truncated:
-            text = "[the start of the output was cut by the editor's terminal]\n" + text
+            text = CUT_AT_START + text
         for line in text.splitlines(keepends=True):
             buffer.append(line)
         combined = buffer.finish()
@@ -271,6 +325,20 @@ class _TerminalBash:
             full_output_path=combined.spill_path,
             duration=time.monotonic() - started,
         )
+
+    async def _follow(self, terminal: str, follower: OutputFollower) -> None:
+        """Read the terminal's output into ``follower`` until cancelled: every
+        `POLL_FIRST` seconds while it grows, backing off to `POLL_MOST` while it does
+        not. A failed read ends the following (logged), never the call."""
+        pause = POLL_FIRST
+        try:
+            while True:
+                await asyncio.sleep(pause)
+                shown = await self.terminals.output(terminal)
+                grew = follower.take(shown.output, shown.truncated)
+                pause = POLL_FIRST if grew else min(pause * 2, POLL_MOST)
+        except Exception as exc:
+            log.warning("the editor's terminal output is no longer streamed: %s", _reason(exc))
 
 
 async def _end_tagged(tag: str, waiting: asyncio.Future[Any] | None = None) -> None:

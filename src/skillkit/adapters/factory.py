@@ -69,7 +69,13 @@ class ProviderFactory(Protocol):
     ``model`` is the whole stripped string (``local`` or ``local:PATH.gguf``); ``config``
     the agent's configuration; ``on_retry`` the callback an adapter reports retries to.
     Raises an exception with a one-line message when it cannot (`UnknownModelError`,
-    or the provider's own `ValueError` subclass)."""
+    or the provider's own `ValueError` subclass).
+
+    A factory that declares a ``models`` keyword is handed the `ModelRegistry` of the
+    agent the adapter is made for (`Providers.create_adapter`): a provider that learns
+    its model's facts only when it starts it (the local model's context window)
+    registers them there, never in the process's default registry. A factory without
+    that keyword is called without it."""
 
     def __call__(
         self, model: str, config: AgentConfig, *, on_retry: object = None
@@ -138,11 +144,20 @@ class Providers:
         with self._lock:
             return self._factories.setdefault(prefix, loaded)
 
-    def create_adapter(self, config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
+    def create_adapter(
+        self,
+        config: AgentConfig,
+        *,
+        on_retry: object = None,
+        models: ModelRegistry | None = None,
+    ) -> LLMAdapter:
         """The adapter for ``config`` (see the module function `create_adapter`), the
-        providers being these."""
+        providers being these. ``models`` is the registry of the agent it is made for
+        (None: `registry`): model strings resolve through it, and a provider factory
+        that takes a ``models`` keyword is handed it (see `ProviderFactory`)."""
+        resolve = models if models is not None else self.models
         if config.model_definition is not None:
-            return _from_registry(config.model_definition, config, on_retry, self.models)
+            return _from_registry(config.model_definition, config, on_retry, resolve)
         model = config.model.strip()
         if not model:
             raise UnknownModelError(
@@ -151,9 +166,13 @@ class Providers:
             )
         prefix = model.partition(":")[0]
         factory = self.get(prefix) if prefix else None
-        if factory is not None:
+        if factory is None:
+            return _from_registry(model, config, on_retry, resolve)
+        if not _takes_models(factory):
             return factory(model, config, on_retry=on_retry)
-        return _from_registry(model, config, on_retry, self.models)
+        registry = resolve if resolve is not None else self.registry
+        made: LLMAdapter = factory(model, config, on_retry=on_retry, models=registry)  # type: ignore[call-arg]
+        return made
 
 
 _default: Providers | None = None
@@ -182,6 +201,21 @@ def unregister_provider(prefix: str) -> ProviderFactory | None:
     return default_providers().unregister(prefix)
 
 
+def _takes_models(factory: ProviderFactory) -> bool:
+    """Whether ``factory`` declares a ``models`` keyword (or takes any keyword)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature to read
+        return False
+    return any(
+        (p.name == "models" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        or p.kind is p.VAR_KEYWORD
+        for p in parameters
+    )
+
+
 @cache
 def _declared_providers() -> dict[str, EntryPoint]:
     """The installed packages' provider entry points by name (read once per process)."""
@@ -201,7 +235,11 @@ def _scripted(model: str, config: AgentConfig, *, on_retry: object = None) -> LL
 
 
 def create_adapter(
-    config: AgentConfig, *, on_retry: object = None, providers: Providers | None = None
+    config: AgentConfig,
+    *,
+    on_retry: object = None,
+    providers: Providers | None = None,
+    models: ModelRegistry | None = None,
 ) -> LLMAdapter:
     """The adapter for ``config.model_definition`` when the config has one, else for the
     model string ``config.model``, made by ``providers`` (default:
@@ -209,9 +247,11 @@ def create_adapter(
     `LocalModelError` for the local model, a provider's own error for its models) with
     a one-line message when there is none; `MissingApiKeyError` (a ValueError) when the
     provider needs an API key and none is configured. ``on_retry`` receives a
-    `RetryInfo` before each retry of a provider call."""
+    `RetryInfo` before each retry of a provider call. ``models`` is the model registry
+    of the agent the adapter is for (None: the providers' `Providers.registry`; see
+    `Providers.create_adapter`)."""
     chosen = providers if providers is not None else default_providers()
-    return chosen.create_adapter(config, on_retry=on_retry)
+    return chosen.create_adapter(config, on_retry=on_retry, models=models)
 
 
 def _from_registry(

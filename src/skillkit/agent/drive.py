@@ -524,7 +524,9 @@ def _fallbacks(runner: AgentRunner) -> Fallbacks | None:
         else:
             from skillkit.adapters.factory import create_adapter
 
-            adapter = create_adapter(config_for(name), on_retry=runner._retrying)
+            adapter = create_adapter(
+                config_for(name), on_retry=runner._retrying, models=runner.models
+            )
         return runner.tracing.adapter(adapter), parts.model_name(adapter, config_for(name))
 
     def price_of(name: str) -> CostFunction:

@@ -126,10 +126,11 @@ class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
         if self.events.redactor is None:
             self.events.redactor = self.redactor
         self.adapters = adapters if adapters is not None else AdapterRegistry()
+        self._models = models
         if adapter is None:
             from skillkit.adapters.factory import create_adapter
 
-            adapter = create_adapter(config, on_retry=self._retrying)
+            adapter = create_adapter(config, on_retry=self._retrying, models=self.models)
         self.adapter: LLMAdapter = adapter
         self.set_adapter(adapter)  # checks it and wires its retry notices
         for sink in sinks:
@@ -137,7 +138,6 @@ class AgentRunner(SyncEntryPoints, RoleAliases, ModelFacts):
         self.tools = ToolRegistry(tools)
         self._transformers: list[ContextTransformer] = list(transformers)
         self.convert_to_llm = convert_to_llm
-        self._models = models
         self.renderers = renderers if renderers is not None else RendererRegistry()
         if self.renderers.on_error is None:
             self.renderers.on_error = self._render_failed

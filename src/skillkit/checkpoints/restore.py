@@ -22,6 +22,7 @@ from skillkit.checkpoints.shadow_git import EMPTY_TREE, Git, nul_paths
 __all__ = [
     "clear_way",
     "diff_tree",
+    "missing_objects",
     "parse_changes",
     "prune",
     "read_patch",
@@ -77,6 +78,21 @@ def parse_changes(numstat: bytes, raw: bytes) -> list[FileChange]:
         added, removed = counts.get(path, (None, None))
         out.append(FileChange(path, status, added, removed))
     return out
+
+
+def missing_objects(git: Git, raw: bytes) -> list[str]:
+    """The objects that `diff_tree`'s statuses ``raw`` name on their new side (what a
+    restore writes) and the store lacks."""
+    wanted = set()
+    for header in raw.split(b"\0"):
+        if header.startswith(b":"):
+            fields = header.split()
+            if len(fields) >= 4 and fields[3].strip(b"0"):
+                wanted.add(fields[3])
+    if not wanted:
+        return []
+    out = git("cat-file", "--batch-check", stdin=b"".join(oid + b"\n" for oid in sorted(wanted)))
+    return [line.split(b" ")[0].decode() for line in out.splitlines() if line.endswith(b" missing")]
 
 
 def read_patch(git: Git, old: str, new: str, paths: Sequence[str] = ()) -> bytes:

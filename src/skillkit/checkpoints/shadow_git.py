@@ -100,9 +100,11 @@ def run_git(
     cwd: Path,
     stdin: bytes | None = None,
     check: bool = True,
+    keep_fd: int | None = None,
 ) -> bytes:
     """What the git command ``args`` writes to its output, run in the environment ``env``
-    with `CONFIG`; `SnapshotError` (its last line of errors) when it fails and ``check``."""
+    with `CONFIG`; `SnapshotError` (its last line of errors) when it fails and ``check``.
+    ``keep_fd`` is passed on to git (the store's lock: held while git runs)."""
     command = ["git", "--literal-pathspecs"]
     for item in CONFIG:
         command += ["-c", item]
@@ -115,6 +117,7 @@ def run_git(
             env=env,
             cwd=cwd,
             check=False,
+            pass_fds=() if keep_fd is None else (keep_fd,),
         )
     except OSError as exc:
         raise SnapshotError(f"git could not run: {exc}") from None

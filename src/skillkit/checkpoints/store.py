@@ -43,7 +43,9 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Collection, Sequence
+from collections import OrderedDict
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +75,13 @@ from skillkit.checkpoints.records import (
     snapshot_from_line,
     snapshot_line,
 )
-from skillkit.checkpoints.restore import diff_tree, parse_changes, read_patch, restore_workspace
+from skillkit.checkpoints.restore import (
+    diff_tree,
+    missing_objects,
+    parse_changes,
+    read_patch,
+    restore_workspace,
+)
 from skillkit.checkpoints.shadow_git import (
     ObjectReader,
     clean_environment,
@@ -82,6 +90,7 @@ from skillkit.checkpoints.shadow_git import (
     pack_objects,
     run_git,
 )
+from skillkit.checkpoints.sharing import FolderLock
 from skillkit.checkpoints.walks import differences, moves_ignored, trusted
 from skillkit.checkpoints.watch import ChangeWatch, Drained
 
@@ -95,6 +104,12 @@ __all__ = [
 ]
 
 
+_MOST_READS = 256
+"""Differences kept (`SnapshotStore.changes`, `SnapshotStore.patch`), the last used."""
+_MOST_PATCH = 1 << 20
+"""A patch longer than this (characters) is not kept."""
+
+
 @dataclass
 class _Memo:
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
@@ -106,9 +121,12 @@ class SnapshotStore:
 
     ``watch=False`` walks the workspace at every snapshot instead of asking the kernel
     what changed (for a workspace on a network file system changed from other machines).
-    Safe to use from several threads (one git command at a time). Every method raises
-    `SnapshotError` when git fails; none changes anything outside ``folder`` except
-    `restore`, which changes the workspace."""
+    Safe to use from several threads (one git command at a time), and with other stores
+    on the same ``folder``, in this process or others (one store at a time; a store
+    that another wrote behind re-reads the folder and looks at the whole workspace:
+    `skillkit.checkpoints.sharing`). Every method raises `SnapshotError` when git
+    fails; none changes anything outside ``folder`` except `restore`, which changes the
+    workspace."""
 
     def __init__(
         self,
@@ -135,6 +153,9 @@ class SnapshotStore:
         self._entries: dict[str, Entry] = {}  # the journalled snapshots (`compact`)
         self._absent: set[str] = set()  # journalled snapshots git does not hold now
         self._lock = threading.RLock()
+        self._shared = FolderLock(self.folder)  # held around each operation (`_held`)
+        self._depth = 0  # how deep in `_held` this store's thread is
+        self._torn = False  # snapshots.jsonl ends inside a line (a store was killed)
         self._memo = _Memo()
         self._folders: dict[str, int] | None = None
         self._scanned: tuple[tuple[str, ...], list[LeftOut]] | None = None
@@ -153,18 +174,72 @@ class SnapshotStore:
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
         self._stats: dict[str, Stat] = {}  # the files at the last whole look
         self._walked: dict[str, Stat] | None = None  # the walk of the last snapshot (no watch)
+        # what two snapshots differ by never changes (their ids name their content):
+        # kept, so a face that redraws every turn's changes asks git once per turn
+        self._reads: OrderedDict[tuple[object, ...], tuple[FileChange, ...] | str] = OrderedDict()
 
     # ----- git
 
     def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
-        return run_git(args, env=self._env, cwd=self.workspace, stdin=stdin, check=check)
+        return run_git(
+            args,
+            env=self._env,
+            cwd=self.workspace,
+            stdin=stdin,
+            check=check,
+            keep_fd=self._shared.fd,
+        )
 
-    def _ensure(self) -> None:
-        if self._ready:
-            return
-        make_store(self.folder, self._git_dir, self._env, self._inside)
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """This store's thread lock and the folder's lock (`FolderLock`), for one
+        operation (the outermost of nested ones takes the folder's). When another
+        store wrote the folder since this one last held it, everything this one
+        remembers of it is read again first (`_resync`)."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            foreign = self._shared.acquire()
+            self._depth = 1
+            try:
+                # no git of any store runs now (each holds the folder's lock): a lock
+                # file of git's left behind is from one that was killed
+                self._shared.clear_stale(self._index.with_name(self._index.name + ".lock"))
+                if not self._ready:
+                    make_store(self.folder, self._git_dir, self._env, self._inside)
+                    self._ready = True
+                if foreign:
+                    self._resync()
+                yield
+            finally:
+                self._depth = 0
+                self._shared.release()
+
+    def _mark(self) -> None:
+        """Before this store writes the index, the records or the objects it drops:
+        every other store on the folder is to re-read it."""
+        self._shared.mark()
+
+    def _resync(self) -> None:
+        """Another store (or one that died half way) wrote the folder, or this one has
+        not read it yet: read the records again, and trust nothing remembered of the
+        index (it may hold another store's state, or a half-made one) or of the last
+        look at the workspace — the next snapshot looks at all of it."""
+        self._reader.close()  # the packs it holds open may be gone
+        self._memo.last = None
         self._load()
-        self._ready = True
+        self._index_moved = True
+        self._clean = False
+        self._look_at_all = True
+        self._walked = None
+        self._scanned = None
+        self._folders = None
+        self._ignored_fresh = False
 
     def _load(self) -> None:
         journal = read_journal(self._journal_file)
@@ -174,12 +249,14 @@ class SnapshotStore:
         self._entries = journal.entries
         self._absent = set(journal.entries)
         try:
-            lines = self._meta.read_bytes().splitlines()
+            data = self._meta.read_bytes()
         except FileNotFoundError:
+            self._torn = False
             return
         except OSError as exc:
             raise SnapshotError(f"the checkpoint store cannot be read: {exc}") from None
-        for line in lines:
+        self._torn = bool(data) and not data.endswith(b"\n")
+        for line in data.splitlines():
             try:
                 snapshot = snapshot_from_line(line)
             except (ValueError, KeyError, TypeError, IndexError):
@@ -188,8 +265,16 @@ class SnapshotStore:
             self._memo.last = snapshot
 
     def _keep(self, snapshot: Snapshot) -> None:
-        with open(self._meta, "ab") as out:
-            out.write(snapshot_line(snapshot))
+        line = snapshot_line(snapshot)
+        if self._torn:  # a line cut short by a crash: this one starts afresh
+            line = b"\n" + line
+        try:
+            with open(self._meta, "ab") as out:
+                out.write(line)
+        except OSError as exc:
+            self._torn = True
+            raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
+        self._torn = False
         self._memo.snapshots[snapshot.id] = snapshot
         self._memo.last = snapshot
         self._absent.discard(snapshot.id)  # just written by git
@@ -213,21 +298,18 @@ class SnapshotStore:
     @property
     def last(self) -> Snapshot | None:
         """The newest snapshot taken (None before the first)."""
-        with self._lock:
-            self._ensure()
+        with self._held():
             return self._memo.last
 
     def get(self, snapshot_id: str) -> Snapshot:
         """The snapshot ``snapshot_id``; `KeyError` when the store has none such."""
-        with self._lock:
-            self._ensure()
+        with self._held():
             return self._memo.snapshots[snapshot_id]
 
     def snapshot(self) -> Snapshot:
         """Record the workspace as it is now and return its snapshot. When nothing
         changed since the last one, that one is returned (one state, one id)."""
-        with self._lock:
-            self._ensure()
+        with self._held():
             return self._snapshot()
 
     def _snapshot(self) -> Snapshot:
@@ -249,6 +331,7 @@ class SnapshotStore:
             self._clean = False
             previous, self._walked = self._walked, None
             skipped = set(self._ignored_folders)  # what the walk left out
+            self._mark()
             snapshot = self._take(drained, walked)
             if walked is not None:
                 self._trust_walk(walked, previous, skipped, started)
@@ -256,6 +339,7 @@ class SnapshotStore:
             self._clean = False
             self._walked = None
             self._look_at_all = True  # what this one was told of is not recorded yet
+            self._index_moved = True  # the index may hold part of it
             raise
         self._index_moved = False
         if self._folders is None:
@@ -298,6 +382,7 @@ class SnapshotStore:
             if not watch.start():
                 return None
             self._watch = watch
+            self._look_at_all = False  # what this first look does
             return Drained(changed=True, unsure=True)  # the first look: everything
         if not watch.active:
             return None
@@ -478,20 +563,45 @@ class SnapshotStore:
 
     def changes(self, old: str, new: str, *, lines: bool = True) -> list[FileChange]:
         """The paths that differ from snapshot ``old`` to snapshot ``new`` (either may
-        be ``""``: the empty workspace), with their line counts."""
+        be ``""``: the empty workspace), with their line counts. Asked again for the
+        same two, it answers from memory (what two snapshots differ by never changes)."""
+        key: tuple[object, ...] = ("changes", old, new, lines)
         with self._lock:
-            self._ensure()
+            known = self._read(key)
+            if isinstance(known, tuple):
+                return list(known)
+        with self._held():
             self._have(old, new)
             numstat, raw = diff_tree(self._git, old, new, lines=lines)
-        return parse_changes(numstat, raw)
+            changes = parse_changes(numstat, raw)
+            self._remember(key, tuple(changes))
+        return changes
 
     def patch(self, old: str, new: str, paths: Sequence[str] = ()) -> str:
-        """The unified diff from snapshot ``old`` to ``new`` (binary files named only)."""
+        """The unified diff from snapshot ``old`` to ``new`` (binary files named only);
+        answered from memory when asked again (but for a very long one)."""
+        key: tuple[object, ...] = ("patch", old, new, tuple(paths))
         with self._lock:
-            self._ensure()
+            known = self._read(key)
+            if isinstance(known, str):
+                return known
+        with self._held():
             self._have(old, new)
-            out = read_patch(self._git, old, new, paths)
-        return out.decode("utf-8", "replace")
+            text = read_patch(self._git, old, new, paths).decode("utf-8", "replace")
+            if len(text) <= _MOST_PATCH:
+                self._remember(key, text)
+        return text
+
+    def _read(self, key: tuple[object, ...]) -> tuple[FileChange, ...] | str | None:
+        known = self._reads.get(key)
+        if known is not None:
+            self._reads.move_to_end(key)
+        return known
+
+    def _remember(self, key: tuple[object, ...], value: tuple[FileChange, ...] | str) -> None:
+        self._reads[key] = value
+        while len(self._reads) > _MOST_READS:
+            self._reads.popitem(last=False)
 
     # ----- writing the workspace
 
@@ -507,18 +617,34 @@ class SnapshotStore:
         workspace's state ``current`` (default: a snapshot taken now) holds are deleted,
         empty folders made or removed. Ignored and left-out paths, and the paths in
         ``keep``, are not touched. Returns what changed (from ``current`` to the
-        target)."""
-        with self._lock:
-            self._ensure()
+        target).
+
+        Nothing is touched, and `SnapshotError` raised, when the workspace is no longer
+        ``current`` (it changed since that snapshot was taken: what to keep was decided
+        on a state that is gone) or when the store lacks an object of what is to be
+        written (its files were changed underneath)."""
+        with self._held():
             target = self._memo.snapshots.get(snapshot_id)
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
-            now = current if current is not None else self._snapshot()
+            now = self._snapshot()
+            if current is not None and current.id != now.id:
+                raise SnapshotError(
+                    "the workspace changed since the state the restore was asked against; "
+                    "nothing was restored"
+                )
             self._have(now.id, target.id)
+            numstat, raw = diff_tree(self._git, now.id, target.id, lines=False)
+            missing = missing_objects(self._git, raw)
+            if missing:
+                raise SnapshotError(
+                    f"the checkpoint store lacks {len(missing)} object(s) of snapshot "
+                    f"{target.id[:12]} (its files were changed outside SkillKit); "
+                    "nothing was restored"
+                )
+            changes = [c for c in parse_changes(numstat, raw) if c.path not in keep]
+            self._mark()
             self._index_moved = True
-            changes = [
-                c for c in self.changes(now.id, target.id, lines=False) if c.path not in keep
-            ]
             return restore_workspace(
                 self._git,
                 self.workspace,
@@ -536,11 +662,11 @@ class SnapshotStore:
         and lines that differ from the snapshot after it, checked to give back its id
         before anything is dropped. Reading an old snapshot afterwards writes its
         objects back first. Takes seconds on a big workspace; snapshots wait for it."""
-        with self._lock:
-            self._ensure()
+        with self._held():
             last = self._memo.last
             if last is None:
                 return
+            self._mark()
             order = [i for i in self._memo.snapshots if i not in self._entries and i != last.id]
             self._have(*order, last.id)
             self._reader.close()  # the packs it may hold open are about to go

@@ -3,12 +3,16 @@
 As a contributor of a runner, `Checkpoints` snapshots the workspace (`SnapshotStore`)
 before each tool call that may change it and after its result: the first of these in a
 run is the turn's checkpoint (the state before its first change), the last is the state
-it left. Shell commands are covered the same way: what they changed is found by
-comparing the workspace before and after, not by trusting the tool's report. Read-only
-tools (``read``, ``grep``, ``find``, ``ls``... or any tool ``read_only`` says is) take no
-snapshot. A child agent's changes are made inside the parent's tool call that ran it, so
-they belong to the parent's turn; a background task's changes are recorded when it
-ends (``bg_result``).
+it left. The snapshot after a call is begun at once, in a worker thread, while the run
+goes on (the model reads the result meanwhile): the next call that may change the
+workspace, and the end of the run, wait for it, so it records the state the call left
+exactly as if the run had waited (without a watch it is a walk of the workspace, which
+then costs the turn nothing while the model answers). Shell commands are covered the
+same way: what they changed is found by comparing the workspace before and after, not
+by trusting the tool's report. Read-only tools (``read``, ``grep``, ``find``, ``ls``...
+or any tool ``read_only`` says is) take no snapshot and wait for none. A child agent's
+changes are made inside the parent's tool call that ran it, so they belong to the
+parent's turn; a background task's changes are recorded when it ends (``bg_result``).
 
 Each turn is kept in the store's folder (``turns.jsonl``) and, when a session is
 recorded, as a `skillkit.session.CheckpointEntry` linking it to the turn's user message.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +35,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -63,6 +69,11 @@ from skillkit.session.format import (
 from skillkit.session.session import Session, replace_transcript
 from skillkit.tools.base import ToolResult
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: turns are numbered by this one alone
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "ChangedOutsideError",
     "Checkpoints",
@@ -82,6 +93,19 @@ READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind
 
 def _record(turn: Turn) -> bytes:
     return json.dumps(vars(turn)).encode() + b"\n"  # its fields, flat (asdict is slow)
+
+
+def _turns_in(data: bytes) -> dict[int, Turn]:
+    """The turns the lines ``data`` of ``turns.jsonl`` hold, by number (a line cut short
+    by a crash is skipped; a number written twice, the later)."""
+    by_number: dict[int, Turn] = {}
+    for line in data.splitlines():
+        try:
+            turn = Turn(**json.loads(line))
+        except (ValueError, TypeError):
+            continue
+        by_number[turn.number] = turn
+    return by_number
 
 
 COMPACT_EVERY = 20
@@ -170,6 +194,9 @@ class Checkpoints(Contributor):
         self._saved: dict[int, list[Any]] = {}  # transcripts before rewinds (no session)
         self._lock = threading.Lock()
         self._out: BinaryIO | None = None  # turns.jsonl, open for appending (unbuffered)
+        self._worker: ThreadPoolExecutor | None = None  # takes the snapshots after calls
+        self._pending: builtins.list[Future[None]] = []  # those not waited for yet
+        self._read_to = 0  # how much of turns.jsonl this one has read (or written)
         self._load()
         self._packed_at = 0
 
@@ -193,36 +220,68 @@ class Checkpoints(Contributor):
 
     def _load(self) -> None:
         try:
-            lines = self._file.read_bytes().splitlines()
+            data = self._file.read_bytes()
         except OSError:
             return
-        by_number: dict[int, Turn] = {}
-        for line in lines:
-            try:
-                raw = json.loads(line)
-                turn = Turn(**raw)
-            except (ValueError, TypeError):
-                continue
-            by_number[turn.number] = turn
-        self._turns = [by_number[n] for n in sorted(by_number)]
+        self._turns = sorted(_turns_in(data).values(), key=lambda t: t.number)
+        self._read_to = len(data)
         if self._turns:
             self._known = self._turns[-1].after
 
-    def _write(self, turn: Turn) -> None:
+    def _write(self, turn: Turn) -> Turn:
         """Append ``turn``'s line to ``turns.jsonl`` now, one ``write`` to a file opened
         unbuffered: a turn's record is in the file (the kernel's page cache) when the
         turn ends, so a crash of SkillKit loses none (a turn that changed nothing
-        included: it costs one system call, no ``fsync``)."""
-        line = _record(turn)
+        included: no ``fsync``). Another `Checkpoints` on the same folder (another
+        process) may have appended turns since this one read the file: under a lock on
+        the file they are read first, and ``turn`` takes the number after theirs.
+        Returns ``turn`` as written (as given when it could not be written)."""
         try:
             if self._out is None:
                 self.store.folder.mkdir(parents=True, exist_ok=True)
-                self._out = open(self._file, "ab", buffering=0)  # noqa: SIM115
+                self._out = open(self._file, "a+b", buffering=0)  # noqa: SIM115
                 weakref.finalize(self, self._out.close)
-            self._out.write(line)
+            fd = self._out.fileno()
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                turn, torn = self._catch_up(fd, turn)
+                line = _record(turn)
+                self._out.write(b"\n" + line if torn else line)
+                self._read_to = os.fstat(fd).st_size
+            finally:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as exc:
             log.warning("checkpoint of turn %d not kept: %s", turn.number, exc)
             self._close_record()
+        return turn
+
+    def _catch_up(self, fd: int, turn: Turn) -> tuple[Turn, bool]:
+        """Read the turns others appended since this one last read the file (with the
+        file locked): they join the list, the last state they recorded is SkillKit's,
+        and ``turn`` is numbered after them. Also whether the file ends inside a line
+        (a writer killed half way)."""
+        size = os.fstat(fd).st_size
+        torn = False
+        if size > self._read_to:
+            data = os.pread(fd, size - self._read_to, self._read_to)
+            torn = not data.endswith(b"\n")
+            theirs = _turns_in(data)
+            with self._lock:
+                mine = {t.number for t in self._turns}
+                added = [t for n, t in sorted(theirs.items()) if n not in mine]
+                if added:
+                    self._turns = sorted([*self._turns, *added], key=lambda t: t.number)
+                    if added[-1].after and added[-1].number == self._turns[-1].number:
+                        self._known = added[-1].after
+        elif size and size == self._read_to:
+            torn = os.pread(fd, 1, size - 1) != b"\n"
+        with self._lock:
+            highest = max((t.number for t in self._turns), default=0)
+        if turn.number <= highest:
+            turn = replace(turn, number=highest + 1)
+        return turn, torn
 
     def _close_record(self) -> None:
         out, self._out = self._out, None
@@ -343,17 +402,18 @@ class Checkpoints(Contributor):
             self._begun = False
 
     def _end_turn(self) -> None:
+        self._settle()  # the state the last call left (a walk's rest, at most)
         with self._lock:
             turn, self._open = self._open, None
             self._begun = False
         if turn is None:
             return
         turn = replace(turn, entry_id=self._entry_of(self._user))
+        turn = self._write(turn)
         with self._lock:
             self._turns.append(turn)
             if turn.after:
                 self._known = turn.after
-        self._write(turn)
         self._link(turn)
 
     def _entry_of(self, message: UserMessage | None) -> str | None:
@@ -369,8 +429,12 @@ class Checkpoints(Contributor):
         return fallback
 
     async def before_tool_call(self, call: ToolCallEvent) -> ToolCallEventResult | None:
-        if self._read_only(call.tool_name) or self._open is None or self._begun:
-            return None  # read-only, outside a run, or the turn has its checkpoint
+        if self._read_only(call.tool_name):
+            return None  # changes nothing: neither waits nor takes a snapshot
+        if self._pending:  # what the last call left is recorded before this one changes it
+            await self._asettle()
+        if self._open is None or self._begun:
+            return None  # outside a run, or the turn has its checkpoint
         try:
             snapshot = await asyncio.to_thread(self.store.snapshot)
         except SnapshotError as exc:
@@ -394,15 +458,49 @@ class Checkpoints(Contributor):
         (on a store's first turn, the empty state: every file would look added)."""
         if self._read_only(event.tool_name) or not self._begun:
             return None
-        try:
-            snapshot = await asyncio.to_thread(self.store.snapshot)
-        except SnapshotError as exc:
-            self._report(f"the workspace checkpoint failed: {exc}")
-            return None
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="skillkit-checkpoints")
+        self._pending.append(self._worker.submit(self._after_call))
+        return None
+
+    async def stop_check(self, messages: builtins.list[Any]) -> str | None:
+        """A run about to end waits here for the snapshot after its last call (without
+        blocking the event loop; a run that ends otherwise waits at its end)."""
+        if self._pending:
+            await self._asettle()
+        return None
+
+    def _after_call(self) -> None:
+        """The snapshot after a call (in the worker thread): the open turn's state."""
+        snapshot = self.store.snapshot()
         with self._lock:
             if self._open is not None:
                 self._advance(snapshot)
-        return None
+
+    def _settle(self) -> None:
+        """Wait for the snapshots after calls begun so far (blocking; in the run's
+        thread only at its end), and report those that failed."""
+        pending = list(self._pending)
+        wait(pending)
+        for future in pending:
+            self._settled(future)
+
+    async def _asettle(self) -> None:
+        """`_settle` without blocking the event loop. Calls run side by side may wait
+        at once: each returns only when every snapshot begun before it has ended."""
+        for future in list(self._pending):
+            with contextlib.suppress(Exception):  # reported once, by `_settled`
+                await asyncio.wrap_future(future)
+            self._settled(future)
+
+    def _settled(self, future: Future[None]) -> None:
+        """``future`` (done) is waited for: dropped, and reported if it failed (once)."""
+        if future not in self._pending:
+            return  # another waiter took it
+        self._pending.remove(future)
+        failure = future.exception()
+        if failure is not None:  # the turn goes on; its state stays the last one known
+            self._report(f"the workspace checkpoint failed: {failure}")
 
     def _advance(self, snapshot: Snapshot) -> None:
         """The open turn's state is now ``snapshot``, unless a newer one was recorded
@@ -416,6 +514,10 @@ class Checkpoints(Contributor):
     async def aclose(self) -> None:
         """Pack the store when many turns changed files since it was last packed, and
         stop watching the workspace (a later snapshot watches again)."""
+        await self._asettle()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=False)
         self.store.close()
         self._close_record()
         changed = sum(1 for turn in self._turns if turn.changed)
@@ -503,11 +605,12 @@ class Checkpoints(Contributor):
                 transcript_length=length,
                 target=target,
             )
+        record = self._write(record)
+        with self._lock:
             self._turns.append(record)
             self._known = after
             if target != "code" and isinstance(messages, list):
                 self._saved[record.number] = messages
-        self._write(record)
         self._link(record)
         return RestoreResult(target, files, record)
 

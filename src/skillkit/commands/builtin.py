@@ -140,7 +140,9 @@ async def model_command(ctx: CommandContext, args: str) -> str:
         from skillkit.adapters.factory import create_adapter
 
         try:
-            adapter = create_adapter(msgspec.structs.replace(runner.config, model=name))
+            adapter = create_adapter(
+                msgspec.structs.replace(runner.config, model=name), models=runner.models
+            )
         except (ValueError, LookupError) as exc:
             raise CommandError(str(exc)) from None
         runner.set_adapter(adapter)

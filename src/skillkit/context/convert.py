@@ -9,11 +9,16 @@ unchanged (an empty assistant message left by a failed call is dropped); a
 A registry starts with the built-in renderers of the pipeline's own kinds
 (``compaction_summary`` and ``pinned``, see `skillkit.context.markers`); a plugin that
 wants to render them differently registers its own with ``replace=True``.
+
+There is no process-wide registry: whoever assembles an agent makes one and hands it
+down (`AgentRunner(renderers=...)`, a runner makes its own when given none), and a
+conversion given no registry renders with `BUILTIN_RENDERERS`, which cannot be changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import MappingProxyType
 
 from skillkit.context.markers import PINNED_KIND, SUMMARY_KIND, render_pinned, render_summary
 from skillkit.models import AgentMessage, AssistantMessage, CustomMessage, LLMMessage
@@ -39,11 +44,11 @@ ConvertToLLM = Callable[[list[AgentMessage]], list[LLMMessage] | Awaitable[list[
 CustomMessageRenderer = Callable[[CustomMessage], LLMMessage | None]
 """Turns one custom message into a message for the model, or None to leave it out."""
 
-BUILTIN_RENDERERS: Mapping[str, CustomMessageRenderer] = {
-    SUMMARY_KIND: render_summary,
-    PINNED_KIND: render_pinned,
-}
-"""The renderers every registry starts with (unless ``builtins=False``)."""
+BUILTIN_RENDERERS: Mapping[str, CustomMessageRenderer] = MappingProxyType(
+    {SUMMARY_KIND: render_summary, PINNED_KIND: render_pinned}
+)
+"""The renderers every registry starts with (unless ``builtins=False``), and those a
+conversion given no registry uses. Read-only: register in a `RendererRegistry`."""
 
 
 class RendererRegistry:
@@ -97,30 +102,41 @@ class RendererRegistry:
             return None
 
 
-_DEFAULT = RendererRegistry()
-
-
 def convert_message(
     message: AgentMessage, renderers: RendererRegistry | None = None
 ) -> LLMMessage | None:
     """Convert one message: LLM messages pass through, custom ones are rendered or dropped.
 
-    Without ``renderers`` the built-in renderers apply. An assistant message with no
-    content (a model call that failed before producing anything) is left out: providers
-    refuse empty messages and it tells the model nothing.
+    Without ``renderers`` the built-in renderers apply (`BUILTIN_RENDERERS`; one that
+    fails leaves the message out). An assistant message with no content (a model call
+    that failed before producing anything) is left out: providers refuse empty messages
+    and it tells the model nothing.
     """
     kind = type(message)
     if kind is CustomMessage:
-        return (renderers if renderers is not None else _DEFAULT).render(message)  # type: ignore[arg-type]
+        if renderers is not None:
+            return renderers.render(message)  # type: ignore[arg-type]
+        return _render_builtin(message)  # type: ignore[arg-type]
     if kind is AssistantMessage and not message.content:  # type: ignore[union-attr]
         return None
     return message  # type: ignore[return-value]
 
 
+def _render_builtin(message: CustomMessage) -> LLMMessage | None:
+    renderer = BUILTIN_RENDERERS.get(message.kind)
+    if renderer is None:
+        return None
+    try:
+        return renderer(message)
+    except Exception:
+        return None
+
+
 def convert_to_llm(
     messages: Iterable[AgentMessage], renderers: RendererRegistry | None = None
 ) -> list[LLMMessage]:
-    """The default conversion: a new list of the messages a model may be sent."""
+    """The default conversion: a new list of the messages a model may be sent
+    (custom messages rendered by ``renderers``, else by `BUILTIN_RENDERERS`)."""
     out: list[LLMMessage] = []
     for message in messages:
         converted = convert_message(message, renderers)

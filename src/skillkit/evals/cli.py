@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from skillkit.frontends.args import agent_options, positive_int
-from skillkit.frontends.batch_cli import engine_from_args, recording_from_args
+from skillkit.frontends.batch_cli import (
+    add_recording_options,
+    engine_from_args,
+    recording_from_args,
+    recording_location,
+)
 
 if TYPE_CHECKING:
     from skillkit.agent.runner import AgentRunner
@@ -421,6 +426,7 @@ def add_trigger_options(parser: argparse.ArgumentParser) -> None:
         "--repeats", metavar="N", type=positive_int, help="runs of each prompt per model"
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
+    add_recording_options(parser)
 
 
 def skills_eval_command(args: argparse.Namespace) -> int:
@@ -464,16 +470,30 @@ def skills_eval_command(args: argparse.Namespace) -> int:
     if problem is not None:
         return _usage(problem)
     suite = trigger_suite(triggers)
+    record = recording_from_args(args, f"eval {suite.name}", cwd)
+    if isinstance(record, str):
+        return _usage(record)
+    where = recording_location(record) if record is not None else ""
     maker = CliAgentMaker(options, workspace=cwd)
+    engine = engine_from_args(args)
     try:
-        results = asyncio.run(run_eval(suite, maker, models=models, engine=engine_from_args(args)))
+        results = asyncio.run(run_eval(suite, maker, models=models, engine=engine, record=record))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    finally:
+        if record is not None:
+            record.close()
     scores = score_triggers(results, suite, entry.skill.name)
     if args.json:
-        print(json.dumps([s.as_json() for s in scores], indent=2))
+        print(json.dumps([s.as_json() for s in scores], indent=2), flush=True)
     else:
-        print(format_scores(entry.skill.name, scores))
+        print(format_scores(entry.skill.name, scores), flush=True)
+    if record is not None:
+        print(
+            f"skillkit: eval: each run's conversation kept as a session named "
+            f"'{record.name} CASE MODEL #N' in {where} ('skillkit sessions list' shows them)",
+            file=sys.stderr,
+        )
     failed = [r for r in results.results if r.error is not None]
     for result in failed[:3]:
         print(f"skillkit: eval: row {result.row}: {result.error}", file=sys.stderr)

@@ -24,6 +24,7 @@ from skillkit.batch import (
     Engine,
     LocalEngine,
     RateLimiter,
+    RecordSessions,
     RowResult,
     canonical_hash,
     manifest_path,
@@ -167,6 +168,7 @@ async def run_eval(
     engine: Engine | None = None,
     limiter: RateLimiter | None = None,
     on_result: Callable[[RowResult], None] | None = None,
+    record: RecordSessions | None = None,
 ) -> EvalResults:
     """Run every case of ``suite`` ``n`` times on each model (``models``, else the
     suite's) and return the results with their pass rates.
@@ -174,9 +176,11 @@ async def run_eval(
     ``make_agent(model, workspace, max_turns)`` makes a fresh agent working in the
     case's scratch ``workspace``; ``make_judge(model)`` makes judge agents. ``engine``
     is a batch engine (`LocalEngine` unless given); on `RayEngine` the factories must
-    be importable or picklable by the workers."""
+    be importable or picklable by the workers. ``record`` keeps each row's conversation
+    as a session (`EvalTask.record`; each result's ``session`` is its id); the caller
+    closes it."""
     rows = eval_rows(suite, list(models or suite.models))
-    task = EvalTask(suite, make_agent, make_judge)
+    task = EvalTask(suite, make_agent, make_judge, record=record)
     try:
         results = await run_batch(
             rows, task=task, engine=engine or LocalEngine(), limiter=limiter, on_result=on_result

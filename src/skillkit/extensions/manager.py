@@ -502,7 +502,9 @@ class PluginManager:
 
         from skillkit.adapters.factory import create_adapter
 
-        created: LLMAdapter = create_adapter(msgspec.structs.replace(runner.config, model=name))
+        created: LLMAdapter = create_adapter(
+            msgspec.structs.replace(runner.config, model=name), models=runner.models
+        )
         binding.switch_adapter(created, name, created=True)
         return f"using model {name}"
 

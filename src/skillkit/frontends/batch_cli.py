@@ -47,6 +47,7 @@ __all__ = [
     "add_recording_options",
     "engine_from_args",
     "recording_from_args",
+    "recording_location",
     "register",
 ]
 
@@ -292,7 +293,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
     if isinstance(record, str):
         return _usage(record)
     task.record = record
-    where = _location(record) if record is not None else ""
+    where = recording_location(record) if record is not None else ""
     if model is not None:
         print(f"skillkit: batch: model {model} ({source})", file=sys.stderr)
     engine = engine_from_args(args)
@@ -361,7 +362,7 @@ def _report(summary: Any, out: Path, record: RecordSessions | None = None, where
     return 0 if summary.complete else 1
 
 
-def _location(record: RecordSessions) -> str:
+def recording_location(record: RecordSessions) -> str:
     """Where ``record`` keeps its sessions, as it may be shown (no password)."""
     from skillkit.session.store_base import public_location
 

@@ -22,7 +22,8 @@ aborts the run (`AgentSession.abort`), Ctrl-C aborts it too and a second Ctrl-C 
 
 The terminal is handed the agent's `AgentSession`, as every face is, never the runner:
 a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (judged by the gate,
-run like the model's ``bash`` calls, its output sent with the next prompt), and the
+run like the model's ``bash`` calls, the command and its output added to the
+conversation when it ends, so the model reads them with the next prompt), and the
 terminal answers the session's ui requests (`AgentSession.on_ui_request`). Events are
 drawn by the renderer, a listener of the session's stream, as they happen.
 
@@ -520,7 +521,10 @@ class InteractiveSession:
         if not outcome.get("ran"):
             self.renderer.notice(f"✗ not run: {outcome.get('reason') or 'refused'}")
         else:
-            self.renderer.info("↳ the output goes to the model with your next prompt")
+            # the note is in the conversation already (filed as the command ended)
+            self.renderer.info(
+                "↳ added to the conversation: the model sees it with your next prompt"
+            )
 
     def _send(self, text: str, *, later: bool) -> bool:
         """Enter (``later`` False) steers the run in flight with ``text``; Alt+Enter

@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from skillkit.frontends.markdown import TextMarkdown
-from skillkit.frontends.tool_rows import PATH_KEYS
+from skillkit.frontends.tool_rows import PATH_KEYS, diff_row, tool_summary
 from skillkit.permissions.events import ApprovalNeeded, QuestionNeeded
 from skillkit.runtime.todos import TodoItem
 from skillkit.secrets import Redactor
@@ -162,16 +162,31 @@ def approval_panel(
     argv: list[str] | None = None,
     cwd: str = "",
     agent: str | None = None,
+    diff_limit: int = 20,
 ) -> Panel:
     """A panel asking to allow one tool call (its body: `approval_text`), titled with the
-    tool and, for a child agent's request, the child (``agent``)."""
-    rows = approval_text(request, redactor=redactor, argv=argv, cwd=cwd)
+    tool and, for a child agent's request, the child (``agent``). An edit or a write
+    shows the change it asks to make: the lines it adds and removes and its coloured
+    diff, at most ``diff_limit`` lines (its tool row draws the diff only once it made
+    the change: `TerminalRenderer.tool_call`)."""
+    body = approval_text(request, redactor=redactor, argv=argv, cwd=cwd)
+    summary, diff = tool_summary(request.tool_name, request.tool_input)
+    if diff:
+        body.append("\nchange", style="dim")
+        body.append(f" +{summary.added}", style="green")
+        body.append(f" −{summary.removed}", style="red")
+        for row in diff[:diff_limit]:
+            body.append("\n")
+            redacted = redactor.redact(row) if redactor is not None else row
+            body.append_text(diff_row(neutralize(redacted, drop_styles=True)))
+        if len(diff) > diff_limit:
+            body.append(f"\n    … {len(diff) - diff_limit} more diff lines", style="dim")
     title = Text.assemble(
         ("approval needed ", "bold yellow"),
         (clean(request.tool_name), "bold"),
         (f" (agent {clean(agent)})" if agent else "", "yellow"),
     )
-    return Panel(rows, title=title, title_align="left", border_style="yellow", expand=False)
+    return Panel(body, title=title, title_align="left", border_style="yellow", expand=False)
 
 
 def question_panel(request: QuestionNeeded, index: int, *, clean: Callable[[str], str]) -> Panel:

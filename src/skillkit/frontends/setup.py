@@ -17,9 +17,11 @@
    model): an adapter a plugin registered under that name, else one made from the
    model string; a provider without its key fails here, before any network call;
 4. one `AgentRunner` with the plugins' adapter registry (``runner.set_adapter(NAME)``),
-   a `BackgroundTasks` manager (its boundary drain and ``aclose`` handed to the
-   runner), the plugins attached (`PluginManager.attach`: their tools and
-   the skills as tool providers, their hooks on the runner's seams), then the gate
+   the providers' model registry and a custom-message `RendererRegistry` of its own
+   (both handed down: nothing below reads a process-wide one), a `BackgroundTasks`
+   manager (its boundary drain and ``aclose`` handed to the runner), the plugins
+   attached (`PluginManager.attach`: their tools and the skills as tool providers,
+   their hooks on the runner's seams), then the gate
    installed — its ``before_tool_call`` handler runs after every plugin's guard, so it
    judges the arguments the plugins left.
 
@@ -195,6 +197,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     (interactive sessions only). Raises `SetupError` with a one-line message."""
     from skillkit.adapters.factory import default_providers
     from skillkit.agent.runner import AgentRunner
+    from skillkit.context import RendererRegistry
     from skillkit.permissions import install
 
     workspace = Path(os.path.abspath(options.workspace))
@@ -219,6 +222,7 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         contributors=[part for part in parts if part is not None],
         conversation_id=session.id if session is not None else None,
         models=providers.registry,
+        renderers=RendererRegistry(),  # the agent's own: plugins render through it
     )
     children = _attach_plugins_and_parts(runner, manager, sandbox, options, workspace, session)
     widen_file_tools(runner, options.additional_directories)

@@ -2,7 +2,8 @@
 
 `TerminalRenderer` draws what an agent does: streamed text, thinking dimmed, answers as
 Markdown (each block drawn once complete: `skillkit.frontends.streamed_text`), one line per
-tool call (``bash(git status)``; edits and writes with a coloured diff), a tool's output
+tool call (``bash(git status)``; an edit or a write that succeeded with a coloured diff, one
+that failed or was refused with none), a tool's output
 once with how it ended, its elapsed time and a folded preview, errors, provider retries,
 compaction, a footer with the outcome and usage, approval requests and questions (off
 with ``draw_requests`` for a caller that asks one at a time), mode changes, skill
@@ -58,6 +59,7 @@ from skillkit.frontends.run_footer import format_footer, short_count
 from skillkit.frontends.streamed_text import THINKING_STYLE, StreamedText
 from skillkit.frontends.tool_rows import (
     ToolRecord,
+    ToolSummary,
     call_rows,
     pending_row,
     result_rows,
@@ -147,6 +149,9 @@ class TerminalRenderer:
         self._children = ChildAgents()
         # call id -> (call, diff, number)
         self._calls: dict[str, tuple[str, list[str], int]] = {}
+        # call id -> (summary, line drawn) of an edit or a write that has not ended: its
+        # diff is drawn only once it succeeded (a failed or refused change made none)
+        self._changes: dict[str, tuple[ToolSummary, bool]] = {}
         self._numbered = 0  # tool calls numbered so far
         self.tool_records: deque[ToolRecord] = deque(maxlen=KEPT_TOOL_RECORDS)
         """The last tool calls that ended, whole, each with its number (see
@@ -269,6 +274,7 @@ class TerminalRenderer:
         shown = self._streamed.pop(call, None)
         if end.status == "pending":  # a paused run's call: waiting, not running
             self._calls.pop(call, None)
+            self._change_line(call, None)
             waits = self.clean(end.result.output, drop_styles=True)
             self._print(pending_row(self.clean(name), waits))
             return
@@ -313,9 +319,14 @@ class TerminalRenderer:
 
     def tool_call(self, name: str, args: dict[str, Any], *, call_id: str = "") -> None:
         """One line naming the tool and its subject — ``bash(git status)``,
-        ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `tool_summary`); an edit
-        or a write is followed by its coloured diff (at most ``max_diff_lines``).
-        ``call_id`` pairs it with its `tool_result` in `tool_records`."""
+        ``read(src/app.py:1-80)``, ``edit(app.py) +3 −1`` (see `tool_summary`).
+        ``call_id`` pairs it with its `tool_result` (and in `tool_records`).
+
+        An edit or a write is drawn when it ends (`tool_result`): with its counts and
+        coloured diff (at most ``max_diff_lines``) when it succeeded, as its bare line
+        when it failed or was refused — a diff it did not make is never drawn. Anything
+        drawn before it ends (an approval panel, another call) first draws its bare line;
+        its diff then comes when it succeeded, under its line drawn again with counts."""
         if name in self.brief_tools:
             line = Text("⏺ ", style="cyan")
             line.append(self.clean(name), style="bold")
@@ -325,12 +336,35 @@ class TerminalRenderer:
         summary, diff = tool_summary(name, args)
         self._numbered += 1
         self._calls[call_id] = (self.clean(summary.call), diff, self._numbered)
+        if diff:  # an edit or a write: drawn once it ends
+            self._draw_changes()  # a change started before it keeps its place above
+            self._changes[call_id] = (summary, False)
+            return
+        self._print(call_rows(summary, [], clean=self.clean)[0])
+
+    def _draw_changes(self) -> None:
+        """Draw the bare line of each edit or write that has not ended and is not drawn
+        yet: something else is drawn after it (how it ended is not known yet)."""
+        for call_id, (summary, drawn) in list(self._changes.items()):
+            if not drawn:
+                self._changes[call_id] = (summary, True)
+                self.end_line()
+                self.console.print(call_rows(ToolSummary(summary.call), [], clean=self.clean)[0])
+
+    def _change_line(self, call_id: str, diff: list[str] | None, number: int = 0) -> None:
+        """Draw an edit or a write ``call_id`` as it ends: its line with counts and its
+        ``diff`` when it succeeded; its bare line (unless drawn already) when it failed,
+        was refused or waits (``diff`` None). Nothing for any other call."""
+        change = self._changes.pop(call_id, None)
+        if change is None:
+            return
+        summary, drawn = change
+        if diff is None:
+            if not drawn:
+                self._print(call_rows(ToolSummary(summary.call), [], clean=self.clean)[0])
+            return
         rows = call_rows(
-            summary,
-            diff,
-            clean=self.clean,
-            limit=self.max_diff_lines,
-            hint=self._hint(self._numbered),
+            summary, diff, clean=self.clean, limit=self.max_diff_lines, hint=self._hint(number)
         )
         for row in rows:
             self._print(row)
@@ -379,7 +413,9 @@ class TerminalRenderer:
         """How a tool call ended, on one line (``⎿ ✓ name · 0.4s`` or ``⎿ ✗ name failed``),
         then a folded preview of its result: the first ``max_result_lines`` lines (red
         when it failed; ``max_diff_lines`` for the ``brief_tools``, whose result is the
-        user's own answer) and a count of the rest.
+        user's own answer) and a count of the rest. An edit or a write is drawn first
+        (see `tool_call`): with its diff when it succeeded, without when it failed (its
+        kept record then holds no diff either).
 
         ``shown`` are the output lines already drawn while the tool ran (`tool_output`):
         they are not drawn again, only the lines the result adds; ``drawn`` says how many
@@ -392,6 +428,9 @@ class TerminalRenderer:
             self._numbered += 1
             known = (self.clean(name), [], self._numbered)
         call, diff, number = known
+        if is_error:  # a failed or refused edit or write changed nothing: no diff
+            diff = []
+        self._change_line(call_id, None if is_error else diff, number)
         lines = cleaned.split("\n")
         if lines and not lines[-1]:
             lines.pop()
@@ -425,7 +464,13 @@ class TerminalRenderer:
         argv, cwd = approval_argv(request, self.action_preview)
         self._print(
             approval_panel(
-                request, clean=self.clean, redactor=self.redactor, argv=argv, cwd=cwd, agent=agent
+                request,
+                clean=self.clean,
+                redactor=self.redactor,
+                argv=argv,
+                cwd=cwd,
+                agent=agent,
+                diff_limit=self.max_diff_lines,
             )
         )
 
@@ -569,5 +614,6 @@ class TerminalRenderer:
         return self._text.renders_markdown()
 
     def _print(self, renderable: RenderableType) -> None:
+        self._draw_changes()
         self.end_line()
         self.console.print(renderable)

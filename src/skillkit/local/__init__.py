@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         tool_template,
     )
     from skillkit.local.server import CLIENT_HEADERS, LocalServer
+    from skillkit.model_registry import ModelRegistry
 
 _LAZY: dict[str, str] = {
     "DefaultModel": "skillkit.local.model",
@@ -120,16 +121,31 @@ def create_local_adapter(model: str = "local", **options: Any) -> LocalAdapter:
     return create(model, **options)
 
 
-def provider(model: str, config: AgentConfig, *, on_retry: object = None) -> LLMAdapter:
+def provider(
+    model: str,
+    config: AgentConfig,
+    *,
+    on_retry: object = None,
+    models: ModelRegistry | None = None,
+) -> LLMAdapter:
     """The ``local`` provider of `skillkit.adapters.factory.create_adapter`: the adapter
     for ``local`` / ``local:PATH.gguf`` (see `create_local_adapter`).
+
+    Once the server runs, the model's definition (with the context window the server
+    really has) is registered in ``models``, the registry of the agent the adapter is
+    for, which `Providers` hands in; called without one, in the default model registry.
 
     The embedded server has no reasoning control (and the default model does not
     reason): ``config.reasoning`` ``"off"`` or unset is accepted, any other level is a
     `LocalModelError` before a server starts. ``prompt_caching`` needs nothing here:
     llama.cpp reuses its own prompt cache between calls."""
     check_reasoning(config.reasoning)
-    return create_local_adapter(model, on_retry=on_retry)
+    adapter = create_local_adapter(model, on_retry=on_retry, register=models is None)
+    if models is not None:
+        from skillkit.local.adapter import local_model_definition
+
+        models.register(local_model_definition(adapter.server, model))
+    return adapter
 
 
 def check_reasoning(level: str | None) -> None:

@@ -18,7 +18,8 @@ are the usual class, whose entries are stored on the event loop:
   only drops the connection; the lock goes with it).
 
 Use it from one event loop (the one that opened it); `PostgresSessionStore` is the one for
-synchronous code, the command line and threads.
+synchronous code, the command line and threads. Both run the operations of
+`skillkit.session.postgres_ops`, this one with `postgres_core.run_async`.
 
 ```python
 async with AsyncPostgresSessionStore("postgresql://app@db/sessions") as store:
@@ -34,59 +35,52 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import hashlib
-import logging
-import os
-import secrets
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillkit.secrets import Redactor
-from skillkit.session.file import SessionLockedError, parse_session
-from skillkit.session.format import Entry, FormatError, SessionHeader, decode_entry, encode_line
-from skillkit.session.index import SessionInfo, _fold
-from skillkit.session.postgres import (
-    _INFO_FIELDS,
-    _MIGRATIONS,
-    _SCHEMA,
-    _SCHEMA_LOCK,
-    _UNSAFE,
-    _UPDATE_ROW,
-    COPY_ENTRIES,
-    INSERT_SESSION,
-    SCHEMA_VERSION,
-    StoreUnavailableError,
-    _driver,
-    _holder_query,
-    _row_values,
-    lock_key,
-    public_url,
-    session_row,
-)
+from skillkit.session.format import Entry
+from skillkit.session.index import SessionInfo
 from skillkit.session.postgres_async_sink import AsyncPostgresSink
+from skillkit.session.postgres_core import Operation, run_async
+from skillkit.session.postgres_ops import (
+    Loaded,
+    StoreAddress,
+    delete_session,
+    driver,
+    insert_session,
+    list_sessions,
+    load_session,
+    loaded_session,
+    make_sidecar_folder,
+    migrate,
+    pool_options,
+    resolve_id,
+    take_lock,
+    unavailable,
+    unreachable,
+    writer_options,
+)
 from skillkit.session.session import FsyncPolicy, Session
-from skillkit.session.sqlite import info_from_row, new_info
-from skillkit.session.store import SessionNotFoundError
 from skillkit.session.store_base import (
-    SessionExistsError,
     canonical_jsonl,
-    public_location,
+    fork_entries,
+    new_header,
+    parse_import,
     remove_sidecars,
 )
 
 if TYPE_CHECKING:
-    import psycopg
     from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["AsyncPostgresSessionStore"]
 
-log = logging.getLogger("skillkit.session")
+R = TypeVar("R")
 
 
-class AsyncPostgresSessionStore:
+class AsyncPostgresSessionStore(StoreAddress):
     """Sessions in the PostgreSQL database ``url`` names, for code on an event loop (see
     the module text). ``redactor``, ``fsync`` and ``home`` as for `PostgresSessionStore`;
     ``pool_size`` bounds the pool's connections (each session open for writing holds one
@@ -102,17 +96,9 @@ class AsyncPostgresSessionStore:
         home: str | Path | None = None,
         pool_size: int = 8,
     ) -> None:
-        _driver()
-        self.conninfo = url
-        self.url = public_url(url)
-        self.redactor = redactor
-        self.fsync: FsyncPolicy = fsync
+        driver()
+        super().__init__(url, redactor, fsync, home)
         self.pool_size = max(1, pool_size)
-        digest = hashlib.sha256(self.url.encode()).hexdigest()[:10]
-        safe = _UNSAFE.sub("-", self.url.split("://", 1)[-1]).strip("-.")[-60:] or "db"
-        base = Path(home) if home is not None else Path.home()
-        self.sidecars = base / ".skillkit" / "stores" / f"postgresql-{safe}-{digest}"
-        """The same folder `PostgresSessionStore` keeps beside a session of this database."""
         self._pool: AsyncConnectionPool[Any] | None = None
 
     @classmethod
@@ -127,67 +113,37 @@ class AsyncPostgresSessionStore:
         do it)."""
         if self._pool is not None:
             return
-        psycopg, psycopg_pool = _driver()
-        for folder in (self.sidecars.parent, self.sidecars):
-            try:
-                await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True, mode=0o700)
-            except OSError:  # only the checkpoints need it; they report their own failure
-                break
+        psycopg, psycopg_pool = driver()
+        await asyncio.to_thread(make_sidecar_folder, self.sidecars)
         async with self._errors():
             db = await psycopg.AsyncConnection.connect(
                 self.conninfo, autocommit=True, connect_timeout=10
             )
             async with db:
-                await self._migrate(db)
+                await run_async(db, migrate(self.url))
             pool = psycopg_pool.AsyncConnectionPool(
                 self.conninfo,
-                min_size=1,
-                max_size=self.pool_size,
-                kwargs={"autocommit": True, "application_name": "skillkit"},
-                timeout=30.0,
-                name="skillkit-sessions-async",
+                **pool_options(self.pool_size, "skillkit-sessions-async"),
                 open=False,
             )
             await pool.open(wait=True, timeout=30.0)
             self._pool = pool
 
-    async def _migrate(self, db: psycopg.AsyncConnection[Any]) -> None:
-        async with db.transaction():
-            await db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                await db.execute(statement)
-            row = await (await db.execute("SELECT version FROM skillkit_schema_version")).fetchone()
-            version = SCHEMA_VERSION if row is None else int(row[0])
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.url}: session database of schema {version}; this SkillKit "
-                    f"reads up to {SCHEMA_VERSION}"
-                )
-            while version < SCHEMA_VERSION:
-                for statement in _MIGRATIONS[version]:
-                    await db.execute(statement)
-                version += 1
-            await db.execute("DELETE FROM skillkit_schema_version")
-            await db.execute(
-                "INSERT INTO skillkit_schema_version (version) VALUES (%s)", (version,)
-            )
-
     @asynccontextmanager
     async def _errors(self) -> AsyncIterator[None]:
         """Turn a database that cannot be reached into `StoreUnavailableError`."""
-        psycopg, psycopg_pool = _driver()
         try:
             yield
-        except (psycopg.OperationalError, psycopg.InterfaceError, psycopg_pool.PoolTimeout) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise StoreUnavailableError(f"{self.url}: {first}") from None
+        except unreachable() as exc:
+            raise unavailable(self.url, exc) from None
 
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _run(self, operation: Operation[R]) -> R:
+        """Run ``operation`` on one of the pool's connections."""
         if self._pool is None:
+            operation.close()
             raise RuntimeError("the store is not open: use 'async with' or connect()")
         async with self._errors(), self._pool.connection() as db:
-            yield db
+            return await run_async(db, operation)
 
     async def close(self) -> None:
         """Close the pool's connections (sessions it opened keep theirs)."""
@@ -212,129 +168,25 @@ class AsyncPostgresSessionStore:
         entries: Sequence[Entry] = (),
     ) -> Session:
         """A new session of ``cwd`` (default: the current directory), open for writing."""
-        header = SessionHeader(
-            id=secrets.token_hex(8),
-            cwd=_absolute(cwd),
-            created=time.time(),
-            parent_session=parent_session,
-        )
-        sink = await self._sink(header.id)
-        try:
-            info = await self._insert_rows(header, entries)
-            sink.start(info, len(entries))
-            return self._session(header, list(entries), info, sink)
-        except BaseException:
-            await sink.aclose()
-            raise
-
-    async def _insert_rows(self, header: SessionHeader, entries: Sequence[Entry]) -> SessionInfo:
-        info = new_info(header, entries)
-        lines = [encode_line(entry) for entry in entries]
-        psycopg, _ = _driver()
-        async with self._connection() as db, db.transaction():
-            try:
-                await db.execute(INSERT_SESSION, session_row(header, info))
-            except psycopg.errors.UniqueViolation:
-                raise SessionExistsError(f"session {header.id} is already in {self.url}") from None
-            if lines:
-                async with (
-                    db.cursor() as cursor,
-                    cursor.copy(COPY_ENTRIES) as copy,
-                ):
-                    for seq, line in enumerate(lines):
-                        await copy.write_row((header.id, seq, line))
-        return info
+        header = new_header(cwd, parent_session)
+        return await self._opened(header.id, insert_session(header, entries, self.url), write=True)
 
     async def open(self, ref: str | Path, *, write: bool = True) -> Session:
         """The session with an id, a unique id prefix, or this store's ``URL#id``.
         Opened for writing it holds the session's lock (`SessionLockedError` when
         another writer, anywhere, holds it)."""
         session_id = await self.resolve(ref)
-        sink = await self._sink(session_id) if write else None
-        try:
-            return await self._load(session_id, sink)
-        except BaseException:
-            if sink is not None:
-                await sink.aclose()
-            raise
+        return await self._opened(session_id, load_session(session_id, self.url), write=write)
 
     async def resolve(self, ref: str | Path) -> str:
         """The id of the session ``ref`` names (an id, a unique prefix, ``URL#id``);
         `SessionNotFoundError` if none or several match."""
-        text = os.fspath(ref)
-        if "#" in text:
-            where, _, text = text.rpartition("#")
-            if where not in (self.url, public_url(self.conninfo)):
-                raise SessionNotFoundError(
-                    f"{public_location(os.fspath(ref))} is not in {self.url}"
-                )
-        if not text:
-            raise SessionNotFoundError("no session id given")
-        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        async with self._connection() as db:
-            cursor = await db.execute(
-                "SELECT id FROM skillkit_sessions WHERE id LIKE %s ESCAPE '\\' ORDER BY id LIMIT 6",
-                (pattern,),
-            )
-            ids = [str(row[0]) for row in await cursor.fetchall()]
-        if text in ids:
-            return text
-        if not ids:
-            raise SessionNotFoundError(f"no session {text!r}")
-        if len(ids) > 1:
-            raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
-        return ids[0]
+        return await self._run(resolve_id(ref, self.names()))
 
     async def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None.
         Rows an open writer has not brought up to date yet are caught up (and kept)."""
-        query = (
-            f"SELECT {_INFO_FIELDS}, (SELECT COALESCE(MAX(seq) + 1, 0) FROM skillkit_entries"
-            " WHERE session_id = s.id) FROM skillkit_sessions s"
-        )
-        params: tuple[str, ...] = ()
-        if cwd is not None:
-            query += " WHERE cwd = %s"
-            params = (_absolute(cwd),)
-        async with self._connection() as db:
-            rows = await (await db.execute(query, params)).fetchall()
-        infos = []
-        stale = []
-        for row in rows:
-            info = info_from_row(row[:-1], self.url)
-            if int(row[-1]) > info.entries:
-                stale.append(info)
-            infos.append(info)
-        if stale:
-            await self._catch_up(stale)
-        infos.sort(key=lambda info: info.modified, reverse=True)
-        return infos
-
-    async def _catch_up(self, infos: builtins.list[SessionInfo]) -> None:
-        psycopg, _ = _driver()
-        async with self._connection() as db:
-            for info in infos:
-                cursor = await db.execute(
-                    "SELECT line FROM skillkit_entries WHERE session_id = %s AND seq >= %s"
-                    " ORDER BY seq",
-                    (info.id, info.entries),
-                )
-                for (line,) in await cursor.fetchall():
-                    try:
-                        entry = decode_entry(bytes(line))
-                    except FormatError:
-                        info.entries += 1
-                        continue
-                    _fold(info, entry)
-                    info.size += len(line)
-            try:  # the rows are a cache: a database this user cannot write still lists
-                async with db.transaction():
-                    for info in infos:
-                        await db.execute(
-                            _UPDATE_ROW + " AND entries < %s", (*_row_values(info), info.entries)
-                        )
-            except psycopg.Error as exc:
-                log.warning("session rows not updated in %s: %s", self.url, exc)
+        return await self._run(list_sessions(cwd, self.url))
 
     async def latest(self, cwd: str | Path | None = None) -> SessionInfo | None:
         """The most recently changed session of ``cwd`` (default: the current directory)."""
@@ -358,32 +210,16 @@ class AsyncPostgresSessionStore:
         """A new session holding the branch of ``ref`` up to ``entry_id`` (default: its
         leaf), open for writing. `KeyError` for an entry the session does not have."""
         source = ref if isinstance(ref, Session) else await self.open(ref, write=False)
-        if entry_id is not None and entry_id not in source.by_id:
-            raise KeyError(f"no entry {entry_id!r} in session {source.id}")
+        cwd = cwd if cwd is not None else source.cwd
         return await self.create(
-            cwd if cwd is not None else source.cwd,
-            parent_session=source.id,
-            entries=source.branch(entry_id),
+            cwd, parent_session=source.id, entries=fork_entries(source, entry_id)
         )
 
     async def delete(self, ref: str | Path) -> str:
         """Delete a session (refused with `SessionLockedError` while it is written),
         with the folders kept beside it on this machine; returns its id."""
         session_id = await self.resolve(ref)
-        key = lock_key(session_id)
-        async with self._connection() as db:
-            cursor = await db.execute("SELECT pg_try_advisory_lock(%s)", (key,))
-            row = await cursor.fetchone()
-            if not (row and row[0]):
-                raise await _locked(db, session_id, key)
-            try:
-                async with db.transaction():
-                    await db.execute(
-                        "DELETE FROM skillkit_entries WHERE session_id = %s", (session_id,)
-                    )
-                    await db.execute("DELETE FROM skillkit_sessions WHERE id = %s", (session_id,))
-            finally:
-                await db.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        await self._run(delete_session(session_id))
         await asyncio.to_thread(remove_sidecars, self.sidecars / f"{session_id}.jsonl")
         return session_id
 
@@ -394,98 +230,35 @@ class AsyncPostgresSessionStore:
     async def import_jsonl(self, data: bytes) -> str:
         """Keep the session whose canonical JSONL is ``data`` exactly; returns its id.
         `SessionExistsError` when the id is taken, `FormatError` for damaged data."""
-        parsed = parse_session(data, "imported session")
-        if parsed.warnings:
-            raise FormatError(parsed.warnings[0])
-        await self._insert_rows(parsed.header, parsed.entries)
+        parsed = parse_import(data)
+        await self._run(insert_session(parsed.header, parsed.entries, self.url))
         return parsed.header.id
 
     # ----- internals
 
-    async def _sink(self, session_id: str) -> AsyncPostgresSink:
-        psycopg, _ = _driver()
-        async with self._errors():
-            db = await psycopg.AsyncConnection.connect(
-                self.conninfo,
-                autocommit=True,
-                connect_timeout=10,
-                application_name=f"skillkit pid {os.getpid()}",
-            )
+    async def _opened(
+        self, session_id: str, operation: Operation[Loaded], *, write: bool
+    ) -> Session:
+        """The session ``operation`` reads or inserts; with ``write``, holding its lock
+        on a connection of its own, taken first."""
+        sink = await self._sink(session_id) if write else None
         try:
-            key = lock_key(session_id)
+            return loaded_session(self, await self._run(operation), sink)
+        except BaseException:
+            if sink is not None:
+                await sink.aclose()
+            raise
+
+    async def _sink(self, session_id: str) -> AsyncPostgresSink:
+        """A connection holding ``session_id``'s write lock (`SessionLockedError` if
+        another holds it)."""
+        psycopg, _ = driver()
+        async with self._errors():
+            db = await psycopg.AsyncConnection.connect(self.conninfo, **writer_options())
+        try:
             async with self._errors():
-                row = await (await db.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
-                if not (row and row[0]):
-                    raise await _locked(db, session_id, key)
-                if self.fsync != "entry":
-                    await db.execute("SET synchronous_commit = off")
+                await run_async(db, take_lock(session_id, self.fsync))
         except BaseException:
             await db.close()
             raise
         return AsyncPostgresSink(db, session_id, self.fsync, self.url)
-
-    async def _load(self, session_id: str, sink: AsyncPostgresSink | None) -> Session:
-        async with self._connection() as db:
-            cursor = await db.execute(
-                f"SELECT header, {_INFO_FIELDS} FROM skillkit_sessions WHERE id = %s",
-                (session_id,),
-            )
-            row = await cursor.fetchone()
-            if row is None:
-                raise SessionNotFoundError(f"no session {session_id!r}")
-            async with db.cursor(binary=True) as lines_cursor:
-                await lines_cursor.execute(
-                    "SELECT line FROM skillkit_entries WHERE session_id = %s ORDER BY seq",
-                    (session_id,),
-                )
-                lines = [line for (line,) in await lines_cursor.fetchall()]
-        data = parse_session(bytes(row[0]) + b"".join(lines), f"{self.url}#{session_id}")
-        info = info_from_row(row[1:], self.url)
-        if sink is not None:
-            sink.start(info, len(lines))
-        return self._session(data.header, data.entries, info, sink, data.warnings)
-
-    def _session(
-        self,
-        header: SessionHeader,
-        entries: builtins.list[Entry],
-        info: SessionInfo,
-        sink: AsyncPostgresSink | None,
-        warnings: Sequence[str] = (),
-    ) -> Session:
-        return Session(
-            self.sidecars / f"{header.id}.jsonl",
-            header,
-            entries,
-            warnings=warnings,
-            size=info.size,
-            redactor=self.redactor,
-            fsync=self.fsync,
-            sink=sink,
-        )
-
-
-def _absolute(cwd: str | Path | None) -> str:
-    """``cwd`` made absolute as the sync stores make it (``Path.absolute``: joined to
-    the current directory, not normalised); None: the current directory."""
-    if cwd is None:
-        return os.getcwd()
-    path = Path(cwd)
-    return str(path if path.is_absolute() else Path(os.getcwd()) / path)
-
-
-async def _locked(
-    db: psycopg.AsyncConnection[Any], session_id: str, key: int
-) -> SessionLockedError:
-    """The error for a session whose lock another connection holds, naming its pid."""
-    who = ""
-    try:
-        query, params = _holder_query(key)
-        row = await (await db.execute(query, params)).fetchone()
-        if row and isinstance(row[0], str) and row[0].startswith("skillkit pid "):
-            who = f" (pid {row[0].removeprefix('skillkit pid ')})"
-    except Exception:  # naming the holder is a courtesy; the refusal stands without it
-        who = ""
-    return SessionLockedError(
-        f"session {session_id} is being written by another SkillKit process{who}"
-    )

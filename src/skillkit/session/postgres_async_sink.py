@@ -12,21 +12,19 @@ go. A failure to store is kept and raised by the next `write` and by `unwritten`
 from __future__ import annotations
 
 import asyncio
-import builtins
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from skillkit.session.format import Entry
-from skillkit.session.index import SessionInfo, _fold
-from skillkit.session.postgres import (
-    _INSERT_ENTRY,
-    _UPDATE_ROW,
+from skillkit.session.postgres_core import run_async
+from skillkit.session.postgres_ops import (
     StoreUnavailableError,
-    _driver,
-    _row_values,
+    WriterState,
+    append_entries,
+    driver,
+    store_row,
+    unlock_all,
 )
 from skillkit.session.session import FsyncPolicy
 
@@ -38,7 +36,7 @@ __all__ = ["AsyncPostgresSink"]
 log = logging.getLogger("skillkit.session")
 
 
-class AsyncPostgresSink:
+class AsyncPostgresSink(WriterState):
     """The writing side of one session of the async store: its own connection (holding
     the session's advisory lock), the entries still being stored, and its row's fields
     folded as entries are appended. Entries are stored by one task at a time, in append
@@ -48,25 +46,19 @@ class AsyncPostgresSink:
     def __init__(
         self, db: psycopg.AsyncConnection[Any], session_id: str, fsync: FsyncPolicy, url: str
     ) -> None:
+        super().__init__()
         self._db = db
         self._id = session_id
         self._fsync = fsync
         self._url = url
-        self._info: SessionInfo | None = None
         self._queue: list[tuple[int, bytes]] = []
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._failed: StoreUnavailableError | None = None
         self._busy = asyncio.Lock()  # one statement or transaction at a time on the connection
-        self.next_seq = 0
-
-    def start(self, info: SessionInfo, next_seq: int) -> None:
-        self._info = msgspec.structs.replace(info)
-        self.next_seq = next_seq
 
     def write(self, entry: Entry, line: bytes) -> None:
-        info = self._info
-        assert info is not None, "the sink was not started"
+        assert self._info is not None, "the sink was not started"
         if self._failed is not None:
             raise self._failed
         try:
@@ -77,32 +69,20 @@ class AsyncPostgresSink:
             ) from None
         self._loop = loop
         self._queue.append((self.next_seq, line))
-        self.next_seq += 1
-        _fold(info, entry)
-        info.size += len(line)
+        self._advance(entry, line)
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain(), name=f"skillkit session {self._id}")
 
     async def _drain(self) -> None:
-        psycopg, _ = _driver()
+        psycopg, _ = driver()
         while self._queue and self._failed is None:
             batch, self._queue = self._queue, []
             try:
                 async with self._busy:
-                    await self._insert(batch)
+                    await run_async(self._db, append_entries(self._id, batch))
             except (psycopg.Error, OSError) as exc:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                 self._failed = StoreUnavailableError(f"{self._url}: {first}")
-
-    async def _insert(self, batch: builtins.list[tuple[int, bytes]]) -> None:
-        db = self._db
-        if len(batch) == 1:
-            seq, line = batch[0]
-            await db.execute(_INSERT_ENTRY, (self._id, seq, line), prepare=True)
-            return
-        async with db.pipeline():  # one round trip; each statement its own transaction
-            for seq, line in batch:
-                await db.execute(_INSERT_ENTRY, (self._id, seq, line), prepare=True)
 
     def unwritten(self) -> Awaitable[None] | None:
         task = self._task
@@ -148,10 +128,7 @@ class AsyncPostgresSink:
         async with self._busy:
             if self._db.closed:
                 return
-            async with self._db.transaction():
-                if durable:  # a synchronous commit flushes the log up to it: every entry
-                    await self._db.execute("SET LOCAL synchronous_commit = on")
-                await self._db.execute(_UPDATE_ROW, _row_values(info))
+            await run_async(self._db, store_row(info, durable=durable))
 
     async def aclose(self) -> None:
         try:
@@ -159,7 +136,7 @@ class AsyncPostgresSink:
                 try:
                     await self._store(durable=self._fsync != "never")
                 finally:
-                    await self._db.execute("SELECT pg_advisory_unlock_all()")
+                    await run_async(self._db, unlock_all())
         except Exception as exc:
             raise StoreUnavailableError(f"{self._url}: {' '.join(str(exc).split())}") from None
         finally:

@@ -26,10 +26,8 @@ from __future__ import annotations
 import builtins
 import logging
 import os
-import secrets
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,11 +36,28 @@ import msgspec
 
 from skillkit.secrets import Redactor
 from skillkit.session.file import WriteLock, parse_session
-from skillkit.session.format import Entry, FormatError, SessionHeader, decode_entry, encode_line
+from skillkit.session.format import Entry, SessionHeader, encode_line
 from skillkit.session.index import SessionInfo, _fold
 from skillkit.session.session import FsyncPolicy, Session
 from skillkit.session.store import SessionNotFoundError
-from skillkit.session.store_base import SessionExistsError, StoreBase, remove_sidecars
+from skillkit.session.store_base import (
+    SessionExistsError,
+    StoreBase,
+    new_header,
+    remove_sidecars,
+    stored_session,
+)
+from skillkit.session.store_rows import (
+    INFO_FIELDS,
+    fold_lines,
+    info_from_row,
+    migration_statements,
+    new_info,
+    read_listing,
+    row_values,
+    session_row,
+    update_row,
+)
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
 
@@ -95,11 +110,6 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 """Statements that take a database from version N to N + 1."""
 
-_INFO_FIELDS = (
-    "id, cwd, created, modified, parent_session, size, entries, messages, title, name, "
-    "first_message, leaf_id"
-)
-
 
 def _connect(path: Path, fsync: FsyncPolicy) -> sqlite3.Connection:
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
@@ -107,44 +117,6 @@ def _connect(path: Path, fsync: FsyncPolicy) -> sqlite3.Connection:
     connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'entry' else 'NORMAL'}")
     connection.execute("PRAGMA foreign_keys=ON")
     return connection
-
-
-def info_from_row(row: tuple[object, ...], url: str) -> SessionInfo:
-    (sid, cwd, created, modified, parent, size, entries, messages, title, name, first, leaf) = row
-    assert isinstance(sid, str)
-    return SessionInfo(
-        id=sid,
-        path=f"{url}#{sid}",
-        cwd=str(cwd),
-        created=float(created),  # type: ignore[arg-type]
-        modified=float(modified),  # type: ignore[arg-type]
-        size=int(size),  # type: ignore[call-overload]
-        entries=int(entries),  # type: ignore[call-overload]
-        messages=int(messages),  # type: ignore[call-overload]
-        title=str(title),
-        name=name if isinstance(name, str) else None,
-        first_message=str(first),
-        leaf_id=leaf if isinstance(leaf, str) else None,
-        parent_session=parent if isinstance(parent, str) else None,
-    )
-
-
-def new_info(header: SessionHeader, entries: Sequence[Entry]) -> SessionInfo:
-    """The row of a session holding ``header`` and ``entries`` (its size counts the
-    lines the file store would write)."""
-    info = SessionInfo(
-        id=header.id,
-        path="",
-        cwd=header.cwd,
-        created=header.created,
-        modified=header.created,
-        size=len(encode_line(header)),
-        parent_session=header.parent_session,
-    )
-    for entry in entries:
-        _fold(info, entry)
-        info.size += len(encode_line(entry))
-    return info
 
 
 class SqliteSessionStore(StoreBase):
@@ -182,18 +154,13 @@ class SqliteSessionStore(StoreBase):
             if row is None:  # a new database
                 for statement in _SCHEMA[1:]:
                     db.execute(statement)
-            version = SCHEMA_VERSION if row is None else int(row[0])
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path}: session database of schema {version}; this SkillKit "
-                    f"reads up to {SCHEMA_VERSION}"
-                )
-            while version < SCHEMA_VERSION:
-                for statement in _MIGRATIONS[version]:
-                    db.execute(statement)
-                version += 1
+            found = None if row is None else int(row[0])
+            for statement in migration_statements(
+                found, SCHEMA_VERSION, _MIGRATIONS, str(self.path)
+            ):
+                db.execute(statement)
             db.execute("DELETE FROM schema_version")
-            db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+            db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -222,13 +189,7 @@ class SqliteSessionStore(StoreBase):
         entries: Sequence[Entry] = (),
     ) -> Session:
         """A new session of ``cwd`` (default: the current directory), open for writing."""
-        where = Path(cwd).absolute() if cwd is not None else Path.cwd()
-        header = SessionHeader(
-            id=secrets.token_hex(8),
-            cwd=str(where),
-            created=time.time(),
-            parent_session=parent_session,
-        )
+        header = new_header(cwd, parent_session)
         lock = self._lock(header.id)
         lock.acquire()
         try:
@@ -247,7 +208,6 @@ class SqliteSessionStore(StoreBase):
         """Write a session's row and entries in one transaction; its `SessionInfo` and
         its number."""
         info = new_info(header, entries)
-        head = encode_line(header)
         lines = [encode_line(entry) for entry in entries]
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM sessions WHERE id = ?", (header.id,)).fetchone():
@@ -257,22 +217,7 @@ class SqliteSessionStore(StoreBase):
                 "INSERT INTO sessions (id, header, cwd, created, modified, parent_session,"
                 " size, entries, messages, title, name, first_message, leaf_id, num)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    header.id,
-                    head,
-                    header.cwd,
-                    header.created,
-                    info.modified,
-                    header.parent_session,
-                    info.size,
-                    info.entries,
-                    info.messages,
-                    info.title,
-                    info.name,
-                    info.first_message,
-                    info.leaf_id,
-                    num,
-                ),
+                (*session_row(header, info), num),
             )
             base = int(num) * SPAN
             db.executemany(
@@ -312,7 +257,7 @@ class SqliteSessionStore(StoreBase):
     def list(self, cwd: str | Path | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently changed first: those of ``cwd``, or all when None."""
         query = (
-            f"SELECT {_INFO_FIELDS}, num, (SELECT COALESCE(MAX(key) + 1 - num * {SPAN}, 0)"
+            f"SELECT {INFO_FIELDS}, num, (SELECT COALESCE(MAX(key) + 1 - num * {SPAN}, 0)"
             f" FROM entries WHERE key >= num * {SPAN} AND key < (num + 1) * {SPAN})"
             " FROM sessions"
         )
@@ -322,14 +267,8 @@ class SqliteSessionStore(StoreBase):
             params = (str(Path(cwd).absolute()),)
         with self._guard:
             rows = self._db.execute(query, params).fetchall()
-        url = self.url
-        infos = []
-        stale = []
-        for row in rows:
-            info = info_from_row(row[:-2], url)
-            if int(row[-1]) > info.entries:  # appended to since its row was written
-                stale.append((info, int(row[-2])))
-            infos.append(info)
+        infos, behind = read_listing(rows, self.url)
+        stale = [(info, int(row[-2])) for info, row in behind]  # type: ignore[call-overload]
         if stale:
             self._catch_up(stale)
         infos.sort(key=lambda info: info.modified, reverse=True)
@@ -345,14 +284,7 @@ class SqliteSessionStore(StoreBase):
                     "SELECT line FROM entries WHERE key >= ? AND key < ? ORDER BY key",
                     (num * SPAN + info.entries, (num + 1) * SPAN),
                 ).fetchall()
-                for (line,) in lines:
-                    try:
-                        entry = decode_entry(bytes(line))
-                    except FormatError:
-                        info.entries += 1  # counted, so the row is not read again
-                        continue
-                    _fold(info, entry)
-                    info.size += len(line)
+                fold_lines(info, (bytes(line) for (line,) in lines))
             try:  # the rows are a cache: a database this process cannot write still lists
                 db.execute("BEGIN IMMEDIATE")
                 try:
@@ -394,7 +326,7 @@ class SqliteSessionStore(StoreBase):
     def _load(self, session_id: str, lock: WriteLock | None) -> Session:
         with self._guard:
             row = self._db.execute(
-                f"SELECT header, num, {_INFO_FIELDS} FROM sessions WHERE id = ?", (session_id,)
+                f"SELECT header, num, {INFO_FIELDS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 raise SessionNotFoundError(f"no session {session_id!r}")
@@ -421,15 +353,8 @@ class SqliteSessionStore(StoreBase):
     ) -> Session:
         warnings = getattr(data, "warnings", ())
         sink = _Sink(self.path, self.fsync, info, num, lock) if lock is not None else None
-        session = Session(
-            self.sidecars / f"{header.id}.jsonl",
-            header,
-            entries,
-            warnings=warnings,
-            size=info.size,
-            redactor=self.redactor,
-            fsync=self.fsync,
-            sink=sink,
+        session = stored_session(
+            self, header, entries, size=info.size, sink=sink, warnings=warnings
         )
         if sink is not None:
             sink.next_seq = _next_seq(self._db, self._guard, num)
@@ -447,24 +372,12 @@ def _next_seq(db: sqlite3.Connection, guard: threading.Lock, num: int) -> int:
     return 0 if row is None or row[0] is None else int(row[0]) - num * SPAN + 1
 
 
+_UPDATE_ROW = update_row("sessions", "?") + " AND entries < ?"
+
+
 def _store_info(db: sqlite3.Connection, info: SessionInfo) -> None:
     """Write a session's row, unless it already holds as many entries (or more)."""
-    db.execute(
-        "UPDATE sessions SET modified = ?, size = ?, entries = ?, messages = ?, title = ?,"
-        " name = ?, first_message = ?, leaf_id = ? WHERE id = ? AND entries < ?",
-        (
-            info.modified,
-            info.size,
-            info.entries,
-            info.messages,
-            info.title,
-            info.name,
-            info.first_message,
-            info.leaf_id,
-            info.id,
-            info.entries,
-        ),
-    )
+    db.execute(_UPDATE_ROW, (*row_values(info), info.entries))
 
 
 class _Sink:

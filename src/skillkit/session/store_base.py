@@ -14,15 +14,22 @@ import abc
 import builtins
 import glob
 import os
+import secrets
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from skillkit.session.file import parse_session
+from skillkit.session.file import SessionData, parse_session
 from skillkit.session.format import Entry, FormatError, SessionHeader, encode_line
 from skillkit.session.index import SessionInfo
-from skillkit.session.session import Session
+from skillkit.session.session import FsyncPolicy, Session
+
+if TYPE_CHECKING:
+    from skillkit.secrets import Redactor
+    from skillkit.session.sinks import EntrySink
 
 __all__ = [
     "SessionExistsError",
@@ -101,6 +108,92 @@ def remove_sidecars(path: Path) -> None:
         shutil.rmtree(sidecar, ignore_errors=True)
 
 
+def id_pattern(ref: str | Path, names: Sequence[str]) -> tuple[str, str]:
+    """The id (or id prefix) ``ref`` gives, and the SQL ``LIKE`` pattern (escaped with
+    ``\\``) of the ids it may name. ``ref`` is an id, a unique id prefix, or ``NAME#id``
+    where NAME is one of ``names`` (a store's URL and its other spellings);
+    `SessionNotFoundError` for another store's ``NAME#id`` or no id at all."""
+    text = os.fspath(ref)
+    if "#" in text:
+        where, _, text = text.rpartition("#")
+        if where not in names:
+            raise SessionNotFoundError(f"{public_location(os.fspath(ref))} is not in {names[0]}")
+    if not text:
+        raise SessionNotFoundError("no session id given")
+    return text, text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def pick_id(text: str, ids: Sequence[str]) -> str:
+    """The one session ``text`` names among ``ids`` (up to six matching it, in order):
+    itself when it is a whole id, else the only one it begins; `SessionNotFoundError`
+    if none or several."""
+    if text in ids:
+        return text
+    if not ids:
+        raise SessionNotFoundError(f"no session {text!r}")
+    if len(ids) > 1:
+        raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
+    return ids[0]
+
+
+def new_header(cwd: str | Path | None, parent_session: str | None) -> SessionHeader:
+    """The header of a new session of ``cwd`` (``Path.absolute``; None: the current
+    directory) with a new random id, created now."""
+    where = Path(cwd).absolute() if cwd is not None else Path.cwd()
+    return SessionHeader(
+        id=secrets.token_hex(8), cwd=str(where), created=time.time(), parent_session=parent_session
+    )
+
+
+def fork_entries(source: Session, entry_id: str | None) -> builtins.list[Entry]:
+    """The entries a fork of ``source`` at ``entry_id`` (None: its leaf) starts with;
+    `KeyError` for an entry the session does not have."""
+    if entry_id is not None and entry_id not in source.by_id:
+        raise KeyError(f"no entry {entry_id!r} in session {source.id}")
+    return source.branch(entry_id)
+
+
+def parse_import(data: bytes) -> SessionData:
+    """The session whose JSONL file is ``data``, for an import: `FormatError` for data
+    without a header or with damaged lines (an import never drops an entry silently)."""
+    parsed = parse_session(data, "imported session")
+    if parsed.warnings:
+        raise FormatError(parsed.warnings[0])
+    return parsed
+
+
+class SessionRoom(Protocol):
+    """What a database store gives each `Session` it opens: where the folders kept beside
+    it live, the redactor and the fsync policy."""
+
+    sidecars: Path
+    redactor: Redactor | None
+    fsync: FsyncPolicy
+
+
+def stored_session(
+    store: SessionRoom,
+    header: SessionHeader,
+    entries: builtins.list[Entry],
+    *,
+    size: int,
+    sink: EntrySink | None,
+    warnings: Sequence[str] = (),
+) -> Session:
+    """A `Session` of a database store: its `Session.path` is
+    ``<sidecars>/<id>.jsonl`` (a name only: the entries are in the database)."""
+    return Session(
+        store.sidecars / f"{header.id}.jsonl",
+        header,
+        entries,
+        warnings=warnings,
+        size=size,
+        redactor=store.redactor,
+        fsync=store.fsync,
+        sink=sink,
+    )
+
+
 class StoreBase(abc.ABC):
     """The shared half of a session store. A subclass gives ``create``, ``open``,
     ``list`` and ``_insert``; everything here is built on those."""
@@ -129,29 +222,11 @@ class StoreBase(abc.ABC):
         names: Sequence[str],
         ids_like: Callable[[str], builtins.list[str]],
     ) -> str:
-        """The id of the session ``ref`` names — an id, a unique id prefix, or
-        ``NAME#id`` where NAME is one of ``names`` (this store's URL and its other
-        spellings); `SessionNotFoundError` if none or several match. ``ids_like`` is the
-        database's query: up to six ids matching an SQL ``LIKE`` pattern (escaped with
-        ``\\``), in order."""
-        text = os.fspath(ref)
-        if "#" in text:
-            where, _, text = text.rpartition("#")
-            if where not in names:
-                raise SessionNotFoundError(
-                    f"{public_location(os.fspath(ref))} is not in {names[0]}"
-                )
-        if not text:
-            raise SessionNotFoundError("no session id given")
-        pattern = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        ids = ids_like(pattern)
-        if text in ids:
-            return text
-        if not ids:
-            raise SessionNotFoundError(f"no session {text!r}")
-        if len(ids) > 1:
-            raise SessionNotFoundError(f"{text!r} matches several sessions: {', '.join(ids[:5])}")
-        return ids[0]
+        """The id of the session ``ref`` names (`id_pattern`, then `pick_id`).
+        ``ids_like`` is the database's query: up to six ids matching an SQL ``LIKE``
+        pattern (escaped with ``\\``), in order."""
+        text, pattern = id_pattern(ref, names)
+        return pick_id(text, ids_like(pattern))
 
     @abc.abstractmethod
     def _insert(self, header: SessionHeader, entries: Sequence[Entry]) -> None:
@@ -181,12 +256,8 @@ class StoreBase(abc.ABC):
         leaf), open for writing, whose header names ``ref`` as its parent session.
         `KeyError` for an entry the session does not have."""
         source = ref if isinstance(ref, Session) else self.open(ref, write=False)
-        if entry_id is not None and entry_id not in source.by_id:
-            raise KeyError(f"no entry {entry_id!r} in session {source.id}")
-        branch = source.branch(entry_id)
-        return self.create(
-            cwd if cwd is not None else source.cwd, parent_session=source.id, entries=branch
-        )
+        cwd = cwd if cwd is not None else source.cwd
+        return self.create(cwd, parent_session=source.id, entries=fork_entries(source, entry_id))
 
     def export_jsonl(self, ref: str | Path) -> bytes:
         """The session ``ref`` names in canonical form (`canonical_jsonl`)."""
@@ -197,8 +268,6 @@ class StoreBase(abc.ABC):
         names and checkpoint links, as they are); returns its id. `SessionExistsError`
         when the store has that id already; `FormatError` for data without a header or
         with damaged lines (an import never drops an entry silently)."""
-        parsed = parse_session(data, "imported session")
-        if parsed.warnings:
-            raise FormatError(parsed.warnings[0])
+        parsed = parse_import(data)
         self._insert(parsed.header, parsed.entries)
         return parsed.header.id

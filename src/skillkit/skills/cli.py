@@ -5,6 +5,7 @@
     skillkit skills show NAME
     skillkit skills run NAME ACTION [key=value | value]... [--arg key=value]... [--json]
     skillkit skills eval NAME [--models a,b,c] [--repeats N] [--json]
+                        [--record-sessions | --session-store URL]
 
 Every subcommand accepts ``--source PATH`` (repeatable) to search more folders and
 ``--cwd DIR`` to discover project skills from another directory. Nothing heavy is

@@ -46,12 +46,14 @@ async function resync() {
   syncing = true;
   try {
     const messages = await send("get_messages");
+    const state = await send("get_state");
     if (messages.success) {
       requests.replaceChildren(); // the waiting ones come back with the state
-      renderTranscript(messages.data.messages || []);
+      const session = state.success ? state.data.session_id : lastState.session_id;
+      renderTranscript(messages.data.messages || [], session || null);
       showTurnChanges(); // what each turn changed (checkpoints.js)
     }
-    await refreshState();
+    if (state.success) applyState(state.data);
   } finally {
     syncing = false;
     const waiting = held;
@@ -86,7 +88,10 @@ function onEvent(event) {
       current = null;
       thinking = null;
       if (p.error) notice(p.error);
-      refreshState().then(refreshSide);
+      refreshState().then(() => {
+        anchorPageLines(); // the lines shown during the run belong after it
+        refreshSide();
+      });
       if (!event.parent_id) showLastTurnChanges(); // a child's run is part of its parent's turn
       break;
     case "text_start":
@@ -145,7 +150,9 @@ function onEvent(event) {
     case "tool_execution_end": {
       const tool = toolBlock(p.tool_call_id, p.tool_name);
       tool.output.textContent = resultText(p.result);
-      setStatus(tool, p.result && p.result.is_error ? "error" : "done");
+      // a call of a run paused on approvals ends "pending": it did not run
+      const ended = p.status === "pending" ? "awaiting approval" : p.result && p.result.is_error ? "error" : "done";
+      setStatus(tool, ended);
       if (running) activity("waiting for the model"); // a !command runs outside a run
       break;
     }
@@ -176,7 +183,7 @@ function onEvent(event) {
       handoffNote(p.to_agent);
       break;
     case "run_cancelled":
-      addMessage("note", "Run cancelled.");
+      keepPageLine(addMessage("note", "Run cancelled."));
       break;
     case "error":
       if (p.message) notice(p.message);

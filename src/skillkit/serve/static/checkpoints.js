@@ -38,10 +38,11 @@ function turnMessage(turn) {
   return same.length ? same[same.length - 1] : null;
 }
 
-// Where a turn's line goes: after everything the turn drew, before the next user message.
+// Where a turn's line goes: after everything the turn drew, before the next user message
+// or command answer (typed after the turn).
 function placeAfterTurn(node, line) {
   let next = node.nextElementSibling;
-  while (next && !(next.matches("article.message.user"))) next = next.nextElementSibling;
+  while (next && !(next.matches("article.message.user, article.message.command"))) next = next.nextElementSibling;
   if (next) conversation.insertBefore(line, next);
   else conversation.append(line);
 }
@@ -144,6 +145,7 @@ function rewindControls(turn) {
     confirm.disabled = force.disabled = true;
     const fields = { turn: turn.turn, target: target.value };
     if (overwrite) fields.force = true;
+    const said = await transcriptFingerprints(); // for the answer's place (page lines)
     const response = await send("rewind", fields, { quiet: true });
     confirm.disabled = force.disabled = false;
     if (!response.success) {
@@ -161,7 +163,7 @@ function rewindControls(turn) {
     showOutput("/rewind " + turn.turn + " " + target.value + (overwrite ? " yes" : ""),
       "rewound " + (data.target || target.value) + ": " + restored + (restored === 1 ? " file" : " files")
       + " restored (undo with /undo; this rewind is turn " + data.turn + ")"
-      + (data.active_agent_notice ? "\n" + data.active_agent_notice : "")); // who answers now
+      + (data.active_agent_notice ? "\n" + data.active_agent_notice : ""), said); // who answers now
     refreshSide();
   }
 

@@ -54,11 +54,14 @@ function commandFields(command, rest) {
   return { fields: fields, extra: remaining };
 }
 
-function showOutput(line, text) {
+// A command's answer, kept for redraws (transcript.js's page lines); `before` are the
+// transcript's fingerprints taken before the command moved the conversation.
+function showOutput(line, text, before) {
   const node = addMessage("command", "");
   node.append(element("div", "typed", line));
   if (text) node.append(element("pre", "", text));
   scrollDown();
+  keepPageLine(node, before);
 }
 
 function describe(data) {
@@ -78,7 +81,7 @@ async function runLine(text) {
     if (!running) activity("");
     if (response.success) {
       const data = response.data || {};
-      showOutput(line, data.ran ? "the output goes to the model with your next prompt"
+      showOutput(line, data.ran ? "added to the conversation: the model sees it with your next prompt"
         : "not run: " + (data.reason || "refused"));
     }
     return true;
@@ -108,16 +111,17 @@ async function runLine(text) {
     return true;
   }
   const before = lastState;
+  const moves = CHANGES_TRANSCRIPT.has(command.name) && (command.name !== "tree" || rest.trim());
+  const said = moves && !running ? await transcriptFingerprints() : null;
   const response = await send(command.name, parsed.fields);
   if (!response.success) return true;
   notice("");
   await refreshState();
-  const moved = CHANGES_TRANSCRIPT.has(command.name) && (command.name !== "tree" || rest.trim());
-  if (moved || lastState.session_id !== before.session_id
+  if (moves || lastState.session_id !== before.session_id
       || lastState.message_count !== before.message_count) {
     await resync();
   }
-  showOutput(line, describe(response.data));
+  showOutput(line, describe(response.data), said);
   refreshSide();
   return true;
 }

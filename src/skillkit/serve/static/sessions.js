@@ -117,10 +117,11 @@ async function refreshTree() {
         notice("wait for the run to end (or abort it) before going back");
         return;
       }
+      const said = await transcriptFingerprints(); // for the answer's place (page lines)
       const moved = await send("tree", { args: entry[3] });
       if (moved.success) {
         await resync();
-        showOutput("/tree " + entry[3], describe(moved.data));
+        showOutput("/tree " + entry[3], describe(moved.data), said);
         refreshTree();
       }
     });

@@ -24,13 +24,17 @@ function userMessage(text) {
   return node;
 }
 
-function renderTranscript(messages) {
+// Draws the transcript anew (the messages of session `session`, its id or null), with
+// the page's own lines that belong to it in their places (see "page lines" below).
+function renderTranscript(messages, session) {
   conversation.replaceChildren();
   renderTodos([]);
   tools.clear();
   current = null;
   thinking = null;
+  const lines = pageLinesFor(messages, session);
   for (const [index, message] of messages.entries()) {
+    conversation.append(...(lines.get(index) || []));
     if (message.role === "user") {
       userMessage(partsText(message.content)).dataset.index = String(index); // a turn's place
     } else if (message.role === "assistant") {
@@ -58,6 +62,105 @@ function renderTranscript(messages) {
       }
     }
   }
+  conversation.append(...(lines.get(messages.length) || []));
+  scrollDown();
+}
+
+// ------------------------------------------------------------------ page lines
+//
+// The page shows lines that are not in the session's transcript: the answers of "/"
+// commands and "!command"s, and the "Run cancelled." note. A redraw from the transcript
+// (after /rewind, /undo, /tree, /compact, a session switch, missed events) would lose
+// them, so each is kept with the point of the conversation where it was shown: its
+// session, how many messages came before it (`after`) and a fingerprint of those
+// messages (`key`). A line is anchored when the session is idle: one shown while a run
+// works belongs after that run (the run's messages are filed when it ends), which is
+// also where "Run cancelled." goes.
+//
+// A redraw puts back, in its place, each line of the session drawn whose messages the
+// new transcript still begins with. So a rewind (or an /undo of the last turn) keeps
+// the lines shown before the point it goes back to and takes away those shown after
+// it, with the turns they followed; an /undo of that rewind, or /tree back to that
+// branch, brings them back with their turns. The answer of a command that moved the
+// conversation (/rewind, /undo, /tree, /clear, /fork) sits where it moved to, after the
+// messages kept; `cut` is the fingerprint of the conversation it moved away from, one
+// message further: when an /undo puts that conversation back, the move is taken back
+// and its answer goes with it (the /undo's own answer says so). A /compact sums up the
+// conversation: the lines of the part it replaced go with that part. Lines not yet
+// anchored (their fingerprint still on its way) stay last.
+
+const pageLines = []; // {node, session, after, key, cut, before}
+const PAGE_LINES_KEPT = 500;
+
+// The fingerprint of each prefix of `messages`: keys[n] names messages[0..n) (keys[0]
+// the empty conversation). Two 32-bit FNV-style hashes chained over the messages' JSON.
+function fingerprints(messages) {
+  const keys = ["0"];
+  let a = 0x811c9dc5;
+  let b = 0x2f2b3ca1;
+  for (const message of messages) {
+    const text = JSON.stringify(message) + "\u0000";
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 13);
+    }
+    keys.push(keys.length + ":" + (a >>> 0).toString(36) + "." + (b >>> 0).toString(36));
+  }
+  return keys;
+}
+
+// The fingerprints of the session's transcript now (null when it cannot be read): taken
+// before a command that moves the conversation, for its answer's `cut`.
+async function transcriptFingerprints() {
+  const response = await send("get_messages", {}, { quiet: true });
+  return response.success ? fingerprints((response.data && response.data.messages) || []) : null;
+}
+
+// Keeps `node` (a line the page added at the end of the conversation) for redraws;
+// `before` are the fingerprints taken before the command it answers moved the
+// conversation (null for any other line).
+function keepPageLine(node, before) {
+  pageLines.push({ node: node, session: null, after: -1, key: null, cut: null, before: before || null });
+  if (pageLines.length > PAGE_LINES_KEPT) pageLines.shift();
+  if (!running) anchorPageLines();
+}
+
+// Anchors the lines not anchored yet at the end of the transcript as it is now (when
+// the session is idle; a run's end calls it again).
+async function anchorPageLines() {
+  if (!pageLines.some((line) => line.key === null)) return;
+  const response = await send("get_messages", {}, { quiet: true });
+  if (!response.success || running) return;
+  const keys = fingerprints((response.data && response.data.messages) || []);
+  const after = keys.length - 1;
+  for (const line of pageLines) {
+    if (line.key !== null) continue;
+    line.session = lastState.session_id || null;
+    line.after = after;
+    line.key = keys[after];
+    const before = line.before;
+    line.cut = before && before.length > after + 1 && before[after] === line.key ? before[after + 1] : null;
+    line.before = null;
+  }
+}
+
+// The kept lines that belong to `messages` of `session`, by the number of messages
+// before them (lines not anchored yet last, after all of them).
+function pageLinesFor(messages, session) {
+  const keys = fingerprints(messages);
+  const places = new Map();
+  const place = (at, node) => places.set(at, (places.get(at) || []).concat([node]));
+  const waiting = [];
+  for (const line of pageLines) {
+    if (line.key === null) waiting.push(line.node);
+    else if (line.session === (session || null) && keys[line.after] === line.key
+             && !(line.cut !== null && keys[line.after + 1] === line.cut)) {
+      place(line.after, line.node);
+    }
+  }
+  for (const node of waiting) place(messages.length, node);
+  return places;
 }
 
 // the model's task list (the todo tool), shown above the prompt
@@ -191,7 +294,7 @@ function showDiff(tool, args) {
 
 function setSubject(tool, args) {
   if (!args || typeof args !== "object") return;
-  showDiff(tool, args);
+  if (tool.box.dataset.status !== "error") showDiff(tool, args);
   const key = SUBJECT_KEYS.find((name) => typeof args[name] === "string" && args[name].trim());
   if (!key) return;
   const lines = args[key].trim().split("\n");
@@ -200,9 +303,16 @@ function setSubject(tool, args) {
   tool.subject.textContent = "(" + subject + ")";
 }
 
+// A call that failed or was refused changed nothing: an edit's or a write's diff (drawn
+// from its arguments when it was called) is taken away, its row keeps how it failed.
 function setStatus(tool, status) {
   tool.box.dataset.status = status;
   tool.status.textContent = status;
+  if (status === "error") {
+    if (tool.diff) tool.diff.remove();
+    tool.diff = null;
+    tool.counts.replaceChildren();
+  }
 }
 
 function resultText(result) {
