@@ -343,8 +343,16 @@ async def run_task(task: Task, server: LocalServer, overrides: dict[str, Any]) -
 
 def _claimed_numbers(answer: str) -> list[str]:
     """The numbers an answer states, in order: whole numbers that are not part of a
-    name and not a list's item number (``3.`` before a space or at the end)."""
-    return re.findall(r"(?<![\w.])(\d+)(?![\w]|\.\w|\.\s|\.$)", answer)
+    name or a decimal and not a list's item number (``3.`` at the start of a line or
+    after ``:`` or ``,``, as `skillkit.local.grounding` tells them apart); a number that
+    ends a sentence ("It has 8.") is stated."""
+    claimed = []
+    for match in re.finditer(r"(?<![\w.])(\d+)(?![\w]|\.\w)", answer):
+        item = answer[match.end() : match.end() + 1] == "."
+        if item and answer[: match.start()].rstrip(" \t")[-1:] in ("", "\n", ":", ","):
+            continue
+        claimed.append(match.group(1))
+    return claimed
 
 
 # --------------------------------------------------------------------------- speed

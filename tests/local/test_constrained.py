@@ -1,5 +1,6 @@
 """`call_first`: the user's turn is rewritten into a grammar-constrained call of an offered
-tool; other turns go as they are."""
+tool (when the message asks for one), a file the user named is read before the answer, and
+the answer is words (opening with Yes or No for a yes/no question)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,15 @@ import pytest
 from skillkit.local.constrained import (
     ANSWER_GRAMMAR,
     MAX_STRING,
+    POLAR_GRAMMAR,
     answer_now,
+    asks_for_tools,
     call_first,
+    call_next,
     calls_schema,
     grounded_values,
+    is_polar_question,
+    reply_in_words,
 )
 from skillkit.models import (
     AssistantMessage,
@@ -188,3 +194,111 @@ def test_a_turn_after_a_tool_result_answers_in_words() -> None:
     assert [t["function"]["name"] for t in offered] == ["get_weather", "ls"]
     assert answer_now(_request(UserMessage("hi"))) is None  # the user's turn: a call
     assert answer_now(LLMRequest(model="m", messages=request.messages)) is None  # no tools
+
+
+# --------------------------------------------------------------------------- no tool needed
+
+BUILT_IN = [
+    ToolSchema("ls", "List a directory's entries, sorted by name.", {"type": "object"}),
+    GREP,
+    READ,
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "asks"),
+    [
+        ("hello", False),
+        ("Thanks!", False),
+        ("How are you?", False),  # a question of function words only
+        ("Good morning, nice work", False),
+        ("ls", True),  # a tool's name
+        ("Show me the entries here.", True),  # a word of ls's description
+        ("Which directories are there", True),  # "directories" and "directory's"
+        ("Where is zebra mentioned?", True),  # a question with a word of its own
+        ("Summarize notes.md", True),  # a path
+    ],
+)
+def test_a_message_asks_for_a_tool_by_its_own_words_and_the_tools(message: str, asks: bool) -> None:
+    request = LLMRequest(model="m", messages=[UserMessage(message)], tools=BUILT_IN)
+    assert asks_for_tools(request) is asks
+
+
+def test_a_users_own_tool_is_asked_for_in_its_own_words() -> None:
+    request = _request(UserMessage("weather in Oslo"))
+    assert asks_for_tools(request)
+    assert not asks_for_tools(_request(UserMessage("hello")))
+
+
+def test_a_message_that_asks_for_no_tool_is_answered_in_words() -> None:
+    sent = reply_in_words(_request(UserMessage("hello"), temperature=0.2))
+    assert sent is not None and sent.tools == []
+    assert sent.options["grammar"] == ANSWER_GRAMMAR and sent.options["temperature"] == 0.2
+    kwargs = sent.options["chat_template_kwargs"]
+    assert kwargs["words_now"] is True and "call_now" not in kwargs  # listed, no examples
+    assert [t["function"]["name"] for t in kwargs["offered_tools"]] == ["get_weather", "ls"]
+    assert reply_in_words(_request(UserMessage("hello"), tool_choice="auto")) is None
+
+
+# --------------------------------------------------------------------------- a named file unread
+
+
+def _after(user: str, *calls: ToolCall) -> LLMRequest:
+    messages: list[object] = [UserMessage(user)]
+    for call in calls:
+        messages.append(AssistantMessage([call]))
+        messages.append(ToolResultMessage(call.id, call.name, [TextPart("x")]))
+    return _ask(*messages)
+
+
+def test_a_file_the_user_named_and_no_call_touched_is_read_before_the_answer() -> None:
+    sent = call_next(
+        _after("Are a.txt and sub/b.md the same?", ToolCall("1", "read", {"path": "a.txt"})),
+        grounded=GROUNDED,
+    )
+    assert sent is not None and sent.options["chat_template_kwargs"]["call_now"] is True
+    offered = [t["function"]["name"] for t in sent.options["chat_template_kwargs"]["offered_tools"]]
+    assert offered == ["read"]  # only the tools whose required arguments are paths
+    assert _arguments(sent, "read")["properties"]["path"]["enum"] == ["sub/b.md"]
+
+
+def test_once_every_named_file_is_touched_the_answer_follows() -> None:
+    both = _after(
+        "Are a.txt and b.md the same?",
+        ToolCall("1", "read", {"path": "a.txt"}),
+        ToolCall("2", "read", {"path": "./b.md"}),
+    )
+    assert call_next(both, grounded=GROUNDED) is None
+    assert answer_now(both) is not None
+    # a file touched before the user's last message counts for nothing
+    again = _ask(*_after("Read a.txt", ToolCall("1", "read", {"path": "a.txt"})).messages)
+    again = _ask(*again.messages, UserMessage("Is a.txt long?"))
+    assert call_first(again, grounded=GROUNDED) is not None
+    none_named = _after("Which file says zebra?", ToolCall("1", "grep", {"pattern": "zebra"}))
+    assert call_next(none_named, grounded=GROUNDED) is None
+    assert call_next(_after("Is a.txt long?"), grounded=GROUNDED) is None  # the user's turn
+
+
+# --------------------------------------------------------------------------- yes or no
+
+
+@pytest.mark.parametrize(
+    ("question", "polar"),
+    [
+        ("Are a.txt and b.txt the same?", True),
+        ("Look at both. Do they match?", True),
+        ("Compare them: is the first longer?", True),
+        ("What is in a.txt?", False),
+        ("Is it long. Which one?", False),
+        ("Does it work", False),  # no question mark
+    ],
+)
+def test_a_yes_no_question_is_known_by_its_auxiliary_verb(question: str, polar: bool) -> None:
+    assert is_polar_question(question) is polar
+
+
+def test_the_answer_to_a_yes_no_question_opens_with_yes_or_no() -> None:
+    sent = answer_now(_after("Is a.txt empty?", ToolCall("1", "read", {"path": "a.txt"})))
+    assert sent is not None and sent.options["grammar"] == POLAR_GRAMMAR
+    sent = answer_now(_after("What is in a.txt?", ToolCall("1", "read", {"path": "a.txt"})))
+    assert sent is not None and sent.options["grammar"] == ANSWER_GRAMMAR

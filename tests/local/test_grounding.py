@@ -88,8 +88,23 @@ def test_numbers_must_come_from_the_request_too() -> None:
     known = known_words(["port = 4821\nname = x"])
     assert not ungrounded("4821.", known)
     assert ungrounded("8080", known)
-    assert not ungrounded("3", known)  # one digit: counts and ordinals are not checked
+    assert ungrounded("3", known)  # one digit is a claim too: a count must be given
+    assert not ungrounded("2", known_words(["The read tool returned 2 lines:"]))
     assert not ungrounded("folder.", known)  # an ordinary word at a sentence end
+
+
+def test_an_item_number_is_not_a_claim_but_a_number_in_a_sentence_is() -> None:
+    known = known_words(["a.txt\nb.txt"])
+    assert not ungrounded("1.", known)  # at the start
+    assert not ungrounded("2.", known, "Files:\n1. a.txt\n")
+    assert not ungrounded("2.", known, "Files: 1. a.txt, ")
+    assert ungrounded("5.", known, "The file has")  # a count at a sentence's end
+
+
+async def test_a_count_no_result_holds_ends_the_answer_even_in_one_digit() -> None:
+    known = known_words(["The read tool returned 3 lines:", "x\ny\nz"])
+    events = await _answer(["1. x\n2. y\n", "It has 3 lines, not 4 lines."], known)
+    assert _shown(events) == "1. x\n2. y\nIt has 3 lines, not " + UNGROUNDED_NOTE
 
 
 def test_the_request_texts_are_the_users_and_the_tools_not_the_models() -> None:

@@ -295,3 +295,57 @@ async def test_after_a_tool_result_the_reply_is_words(local_server: LocalServer)
     text = "".join(e.content for e in events if e.type == "text_delta")
     assert text.strip() and "<" not in text
     assert not [e for e in events if e.type.startswith("tool_call")]
+
+
+def _folder_agent(server: LocalServer, folder: Path) -> AgentRunner:
+    """The default model as ``skillkit -p`` runs it in ``folder`` (read-only tools)."""
+    adapter = create_local_adapter("local", server=server, register=False)
+    return AgentRunner(
+        AgentConfig(model="local", system_prompt=SKILLKIT_DEFAULT_PROMPT, max_iterations=4),
+        adapter=adapter,
+        tools=builtin_tools(folder, allow_writes=False),
+    )
+
+
+@pytest.mark.parametrize("message", ["hello", "thanks"])
+async def test_a_message_that_asks_for_no_tool_is_answered_without_one(
+    local_server: LocalServer, tmp_path: Path, message: str
+) -> None:
+    (tmp_path / "notes.txt").write_text("x\n")
+    agent = _folder_agent(local_server, tmp_path)
+    try:
+        response = await agent.chat(message)
+    finally:
+        await agent.aclose()
+    assert response.error is None and response.text.strip()
+    assert "<" not in response.text
+    assert not [m for m in response.messages if isinstance(m, ToolResultMessage)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("same", [True, False])
+async def test_two_named_files_are_both_read_and_the_answer_says_yes_or_no(
+    local_server: LocalServer, tmp_path: Path, same: bool
+) -> None:
+    rng = random.Random(5 + same)
+    syllables = ["ba", "ne", "os", "tir", "gul", "am", "wex", "dor"]
+    first, second = (
+        "".join(rng.choice(syllables) for _ in range(3)) + suffix for suffix in (".txt", ".md")
+    )
+    text = "".join("".join(rng.choice(syllables) for _ in range(2)) + "\n" for _ in range(3))
+    (tmp_path / first).write_text(text)
+    (tmp_path / second).write_text(text if same else text + "gulam\n")
+    agent = _folder_agent(local_server, tmp_path)
+    try:
+        response = await agent.chat(f"Do {first} and {second} hold the same text?")
+    finally:
+        await agent.aclose()
+    read = [
+        part.arguments.get("path")
+        for message in response.messages
+        if isinstance(message, AssistantMessage)
+        for part in message.content
+        if isinstance(part, ToolCall)
+    ]
+    assert set(read) == {first, second}, read
+    assert re.match(r"(Yes|No)\b", response.text), response.text

@@ -162,3 +162,64 @@ def test_the_default_profiles_grounded_arguments_and_examples_name_its_offered_t
     assert set(entry["grounded_arguments"]) <= offered
     assert set(entry["tool_examples"]) == offered
     assert entry["call_first"] is True
+
+
+def _two_reads(
+    first: str, second: str, question: str = "Are a.txt and b.txt the same?"
+) -> LLMRequest:
+    from skillkit.models import AssistantMessage, TextPart, ToolCall, ToolResultMessage
+
+    return LLMRequest(
+        model="m",
+        messages=[
+            UserMessage(question),
+            AssistantMessage([ToolCall("1", "read", {"path": "a.txt"})]),
+            ToolResultMessage("1", "read", [TextPart(first)], details={}),
+            AssistantMessage([ToolCall("2", "read", {"path": "b.txt"})]),
+            ToolResultMessage("2", "read", [TextPart(second)], details={}),
+        ],
+        tools=[ToolSchema("read", "read", {"type": "object"})],
+    )
+
+
+def test_a_second_result_of_a_tool_says_whether_it_is_the_same_as_the_first() -> None:
+    from skillkit.models import ToolResultMessage
+
+    profile = _profile(results={"read": ("line", "lines")})
+    same = profile.apply(_two_reads("x\ny\n", "x\ny\n"))
+    texts = [m.text for m in same.messages if isinstance(m, ToolResultMessage)]
+    assert texts == [
+        "The read tool returned 2 lines:\n1. x\n2. y",
+        "The read tool returned 2 lines:\n1. x\n2. y\nSame as a.txt.",
+    ]
+    other = profile.apply(_two_reads("x\ny\n", "x\ny\nz\n"))
+    assert other.messages[-1].text == (  # type: ignore[union-attr]
+        "The read tool returned 3 lines:\n1. x\n2. y\n3. z\nNot the same as a.txt."
+    )
+
+
+def test_results_before_the_users_last_message_are_not_compared() -> None:
+    from skillkit.models import ToolResultMessage
+
+    profile = _profile(results={"read": ("line", "lines")})
+    request = _two_reads("x\n", "x\n")
+    messages = [*request.messages[:3], UserMessage("and b.txt?"), *request.messages[3:]]
+    shaped = profile.apply(LLMRequest(model="m", messages=messages, tools=request.tools))
+    texts = [m.text for m in shaped.messages if isinstance(m, ToolResultMessage)]
+    assert texts[-1] == "The read tool returned 1 line:\n1. x"
+
+
+def test_grounding_texts_hold_the_results_and_counts_but_not_the_item_numbers() -> None:
+    profile = _profile(results={"read": ("line", "lines")})
+    texts = profile.grounding_texts(_two_reads("x\ny\n", "x\ny\nz\n"))
+    assert "x\ny\nz\n" in texts and "short" in texts
+    assert "The read tool returned 3 lines:" in texts
+    assert not any(text.startswith("1. ") or "\n1. " in text for text in texts)
+
+
+def test_grounding_texts_read_the_shaped_results_as_they_would_word_them() -> None:
+    profile = _profile(results={"read": ("line", "lines")})
+    request = _two_reads("x\ny\n", "x\ny\nz\n")
+    assert profile.grounding_texts(request, profile.apply(request)) == profile.grounding_texts(
+        request
+    )

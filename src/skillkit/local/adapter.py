@@ -15,8 +15,10 @@ written for it (``system_prompt``) -- what the user chose is always sent as give
 results are shown to it numbered (``numbered_results``), its reply to a question is a tool
 call under a grammar whose arguments of SkillKit's own tools can only be values the
 conversation holds (``call_first``, ``grounded_arguments``; `skillkit.local.constrained`),
-its reply after a tool result is words, and its answers are kept to what the request
-contains (`skillkit.local.grounding`).
+a message that asks for no tool ("hello") is answered in words, a file the user named
+and no call has read yet is read before the answer, its reply after a tool result is
+words (opening with "Yes" or "No" for a yes/no question), and its answers are kept to
+what the request contains (`skillkit.local.grounding`).
 """
 
 from __future__ import annotations
@@ -35,9 +37,15 @@ from skillkit.abort import AbortSignal
 from skillkit.adapters.base import LLMAdapter
 from skillkit.adapters.openai import OpenAIAdapter
 from skillkit.adapters.repetition import stop_repetition
-from skillkit.local.constrained import answer_now, call_first
+from skillkit.local.constrained import (
+    answer_now,
+    asks_for_tools,
+    call_first,
+    call_next,
+    reply_in_words,
+)
 from skillkit.local.errors import LocalModelError
-from skillkit.local.grounding import keep_grounded, known_words, request_texts
+from skillkit.local.grounding import keep_grounded, known_words
 from skillkit.local.model import default_model, model_path_from_string, tool_template
 from skillkit.local.profile import ModelProfile
 from skillkit.local.server import CLIENT_HEADERS, LocalServer
@@ -128,10 +136,13 @@ class LocalAdapter(LLMAdapter):
         sent, style = shaped, self.tool_style
         if self.profile.call_first:
             common = [self.profile.system_prompt or ""]
-            constrained = call_first(
-                shaped, grounded=self.profile.grounded_arguments, common=common
-            )
-            if constrained is not None:
+            grounded = self.profile.grounded_arguments
+            if not asks_for_tools(shaped):
+                sent = reply_in_words(shaped) or shaped
+            elif constrained := (
+                call_first(shaped, grounded=grounded, common=common)
+                or call_next(shaped, grounded=grounded)
+            ):
                 sent, style = constrained, "json"
             else:
                 sent = answer_now(shaped) or shaped
@@ -148,7 +159,7 @@ class LocalAdapter(LLMAdapter):
             events = recover_tool_calls(events, style, offered)
         events = stop_repetition(events, usage_on_cut=usage_on_cut)
         if self.profile.grounded:
-            known = known_words(request_texts(shaped))
+            known = known_words(self.profile.grounding_texts(request, shaped))
             events = keep_grounded(events, known, usage_on_cut=usage_on_cut)
         return events
 

@@ -7,7 +7,8 @@ the request contains (the user's and the tools' messages and the system prompt):
 
 - a word that looks like a file name (``name.ext``, also as the last part of a path)
   must occur in that text as a whole word (or the path's last part must);
-- a number of two or more digits must occur there.
+- a number must occur there (a list's item number -- ``3.`` at the start of a line or
+  after ``:`` or ``,`` -- is not a claim and is not checked).
 
 The text streams word by word (a word is passed on once the character after it shows it
 is complete). At the first word that fails, the answer ends before it: `UNGROUNDED_NOTE`
@@ -49,7 +50,9 @@ _SPLIT = re.compile(r"[^\w.\-/~]+")
 _WORD_END = re.compile(r"[\s,;:!?()\[\]{}<>\"'`*|=]")
 _STRIP = ".,;:!?()[]{}<>\"'`*|/"
 _FILE_NAME = re.compile(r"^[\w\-][\w.\-]*\.[A-Za-z][A-Za-z0-9]{0,9}$")
-_NUMBER = re.compile(r"^\d[\d.,]*\d$")
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
+_ITEM_NUMBER = re.compile(r"^\d+\.$")
+_CONTEXT = 16  # characters before a word that tell an item number from a count
 
 UsageOnCut = Callable[[int], Awaitable[TokenUsage | None]]
 
@@ -85,9 +88,12 @@ def request_texts(request: LLMRequest) -> list[str]:
     return texts
 
 
-def ungrounded(word: str, known: frozenset[str]) -> bool:
-    """Whether ``word`` (as the model wrote it) names a file or a number that is not
-    among ``known``."""
+def ungrounded(word: str, known: frozenset[str], before: str = "") -> bool:
+    """Whether ``word`` (as the model wrote it, after the text ``before``) names a file
+    or a number that is not among ``known``; an item number (``3.`` at the start of a
+    line or after ``:`` or ``,``) names nothing."""
+    if _ITEM_NUMBER.match(word) and before.rstrip(" \t")[-1:] in ("", "\n", ":", ","):
+        return False
     word = word.strip(_STRIP)
     if not word or word in known:
         return False
@@ -117,7 +123,7 @@ async def keep_grounded(
             elif kind == "text_delta":
                 deltas += 1
                 pending += event.content
-                released, bad = _release(pending, known)
+                released, bad = _release(pending, known, shown)
                 pending = pending[len(released) :]
                 if released:
                     shown += released
@@ -134,7 +140,8 @@ async def keep_grounded(
                     return
             elif kind == "text_end":
                 if pending:
-                    if ungrounded(pending.strip(), known):
+                    before = shown[-_CONTEXT:] + pending[: len(pending) - len(pending.lstrip())]
+                    if ungrounded(pending.strip(), known, before):
                         note = UNGROUNDED_NOTE if shown.strip() else CANNOT_ANSWER
                         pending = note
                     yield StreamEvent("text_delta", content=pending)
@@ -151,13 +158,15 @@ async def keep_grounded(
             await closer()
 
 
-def _release(pending: str, known: frozenset[str]) -> tuple[str, bool]:
-    """The complete words at the start of ``pending`` that may be shown, and whether
-    the word after them is not grounded (the answer must end before it)."""
+def _release(pending: str, known: frozenset[str], shown: str = "") -> tuple[str, bool]:
+    """The complete words at the start of ``pending`` (written after ``shown``) that may
+    be shown, and whether the word after them is not grounded (the answer must end
+    before it)."""
     position = 0
     for match in _WORD_END.finditer(pending):
         word = pending[position : match.start()]
-        if ungrounded(word, known):
+        before = shown[-_CONTEXT:] + pending[max(0, position - _CONTEXT) : position]
+        if ungrounded(word, known, before):
             return pending[:position], True
         position = match.end()
     return pending[:position], False

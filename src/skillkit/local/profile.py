@@ -21,9 +21,14 @@ every result becomes a sentence naming its tool, and the results of the tools in
 ``results`` are shown one item per line, numbered, after their count ("The read tool
 returned 7 lines:"); an error, or a result without details (a status such as grep's
 "No matches for ..."), is shown as it is. A 135M model copies such a list whole, and
-answers "how many" from the count instead of guessing. This changes how results are
+answers "how many" from the count instead of guessing. A numbered result of a tool that
+already returned one since the user's last message says in a closing line how the two
+compare ("Same as a.txt." or "Not the same as a.txt."), which a 135M model cannot work out
+by itself. This changes how results are
 shown, never what they hold; the chat template is told
 (``chat_template_kwargs.worded_results``) to show them as they are.
+`ModelProfile.grounding_texts` gives the texts an answer may draw on: the results as
+the tools returned them and the headers SkillKit wrote, not its own item numbers.
 """
 
 from __future__ import annotations
@@ -34,7 +39,16 @@ from typing import Any
 
 import msgspec
 
-from skillkit.models import LLMMessage, LLMRequest, TextPart, ToolResultMessage, ToolSchema
+from skillkit.models import (
+    AssistantMessage,
+    LLMMessage,
+    LLMRequest,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    ToolSchema,
+    UserMessage,
+)
 
 __all__ = ["SKILLKIT_DEFAULT_PROMPT", "ModelProfile", "word_result"]
 
@@ -135,7 +149,7 @@ class ModelProfile:
         if self.results is not None and any(
             isinstance(message, ToolResultMessage) for message in request.messages
         ):
-            changes["messages"] = [self._worded(message) for message in request.messages]
+            changes["messages"] = self._worded_messages(request.messages)
             changes["options"] = _with_template_kwargs(
                 changes.get("options", request.options), worded_results=True
             )
@@ -151,14 +165,67 @@ class ModelProfile:
         )
         return own + [s for s in offered if s not in own]
 
-    def _worded(self, message: LLMMessage) -> LLMMessage:
-        if not isinstance(message, ToolResultMessage):
-            return message
-        # a result without details is a status line, such as grep's "No matches for ..."
-        listed = not message.is_error and message.details is not None
-        nouns = (self.results or {}).get(message.tool_name) if listed else None
-        text = word_result(message.tool_name, message.text, nouns)
-        return msgspec.structs.replace(message, content=[TextPart(text)])
+    def grounding_texts(self, request: LLMRequest, shaped: LLMRequest | None = None) -> list[str]:
+        """The texts of ``request`` (as the agent sent it, before `shape`) that an
+        answer may draw on: the system prompt and the profile's, the user's messages,
+        the tool results as the tools returned them and, for worded results, their
+        header line ("The read tool returned 7 lines:", a count SkillKit states) --
+        never SkillKit's own item numbers, so "5" is grounded by a result that holds
+        5, not by being the fifth line of one. ``shaped``: ``request`` as `shape`
+        returned it, whose worded results are read instead of wording them again."""
+        texts = [request.system_prompt, self.system_prompt or ""]
+        for message in request.messages:
+            if isinstance(message, UserMessage):
+                content = message.content
+                texts.append(
+                    content
+                    if isinstance(content, str)
+                    else "\n".join(p.text for p in content if isinstance(p, TextPart))
+                )
+            elif isinstance(message, ToolResultMessage):
+                texts.append(message.text)
+        if self.results is not None:
+            worded = (
+                shaped.messages if shaped is not None else self._worded_messages(request.messages)
+            )
+            texts.extend(
+                message.text.split("\n", 1)[0]
+                for message in worded
+                if isinstance(message, ToolResultMessage)
+            )
+        return texts
+
+    def _worded_messages(self, messages: Sequence[LLMMessage]) -> list[LLMMessage]:
+        """``messages`` with every tool result worded (see `word_result`); a numbered
+        result is compared with the latest earlier one of its tool since the last
+        user message that was called with other arguments."""
+        calls: dict[str, ToolCall] = {}
+        earlier: dict[str, tuple[str, str]] = {}  # tool -> (its result's text, for what)
+        out: list[LLMMessage] = []
+        for message in messages:
+            if isinstance(message, UserMessage):
+                earlier.clear()
+            elif isinstance(message, AssistantMessage):
+                calls.update(
+                    (part.id, part) for part in message.content if isinstance(part, ToolCall)
+                )
+            if not isinstance(message, ToolResultMessage):
+                out.append(message)
+                continue
+            # a result without details is a status line, such as grep's "No matches for ..."
+            listed = not message.is_error and message.details is not None
+            nouns = (self.results or {}).get(message.tool_name) if listed else None
+            call = calls.get(message.tool_call_id)
+            label = _label(call.arguments) if call is not None else None
+            compared: tuple[bool, str] | None = None
+            previous = earlier.get(message.tool_name)
+            if nouns is not None and previous is not None and label != previous[1]:
+                compared = (message.text.rstrip("\n") == previous[0].rstrip("\n"), previous[1])
+            if nouns is not None and label is not None:
+                earlier[message.tool_name] = (message.text, label)
+            text = word_result(message.tool_name, message.text, nouns, compared=compared)
+            out.append(msgspec.structs.replace(message, content=[TextPart(text)]))
+        return out
 
     def _without_dropped(self, rest: str) -> str:
         """``rest`` (the sections after SkillKit's prompt, each after a blank line)
@@ -177,12 +244,22 @@ def _with_template_kwargs(options: Mapping[str, Any], **kwargs: Any) -> dict[str
     return {**options, "chat_template_kwargs": merged}
 
 
-def word_result(tool: str, text: str, nouns: tuple[str, str] | None = None) -> str:
+def word_result(
+    tool: str,
+    text: str,
+    nouns: tuple[str, str] | None = None,
+    *,
+    compared: tuple[bool, str] | None = None,
+) -> str:
     """A tool result as the model is shown it: ``The TOOL tool returned:`` and the
     text; with ``nouns`` (singular, plural) its lines numbered one per line after their
     count (``The read tool returned 3 lines:``). A result that is one parenthesised
     note (``(empty directory)``) is shown as it is, and a closing paragraph in square
-    brackets (a hint such as where to continue) is kept after the numbered lines."""
+    brackets (a hint such as where to continue) is kept after the numbered lines.
+    ``compared`` (whether the text equals an earlier result of the tool, and what that
+    one was for) is said in a closing line, ``Same as a.txt.`` or ``Not the same as
+    a.txt.`` (last, where a 135M model answering a yes/no question reads it: said in
+    the count's line it made no difference to its answer)."""
     body = text.rstrip("\n")
     if nouns is None or not body.strip():
         return (
@@ -199,4 +276,18 @@ def word_result(tool: str, text: str, nouns: tuple[str, str] | None = None) -> s
     lines = body.split("\n")
     noun = nouns[0] if len(lines) == 1 else nouns[1]
     numbered = "\n".join(f"{index}. {line}" for index, line in enumerate(lines, 1))
-    return f"The {tool} tool returned {len(lines)} {noun}:\n{numbered}{trailer}"
+    closing = ""
+    if compared is not None:
+        same, other = compared
+        closing = f"\nSame as {other}." if same else f"\nNot the same as {other}."
+    return f"The {tool} tool returned {len(lines)} {noun}:\n{numbered}{trailer}{closing}"
+
+
+def _label(arguments: Any) -> str | None:
+    """What a call was for, in a few words: its first string argument (a path, a
+    pattern), or None when it has none."""
+    if isinstance(arguments, Mapping):
+        for value in arguments.values():
+            if isinstance(value, str) and value:
+                return value
+    return None
