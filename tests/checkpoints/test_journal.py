@@ -149,7 +149,7 @@ def test_compact_leaves_one_snapshot_in_git_and_a_small_journal(tmp_path: Path) 
     journal = tmp_path / "store" / "journal.z"
     assert journal.stat().st_size < 200
     assert (tmp_path / "store" / "snapshots.jsonl").read_bytes() == b""
-    assert first in store._absent
+    assert first in store._log.absent
 
 
 def test_a_damaged_journal_is_an_error(tmp_path: Path) -> None:

@@ -241,28 +241,7 @@ class _TerminalBash:
         self, command: str, argv: list[str], cwd: str, limit: float, ctx: ToolContext, tag: str
     ) -> ExecutionResult:
         started = time.monotonic()
-        limits = self.runtime.limits
-        creating = asyncio.ensure_future(
-            self.terminals.create(
-                argv[0],
-                argv[1:],
-                cwd,
-                output_byte_limit=limits.max_chars * 4,
-                env={TAG_VARIABLE: tag},  # bubblewrap's own processes carry the tag too
-            )
-        )
-        try:
-            terminal = await asyncio.shield(creating)
-        except asyncio.CancelledError:  # the terminal may be made all the same: undo it
-            await asyncio.wait((creating,), timeout=_KILL_WAIT)
-            if creating.done() and not creating.cancelled() and creating.exception() is None:
-                made = creating.result()
-                await _quietly(self.terminals.kill(made))
-                await asyncio.shield(_end_tagged(tag))
-                await _quietly(self.terminals.release(made))
-            raise
-        except Exception as exc:
-            raise ToolError(f"the editor could not start a terminal ({_reason(exc)})") from None
+        terminal = await self._create(argv, cwd, tag)
         ended_by: ExecutionStatus | None = None
         waiting: asyncio.Future[TerminalExit] | None = None
         following: asyncio.Future[None] | None = None
@@ -306,14 +285,52 @@ class _TerminalBash:
             raise
         finally:
             await _quietly(self.terminals.release(terminal))
-        buffer = OutputBuffer(limits, keep=self.runtime.keep, spill=self.runtime.spill)
+        status: ExecutionStatus = ended_by or ("completed" if exit_code == 0 else "failed")
+        return self._result(command, status, exit_code, shown, started)
+
+    async def _create(self, argv: list[str], cwd: str, tag: str) -> str:
+        """Ask the editor for a terminal running ``argv``; its id. A cancel while the
+        editor is still making it kills and releases the terminal once it is made; an
+        editor error is a `ToolError`."""
+        creating = asyncio.ensure_future(
+            self.terminals.create(
+                argv[0],
+                argv[1:],
+                cwd,
+                output_byte_limit=self.runtime.limits.max_chars * 4,
+                env={TAG_VARIABLE: tag},  # bubblewrap's own processes carry the tag too
+            )
+        )
+        try:
+            return await asyncio.shield(creating)
+        except asyncio.CancelledError:  # the terminal may be made all the same: undo it
+            await asyncio.wait((creating,), timeout=_KILL_WAIT)
+            if creating.done() and not creating.cancelled() and creating.exception() is None:
+                made = creating.result()
+                await _quietly(self.terminals.kill(made))
+                await asyncio.shield(_end_tagged(tag))
+                await _quietly(self.terminals.release(made))
+            raise
+        except Exception as exc:
+            raise ToolError(f"the editor could not start a terminal ({_reason(exc)})") from None
+
+    def _result(
+        self,
+        command: str,
+        status: ExecutionStatus,
+        exit_code: int | None,
+        shown: TerminalOutput,
+        started: float,
+    ) -> ExecutionResult:
+        """The `ExecutionResult` of a finished terminal: its last shown output bounded
+        and spilled as the local runtime bounds a process's output."""
+        buffer = OutputBuffer(self.runtime.limits, keep=self.runtime.keep, spill=self.runtime.spill)
         text = shown.output
         if shown.truncated:
             text = CUT_AT_START + text
         for line in text.splitlines(keepends=True):
             buffer.append(line)
         combined = buffer.finish()
-        status: ExecutionStatus = ended_by or ("completed" if exit_code == 0 else "failed")
         return ExecutionResult(
             command=command,
             status=status,

@@ -6,10 +6,13 @@ and sorts them into paths to add, paths to drop and paths left out (nested repos
 files over the size cap). `update_index` then writes those into the index and keeps the
 stat cache (`Stat` per file) the next snapshot compares with; a file whose times moved
 though git saw no change is read anew (git keeps change times to the second).
+`stat_index` takes that cache whole, `list_ignored` what the project's ``.gitignore``
+files leave out, and `write_state` gives the index its snapshot id.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Sequence
@@ -21,7 +24,15 @@ from skillkit.checkpoints.records import LeftOut, Snapshot
 from skillkit.checkpoints.shadow_git import Git, nul_paths
 from skillkit.checkpoints.watch import Drained
 
-__all__ = ["MOST_PATHS", "git_limit", "read_status", "update_index"]
+__all__ = [
+    "MOST_PATHS",
+    "git_limit",
+    "list_ignored",
+    "read_status",
+    "stat_index",
+    "update_index",
+    "write_state",
+]
 
 MOST_PATHS = 1000
 """More touched paths than this and git looks at the whole workspace (cheaper than
@@ -130,6 +141,44 @@ def update_index(
     for path in to_drop:
         table.pop(path, None)
     return table
+
+
+def stat_index(git: Git, workspace: Path, walked: dict[str, Stat] | None = None) -> dict[str, Stat]:
+    """Each file of the store's index with its change time, modification time, size,
+    inode and mode, to the nanosecond (taken before git looks, so a change made
+    while it looks shows next time): from ``walked`` (a `walk_stats` just taken)
+    where it has the file."""
+    listed = git("ls-files", "-z")
+    root = f"{workspace}/"
+    walked = walked or {}
+    return {
+        path: walked.get(path) or stat_key(root + path)
+        for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
+    }
+
+
+def list_ignored(git: Git, inside: str) -> list[str]:
+    """What the project's ``.gitignore`` files ignore (folders ignored whole end with
+    ``/``), but for the store's own folder ``inside`` the workspace (``""``: none)."""
+    listed = git("ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z")
+    prefix = f"{inside}/" if inside else ""
+    return [
+        name
+        for name in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
+        if not prefix or not (name + "/").startswith(prefix)
+    ]
+
+
+def write_state(git: Git, empty_dirs: tuple[str, ...], kept: tuple[tuple[str, int], ...]) -> str:
+    """The snapshot id of the index as it now is with ``empty_dirs`` and the ``kept``
+    permission bits: its tree, or, when there are either, a commit of that tree whose
+    message holds them (git's tree cannot), so that one state has one id and two
+    states never share one."""
+    tree = git("write-tree", "--missing-ok").decode().strip()
+    if not empty_dirs and not kept:
+        return tree
+    record = json.dumps({"empty_dirs": list(empty_dirs), "modes": list(kept)})
+    return git("commit-tree", tree, "-m", record, stdin=b"").decode().strip()
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:

@@ -20,6 +20,7 @@ from skillkit.checkpoints.records import FileChange, Snapshot, SnapshotError
 from skillkit.checkpoints.shadow_git import EMPTY_TREE, Git, nul_paths
 
 __all__ = [
+    "check_objects",
     "clear_way",
     "diff_tree",
     "missing_objects",
@@ -93,6 +94,18 @@ def missing_objects(git: Git, raw: bytes) -> list[str]:
         return []
     out = git("cat-file", "--batch-check", stdin=b"".join(oid + b"\n" for oid in sorted(wanted)))
     return [line.split(b" ")[0].decode() for line in out.splitlines() if line.endswith(b" missing")]
+
+
+def check_objects(git: Git, raw: bytes, snapshot_id: str) -> None:
+    """Raise `SnapshotError` when the store lacks an object that restoring snapshot
+    ``snapshot_id`` (its differences ``raw``, from `diff_tree`) would write."""
+    missing = missing_objects(git, raw)
+    if missing:
+        raise SnapshotError(
+            f"the checkpoint store lacks {len(missing)} object(s) of snapshot "
+            f"{snapshot_id[:12]} (its files were changed outside SkillKit); "
+            "nothing was restored"
+        )
 
 
 def read_patch(git: Git, old: str, new: str, paths: Sequence[str] = ()) -> bytes:

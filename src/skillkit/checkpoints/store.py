@@ -33,38 +33,38 @@ The records (`Snapshot`, `LeftOut`, `FileChange`, `SnapshotError`) are defined i
 `skillkit.checkpoints.restore`, the walk of untracked folders in
 `skillkit.checkpoints.folders`, the comparison of two walks without a watch in
 `skillkit.checkpoints.walks`, git's status and the store's index in
-`skillkit.checkpoints.index`; every name is importable from here as before.
+`skillkit.checkpoints.index`, the list of snapshots kept beside the objects in
+`skillkit.checkpoints.snapshot_log`, the differences already read in
+`skillkit.checkpoints.diff_memo`; every name is importable from here as before.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillkit.checkpoints import modes
+from skillkit.checkpoints.diff_memo import DiffMemo
 from skillkit.checkpoints.folders import (
     folder_times,
     folders_same,
     walk_stats,
     walk_untracked,
 )
-from skillkit.checkpoints.index import git_limit, read_status, update_index
-from skillkit.checkpoints.journal import (
-    Entry,
-    Journal,
-    journal_entries,
-    read_journal,
-    rebuild,
-    write_journal,
+from skillkit.checkpoints.index import (
+    git_limit,
+    list_ignored,
+    read_status,
+    stat_index,
+    update_index,
+    write_state,
 )
+from skillkit.checkpoints.journal import journal_entries, rebuild
 from skillkit.checkpoints.modes import Stat, stat_key
 from skillkit.checkpoints.records import (
     DEFAULT_MAX_FILE_SIZE,
@@ -72,12 +72,10 @@ from skillkit.checkpoints.records import (
     LeftOut,
     Snapshot,
     SnapshotError,
-    snapshot_from_line,
-    snapshot_line,
 )
 from skillkit.checkpoints.restore import (
+    check_objects,
     diff_tree,
-    missing_objects,
     parse_changes,
     read_patch,
     restore_workspace,
@@ -91,6 +89,7 @@ from skillkit.checkpoints.shadow_git import (
     run_git,
 )
 from skillkit.checkpoints.sharing import FolderLock
+from skillkit.checkpoints.snapshot_log import SnapshotLog
 from skillkit.checkpoints.walks import differences, moves_ignored, trusted
 from skillkit.checkpoints.watch import ChangeWatch, Drained
 
@@ -104,16 +103,8 @@ __all__ = [
 ]
 
 
-_MOST_READS = 256
-"""Differences kept (`SnapshotStore.changes`, `SnapshotStore.patch`), the last used."""
 _MOST_PATCH = 1 << 20
 """A patch longer than this (characters) is not kept."""
-
-
-@dataclass
-class _Memo:
-    snapshots: dict[str, Snapshot] = field(default_factory=dict)
-    last: Snapshot | None = None
 
 
 class SnapshotStore:
@@ -148,15 +139,10 @@ class SnapshotStore:
         self.max_file_size = max_file_size
         self._git_dir = self.folder / "git"
         self._index = self.folder / "index"
-        self._meta = self.folder / "snapshots.jsonl"
-        self._journal_file = self.folder / "journal.z"
-        self._entries: dict[str, Entry] = {}  # the journalled snapshots (`compact`)
-        self._absent: set[str] = set()  # journalled snapshots git does not hold now
         self._lock = threading.RLock()
         self._shared = FolderLock(self.folder)  # held around each operation (`_held`)
         self._depth = 0  # how deep in `_held` this store's thread is
-        self._torn = False  # snapshots.jsonl ends inside a line (a store was killed)
-        self._memo = _Memo()
+        self._log = SnapshotLog(self.folder)  # the snapshots, as last read or written
         self._folders: dict[str, int] | None = None
         self._scanned: tuple[tuple[str, ...], list[LeftOut]] | None = None
         self._ready = False
@@ -174,9 +160,7 @@ class SnapshotStore:
         self._index_moved = False  # a restore wrote the index: it is not the last snapshot
         self._stats: dict[str, Stat] = {}  # the files at the last whole look
         self._walked: dict[str, Stat] | None = None  # the walk of the last snapshot (no watch)
-        # what two snapshots differ by never changes (their ids name their content):
-        # kept, so a face that redraws every turn's changes asks git once per turn
-        self._reads: OrderedDict[tuple[object, ...], tuple[FileChange, ...] | str] = OrderedDict()
+        self._reads = DiffMemo()  # what two snapshots differ by never changes
 
     # ----- git
 
@@ -231,8 +215,8 @@ class SnapshotStore:
         index (it may hold another store's state, or a half-made one) or of the last
         look at the workspace — the next snapshot looks at all of it."""
         self._reader.close()  # the packs it holds open may be gone
-        self._memo.last = None
-        self._load()
+        self._log.last = None
+        self._log.load()
         self._index_moved = True
         self._clean = False
         self._look_at_all = True
@@ -241,57 +225,19 @@ class SnapshotStore:
         self._folders = None
         self._ignored_fresh = False
 
-    def _load(self) -> None:
-        journal = read_journal(self._journal_file)
-        self._memo.snapshots.update(journal.snapshots)
-        if journal.last is not None:
-            self._memo.last = journal.snapshots.get(journal.last)
-        self._entries = journal.entries
-        self._absent = set(journal.entries)
-        try:
-            data = self._meta.read_bytes()
-        except FileNotFoundError:
-            self._torn = False
-            return
-        except OSError as exc:
-            raise SnapshotError(f"the checkpoint store cannot be read: {exc}") from None
-        self._torn = bool(data) and not data.endswith(b"\n")
-        for line in data.splitlines():
-            try:
-                snapshot = snapshot_from_line(line)
-            except (ValueError, KeyError, TypeError, IndexError):
-                continue  # a line cut short by a crash
-            self._memo.snapshots[snapshot.id] = snapshot
-            self._memo.last = snapshot
-
-    def _keep(self, snapshot: Snapshot) -> None:
-        line = snapshot_line(snapshot)
-        if self._torn:  # a line cut short by a crash: this one starts afresh
-            line = b"\n" + line
-        try:
-            with open(self._meta, "ab") as out:
-                out.write(line)
-        except OSError as exc:
-            self._torn = True
-            raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
-        self._torn = False
-        self._memo.snapshots[snapshot.id] = snapshot
-        self._memo.last = snapshot
-        self._absent.discard(snapshot.id)  # just written by git
-
     def _have(self, *snapshot_ids: str) -> None:
         """Make sure git holds the snapshots ``snapshot_ids`` (``""``: the empty
         workspace), writing back those only the journal holds."""
-        missing = [i for i in snapshot_ids if i in self._absent]
+        log = self._log
+        missing = [i for i in snapshot_ids if i in log.absent]
         for snapshot_id in list(missing):
             # written back before (by another process, since this one read the
             # journal): a snapshot's objects are written all at once, with it last
             if self._reader.exists(snapshot_id):
-                self._absent.discard(snapshot_id)
+                log.absent.discard(snapshot_id)
                 missing.remove(snapshot_id)
         if missing:
-            reader = self._reader
-            rebuild(self._git, reader.read, self._entries, self._absent, missing)
+            rebuild(self._git, self._reader.read, log.entries, log.absent, missing)
 
     # ----- snapshots
 
@@ -299,12 +245,12 @@ class SnapshotStore:
     def last(self) -> Snapshot | None:
         """The newest snapshot taken (None before the first)."""
         with self._held():
-            return self._memo.last
+            return self._log.last
 
     def get(self, snapshot_id: str) -> Snapshot:
         """The snapshot ``snapshot_id``; `KeyError` when the store has none such."""
         with self._held():
-            return self._memo.snapshots[snapshot_id]
+            return self._log.snapshots[snapshot_id]
 
     def snapshot(self) -> Snapshot:
         """Record the workspace as it is now and return its snapshot. When nothing
@@ -316,7 +262,7 @@ class SnapshotStore:
         walked: dict[str, Stat] | None = None
         try:
             drained = self._drain()
-            last = self._memo.last
+            last = self._log.last
             if drained is not None and not drained.changed and self._clean and last is not None:
                 return last  # the kernel saw nothing change since the last snapshot
             if drained is None:  # no watch: one walk, compared with the last one
@@ -415,15 +361,7 @@ class SnapshotStore:
         return relative + "/" in self._ignored_folders
 
     def _refresh_ignored(self) -> None:
-        listed = self._git(
-            "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"
-        )
-        inside = f"{self._inside}/" if self._inside else ""
-        self._ignored = [
-            name
-            for name in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
-            if not inside or not (name + "/").startswith(inside)
-        ]
+        self._ignored = list_ignored(self._git, self._inside)
         self._ignored_folders = {name for name in self._ignored if name.endswith("/")}
         self._ignored_fresh = True
 
@@ -447,15 +385,15 @@ class SnapshotStore:
         git's status, bring the index up to date, scan the folders git lists whole,
         work out the kept permission bits, and record the state (`_record`)."""
         self._ignored_fresh = drained is not None and (drained.folders_changed or drained.unsure)
-        whole = drained is None or drained.unsure or self._memo.last is None
+        whole = drained is None or drained.unsure or self._log.last is None
         # each file looked at, as it is before git looks (a change while git looks
         # shows next time): every file of the index, or the paths the watch names
         if whole or drained is None:
-            stats = self._stat_held(walked)
+            stats = stat_index(self._git, self.workspace, walked)
         else:
             root = f"{self.workspace}/"
             stats = {path: stat_key(root + path) for path in drained.paths}
-        last = self._memo.last
+        last = self._log.last
         limit = git_limit(drained, last)
         to_add, to_drop, left_out = read_status(
             self._git, self.workspace, self.max_file_size, limit, last
@@ -505,34 +443,15 @@ class SnapshotStore:
         ):
             if tuple(left_out) != last.left_out:
                 snapshot = Snapshot(last.id, time.time(), empty_dirs, tuple(left_out), kept)
-                self._keep(snapshot)
+                self._log.keep(snapshot)
                 return snapshot
             return last
-        tree = self._git("write-tree", "--missing-ok").decode().strip()
-        snapshot_id = tree
-        if empty_dirs or kept:
-            # git's tree cannot hold these: a commit whose message does, so that one
-            # state has one id (and two states never share one)
-            record = json.dumps({"empty_dirs": list(empty_dirs), "modes": list(kept)})
-            snapshot_id = self._git("commit-tree", tree, "-m", record, stdin=b"").decode().strip()
+        snapshot_id = write_state(self._git, empty_dirs, kept)
         if last is not None and snapshot_id == last.id and left_out == list(last.left_out):
             return last
         snapshot = Snapshot(snapshot_id, time.time(), empty_dirs, tuple(left_out), kept)
-        self._keep(snapshot)
+        self._log.keep(snapshot)
         return snapshot
-
-    def _stat_held(self, walked: dict[str, Stat] | None = None) -> dict[str, Stat]:
-        """Each file of the store's index with its change time, modification time, size,
-        inode and mode, to the nanosecond (taken before git looks, so a change made
-        while it looks shows next time): from ``walked`` (a `walk_stats` just taken)
-        where it has the file."""
-        listed = self._git("ls-files", "-z")
-        root = f"{self.workspace}/"
-        walked = walked or {}
-        return {
-            path: walked.get(path) or stat_key(root + path)
-            for path in (os.fsdecode(raw) for raw in listed.split(b"\0") if raw)
-        }
 
     # ----- folders git lists whole (empty ones, files over the cap inside)
 
@@ -567,14 +486,14 @@ class SnapshotStore:
         same two, it answers from memory (what two snapshots differ by never changes)."""
         key: tuple[object, ...] = ("changes", old, new, lines)
         with self._lock:
-            known = self._read(key)
+            known = self._reads.get(key)
             if isinstance(known, tuple):
                 return list(known)
         with self._held():
             self._have(old, new)
             numstat, raw = diff_tree(self._git, old, new, lines=lines)
             changes = parse_changes(numstat, raw)
-            self._remember(key, tuple(changes))
+            self._reads.put(key, tuple(changes))
         return changes
 
     def patch(self, old: str, new: str, paths: Sequence[str] = ()) -> str:
@@ -582,26 +501,15 @@ class SnapshotStore:
         answered from memory when asked again (but for a very long one)."""
         key: tuple[object, ...] = ("patch", old, new, tuple(paths))
         with self._lock:
-            known = self._read(key)
+            known = self._reads.get(key)
             if isinstance(known, str):
                 return known
         with self._held():
             self._have(old, new)
             text = read_patch(self._git, old, new, paths).decode("utf-8", "replace")
             if len(text) <= _MOST_PATCH:
-                self._remember(key, text)
+                self._reads.put(key, text)
         return text
-
-    def _read(self, key: tuple[object, ...]) -> tuple[FileChange, ...] | str | None:
-        known = self._reads.get(key)
-        if known is not None:
-            self._reads.move_to_end(key)
-        return known
-
-    def _remember(self, key: tuple[object, ...], value: tuple[FileChange, ...] | str) -> None:
-        self._reads[key] = value
-        while len(self._reads) > _MOST_READS:
-            self._reads.popitem(last=False)
 
     # ----- writing the workspace
 
@@ -624,7 +532,7 @@ class SnapshotStore:
         on a state that is gone) or when the store lacks an object of what is to be
         written (its files were changed underneath)."""
         with self._held():
-            target = self._memo.snapshots.get(snapshot_id)
+            target = self._log.snapshots.get(snapshot_id)
             if target is None:
                 raise KeyError(f"no snapshot {snapshot_id!r}")
             now = self._snapshot()
@@ -635,13 +543,7 @@ class SnapshotStore:
                 )
             self._have(now.id, target.id)
             numstat, raw = diff_tree(self._git, now.id, target.id, lines=False)
-            missing = missing_objects(self._git, raw)
-            if missing:
-                raise SnapshotError(
-                    f"the checkpoint store lacks {len(missing)} object(s) of snapshot "
-                    f"{target.id[:12]} (its files were changed outside SkillKit); "
-                    "nothing was restored"
-                )
+            check_objects(self._git, raw, target.id)
             changes = [c for c in parse_changes(numstat, raw) if c.path not in keep]
             self._mark()
             self._index_moved = True
@@ -663,23 +565,18 @@ class SnapshotStore:
         before anything is dropped. Reading an old snapshot afterwards writes its
         objects back first. Takes seconds on a big workspace; snapshots wait for it."""
         with self._held():
-            last = self._memo.last
+            last = self._log.last
             if last is None:
                 return
             self._mark()
-            order = [i for i in self._memo.snapshots if i not in self._entries and i != last.id]
+            known = self._log.entries
+            order = [i for i in self._log.snapshots if i not in known and i != last.id]
             self._have(*order, last.id)
             self._reader.close()  # the packs it may hold open are about to go
-            entries = {**self._entries, **journal_entries(self._git, [*order, last.id])}
+            entries = {**known, **journal_entries(self._git, [*order, last.id])}
             entries.pop(last.id, None)
-            write_journal(self._journal_file, Journal(dict(self._memo.snapshots), entries, last.id))
-            try:
-                with open(self._meta, "wb"):
-                    pass  # every line is in the journal now
-            except OSError as exc:
-                raise SnapshotError(f"the checkpoint store cannot be written: {exc}") from None
-            self._entries = entries
-            self._absent = set(entries)  # before anything is dropped (`_have` checks)
+            # all absent before anything is dropped (`_have` checks)
+            self._log.journal_all(entries, last.id)
             # the index's split part holds the entries changed since it was split: write
             # it whole (its size the workspace's list's alone; the next change splits it)
             self._git("-c", "core.splitIndex=false", "update-index", "--no-split-index")

@@ -21,6 +21,10 @@ recorded, as a `skillkit.session.CheckpointEntry` linking it to the turn's user 
 itself a turn (``kind="rewind"``), so `undo` takes it back. A file changed outside
 SkillKit since its last snapshot is not overwritten unless ``force=True``
 (`ChangedOutsideError` names them).
+
+The records (`Turn`, `RestoreResult`, `ChangedOutsideError`, a turn's line in
+``turns.jsonl``) are defined in `skillkit.checkpoints.turn_records`; every name is
+importable from here as before.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -36,9 +39,9 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 from skillkit.agent import Contributor
 from skillkit.agent.contributors import AgentHandle
@@ -48,6 +51,14 @@ from skillkit.checkpoints.store import (
     Snapshot,
     SnapshotError,
     SnapshotStore,
+)
+from skillkit.checkpoints.turn_records import (
+    ChangedOutsideError,
+    RestoreResult,
+    RewindTarget,
+    Turn,
+    turn_line,
+    turns_in,
 )
 from skillkit.events import (
     AgentEnd,
@@ -85,76 +96,13 @@ __all__ = [
 
 log = logging.getLogger("skillkit.checkpoints")
 
-RewindTarget = Literal["code", "conversation", "both"]
-
 READ_ONLY_TOOLS = frozenset(name for name, kind in BUILTIN_KINDS.items() if kind == ToolKind.READ)
 """The built-in tools that never change the workspace (no snapshot around them)."""
-
-
-def _record(turn: Turn) -> bytes:
-    return json.dumps(vars(turn)).encode() + b"\n"  # its fields, flat (asdict is slow)
-
-
-def _turns_in(data: bytes) -> dict[int, Turn]:
-    """The turns the lines ``data`` of ``turns.jsonl`` hold, by number (a line cut short
-    by a crash is skipped; a number written twice, the later)."""
-    by_number: dict[int, Turn] = {}
-    for line in data.splitlines():
-        try:
-            turn = Turn(**json.loads(line))
-        except (ValueError, TypeError):
-            continue
-        by_number[turn.number] = turn
-    return by_number
 
 
 COMPACT_EVERY = 20
 """The store is packed (`SnapshotStore.compact`) when the runner closes and at least this
 many turns changed files since it was last packed."""
-
-
-class ChangedOutsideError(RuntimeError):
-    """A rewind would overwrite files changed outside SkillKit since its last snapshot
-    (``paths``); pass ``force=True`` to overwrite them."""
-
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
-        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-        super().__init__(f"changed outside SkillKit since the last checkpoint: {shown}")
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One turn's checkpoint. ``number`` counts from 1 in this store; ``before`` is the
-    snapshot of the workspace before the turn's first change, ``after`` the state it
-    left (equal when it changed nothing); ``entry_id`` is the conversation entry it
-    belongs to (its user message; for a rewind, the leaf before the rewind);
-    ``transcript_length`` the number of messages before its prompt (None unknown);
-    ``target`` what a rewind rewound (code, conversation or both)."""
-
-    number: int
-    prompt: str
-    time: float
-    before: str
-    after: str
-    kind: Literal["turn", "rewind"] = "turn"
-    entry_id: str | None = None
-    transcript_length: int | None = None
-    target: str = ""
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-
-@dataclass(frozen=True)
-class RestoreResult:
-    """What `Checkpoints.restore` did: ``files`` the paths it wrote or removed, ``turn``
-    the rewind's own record (undo it with `Checkpoints.undo`)."""
-
-    target: RewindTarget
-    files: list[FileChange]
-    turn: Turn
 
 
 def store_folder_of(session: Session) -> Path:
@@ -223,7 +171,7 @@ class Checkpoints(Contributor):
             data = self._file.read_bytes()
         except OSError:
             return
-        self._turns = sorted(_turns_in(data).values(), key=lambda t: t.number)
+        self._turns = sorted(turns_in(data).values(), key=lambda t: t.number)
         self._read_to = len(data)
         if self._turns:
             self._known = self._turns[-1].after
@@ -246,7 +194,7 @@ class Checkpoints(Contributor):
                 fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 turn, torn = self._catch_up(fd, turn)
-                line = _record(turn)
+                line = turn_line(turn)
                 self._out.write(b"\n" + line if torn else line)
                 self._read_to = os.fstat(fd).st_size
             finally:
@@ -267,7 +215,7 @@ class Checkpoints(Contributor):
         if size > self._read_to:
             data = os.pread(fd, size - self._read_to, self._read_to)
             torn = not data.endswith(b"\n")
-            theirs = _turns_in(data)
+            theirs = turns_in(data)
             with self._lock:
                 mine = {t.number for t in self._turns}
                 added = [t for n, t in sorted(theirs.items()) if n not in mine]

@@ -1,14 +1,20 @@
 """The one-line summary drawn after a run: its outcome, turns, tokens, cost and what
-prompt caching saved (`format_footer`), and the short token counts every terminal line
-uses (`short_count`)."""
+prompt caching saved (`format_footer`, priced by `cache_savings`), and the short token
+counts every terminal line uses (`short_count`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from skillkit.models import StopReason, TokenUsage
 
-__all__ = ["format_footer", "short_count"]
+if TYPE_CHECKING:
+    from skillkit.events import Usage
+    from skillkit.model_registry import ModelRegistry
+
+__all__ = ["cache_savings", "format_footer", "short_count"]
 
 _OUTCOME: dict[str, tuple[str, str]] = {
     "stop": ("done", "green"),
@@ -24,6 +30,14 @@ _OUTCOME: dict[str, tuple[str, str]] = {
     "guardrail": ("stopped by a guardrail", "red"),
     "handoff": ("handed to another agent", "cyan"),
 }
+
+
+def cache_savings(models: ModelRegistry | None, model: str, last: Usage | None) -> float | None:
+    """What caching saved on ``last``'s cumulative usage at the prices ``models`` gives
+    ``model`` (None without cache reads or a registry, or for a model it does not know)."""
+    if last is None or not last.cumulative_usage.cache_read or not model or models is None:
+        return None
+    return models.cache_savings(model, last.cumulative_usage)
 
 
 def format_footer(

@@ -73,6 +73,7 @@ from skillkit.frontends.setup_parts import (
 
 if TYPE_CHECKING:
     from skillkit.adapters.factory import Providers
+    from skillkit.agent.contributors import Attachable, Contributor
     from skillkit.agent.runner import AgentRunner
     from skillkit.events import Event
     from skillkit.extensions.manager import PluginManager
@@ -196,8 +197,6 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     """The agent for ``options``; ``ask`` is the trust prompt for project plugins
     (interactive sessions only). Raises `SetupError` with a one-line message."""
     from skillkit.adapters.factory import default_providers
-    from skillkit.agent.runner import AgentRunner
-    from skillkit.context import RendererRegistry
     from skillkit.permissions import install
 
     workspace = Path(os.path.abspath(options.workspace))
@@ -210,20 +209,9 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
     choice, model_notes = choose_model_for(options, workspace)
     lines = _Lines()
     session = open_session(options, workspace, lines.warnings)
-    config = agent_config(options, choice, session)
     providers = default_providers()  # the process's providers and model registry
-    adapter = make_adapter(config, manager, providers, choice.capabilities)
     parts = [session, background, servers, SandboxCloser(sandbox)]
-    runner = AgentRunner(
-        config,
-        adapter=adapter,
-        adapters=manager.registries.adapters,
-        messages=session.context() if session is not None else (),
-        contributors=[part for part in parts if part is not None],
-        conversation_id=session.id if session is not None else None,
-        models=providers.registry,
-        renderers=RendererRegistry(),  # the agent's own: plugins render through it
-    )
+    runner = _runner(options, choice, session, manager, providers, parts)
     children = _attach_plugins_and_parts(runner, manager, sandbox, options, workspace, session)
     widen_file_tools(runner, options.additional_directories)
     if children is not None:
@@ -273,6 +261,33 @@ def build_agent(options: AgentOptions, *, ask: AskTrust | None = None) -> CliAge
         session=session,
         subagents=children[0] if children is not None else None,
         providers=providers,
+    )
+
+
+def _runner(
+    options: AgentOptions,
+    choice: ModelChoice,
+    session: Session | None,
+    manager: PluginManager,
+    providers: Providers,
+    parts: Sequence[Contributor | Attachable | None],
+) -> AgentRunner:
+    """The runner for ``choice``, resuming ``session``'s context, with the contributors
+    in ``parts`` (``None`` ones left out) and its own custom-message renderers."""
+    from skillkit.agent.runner import AgentRunner
+    from skillkit.context import RendererRegistry
+
+    config = agent_config(options, choice, session)
+    adapter = make_adapter(config, manager, providers, choice.capabilities)
+    return AgentRunner(
+        config,
+        adapter=adapter,
+        adapters=manager.registries.adapters,
+        messages=session.context() if session is not None else (),
+        contributors=[part for part in parts if part is not None],
+        conversation_id=session.id if session is not None else None,
+        models=providers.registry,
+        renderers=RendererRegistry(),  # the agent's own: plugins render through it
     )
 
 

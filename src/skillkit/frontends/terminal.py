@@ -55,8 +55,15 @@ from skillkit.frontends.panels import (
     question_panel,
     todo_panel,
 )
-from skillkit.frontends.run_footer import format_footer, short_count
+from skillkit.frontends.run_footer import cache_savings, format_footer, short_count
 from skillkit.frontends.streamed_text import THINKING_STYLE, StreamedText
+from skillkit.frontends.terminal_lines import (
+    brief_call_line,
+    handed_to_line,
+    mode_line,
+    prompt_text,
+    skill_note,
+)
 from skillkit.frontends.tool_rows import (
     ToolRecord,
     ToolSummary,
@@ -91,14 +98,6 @@ KEPT_TOOL_RECORDS = 50
 
 BRIEF_TOOLS = frozenset({"ask_user", "exit_plan_mode"})
 """Tools whose arguments are drawn by their own request panel (questions, the plan)."""
-
-
-def _cache_savings(models: ModelRegistry | None, model: str, last: Usage | None) -> float | None:
-    """What caching saved on ``last``'s cumulative usage at the prices ``models`` gives
-    ``model`` (None without cache reads or a registry, or for a model it does not know)."""
-    if last is None or not last.cumulative_usage.cache_read or not model or models is None:
-        return None
-    return models.cache_savings(model, last.cumulative_usage)
 
 
 class TerminalRenderer:
@@ -263,7 +262,7 @@ class TerminalRenderer:
                     turns=turns,
                     session=last.cumulative_usage if last is not None else None,
                     cost=last.cumulative_cost if last is not None else None,
-                    saved=_cache_savings(self.models, self._model, last),
+                    saved=cache_savings(self.models, self._model, last),
                 )
                 self._last_usage = None
             case _:
@@ -328,10 +327,7 @@ class TerminalRenderer:
         drawn before it ends (an approval panel, another call) first draws its bare line;
         its diff then comes when it succeeded, under its line drawn again with counts."""
         if name in self.brief_tools:
-            line = Text("⏺ ", style="cyan")
-            line.append(self.clean(name), style="bold")
-            line.append(" (shown below)", style="dim")
-            self._print(line)
+            self._print(brief_call_line(name, self.clean))
             return
         summary, diff = tool_summary(name, args)
         self._numbered += 1
@@ -486,27 +482,12 @@ class TerminalRenderer:
 
     def mode_changed(self, mode: str) -> None:
         """A line naming the new permission mode and what it lets run."""
-        from skillkit.permissions import parse_mode
-
-        try:
-            description = parse_mode(mode).description
-        except ValueError:
-            description = ""
-        line = Text("⏵ mode ", style="magenta")
-        line.append(self.clean(mode), style="bold magenta")
-        if description:
-            line.append(f" · {description}", style="dim")
-        self._print(line)
+        self._print(mode_line(mode, self.clean))
 
     def skill_update(self, update: StoreUpdate) -> None:
         """A line for a skill created, updated or deleted by a reload (or that broke)."""
-        if update.op == "error":
-            errors = update.payload.get("errors") if isinstance(update.payload, dict) else None
-            first = errors[0] if isinstance(errors, list) and errors else "it could not be read"
-            self.notice(f"skill {update.id} failed to load: {first}")
-            return
-        verb = {"create": "added", "update": "reloaded", "delete": "removed"}.get(update.op)
-        self.info(f"skill {update.id} {verb or update.op}")
+        kind, note = skill_note(update)
+        (self.info if kind == "info" else self.notice)(note)
 
     def child_event(self, event: Event) -> None:
         """Draw what a child agent's event needs from the user: its approval requests
@@ -556,12 +537,7 @@ class TerminalRenderer:
     def prompt_line(self, prompt: str) -> None:
         """A prompt the user sent, drawn as the input line shows it (``› text``, its
         first line; a note counts the rest)."""
-        first, *rest = self.clean(prompt).split("\n")
-        line = Text("› ", style="bold cyan")
-        line.append(first, style="bold")
-        if rest:
-            line.append(f" (+{len(rest)} lines)", style="dim")
-        self._print(line)
+        self._print(prompt_text(prompt, self.clean))
 
     def aside(self, message: str) -> None:
         """A yellow line that leaves the streamed line open when lines are held (see
@@ -576,9 +552,7 @@ class TerminalRenderer:
     def handed_to(self, agent: str) -> None:
         """A line saying the conversation was handed to ``agent``, which answers from
         here on (`skillkit.agent.handoffs`)."""
-        line = Text("→ handed to ", style="cyan")
-        line.append(self.clean(agent), style="bold cyan")
-        self._print(line)
+        self._print(handed_to_line(agent, self.clean))
 
     def info(self, message: str) -> None:
         """A dim line; ``message`` is redacted and neutralized."""
