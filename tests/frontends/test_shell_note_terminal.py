@@ -117,3 +117,36 @@ def test_a_shell_command_typed_during_a_run_waits_in_the_input_line(
     recorded = SessionStore(terminal.home).open(info.id, write=False).context()
     said = [message_text(m) for m in recorded if isinstance(m, UserMessage)]
     assert [typed_text(text) or text for text in said] == ["go", "!echo during"]
+
+
+def test_text_entered_while_a_shell_command_runs_waits_in_the_input_line(
+    terminal: Terminal, tmp_path: Path
+) -> None:
+    """Enter while a ``!command`` runs steers nothing (no run reads it): the text stays
+    in the input line, and Enter after the command ends sends it as the next prompt."""
+    assert terminal.home is not None
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    script = tmp_path / "script.yaml"
+    script.write_text('replies:\n  - text: "Answered the typed line."\n')
+    terminal.start("--model", f"scripted:{script}", cwd=cwd)
+    terminal.wait_for_prompt_count(1)
+    terminal.type("!sleep 4; echo slept")
+    terminal.wait_for("Allow?")  # sleep is not known to be read-only
+    terminal.press("y")
+    terminal.wait_for("bash(sleep 4; echo slept)")
+    terminal.type("what next?")
+    terminal.wait_for("no run reads it")
+    terminal.wait_for("added to the conversation: the model sees it")
+    terminal.wait_for(lambda screen: "› what next?" in screen)  # put back, not sent
+    screen = terminal.screen()
+    assert "not read by this run" not in screen and "sent to the running agent" not in screen
+    terminal.press("Enter")
+    terminal.wait_for("Answered the typed line.")
+    terminal.wait_for_prompt_count(3)
+    terminal.type("/quit")
+    assert terminal.wait_exit() == 0
+    (info,) = SessionStore(terminal.home).list(cwd)
+    recorded = SessionStore(terminal.home).open(info.id, write=False).context()
+    said = [message_text(m) for m in recorded if isinstance(m, UserMessage)]
+    assert [typed_text(text) or text for text in said] == ["!sleep 4; echo slept", "what next?"]

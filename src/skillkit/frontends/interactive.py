@@ -18,7 +18,8 @@ does and for how long, with an input line under it; nothing typed is echoed into
 answer. Enter steers the run with the typed text (`AgentSession.steer`), Alt+Enter
 queues it for after the run (`AgentSession.follow_up`), Ctrl-J inserts a new line, Esc
 aborts the run (`AgentSession.abort`), Ctrl-C aborts it too and a second Ctrl-C leaves
-(exit code 130). Text typed and not sent is put back at the next prompt.
+(exit code 130). While a ``!command`` works no run reads what is typed: Enter and
+Alt+Enter send nothing. Text typed and not sent is put back at the next prompt.
 
 The terminal is handed the agent's `AgentSession`, as every face is, never the runner:
 a prompt is `AgentSession.run`, ``!command`` is `AgentSession.bash` (judged by the gate,
@@ -167,6 +168,7 @@ class InteractiveSession:
         self._escape: Callable[[], None] | None = None
         self._in_run = False
         self._steered: list[str] = []  # sent with Enter during the run in flight
+        self._shell_running = False  # a !command works: no run reads what is typed
         self._queued: list[str] = []  # sent with Alt+Enter, shown when their run starts
         self._view = PromptView(self.renderer, lambda: self.agent_session)
         self._watcher: SkillWatcher | None = None
@@ -469,6 +471,7 @@ class InteractiveSession:
                 task.cancel()
 
         self._interrupt, self._escape, self._in_run = interrupted, abort, True
+        self._shell_running = shell
         with on_interrupt(interrupted):
             try:
                 while not task.done():
@@ -487,7 +490,7 @@ class InteractiveSession:
                 return True, True
             finally:
                 self._interrupt = self._escape = None
-                self._in_run = False
+                self._in_run = self._shell_running = False
                 while not requests.empty():  # asked by the run that ended: answered
                     requests.get_nowait()
         self._report_unread(start)
@@ -528,10 +531,17 @@ class InteractiveSession:
 
     def _send(self, text: str, *, later: bool) -> bool:
         """Enter (``later`` False) steers the run in flight with ``text``; Alt+Enter
-        queues it to run after. Outside a run (a command works) nothing is sent and the
-        text stays in the input line (returns False)."""
+        queues it to run after. Outside a run (a command works) and while a
+        ``!command`` works (no run reads it) nothing is sent and the text stays in the
+        input line (returns False), as a ``!command`` typed during a run does."""
         agent = self.agent_session
         if not self._in_run:
+            return False
+        if self._shell_running:
+            self.renderer.aside(
+                "no run reads it while a !command works: it stays in the input line,"
+                " Enter once this ends"
+            )
             return False
         if text.startswith("!") and text[1:].strip():  # never sent to the model as text
             self.renderer.aside(
