@@ -68,6 +68,41 @@ function renderMarkdown(node, text) {
   node.classList.add("markdown");
 }
 
+// The model's (or a user's) Markdown reduced to its words, for a one-line summary (a
+// tree row, a session's title): markdown-it parses it, and only the text of each block
+// is kept — no markers, no element — joined with " · " as the terminal's previews are.
+// The text is set with textContent by the caller, so nothing in it becomes markup. A
+// summary flattened to one line keeps a table's cells as "| a | b |": those pipes
+// (outside code) become " · " and a "|---|" rule goes; an emphasis opened before the
+// text was cut ("**rig…") loses its marker.
+const TABLE_RULE = /\|?(\s*:?-{3,}:?\s*\|)+(\s*:?-{3,}:?\s*)?/g;
+
+function markdownText(text) {
+  const source = String(text || "");
+  if (!markdown) return source.replace(/\s+/g, " ").trim();
+  const blocks = [];
+  for (const token of markdown.parse(source, {})) {
+    if (token.type === "inline") {
+      const words = (token.children || []).map((child) => {
+        if (child.type === "text") {
+          return child.content.replace(TABLE_RULE, " | ").replace(/\s*\|[\s|]*/g, " · ");
+        }
+        if (child.type === "code_inline" || child.type === "image") return child.content;
+        if (child.type === "softbreak" || child.type === "hardbreak") return " ";
+        return "";
+      }).join("");
+      blocks.push(words);
+    } else if (token.type === "fence" || token.type === "code_block") {
+      blocks.push(token.content);
+    }
+  }
+  const joined = blocks
+    .map((block) => block.replace(/\s+/g, " ").replace(/^[\s·]+|[\s·]+$/g, ""))
+    .filter((block) => block)
+    .join(" · ");
+  return joined.replace(/(\*{1,3}|_{1,3}|`+)(?=[^\s*_`][^*_`]*…$)/, "");
+}
+
 function partsText(content) {
   if (typeof content === "string") return content;
   return (content || [])

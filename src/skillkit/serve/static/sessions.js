@@ -19,7 +19,8 @@ function when(seconds) {
 function sessionTitle(info) {
   if (info.name) return info.name;
   const typed = typedText(info.first_message || "");
-  return (typed !== null ? typed : info.title || info.first_message || "").trim() || "(empty)";
+  const said = typed !== null ? typed : markdownText(info.title || info.first_message || "");
+  return said.trim() || "(empty)";
 }
 
 async function refreshSessions() {
@@ -87,6 +88,14 @@ function showSession(state) {
   }
 }
 
+// What a tree row says of its entry: a message's words (user, assistant, a tool's
+// result, a branch's summary) as text, its Markdown reduced (see markdownText); the
+// other kinds (model → …, checkpoint: …) as the command wrote them.
+function treeSummary(description) {
+  const said = description.match(/^(user|assistant|result [^:]*|branch): (.*)$/);
+  return said ? said[1] + ": " + markdownText(said[2]) : description;
+}
+
 // The current session's tree, from the tree command: one row per entry of the
 // branch ("● where you are"); clicking one goes back to it.
 async function refreshTree() {
@@ -105,7 +114,7 @@ async function refreshTree() {
     const item = element("li");
     if (!entry[2]) item.className = "off"; // not on the current branch
     if (entry[1] > 0) item.dataset.depth = String(Math.min(Math.floor(entry[1] / 2), 4));
-    const button = element("button", "", entry[4]);
+    const button = element("button", "", treeSummary(entry[4]));
     button.type = "button";
     button.title = entry[3];
     if (entry[2] === "●") {
