@@ -28,6 +28,7 @@ ANSWERS = json.dumps(
             {"text": "Now the **right** edit:\n\n```py\nx = 1\n```"},
             {"text": "Done.\n\n| file | change |\n|---|---|\n| app.py | added |"},
             {"text": f"{HOSTILE} *ok*"},
+            {"text": "The plan is written out in full here, and now the **finishing touches**."},
         ]
     }
 )
@@ -50,6 +51,8 @@ def test_tree_rows_and_session_titles_show_markdown_as_plain_text(
         expect(log.get_by_role("article", name="Assistant")).to_have_count(2)
         _send(page, HOSTILE)
         expect(log.get_by_role("article", name="Assistant")).to_have_count(3)
+        _send(page, "and then?")
+        expect(log.get_by_role("article", name="Assistant")).to_have_count(4)
 
         rows = tree.get_by_role("button")
         expect(rows).to_have_text(
@@ -62,6 +65,9 @@ def test_tree_rows_and_session_titles_show_markdown_as_plain_text(
                 "assistant: Done. · file · change · app.py · added",
                 f"user: {HOSTILE[:59]}…",  # cut by the tree at 60 characters
                 f"assistant: {HOSTILE[:59]}…",
+                "user: and then?",
+                # cut inside the bold words by the tree: the opened marker goes too
+                "assistant: The plan is written out in full here, and now the finishi…",
             ],
             timeout=10_000,
         )
