@@ -54,7 +54,10 @@ async def served(
     elicitation: Any = None,
     mode: str = "auto",
     extensions: Any = None,
+    save_session: bool = False,
 ) -> AsyncIterator[Any]:
+    """``save_session``: the server saves its session under ``tmp_path/home`` (read it
+    with `saved_entries`); by default it saves none."""
     from mcp.client.stdio import stdio_client
 
     from mcp import Client, StdioServerParameters
@@ -78,7 +81,7 @@ async def served(
             "serve",
             "--model",
             model,
-            "--no-session",
+            *(() if save_session else ("--no-session",)),
             *extra,
         ],
         env=env,
@@ -159,13 +162,41 @@ async def test_run_task_answers_with_usage_and_progress(tmp_path: Path) -> None:
     assert any(m and m.startswith("turn_start") for _, m in steps)
 
 
-SLOW = (
-    "replies:\n"
-    "  - delay: 0.3\n"
-    "    text: 'one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one'\n"
-    "cycle: true\n"
+COUNTED = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one"
 )
+# about 5 s for the whole reply: 17 chunks of 8 characters, 0.3 s before each
+SLOW = f"replies:\n  - delay: 0.3\n    text: '{COUNTED}'\ncycle: true\n"
+
+
+def saved_conversation(tmp_path: Path) -> list[Any]:
+    """The messages of the session a server started with ``save_session=True`` saved
+    (its current branch, oldest first)."""
+    from skillkit.session import SessionStore
+
+    store = SessionStore(tmp_path / "home")
+    info = store.latest(tmp_path / "project")
+    assert info is not None, "the server saved no session"
+    return list(store.open(info.id, write=False).context())
+
+
+def assert_first_run_was_aborted(tmp_path: Path) -> None:
+    """The saved session of a server whose ``run_task("count")`` was cancelled, then
+    ``run_task("again")`` ran: the first run kept no finished reply (only an aborted
+    one, if any) — a run left going would have saved its whole answer before
+    ``again`` — and the second answered in full."""
+    from skillkit.models import AssistantMessage, UserMessage
+
+    messages = saved_conversation(tmp_path)
+    prompts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    assert [messages[i].content for i in prompts] == ["count", "again"]
+    between = messages[prompts[0] + 1 : prompts[1]]
+    assert all(isinstance(m, AssistantMessage) for m in between)
+    assert [m.stop_reason for m in between if m.stop_reason != "aborted"] == []
+    last = messages[-1]
+    assert isinstance(last, AssistantMessage)
+    assert (last.stop_reason, last.text) == ("stop", COUNTED)
 
 
 async def test_run_task_is_cancelled(tmp_path: Path) -> None:
@@ -174,26 +205,23 @@ async def test_run_task_is_cancelled(tmp_path: Path) -> None:
     async def progress(value: float, total: float | None, message: str | None) -> None:
         started.set()
 
-    async with served(tmp_path, SLOW) as client:
+    async with served(tmp_path, SLOW, save_session=True) as client:
         call = asyncio.create_task(
             client.call_tool("run_task", {"prompt": "count"}, progress_callback=progress)
         )
         await asyncio.wait_for(started.wait(), 30)
-        loop = asyncio.get_running_loop()
-        began = loop.time()
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
-        # the run was aborted: the session is free again for the next task at once
-        for _ in range(200):  # polled up to the 20 s the assertion below allows
+        # the session takes the next task once the cancelled run has let go of it
+        for _ in range(200):  # polled for up to 20 s
             result = await client.call_tool("run_task", {"prompt": "again"})
             if not (result.is_error and "busy" in result.content[0].text):
                 break
             await asyncio.sleep(0.1)
-        assert "busy" not in result.content[0].text
-        # the slow script takes ~6 s for a whole reply; a run left going would hold the
-        # session far longer than the abort does
-        assert loop.time() - began < 20
+        assert result.is_error is False
+        assert result.structured_content["answer"] == COUNTED
+    assert_first_run_was_aborted(tmp_path)
 
 
 async def test_skill_files_are_resources(tmp_path: Path) -> None:

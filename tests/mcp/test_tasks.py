@@ -190,8 +190,10 @@ async def test_the_servers_poll_interval_is_honoured(servers: McpServers, tmp_pa
     found = re.fullmatch(r"(\d+) gets, min gap (\d+)", polled)
     assert found, polled
     gets, gap = int(found[1]), int(found[2])
-    # 4 steps of 200 ms, polled every 150 ms as the server asks: a handful of polls
-    assert 3 <= gets <= 8
+    # 4 steps of at least 200 ms, polled as the server asks: never sooner than 150 ms
+    # after the last poll (the gap), yet polled along the way, not only at the end. No
+    # upper bound on the count: a slow machine stretches the steps and adds polls.
+    assert gets >= 3
     assert gap >= 140
 
 
