@@ -296,6 +296,44 @@ def test_sqlite_keeps_the_file_store_lines_and_a_schema_version(tmp_path: Path) 
         SqliteSessionStore(tmp_path / "s.db")
 
 
+def _open_and_record(
+    path: Path, cwd: Path, start: Any, made: list[str], failures: list[BaseException]
+) -> None:
+    start.wait()
+    try:
+        store = SqliteSessionStore(path)
+        session = store.create(cwd)
+        made.append(session.id)
+        session.close()
+        store.close()
+    except BaseException as exc:
+        failures.append(exc)
+
+
+def test_stores_opened_at_once_on_a_new_database_all_open(tmp_path: Path) -> None:
+    """Connections switching a new database to WAL at the same moment can make SQLite
+    answer "database is locked" at once to one of them (as two Ray workers recording
+    into one new file did); each store still opens, and every session is kept."""
+    import threading
+
+    for round_ in range(40):
+        path = tmp_path / f"round{round_}" / "sessions.db"
+        start = threading.Barrier(6)
+        failures: list[BaseException] = []
+        made: list[str] = []
+        threads = [
+            threading.Thread(target=_open_and_record, args=(path, tmp_path, start, made, failures))
+            for _ in range(6)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        listed = {info.id for info in SqliteSessionStore(path).list(tmp_path)}
+        assert listed == set(made) and len(made) == 6
+
+
 def test_the_command_line_keeps_sessions_in_the_store_it_is_given(tmp_path: Path) -> None:
     home, cwd = tmp_path / "home", tmp_path / "project"
     home.mkdir()

@@ -28,6 +28,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,12 +112,42 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 """Statements that take a database from version N to N + 1."""
 
 
+_BUSY_WAIT = 30.0
+"""How long opening a database waits for other connections (seconds)."""
+
+
 def _connect(path: Path, fsync: FsyncPolicy) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
-    connection.execute("PRAGMA journal_mode=WAL")
+    connection = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=_BUSY_WAIT
+    )
+    try:
+        _use_wal(connection)
+    except BaseException:
+        connection.close()
+        raise
     connection.execute(f"PRAGMA synchronous={'FULL' if fsync == 'entry' else 'NORMAL'}")
     connection.execute("PRAGMA foreign_keys=ON")
     return connection
+
+
+def _use_wal(connection: sqlite3.Connection) -> None:
+    """Switch ``connection``'s database to WAL. Connections that open a new database at
+    the same moment (Ray workers, several processes) may each hold a shared lock while
+    asking for the exclusive one the switch needs; SQLite then answers "database is
+    locked" at once, without waiting, to one of them. That one tries again, within the
+    same wait as any other lock."""
+    deadline = time.monotonic() + _BUSY_WAIT
+    pause = 0.005
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 class SqliteSessionStore(StoreBase):
